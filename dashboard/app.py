@@ -1,0 +1,46 @@
+"""Entry point: ``streamlit run dashboard/app.py`` from the repository root.
+
+Draws the shared sidebar controls (K, gain, tie rule; bound to the URL) and
+the page navigation: Overview, Data, Curves, Distributions, Failures, then
+Compare and Share when those page files exist.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import state  # noqa: E402
+
+PAGES_DIR = Path(__file__).resolve().parent / "pages"
+PAGES = [
+    ("overview.py", "Overview", ":material/leaderboard:"),
+    ("data.py", "Data", ":material/upload_file:"),
+    ("curves.py", "Curves", ":material/show_chart:"),
+    ("distributions.py", "Distributions", ":material/bar_chart:"),
+    ("failures.py", "Failures", ":material/troubleshoot:"),
+    ("compare.py", "Compare", ":material/compare_arrows:"),
+    ("share.py", "Share", ":material/share:"),
+]
+
+st.set_page_config(page_title="metrics_core workbench", page_icon=":material/leaderboard:",
+                   layout="wide")
+
+pages = [
+    st.Page(PAGES_DIR / fname, title=title, icon=icon, default=(fname == "overview.py"))
+    for fname, title, icon in PAGES
+    if (PAGES_DIR / fname).exists()
+]
+nav = st.navigation(pages)
+state.render_controls()
+if state.is_demo():
+    st.info("**Demo data**: three synthetic models (popularity baseline, matrix factorization, "
+            "two-tower) on 2,400 users with graded relevance. Open the **Data** page to "
+            "upload your own results.", icon=":material/science:")
+nav.run()

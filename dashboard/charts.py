@@ -1,0 +1,162 @@
+"""Plotly figures for the dashboard pages.
+
+Each function takes tables computed by metrics_core (curves, per-user
+metrics, summaries) and only lays them out: one colour per model (the same
+on every page), hover text, axes and legends. No metric is computed here.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+PALETTE = px.colors.qualitative.Safe + px.colors.qualitative.Vivid
+MAX_CURVE_POINTS = 2000
+
+
+def model_colors(models: Sequence[str]) -> dict[str, str]:
+    """A stable colour per model name (order of first appearance)."""
+    return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
+
+
+def _layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
+    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+                      template="plotly_white")
+    return fig
+
+
+def thin(curve: pd.DataFrame, max_points: int = MAX_CURVE_POINTS) -> pd.DataFrame:
+    """Every n-th point of a curve (first and last kept) so huge curves stay drawable."""
+    n = len(curve)
+    if n <= max_points:
+        return curve
+    idx = np.unique(np.concatenate([np.linspace(0, n - 1, max_points).round().astype(int), [0, n - 1]]))
+    return curve.iloc[idx]
+
+
+def summary_bars(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
+    """Bar per model of ``metric`` with its 95% CI as error bars.
+
+    ``long``: columns model, metric, value, ci_low, ci_high.
+    """
+    d = long[long["metric"] == metric]
+    fig = go.Figure()
+    for _, row in d.iterrows():
+        err = None
+        if pd.notna(row["ci_low"]):
+            err = dict(type="data", symmetric=False, array=[row["ci_high"] - row["value"]],
+                       arrayminus=[row["value"] - row["ci_low"]])
+        fig.add_bar(x=[row["model"]], y=[row["value"]], name=row["model"], error_y=err,
+                    marker_color=colors.get(row["model"]), showlegend=False,
+                    hovertemplate=f"{row['model']}<br>{metric} = %{{y:.4f}}<extra></extra>")
+    fig.update_yaxes(title=metric)
+    return _layout(fig, f"{metric} with 95% bootstrap CI", height=360)
+
+
+def metric_vs_k(long: pd.DataFrame, colors: Mapping[str, str], current_k: int | None = None) -> go.Figure:
+    """One panel per metric, value against K, one line per model.
+
+    ``long``: columns model, metric, k, value.
+    """
+    metrics = list(dict.fromkeys(long["metric"]))
+    fig = px.line(long, x="k", y="value", color="model", facet_col="metric", facet_col_wrap=3,
+                  color_discrete_map=dict(colors), category_orders={"metric": metrics},
+                  markers=False, labels={"k": "K", "value": ""})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_yaxes(matches=None, showticklabels=True)
+    if current_k is not None:
+        fig.add_vline(x=current_k, line_dash="dot", line_color="grey")
+    rows = int(np.ceil(len(metrics) / 3))
+    return _layout(fig, "Metrics against K", height=280 * rows + 60)
+
+
+def roc(curves: Mapping[str, pd.DataFrame], auc: Mapping[str, float], colors: Mapping[str, str]) -> go.Figure:
+    """ROC curves (fpr, tpr), AUC in the legend."""
+    fig = go.Figure()
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dash", color="lightgrey"),
+                    name="chance", hoverinfo="skip")
+    for name, c in curves.items():
+        c = thin(c)
+        fig.add_scatter(x=c["fpr"], y=c["tpr"], mode="lines", name=f"{name} (AUC {auc[name]:.3f})",
+                        line=dict(color=colors.get(name)),
+                        hovertemplate="FPR %{x:.3f}<br>TPR %{y:.3f}<extra>" + name + "</extra>")
+    fig.update_xaxes(title="False positive rate", range=[0, 1])
+    fig.update_yaxes(title="True positive rate", range=[0, 1.02])
+    return _layout(fig, "ROC", height=440)
+
+
+def pr(curves: Mapping[str, pd.DataFrame], ap: Mapping[str, float], colors: Mapping[str, str]) -> go.Figure:
+    """Precision-recall curves, AP (pr_auc) in the legend."""
+    fig = go.Figure()
+    for name, c in curves.items():
+        c = thin(c)
+        fig.add_scatter(x=c["recall"], y=c["precision"], mode="lines", name=f"{name} (AP {ap[name]:.3f})",
+                        line=dict(color=colors.get(name), shape="hv"),
+                        hovertemplate="recall %{x:.3f}<br>precision %{y:.3f}<extra>" + name + "</extra>")
+    fig.update_xaxes(title="Recall", range=[0, 1])
+    fig.update_yaxes(title="Precision", range=[0, 1.02])
+    return _layout(fig, "Precision-recall", height=440)
+
+
+def calibration(curves: Mapping[str, pd.DataFrame], pcopc: Mapping[str, float],
+                colors: Mapping[str, str]) -> go.Figure:
+    """Reliability diagram: fraction positive against mean predicted score per bin."""
+    fig = go.Figure()
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dash", color="lightgrey"),
+                    name="perfectly calibrated", hoverinfo="skip")
+    for name, c in curves.items():
+        fig.add_scatter(x=c["mean_predicted"], y=c["fraction_positive"], mode="lines+markers",
+                        name=f"{name} (PCOPC {pcopc[name]:.3f})", line=dict(color=colors.get(name)),
+                        customdata=c["count"],
+                        hovertemplate="predicted %{x:.3f}<br>observed %{y:.3f}<br>%{customdata} rows"
+                                      "<extra>" + name + "</extra>")
+    fig.update_xaxes(title="Mean predicted score", range=[0, 1])
+    fig.update_yaxes(title="Fraction positive", range=[0, 1.02])
+    return _layout(fig, "Calibration (reliability)", height=440)
+
+
+def confusion(cm: pd.DataFrame, title: str) -> go.Figure:
+    """Heatmap of a 2x2 confusion matrix (index actual, columns predicted)."""
+    fig = px.imshow(cm.values, x=[f"predicted {c}" for c in cm.columns],
+                    y=[f"actual {i}" for i in cm.index], text_auto=True,
+                    color_continuous_scale="Blues", aspect="auto")
+    fig.update_coloraxes(showscale=False)
+    return _layout(fig, title, height=320)
+
+
+def histogram(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
+    """Overlaid histograms of a per-user metric (``long``: model, value)."""
+    fig = px.histogram(long, x="value", color="model", barmode="overlay", opacity=0.6,
+                       nbins=40, color_discrete_map=dict(colors), labels={"value": metric})
+    fig.update_yaxes(title="users")
+    return _layout(fig, f"Histogram of per-user {metric}", height=380)
+
+
+def ecdf(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
+    """Empirical CDF of a per-user metric per model."""
+    fig = px.ecdf(long, x="value", color="model", color_discrete_map=dict(colors),
+                  labels={"value": metric})
+    fig.update_yaxes(title="share of users")
+    return _layout(fig, f"ECDF of per-user {metric}", height=380)
+
+
+def box(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
+    """Box plot of a per-user metric per model."""
+    fig = px.box(long, x="model", y="value", color="model", color_discrete_map=dict(colors),
+                 labels={"value": metric}, points=False)
+    fig.update_layout(showlegend=False)
+    return _layout(fig, f"Per-user {metric}", height=380)
+
+
+def segments(table: pd.DataFrame, metric: str, segment: str, colors: Mapping[str, str]) -> go.Figure:
+    """Grouped bars: mean per-user metric per segment and model (``table``: model, segment, mean, users)."""
+    fig = px.bar(table, x="segment", y="mean", color="model", barmode="group",
+                 color_discrete_map=dict(colors), custom_data=["users"],
+                 labels={"segment": segment, "mean": f"mean {metric}"})
+    fig.update_traces(hovertemplate="%{x}<br>mean %{y:.4f}<br>%{customdata[0]} users")
+    return _layout(fig, f"{metric} by {segment}", height=380)

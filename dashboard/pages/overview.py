@@ -1,0 +1,79 @@
+"""Overview: every metric of every model at the current K and gain, with
+bootstrap 95% confidence intervals over users, metric-versus-K curves and the
+summary CSV download."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, state
+
+st.title("Overview")
+models = state.require_models()
+c = state.controls()
+k = c["k"]
+colors = charts.model_colors(list(models))
+
+ranking = [f"{m}@{k}" for m in state.RANKING_METRICS if m != "r_precision"] + ["r_precision"]
+scored = list(state.SCORED_METRICS)
+diversity = [f"{m}@{k}" for m in state.DIVERSITY_METRICS]
+
+st.caption(f"K = {k} · gain = {state.GAIN_LABELS[c['gain']]} · ties = {state.TIE_LABELS[c['ties']]} · "
+           f"{len(models)} models")
+
+with state.guard():
+    ev_rank = state.evaluate_all(ranking + scored)
+    show_div = st.toggle("Beyond-accuracy metrics (coverage, novelty, personalization, ILS)", value=True,
+                         key="overview_diversity")
+    ev_div = state.evaluate_all(diversity) if show_div else {}
+    cis = state.ci_table(ev_rank, ranking)
+
+st.subheader("Ranking metrics")
+wide = state.summary_table(ev_rank, ranking).set_index("model")
+st.dataframe(wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in ranking},
+             key="overview_ranking")
+
+with st.expander("95% bootstrap confidence intervals over users", expanded=True):
+    shown = cis.assign(interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
+    ci_wide = shown.pivot(index="model", columns="metric", values="interval")[ranking]
+    st.dataframe(ci_wide, key="overview_ci")
+    metric = st.selectbox("Metric", ranking, key="overview_bar_metric")
+    st.plotly_chart(charts.summary_bars(cis, metric, colors), key="overview_bars")
+
+st.subheader("Scored-row metrics")
+st.caption("Computed over every scored row of the results (unjudged rows count as negatives). "
+           "`precision`, `recall`, `f1` and `accuracy` use the threshold 0.5; GAUC averages per-user AUC "
+           "weighted by rows; PCOPC = sum of scores / sum of labels (1.0 is perfectly calibrated).")
+scored_wide = state.summary_table(ev_rank, scored).set_index("model")
+st.dataframe(scored_wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in scored},
+             key="overview_scored")
+if scored_wide["logloss"].isna().any():
+    st.caption("logloss is left empty for models whose scores are not probabilities in [0, 1].")
+
+if show_div:
+    st.subheader("Beyond accuracy")
+    div_wide = state.summary_table(ev_div, diversity).set_index("model")
+    st.dataframe(div_wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f")
+                                          for m in diversity}, key="overview_diversity_table")
+    if div_wide[f"ils@{k}"].isna().all():
+        st.caption("ILS needs an item-features table (upload one on the Data page).")
+
+all_metrics = ranking + scored + (diversity if show_div else [])
+summary = pd.concat([state.summary_table(ev_rank, ranking + scored).set_index("model"),
+                     state.summary_table(ev_div, diversity).set_index("model") if show_div else None], axis=1)
+summary = summary.reset_index()[["model", *all_metrics]]
+st.download_button(f"Download summary CSV (K={k}, {c['gain']} gain)",
+                   data=summary.to_csv(index=False, float_format="%.17g").encode(),
+                   file_name=f"summary_k{k}_{c['gain']}.csv", mime="text/csv", key="overview_download",
+                   on_click="ignore", icon=":material/download:")
+
+st.subheader("Metrics against K")
+k_max = 50
+curve_metrics = [f"{m}@{kk}" for m in state.CURVE_METRICS for kk in range(1, k_max + 1)]
+with state.guard():
+    ev_curve = state.evaluate_all(curve_metrics)
+long = state.summary_table(ev_curve, curve_metrics).melt(id_vars="model", var_name="label", value_name="value")
+split = long["label"].str.rsplit("@", n=1, expand=True)
+long = long.assign(metric=split[0], k=split[1].astype(int))[["model", "metric", "k", "value"]]
+st.plotly_chart(charts.metric_vs_k(long, colors, current_k=k if k <= k_max else None), key="overview_vs_k")

@@ -1,0 +1,455 @@
+"""Shared state of the dashboard: loaded data, sidebar controls and caches.
+
+Every page imports this module and only arranges what it returns. The small
+API below is what the pages (including Compare and Share) build on:
+
+``controls() -> dict(k=int, gain=str, ties=str)``
+    The sidebar controls, bound to the URL (``?k=20&gain=exponential&ties=trec``).
+``get_models() -> dict[str, mc.Ranked]``
+    Every loaded model, prepared once (read + join + sort) and cached by the
+    SHA-256 of its file's bytes (or the demo parameters).
+``model_keys() -> dict[str, str]``
+    The content-hash cache key of each model (use it to key your own caches).
+``evaluate_all(metrics, **options) -> dict[str, mc.Evaluation]``
+    ``mc.evaluate`` for every model at the current gain and tie rule (any
+    other ``mc.evaluate`` keyword may be passed); cached per model, metrics and
+    options, so switching K back and forth or revisiting a page is instant.
+``user_attributes() -> pd.DataFrame | None``
+    ``user_id`` plus attribute columns (e.g. ``segment``), when available.
+``item_features() -> pd.DataFrame | None``
+    ``item_id`` plus feature columns (passed to ``mc.evaluate`` for ILS).
+``is_demo() -> bool``
+    True while the bundled demo dataset is shown.
+``sources() -> Sources`` / ``load_sources(Sources)`` / ``use_demo()``
+    The raw bytes of everything loaded (to save an analysis) and a way to
+    restore them (to reopen one).
+``request_drilldown(model, user_id)``
+    Ask the Failures page to open on this user (then ``st.switch_page``).
+``guard()``
+    Context manager: a :class:`metrics_core.MetricsError` becomes an
+    ``st.error`` with its one-line message and the page stops (no traceback).
+
+Cached objects are shared between sessions: never mutate a returned frame
+or Ranked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator, Sequence
+
+import pandas as pd
+import streamlit as st
+
+import metrics_core as mc
+from metrics_core.errors import MetricsError
+
+from . import demo as demo_mod
+
+# ----------------------------------------------------------------------------
+# Controls
+# ----------------------------------------------------------------------------
+
+K_DEFAULT = 10
+K_MAX = 1000
+GAINS = ("linear", "exponential")
+GAIN_LABELS = {"linear": "linear: rel", "exponential": "exponential: 2^rel - 1"}
+TIES = ("average", "trec", "input")
+TIE_LABELS = {
+    "average": "average over tied orders",
+    "trec": "trec_eval: score, then item id",
+    "input": "input row order",
+}
+
+
+
+def _known(names: Sequence[str], suffix: str) -> tuple[str, ...]:
+    """The names this metrics_core version accepts (``name + suffix`` parses)."""
+    out = []
+    for n in names:
+        try:
+            mc.parse_metric(n + suffix)
+        except MetricsError:
+            continue
+        out.append(n)
+    return tuple(out)
+
+
+# Per-user ranking metrics shown on the Overview (with bootstrap CIs) and
+# offered on the Distributions / Failures pages.
+RANKING_METRICS = _known(("ndcg", "dcg", "cg", "map", "mrr", "precision", "recall", "f1",
+                          "hit_rate", "hit_ratio"), "@10") + ("r_precision",)
+PER_USER_METRICS = _known(("ndcg", "map", "recall", "precision", "f1", "mrr", "hit_rate",
+                           "dcg", "cg"), "@10") + ("r_precision",)
+SCORED_METRICS = ("auc", "gauc", "pr_auc", "logloss", "rmse", "mae", "accuracy",
+                  "precision", "recall", "f1", "pcopc")
+DIVERSITY_METRICS = ("coverage", "novelty", "personalization", "ils")
+CURVE_METRICS = ("ndcg", "map", "recall", "precision", "hit_rate", "mrr")
+
+
+def render_controls() -> None:
+    """Draw the shared sidebar controls (called once by app.py on every page)."""
+    st.sidebar.header("Settings")
+    st.sidebar.number_input(
+        "K (cutoff)", min_value=1, max_value=K_MAX, value=K_DEFAULT, step=1, key="k",
+        bind="query-params", help="Cutoff of the @K metrics. Changing it never re-reads the files.")
+    st.sidebar.selectbox(
+        "Gain", GAINS, format_func=GAIN_LABELS.get, key="gain", bind="query-params",
+        help="Gain of a relevance grade in DCG/NDCG.")
+    st.sidebar.selectbox(
+        "Ties", TIES, format_func=TIE_LABELS.get, key="ties", bind="query-params",
+        help="How tied scores are ordered.")
+
+
+def controls() -> dict[str, Any]:
+    """Current ``k``, ``gain`` and ``ties`` (defaults when not yet drawn)."""
+    ss = st.session_state
+    k = ss.get("k", K_DEFAULT)
+    gain = ss.get("gain", GAINS[0])
+    ties = ss.get("ties", TIES[0])
+    return {"k": int(k if k is not None else K_DEFAULT),
+            "gain": gain if gain in GAINS else GAINS[0],
+            "ties": ties if ties in TIES else TIES[0]}
+
+
+# ----------------------------------------------------------------------------
+# Sources (raw bytes of everything loaded)
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Blob:
+    """An uploaded file: its name, bytes, SHA-256 and optional column mapping."""
+
+    name: str
+    data: bytes = field(repr=False)
+    sha256: str = ""
+    mapping: tuple[tuple[str, str], ...] = ()
+
+    @staticmethod
+    def of(name: str, data: bytes, mapping: dict | None = None) -> "Blob":
+        return Blob(name=name, data=bytes(data), sha256=hashlib.sha256(data).hexdigest(),
+                    mapping=tuple(sorted((mapping or {}).items())))
+
+    @property
+    def key(self) -> str:
+        """Cache key: content hash plus the column mapping."""
+        return self.sha256 + "|" + ",".join(f"{a}={b}" for a, b in self.mapping)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Everything the user loaded. Empty ``runs`` means the demo dataset."""
+
+    runs: dict[str, Blob] = field(default_factory=dict)
+    qrels: Blob | None = None
+    item_features: Blob | None = None
+    user_attributes: Blob | None = None
+
+
+_SOURCES = "mcd_sources"
+_FOCUS = "mcd_focus"
+
+KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
+                    "ndjson", "trec", "run", "qrels", "res", "tab"}
+
+
+def model_name(filename: str) -> str:
+    """Model name of a result file: its name without extensions (``bm25.trec.gz`` -> ``bm25``)."""
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    parts = base.split(".")
+    while len(parts) > 1 and parts[-1].lower() in KNOWN_EXTENSIONS:
+        parts.pop()
+    return ".".join(parts) or base
+
+
+def sources() -> Sources:
+    """The raw inputs of the current analysis (empty runs: demo data)."""
+    return st.session_state.get(_SOURCES) or Sources()
+
+
+def load_sources(new: Sources) -> None:
+    """Replace the current data (e.g. with a saved analysis)."""
+    st.session_state[_SOURCES] = new
+
+
+def use_demo() -> None:
+    """Drop every upload and return to the demo dataset."""
+    st.session_state[_SOURCES] = Sources()
+
+
+def add_run(blob: Blob) -> str:
+    """Add or replace the model named after ``blob`` (returns the model name)."""
+    src = sources()
+    name = model_name(blob.name)
+    runs = dict(src.runs)
+    runs[name] = blob
+    load_sources(replace(src, runs=runs))
+    return name
+
+
+def remove_run(name: str) -> None:
+    src = sources()
+    load_sources(replace(src, runs={k: v for k, v in src.runs.items() if k != name}))
+
+
+def set_blob(kind: str, blob: Blob | None) -> None:
+    """Set ``qrels``, ``item_features`` or ``user_attributes`` (None removes it)."""
+    load_sources(replace(sources(), **{kind: blob}))
+
+
+def is_demo() -> bool:
+    return not sources().runs
+
+
+# ----------------------------------------------------------------------------
+# Cached reading and preparation (keyed by content hash, never by DataFrame)
+# ----------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner="Building the demo dataset...")
+def demo_data() -> demo_mod.DemoData:
+    """The bundled demo dataset (deterministic; built once per server)."""
+    return demo_mod.make_demo()
+
+
+def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
+    """Parse an uploaded file with metrics_core's reader (cached by content hash)."""
+    return _read_cached(blob.key, kind, blob.name, dict(blob.mapping), _data=blob.data)
+
+
+@st.cache_resource(show_spinner="Reading file...", max_entries=64)
+def _read_cached(key: str, kind: str, name: str, mapping: dict, _data: bytes):
+    from metrics_core.io import read_table
+    return read_table(_data, name=name, kind=kind, mapping=mapping or None)
+
+
+@st.cache_resource(show_spinner="Sorting each user's list...", max_entries=32)
+def _prepare_cached(run_key: str, qrels_key: str, name: str, _run: pd.DataFrame,
+                    _qrels: pd.DataFrame | None) -> mc.Ranked:
+    return mc.prepare(_run, _qrels, name=name)
+
+
+@st.cache_resource(show_spinner=False)
+def _demo_ranked(name: str) -> mc.Ranked:
+    d = demo_data()
+    return mc.prepare(d.runs[name], d.qrels, name=name)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    key: str
+    ranked: mc.Ranked
+
+
+def _entries() -> tuple[list[ModelEntry], list[str]]:
+    """Prepared models and the error messages of those that failed."""
+    src = sources()
+    if not src.runs:
+        params = demo_data().params
+        pkey = "demo:" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+        return [ModelEntry(n, f"{pkey}:{n}", _demo_ranked(n)) for n in demo_data().runs], []
+    errors: list[str] = []
+    qrels_df = None
+    qrels_key = ""
+    if src.qrels is not None:
+        try:
+            qrels_df = read_blob(src.qrels, "qrels")[0]
+            qrels_key = src.qrels.key
+        except MetricsError as exc:
+            return [], [f"Ground truth {src.qrels.name}: {exc}"]
+    out = []
+    for name, blob in src.runs.items():
+        try:
+            run_df = read_blob(blob, "run" if qrels_df is not None else "auto")[0]
+            ranked = _prepare_cached(blob.key, qrels_key, name, _run=run_df, _qrels=qrels_df)
+        except MetricsError as exc:
+            errors.append(f"Model {name} ({blob.name}): {exc}")
+            continue
+        out.append(ModelEntry(name, f"{blob.key}#{qrels_key}", ranked))
+    return out, errors
+
+
+def load_errors() -> list[str]:
+    """One-line messages for files that could not be read or prepared."""
+    return _entries()[1]
+
+
+def get_models() -> dict[str, mc.Ranked]:
+    """Model name -> prepared :class:`mc.Ranked` (demo models when nothing is uploaded)."""
+    return {e.name: e.ranked for e in _entries()[0]}
+
+
+def model_keys() -> dict[str, str]:
+    """Model name -> content-hash key (stable while the data is unchanged)."""
+    return {e.name: e.key for e in _entries()[0]}
+
+
+def item_features() -> pd.DataFrame | None:
+    """``item_id`` + feature columns, or None."""
+    src = sources()
+    if not src.runs:
+        return demo_data().item_features
+    if src.item_features is None:
+        return None
+    return _read_cached(src.item_features.key, "table", src.item_features.name,
+                        dict(src.item_features.mapping), _data=src.item_features.data)[0]
+
+
+def user_attributes() -> pd.DataFrame | None:
+    """``user_id`` + attribute columns (e.g. ``segment``), or None."""
+    src = sources()
+    if not src.runs:
+        return demo_data().users
+    if src.user_attributes is None:
+        return None
+    return _read_cached(src.user_attributes.key, "table", src.user_attributes.name,
+                        dict(src.user_attributes.mapping), _data=src.user_attributes.data)[0]
+
+
+def _features_key() -> str:
+    src = sources()
+    if not src.runs:
+        return "demo"
+    return src.item_features.key if src.item_features is not None else ""
+
+
+# ----------------------------------------------------------------------------
+# Evaluation (cached per model x metrics x options)
+# ----------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False, max_entries=128)
+def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
+                     features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
+    kwargs = dict(options)
+    if any(mc.parse_metric(m).name == "ils" for m in metrics):
+        kwargs["item_features"] = _features
+    return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
+
+
+def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
+    """``metrics`` without those that cannot apply to this model's data:
+    ``logloss`` needs scores in [0, 1]; ``ils`` needs an item-features table."""
+    out = []
+    for m in metrics:
+        base = mc.parse_metric(m).name
+        if base == "logloss" and not scores_are_probabilities(ranked):
+            continue
+        if base == "ils" and item_features() is None:
+            continue
+        out.append(m)
+    return tuple(out)
+
+
+def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
+                 **options: Any) -> dict[str, Any]:
+    """``mc.evaluate`` of every model on ``metrics`` (cached).
+
+    Defaults come from the sidebar (``gain``, ``ties``); ``options`` may add
+    or override any ``mc.evaluate`` keyword (hashable values only). With
+    ``skip_inapplicable`` (default) a metric that cannot apply to a model
+    (see :func:`applicable`) is left out of that model's evaluation, so its
+    ``summary`` lacks the key. Raises :class:`MetricsError` naming the model
+    when one fails.
+    """
+    c = controls()
+    opts = {"gain": c["gain"], "ties": c["ties"], **options}
+    opt_key = tuple(sorted(opts.items()))
+    feats = item_features()
+    fkey = _features_key()
+    out = {}
+    for e in _entries()[0]:
+        try:
+            wanted = applicable(metrics, e.ranked) if skip_inapplicable else tuple(metrics)
+            out[e.name] = _evaluate_cached(e.key, wanted, opt_key, fkey,
+                                           _ranked=e.ranked, _features=feats)
+        except MetricsError as exc:
+            raise MetricsError(f"{e.name}: {exc}") from None
+    return out
+
+
+def summary_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
+    """Wide table: one row per model (column ``model``), one column per metric
+    (named as given); NaN where a metric did not apply to a model."""
+    rows = [{"model": name, **{m: ev.summary.get(m, float("nan")) for m in metrics}}
+            for name, ev in evals.items()]
+    return pd.DataFrame(rows, columns=["model", *metrics])
+
+
+@st.cache_data(show_spinner=False, max_entries=2048)
+def _bootstrap(model_key: str, metric: str, opt_key: tuple, _values) -> tuple[float, float]:
+    from metrics_core.stats import bootstrap_ci
+    low, high = bootstrap_ci(_values, n_resamples=1000, confidence=0.95, seed=0)
+    return float(low), float(high)
+
+
+def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
+    """Long table ``model, metric, value, ci_low, ci_high, users``.
+
+    The 95% interval is metrics_core's bootstrap over users
+    (``metrics_core.stats.bootstrap_ci``, 1,000 resamples, seed 0) of the
+    per-user values; it is given for the metrics whose summary is the mean of
+    the per-user column (ranking metrics), NaN for global ones (AUC, ...).
+    """
+    c = controls()
+    opt_key = (c["gain"], c["ties"])
+    keys = model_keys()
+    rows = []
+    for name, ev in evals.items():
+        pu = ev.per_user
+        for m in metrics:
+            value = ev.summary.get(m, float("nan"))
+            low = high = float("nan")
+            n = ev.n_users
+            if m in pu.columns:
+                col = pu[m].to_numpy(dtype=float)
+                if col.size and abs(float(col.mean()) - value) <= 1e-9 * max(1.0, abs(value)):
+                    low, high = _bootstrap(keys.get(name, name), m, opt_key, _values=col)
+                    n = col.size
+            rows.append({"model": name, "metric": m, "value": value, "ci_low": low,
+                         "ci_high": high, "users": n})
+    return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "users"])
+
+
+def scores_are_probabilities(ranked: mc.Ranked) -> bool:
+    """True when every score is in [0, 1] (logloss and calibration apply)."""
+    s = ranked.score
+    return bool(s.size) and float(s.min()) >= 0.0 and float(s.max()) <= 1.0
+
+
+# ----------------------------------------------------------------------------
+# Navigation helpers
+# ----------------------------------------------------------------------------
+
+def request_drilldown(model: str, user_id: Any) -> None:
+    """Make the Failures page open on ``user_id`` of ``model``."""
+    st.session_state[_FOCUS] = (model, user_id)
+
+
+def pop_drilldown() -> tuple[str, Any] | None:
+    """The pending drill-down request, consumed (used by the Failures page)."""
+    return st.session_state.pop(_FOCUS, None)
+
+
+@contextlib.contextmanager
+def guard() -> Iterator[None]:
+    """Show a MetricsError as a one-line ``st.error`` and stop the page."""
+    try:
+        yield
+    except MetricsError as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def require_models() -> dict[str, mc.Ranked]:
+    """The loaded models; stops the page with a hint when there are none."""
+    models = get_models()
+    errs = load_errors()
+    for msg in errs:
+        st.error(msg)
+    if not models:
+        st.info("No model could be loaded. Open the **Data** page to upload ranked results "
+                "or return to the demo data.")
+        st.stop()
+    return models

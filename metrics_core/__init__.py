@@ -1,0 +1,27 @@
+"""metrics_core: every ranking and scored-row metric, vectorised, with explicit conventions.
+
+Prepare once, evaluate many::
+
+    import metrics_core as mc
+    ranked = mc.prepare(run, qrels)
+    ev = mc.evaluate(ranked, metrics=["ndcg@10", "map@100"], gain="linear", ties="average")
+    ev.summary, ev.per_user, ev.diagnostics
+"""
+
+from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
+from .diagnostics import Diagnostics
+from .errors import MetricsError
+from .evaluate import Evaluation, evaluate
+from .metrics import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
+from .prepare import Ranked, prepare
+from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
+                     reciprocal_rank)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Diagnostics", "Evaluation", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
+    "average_precision", "calibration_curve", "confusion_matrix", "dcg_at_k", "evaluate", "hit_ratio",
+    "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
+    "reciprocal_rank", "roc_curve",
+]

@@ -1,0 +1,202 @@
+"""Compare models on per-user metrics: one table of paired tests with corrected p-values.
+
+:func:`compare` works from the per-user tables of evaluations (``Evaluation.per_user``:
+one row per user, indexed by user id, one column per per-user metric). For every pair of
+models (each challenger against ``baseline``, or every pair in the given order when no
+baseline is named) and every metric, it pairs the users evaluated for both models and
+reports the mean difference (challenger - baseline) with a bootstrap CI, the chosen
+test(s), Cohen's d and win/tie/loss counts (see :mod:`metrics_core.stats` for formulas).
+p-values are corrected over the whole family of pairs x metrics, separately for each test.
+
+:func:`summary_table` gives each model's mean of every metric with a bootstrap CI.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import stats
+from metrics_core.errors import MetricsError
+
+__all__ = ["compare", "summary_table", "per_user_table", "COMPARE_COLUMNS"]
+
+#: Columns of :func:`compare`'s result, in order (``p_<test>``/``p_<test>_adjusted`` follow).
+COMPARE_COLUMNS = [
+    "metric", "baseline", "model", "n", "baseline_mean", "model_mean", "diff",
+    "ci_low", "ci_high", "test", "statistic", "p_value", "p_adjusted", "significant",
+    "effect_size", "wins", "ties", "losses",
+]
+
+
+def per_user_table(evaluation: Any) -> pd.DataFrame:
+    """The per-user table of an evaluation (an object with ``.per_user``) or a DataFrame itself."""
+    table = getattr(evaluation, "per_user", evaluation)
+    if not isinstance(table, pd.DataFrame):
+        raise MetricsError(
+            f"expected an Evaluation (with .per_user) or a per-user DataFrame, got {type(evaluation).__name__}")
+    return table
+
+
+def _resolve_metric(name: str, columns: Sequence[str]) -> str | None:
+    if name in columns:
+        return name
+    lowered = {str(c).lower(): c for c in columns}
+    return lowered.get(str(name).lower())
+
+
+def _metric_base(name: str) -> str:
+    return str(name).split("@", 1)[0].strip().lower()
+
+
+def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    if baseline is None:
+        return [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
+    if baseline not in names:
+        raise MetricsError(
+            f"baseline {baseline!r} is not one of the models: {', '.join(map(str, names))}")
+    return [(baseline, other) for other in names if other != baseline]
+
+
+def _normalise_tests(test: str, tests: str | Iterable[str] | None) -> list[str]:
+    primary = str(test).lower()
+    if primary not in stats.TESTS:
+        raise MetricsError(f"unknown test {test!r}; use one of: {', '.join(stats.TESTS)}")
+    if tests is None:
+        extra: list[str] = []
+    elif isinstance(tests, str):
+        extra = list(stats.TESTS) if tests.lower() == "all" else [tests.lower()]
+    else:
+        extra = [str(t).lower() for t in tests]
+    for t in extra:
+        if t not in stats.TESTS:
+            raise MetricsError(f"unknown test {t!r}; use one of: {', '.join(stats.TESTS)}")
+    ordered = [primary] + [t for t in stats.TESTS if t in extra and t != primary]
+    return ordered
+
+
+def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
+            metrics: Sequence[str] | None = None, test: str = "t", correction: str = "holm",
+            alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 1000,
+            n_permutations: int = 10000, seed: int = 0,
+            tests: str | Iterable[str] | None = None) -> pd.DataFrame:
+    """Paired comparison of models on per-user metrics.
+
+    Parameters
+    ----------
+    evaluations: ``{model name: Evaluation or per-user DataFrame}`` (at least two models).
+    baseline: compare every other model against this one; ``None`` compares every pair
+        ``(first, second)`` in the order given.
+    metrics: per-user metric columns to compare (default: every column all models share).
+    test: the primary test, ``"t"`` (paired t-test), ``"wilcoxon"`` or ``"randomization"``;
+        it fills ``statistic``, ``p_value``, ``p_adjusted`` and ``significant``.
+    tests: further tests to report as ``p_<test>`` / ``p_<test>_adjusted`` (``"all"`` for every one).
+    correction: ``"holm"`` (Holm-Bonferroni), ``"bh"`` (Benjamini-Hochberg) or ``"none"``,
+        applied over all rows (pairs x metrics) of the result, separately for each test.
+    alpha: significance level for ``significant`` (``p_adjusted < alpha``).
+
+    Returns one row per (metric, pair) with :data:`COMPARE_COLUMNS` plus, for each test run,
+    ``p_<test>`` and ``p_<test>_adjusted``. ``diff = model_mean - baseline_mean`` over the ``n``
+    users evaluated for both models; ``wins`` counts users where ``model`` is better.
+    """
+    if not isinstance(evaluations, Mapping) or len(evaluations) < 2:
+        raise MetricsError("compare needs at least two models (e.g. --run A --run B)")
+    correction = str(correction).lower()
+    if correction not in stats.CORRECTIONS and correction not in ("fdr", "benjamini-hochberg"):
+        raise MetricsError(f"unknown correction {correction!r}; use one of: {', '.join(stats.CORRECTIONS)}")
+    if not 0 < alpha < 1:
+        raise MetricsError(f"alpha must be between 0 and 1, got {alpha}")
+    run_tests = _normalise_tests(test, tests)
+    names = [str(k) for k in evaluations]
+    tables = {str(k): per_user_table(v) for k, v in evaluations.items()}
+    first = tables[names[0]]
+    if metrics is None:
+        metric_names = [c for c in first.columns
+                        if all(_resolve_metric(c, list(t.columns)) is not None for t in tables.values())]
+        if not metric_names:
+            raise MetricsError("the models share no per-user metric to compare; ask for a ranking metric such as ndcg@10")
+    else:
+        metric_names = list(metrics)
+    resolved: dict[str, dict[str, str]] = {}
+    for m in metric_names:
+        resolved[m] = {}
+        for name, table in tables.items():
+            col = _resolve_metric(m, list(table.columns))
+            if col is None:
+                available = ", ".join(map(str, table.columns)) or "none"
+                raise MetricsError(
+                    f"metric {m!r} has no per-user values for model {name!r} (per-user metrics: {available}); "
+                    "only per-user metrics (e.g. ndcg@10, map, recall@20) can be compared")
+            resolved[m][name] = col
+    pairs = _pairs(names, baseline)
+
+    rows = []
+    for m in metric_names:
+        higher = _metric_base(m) not in stats.LOWER_IS_BETTER
+        for base, other in pairs:
+            a = tables[base][resolved[m][base]]
+            b = tables[other][resolved[m][other]]
+            r = stats.paired_comparison(
+                a, b, test=run_tests[0], confidence=confidence, n_resamples=n_resamples,
+                n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=run_tests)
+            row = {
+                "metric": m, "baseline": base, "model": other, "n": r.n,
+                "baseline_mean": r.baseline_mean, "model_mean": r.challenger_mean, "diff": r.diff,
+                "ci_low": r.ci_low, "ci_high": r.ci_high, "test": r.test, "statistic": r.statistic,
+                "p_value": r.p_value, "effect_size": r.effect_size,
+                "wins": r.wins, "ties": r.ties, "losses": r.losses,
+            }
+            for t in run_tests:
+                row[f"p_{t}"] = getattr(r, f"p_{t}")
+            rows.append(row)
+    result = pd.DataFrame(rows)
+    for t in run_tests:
+        result[f"p_{t}_adjusted"] = stats.adjust_pvalues(result[f"p_{t}"].to_numpy(), correction)
+    result["p_adjusted"] = result[f"p_{run_tests[0]}_adjusted"]
+    result["significant"] = (result["p_adjusted"] < alpha).fillna(False).astype(bool)
+    extra = []
+    for t in run_tests:
+        extra += [f"p_{t}", f"p_{t}_adjusted"]
+    result.attrs.update({"correction": correction, "alpha": alpha, "tests": run_tests,
+                         "confidence": confidence})
+    return result[COMPARE_COLUMNS + extra]
+
+
+def summary_table(evaluations: Mapping[str, Any], metrics: Sequence[str] | None = None,
+                  n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Each model's value of every metric, with a bootstrap CI for per-user metrics.
+
+    Returns long-format rows ``model, metric, value, ci_low, ci_high, n``. ``value`` is the
+    evaluation's summary value when it has one (``Evaluation.summary``), else the mean of
+    the per-user column; ``ci_low``/``ci_high`` are the percentile bootstrap CI of the mean
+    over users (NaN for global metrics such as AUC that have no per-user values); ``n`` is the
+    number of users with a per-user value (0 for global metrics).
+    """
+    rows = []
+    for name, ev in evaluations.items():
+        summary = dict(getattr(ev, "summary", {}) or {})
+        table = getattr(ev, "per_user", ev if isinstance(ev, pd.DataFrame) else None)
+        if table is None:
+            table = pd.DataFrame()
+        names = list(metrics) if metrics is not None else list(dict.fromkeys([*summary, *table.columns]))
+        for m in names:
+            col = _resolve_metric(m, list(table.columns))
+            if col is not None:
+                values = pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
+                values = values[np.isfinite(values)]
+                low, high = stats.bootstrap_ci(values, n_resamples=n_resamples,
+                                               confidence=confidence, seed=seed)
+                mean = float(values.mean()) if values.size else math.nan
+                n = int(values.size)
+            else:
+                low = high = math.nan
+                mean = math.nan
+                n = 0
+            value = summary.get(m, mean)
+            value = math.nan if value is None else float(value)
+            rows.append({"model": str(name), "metric": m, "value": value,
+                         "ci_low": low, "ci_high": high, "n": n})
+    return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "n"])

@@ -1,0 +1,81 @@
+"""Plot-ready tables: ROC and precision-recall curve points, reliability curve, confusion matrix.
+
+Rows are the scored rows of users present in the ground truth; the label is
+relevance >= ``relevance_threshold``. Curve points follow scikit-learn's
+``roc_curve`` / ``precision_recall_curve`` (one point per distinct score).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import MetricsError
+from .evaluate import _scored_rows, confusion_counts
+from .prepare import Ranked
+
+
+def _cumulative(ranked: Ranked, relevance_threshold):
+    p, y, _ = _scored_rows(ranked, relevance_threshold)
+    order = np.argsort(-p, kind="stable")
+    ys, ps = y[order], p[order]
+    last = np.flatnonzero(np.r_[ps[1:] != ps[:-1], True])
+    tps = np.cumsum(ys)[last]
+    fps = (last + 1) - tps
+    return tps, fps, ps[last]
+
+
+def roc_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
+    """ROC points (fpr, tpr, threshold), starting at (0, 0) with threshold +inf."""
+    tps, fps, thr = _cumulative(ranked, relevance_threshold)
+    if tps[-1] == 0 or fps[-1] == 0:
+        raise MetricsError("a ROC curve needs both relevant and non-relevant scored rows")
+    return pd.DataFrame({
+        "fpr": np.r_[0.0, fps / fps[-1]],
+        "tpr": np.r_[0.0, tps / tps[-1]],
+        "threshold": np.r_[np.inf, thr],
+    })
+
+
+def pr_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
+    """Precision-recall points (recall, precision, threshold) by decreasing threshold,
+    ending with scikit-learn's (recall 0, precision 1) point."""
+    tps, fps, thr = _cumulative(ranked, relevance_threshold)
+    if tps[-1] == 0:
+        raise MetricsError("a precision-recall curve needs at least one relevant scored row")
+    precision = tps / (tps + fps)
+    recall = tps / tps[-1]
+    stop = int(np.searchsorted(tps, tps[-1])) + 1  # sklearn stops once full recall is reached
+    return pd.DataFrame({
+        "recall": np.r_[0.0, recall[:stop]],
+        "precision": np.r_[1.0, precision[:stop]],
+        "threshold": np.r_[np.inf, thr[:stop]],
+    })
+
+
+def calibration_curve(ranked: Ranked, n_bins: int = 10, relevance_threshold: float = 1) -> pd.DataFrame:
+    """Reliability curve over equal-width score bins on [0, 1]: mean predicted score,
+    observed fraction of positives and row count per non-empty bin."""
+    p, y, _ = _scored_rows(ranked, relevance_threshold)
+    if (p < 0).any() or (p > 1).any():
+        raise MetricsError("a calibration curve needs scores that are probabilities in [0, 1]")
+    bins = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
+    count = np.bincount(bins, minlength=n_bins)
+    sum_p = np.bincount(bins, weights=p, minlength=n_bins)
+    sum_y = np.bincount(bins, weights=y, minlength=n_bins)
+    keep = count > 0
+    return pd.DataFrame({
+        "bin": np.arange(n_bins)[keep],
+        "mean_predicted": sum_p[keep] / count[keep],
+        "fraction_positive": sum_y[keep] / count[keep],
+        "count": count[keep],
+    })
+
+
+def confusion_matrix(ranked: Ranked, threshold: float = 0.5, relevance_threshold: float = 1) -> pd.DataFrame:
+    """2x2 counts: rows actual (negative, positive), columns predicted (score >= threshold)."""
+    p, y, _ = _scored_rows(ranked, relevance_threshold)
+    tp, fp, fn, tn = confusion_counts(y, p, threshold)
+    return pd.DataFrame([[tn, fp], [fn, tp]],
+                        index=pd.Index(["negative", "positive"], name="actual"),
+                        columns=pd.Index(["negative", "positive"], name="predicted"))

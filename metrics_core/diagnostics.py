@@ -1,0 +1,106 @@
+"""Input diagnostics returned with every evaluation and printed as warnings.
+
+They describe how the run and the ground truth fit together, so that a
+surprising number can be traced to the data: users only on one side, users
+without relevant items, tied scores inside the top K, short lists, unjudged
+items in the top K, items without features, users skipped by GAUC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numba as nb
+import numpy as np
+
+from .kernels._jit import njit
+
+
+@njit(parallel=True)
+def top_k_facts(offsets, score, judged, k):
+    """Per user: tied scores inside the top k, list shorter than k, unjudged rows in the top k."""
+    n_users = offsets.shape[0] - 1
+    tied = np.zeros(n_users, dtype=np.bool_)
+    short = np.zeros(n_users, dtype=np.bool_)
+    unjudged = np.zeros(n_users, dtype=np.int64)
+    for u in nb.prange(n_users):
+        a = offsets[u]
+        n = offsets[u + 1] - a
+        K = min(k, n)
+        short[u] = n < k
+        for j in range(K):
+            if not judged[a + j]:
+                unjudged[u] += 1
+            if j > 0 and score[a + j] == score[a + j - 1]:
+                tied[u] = True
+    return tied, short, unjudged
+
+
+@dataclass
+class Diagnostics:
+    """Counts and shares describing the evaluated data (see ``warnings()``)."""
+
+    k: int
+    n_users_evaluated: int
+    n_users_run: int
+    n_users_truth: int
+    users_only_in_run: int
+    users_only_in_truth: int
+    users_without_relevant: int
+    share_users_ties_in_top_k: float
+    users_short_lists: int
+    share_unjudged_in_top_k: float | None
+    items_missing_features: int | None = None
+    gauc_users_skipped: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict of every field."""
+        return asdict(self)
+
+    def warnings(self) -> list[str]:
+        """One plain sentence per noteworthy fact (empty when the data fit perfectly)."""
+        w = []
+        k = self.k
+        if self.users_only_in_run:
+            w.append(f"{self.users_only_in_run} user(s) appear only in the run (no ground truth): excluded")
+        if self.users_only_in_truth:
+            w.append(f"{self.users_only_in_truth} user(s) of the ground truth are missing from the run: "
+                     "they score 0 if they have relevant items")
+        if self.users_without_relevant:
+            w.append(f"{self.users_without_relevant} user(s) have no relevant item in the ground truth")
+        if self.share_users_ties_in_top_k > 0:
+            w.append(f"{self.share_users_ties_in_top_k:.1%} of evaluated users have tied scores in their top {k}")
+        if self.users_short_lists:
+            w.append(f"{self.users_short_lists} evaluated user(s) have fewer than {k} recommended items")
+        if self.share_unjudged_in_top_k:
+            w.append(f"{self.share_unjudged_in_top_k:.1%} of the items in the top {k} are unjudged (counted non-relevant)")
+        if self.items_missing_features:
+            w.append(f"{self.items_missing_features} recommended item(s) have no entry in the item features")
+        if self.gauc_users_skipped:
+            w.append(f"GAUC skipped {self.gauc_users_skipped} user(s) whose rows hold a single class")
+        return w + list(self.notes)
+
+
+def diagnose(ranked, evaluated: np.ndarray, n_rel: np.ndarray, k: int) -> Diagnostics:
+    """Diagnostics for the users of ``ranked`` (``evaluated`` mask, cutoff ``k``)."""
+    in_run, in_truth = ranked.in_run, ranked.in_truth
+    tied, short, unjudged = top_k_facts(ranked.offsets, ranked.score, ranked.judged, k)
+    ev_run = evaluated & in_run
+    n_ev = int(evaluated.sum())
+    top_rows = np.minimum(ranked.list_lengths, k)[ev_run].sum()
+    share_unjudged = None
+    if not ranked.truth_from_run:
+        share_unjudged = float(unjudged[ev_run].sum() / top_rows) if top_rows else 0.0
+    return Diagnostics(
+        k=int(k),
+        n_users_evaluated=n_ev,
+        n_users_run=int(in_run.sum()),
+        n_users_truth=int(in_truth.sum()),
+        users_only_in_run=int((in_run & ~in_truth).sum()),
+        users_only_in_truth=int((in_truth & ~in_run).sum()),
+        users_without_relevant=int((in_truth & (n_rel == 0)).sum()),
+        share_users_ties_in_top_k=float(tied[evaluated].mean()) if n_ev else 0.0,
+        users_short_lists=int(short[ev_run].sum()),
+        share_unjudged_in_top_k=share_unjudged,
+    )

@@ -1,0 +1,319 @@
+"""evaluate(): a prepared (or raw) run + the metric registry -> summary, per-user table, diagnostics.
+
+Conventions (each a keyword, default first):
+
+- ``gain``: "linear" g = rel, or "exponential" g = 2**rel - 1 (negative rel -> 0);
+  discount 1 / log2(rank + 1).
+- ``ideal``: "judged" (IDCG from every judged item of the user, trec_eval/ranx)
+  or "retrieved" (the retrieved list re-sorted by relevance).
+- ``ap_norm``: AP@k divided by all relevant items ("relevant", trec_eval
+  map_cut), by min(k, R) ("min_k", RecBole / Spark) or by the relevant items
+  retrieved in the top k ("retrieved", torchmetrics).
+- ``ties``: "average" (exact expected value over all orders of tied scores),
+  "trec" (score desc, then item id desc as strings, as trec_eval), "input"
+  (score desc, then the order of the rows as given).
+- ``relevance_threshold``: relevance >= threshold is relevant for binary metrics
+  (gains stay graded).
+- users: evaluated users have at least one relevant item in the ground truth;
+  a user missing from the run scores 0; users without relevant items
+  (``empty_users="exclude"``, or scored 0 with ``"zero"``) and users only in
+  the run are excluded and counted in the diagnostics.
+- scored-row metrics use the rows of users present in the ground truth; the
+  label is relevance >= relevance_threshold (unjudged rows are 0); a row is
+  predicted positive when score >= ``threshold``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as registry
+from .diagnostics import Diagnostics, diagnose
+from .errors import MetricsError
+from .features import align_features
+from .kernels import classification as cls
+from .kernels import diversity as div
+from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
+                              GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
+                              ranking_families)
+from .prepare import Ranked, prepare
+
+GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
+IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
+AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED}
+TIES = ("average", "trec", "input")
+EMPTY_USERS = ("exclude", "zero")
+GAUC_WEIGHTS = ("rows", "positives", "uniform")
+
+
+def _choice(value, allowed, what):
+    if value not in allowed:
+        raise MetricsError(f"{what} must be one of {', '.join(map(str, allowed))}; got {value!r}")
+    return value
+
+
+@dataclass
+class Evaluation:
+    """Result of :func:`evaluate`.
+
+    ``summary``: metric label -> float; ``per_user``: DataFrame indexed by
+    ``user_id`` with one column per per-user metric; ``diagnostics``;
+    ``conventions``: the settings used.
+    """
+
+    summary: dict
+    per_user: pd.DataFrame
+    diagnostics: Diagnostics
+    n_users: int
+    ranked: Ranked
+    conventions: dict = field(default_factory=dict)
+
+
+def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_norm="relevant",
+                  ties="average", relevance_threshold=1.0) -> np.ndarray:
+    """All ranking families at cutoff ``k`` for every user code: array (n_users, len(FAMILIES))."""
+    out = np.empty((ranked.n_users, len(FAMILIES)), dtype=np.float64)
+    ranking_families(
+        ranked.offsets, ranked.rel_in_order(ties), ranked.score, ranked.n_relevant(relevance_threshold),
+        ranked.q_offsets, ranked.ideal_rel,
+        int(k), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
+        ties == "average", out,
+    )
+    return out
+
+
+def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude") -> np.ndarray:
+    """Mask of evaluated user codes: in the ground truth with >= 1 relevant item
+    (or any user of the ground truth with ``empty_users="zero"``)."""
+    if empty_users == "zero":
+        return ranked.in_truth.copy()
+    return ranked.in_truth & (ranked.n_relevant(relevance_threshold) > 0)
+
+
+def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="judged", ap_norm="relevant",
+             ties="average", relevance_threshold=1, empty_users="exclude", threshold=0.5,
+             gauc_weight="rows", item_features=None, interactions=None) -> Evaluation:
+    """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
+
+    See the module docstring for every convention. Returns an :class:`Evaluation`.
+    """
+    _choice(gain, GAINS, "gain")
+    _choice(ideal, IDEALS, "ideal")
+    _choice(ap_norm, AP_NORMS, "ap_norm")
+    _choice(ties, TIES, "ties")
+    _choice(empty_users, EMPTY_USERS, "empty_users")
+    _choice(gauc_weight, GAUC_WEIGHTS, "gauc_weight")
+    try:
+        relevance_threshold = float(relevance_threshold)
+        threshold = float(threshold)
+    except (TypeError, ValueError):
+        raise MetricsError("relevance_threshold and threshold must be numbers") from None
+    specs = registry.parse_metrics(metrics)
+    ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
+
+    n_rel = ranked.n_relevant(relevance_threshold)
+    common = ranked.in_run & ranked.in_truth
+    if not common.any():
+        raise MetricsError("the run and the ground truth have no user in common; check the user id column")
+    evaluated = evaluated_users(ranked, relevance_threshold, empty_users)
+    ev_codes = np.flatnonzero(evaluated)
+    needs_users = any(s.kind != "scored" for s in specs)
+    if needs_users and len(ev_codes) == 0:
+        raise MetricsError(
+            f"no user has a relevant item (relevance >= {relevance_threshold:g}); "
+            "check the relevance column or lower the relevance threshold"
+        )
+
+    summary: dict = {}
+    per_user: dict = {}
+    tables: dict[int, np.ndarray] = {}
+    conv = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=relevance_threshold)
+    for s in specs:
+        if s.kind in ("ranking", "pooled"):
+            if s.k not in tables:
+                tables[s.k] = ranking_table(ranked, s.k, **conv)
+            t = tables[s.k]
+            if s.kind == "ranking":
+                values = t[ev_codes, FAMILY_INDEX[registry.RANKING[s.name]]]
+                per_user[s.label] = values
+                summary[s.label] = float(values.mean())
+            else:
+                hits = t[ev_codes, FAMILY_INDEX["hits"]].sum()
+                total = n_rel[ev_codes].sum()
+                summary[s.label] = float(hits / total) if total > 0 else 0.0
+
+    diag_k = max([s.k for s in specs if s.k > 0], default=10)
+    diagnostics = diagnose(ranked, evaluated, n_rel, diag_k)
+
+    scored = [s for s in specs if s.kind == "scored"]
+    if scored:
+        _scored_metrics(ranked, scored, summary, per_user, ev_codes, diagnostics, relevance_threshold,
+                        threshold, gauc_weight)
+    diversity = [s for s in specs if s.kind == "diversity"]
+    if diversity:
+        _diversity_metrics(ranked, diversity, summary, per_user, ev_codes, diagnostics, ties,
+                           relevance_threshold, item_features, interactions)
+
+    index = pd.Index(ranked.user_ids[ev_codes], name="user_id")
+    per_user_df = pd.DataFrame(per_user, index=index)
+    ordered = {s.label: summary[s.label] for s in specs}
+    return Evaluation(summary=ordered, per_user=per_user_df, diagnostics=diagnostics,
+                      n_users=len(ev_codes), ranked=ranked,
+                      conventions=dict(conv, empty_users=empty_users, threshold=threshold,
+                                       gauc_weight=gauc_weight))
+
+
+def _scored_rows(ranked: Ranked, relevance_threshold: float):
+    """Scores, binary labels and raw relevance of the rows of users in the ground truth."""
+    keep_user = ranked.in_truth
+    if keep_user.all():
+        return ranked.score, ranked.labels(relevance_threshold), ranked.rel
+    mask = np.repeat(keep_user, ranked.list_lengths)
+    return ranked.score[mask], ranked.labels(relevance_threshold)[mask], ranked.rel[mask]
+
+
+def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, relevance_threshold,
+                    threshold, gauc_weight):
+    p, y, rel = _scored_rows(ranked, relevance_threshold)
+    for s in specs:
+        name = s.name
+        if name == "auc":
+            summary[s.label] = cls.roc_auc(y, p)
+        elif name == "pr_auc":
+            summary[s.label] = cls.average_precision(y, p)
+        elif name == "logloss":
+            bad = (p < 0) | (p > 1)
+            if bad.any():
+                raise MetricsError(
+                    f"logloss needs probabilities in [0, 1]; {int(bad.sum())} score(s) fall outside, "
+                    f"e.g. {p[bad][0]:g}; apply a sigmoid first or drop logloss"
+                )
+            summary[s.label] = cls.log_loss(y, p)
+        elif name == "rmse":
+            summary[s.label] = float(np.sqrt(np.mean((p - rel) ** 2)))
+        elif name == "mae":
+            summary[s.label] = float(np.mean(np.abs(p - rel)))
+        elif name == "pcopc":
+            total = y.sum()
+            summary[s.label] = float(p.sum() / total) if total > 0 else float("nan")
+        elif name in ("accuracy", "precision", "recall", "f1"):
+            summary[s.label] = _threshold_metric(name, y, p, threshold)
+        elif name == "gauc":
+            auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.score, ranked.labels(relevance_threshold))
+            ok = ~np.isnan(auc) & ranked.in_truth
+            weights = {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[gauc_weight]
+            w = weights[ok]
+            summary[s.label] = float(np.sum(w * auc[ok]) / w.sum()) if w.sum() > 0 else float("nan")
+            diagnostics.gauc_users_skipped = int((ranked.in_truth & ranked.in_run & np.isnan(auc)).sum())
+            per_user[s.label] = auc[ev_codes]
+
+
+def confusion_counts(y: np.ndarray, p: np.ndarray, threshold: float):
+    """(tp, fp, fn, tn) with predicted positive = score >= threshold."""
+    pred = p >= threshold
+    pos = y > 0.5
+    tp = int(np.sum(pred & pos))
+    fp = int(np.sum(pred & ~pos))
+    fn = int(np.sum(~pred & pos))
+    tn = int(np.sum(~pred & ~pos))
+    return tp, fp, fn, tn
+
+
+def _threshold_metric(name, y, p, threshold) -> float:
+    tp, fp, fn, tn = confusion_counts(y, p, threshold)
+    if name == "accuracy":
+        return (tp + tn) / max(tp + fp + fn + tn, 1)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    if name == "precision":
+        return precision
+    if name == "recall":
+        return recall
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+
+
+def _positions(ranked: Ranked, ties: str) -> np.ndarray:
+    """Item codes in ranked order under the tie rule (trec order for 'average')."""
+    return ranked.item[ranked.positions_in_order(ties)] if ties == "input" else ranked.item
+
+
+def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, ties,
+                       relevance_threshold, item_features, interactions):
+    items = _positions(ranked, ties)
+    features = None
+    for s in specs:
+        k = s.k
+        if s.name == "ils":
+            if item_features is None:
+                raise MetricsError("ils needs an item-features table (item_id + feature columns or tags)")
+            if features is None:
+                features = align_features(item_features, ranked.item_ids)
+                top = div.top_k_mask(ranked.offsets, k)
+                ev_rows = np.repeat(np.isin(np.arange(ranked.n_users), ev_codes), ranked.list_lengths)
+                rec = np.unique(items[top & ev_rows])
+                diagnostics.items_missing_features = int((~features.known[rec]).sum())
+            if features.kind == "cosine":
+                values = div.ils_cosine(ranked.offsets, items, k, features.feat_row, features.matrix)
+            else:
+                values = div.ils_jaccard(ranked.offsets, items, k, features.tag_start, features.tag_end,
+                                         features.tags)
+            v = values[ev_codes]
+            per_user[s.label] = v
+            summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+        elif s.name == "novelty":
+            info = _self_information(ranked, relevance_threshold, interactions)
+            v = div.novelty(ranked.offsets, items, k, info)[ev_codes]
+            per_user[s.label] = v
+            summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+        elif s.name == "coverage":
+            rows = _top_rows_of(ranked, ev_codes, k)
+            catalogue = len(ranked.item_ids)
+            if item_features is not None:
+                catalogue = len(pd.unique(item_features["item_id"]))
+            summary[s.label] = float(len(np.unique(items[rows])) / catalogue) if catalogue else 0.0
+        elif s.name == "personalization":
+            summary[s.label] = _personalization(ranked, items, ev_codes, k)
+
+
+def _top_rows_of(ranked: Ranked, codes: np.ndarray, k: int) -> np.ndarray:
+    mask = np.zeros(ranked.n_users, dtype=bool)
+    mask[codes] = True
+    return div.top_k_mask(ranked.offsets, k) & np.repeat(mask, ranked.list_lengths)
+
+
+def _personalization(ranked: Ranked, items: np.ndarray, codes: np.ndarray, k: int) -> float:
+    """1 - mean over user pairs of |L_u & L_v| / k (exact: sum_i C(c_i, 2) counts shared pairs)."""
+    users = codes[ranked.list_lengths[codes] > 0]
+    n = len(users)
+    if n < 2:
+        return float("nan")
+    kk = k if k > 0 else int(ranked.list_lengths[users].max())
+    rows = _top_rows_of(ranked, users, k)
+    counts = np.bincount(items[rows], minlength=len(ranked.item_ids)).astype(np.float64)
+    shared = float(np.sum(counts * (counts - 1) / 2.0))
+    pairs = n * (n - 1) / 2.0
+    return 1.0 - shared / (pairs * kk)
+
+
+def _self_information(ranked: Ranked, relevance_threshold: float, interactions) -> np.ndarray:
+    if interactions is None:
+        positive = ranked.q_rel >= relevance_threshold
+        users = np.repeat(np.arange(ranked.n_users), np.diff(ranked.q_offsets))[positive]
+        items = ranked.q_item[positive]
+        n_users = len(np.unique(users))
+        pairs = np.unique(users.astype(np.int64) * len(ranked.item_ids) + items)
+        counts = np.bincount(pairs % len(ranked.item_ids), minlength=len(ranked.item_ids))
+        return div.self_information(counts, n_users)
+    if not isinstance(interactions, pd.DataFrame) or not {"user_id", "item_id"} <= set(interactions.columns):
+        raise MetricsError("interactions must be a DataFrame with user_id and item_id columns")
+    inter = interactions[["user_id", "item_id"]].drop_duplicates()
+    ids = inter["item_id"]
+    index = ranked.item_ids
+    if pd.api.types.is_integer_dtype(ids.dtype) != pd.api.types.is_integer_dtype(index.dtype):
+        ids, index = ids.astype(str), pd.Index(index.astype(str))
+    code = index.get_indexer(ids)
+    counts = np.bincount(code[code >= 0], minlength=len(ranked.item_ids))
+    return div.self_information(counts, inter["user_id"].nunique())

@@ -1,0 +1,13 @@
+"""Readers for run and ground-truth files: format detection, column mapping, validation.
+
+``read_table(path_or_buffer, name=None, kind="run"|"qrels"|"auto", columns=None)``
+returns ``(DataFrame, ColumnMapping)``; every bad input raises
+:class:`metrics_core.errors.MetricsError` with a one-line message naming the
+file and the line, column or value. See :mod:`.reader` for the conventions.
+"""
+
+from .columns import ALIASES, ROLES, ColumnMapping
+from .formats import SUPPORTED_TEXT as SUPPORTED_FORMATS
+from .reader import read_qrels, read_run, read_table
+
+__all__ = ["read_table", "read_run", "read_qrels", "ColumnMapping", "ALIASES", "ROLES", "SUPPORTED_FORMATS"]

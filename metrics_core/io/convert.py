@@ -1,0 +1,119 @@
+"""Turn parsed columns into exact string ids and checked float64 numbers.
+
+Ids: text is trimmed; integers become their decimal text (``7`` -> ``"7"``),
+floats that are all whole numbers become integer text (``12.0`` -> ``"12"``,
+a Parquet/JSON artefact of missing values); an empty id is an error.
+
+Numbers (score, rank, relevance): text is trimmed and must be a finite
+decimal number. Empty, NaN (``nan``, ``NA``, ``null``...), infinite and
+non-numeric values are errors naming the first offending row and counting
+each kind. Negative values are accepted (TREC marks non-relevant as -1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import MetricsError
+from .lines import LineMap
+
+_NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+_NAN = r"^[+-]?(nan|na|n/a|null|none)$"
+_INF = r"^[+-]?(inf|infinity)$"
+
+
+def _flat(col) -> pa.Array:
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    return col
+
+
+def _clip(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array:
+    """Exact string ids (pyarrow string array) from any id column."""
+    col = _flat(col)
+    t = col.type
+    if pa.types.is_nested(t):
+        raise MetricsError(f"{name}: column {src!r} ({role}) holds nested values ({t}); ids must be text or integers")
+    if pa.types.is_floating(t):
+        valid = col.drop_null()
+        whole = pc.all(pc.equal(pc.floor(valid), valid)).as_py() if len(valid) else True
+        col = col.cast(pa.int64()) if whole else col
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        try:
+            col = col.cast(pa.string())
+        except pa.ArrowInvalid:
+            raise MetricsError(f"{name}: column {src!r} ({role}) holds bytes that are not UTF-8 text") from None
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        col = col.cast(pa.string())
+    col = pc.utf8_trim_whitespace(col)
+    empty = pc.or_kleene(pc.is_null(col), pc.equal(pc.utf8_length(col), 0)).fill_null(True)
+    if pc.any(empty).as_py():
+        bad = np.flatnonzero(empty.to_numpy(zero_copy_only=False))
+        raise MetricsError(
+            f"{name}: {lines(int(bad[0]))}: empty {role} in column {src!r}; {len(bad)} row(s) have an empty "
+            f"{role}. Every row needs a user and an item id"
+        )
+    return col.cast(pa.string())
+
+
+def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, lines: LineMap) -> MetricsError:
+    """Build the message for a column with at least one bad number."""
+    if numeric:
+        f = col.cast(pa.float64()) if not pa.types.is_floating(col.type) else col
+        null = pc.is_null(f).to_numpy(zero_copy_only=False)
+        vals = f.fill_null(0.0).to_numpy(zero_copy_only=False).astype(np.float64)
+        kinds = {"empty": null, "NaN": np.isnan(vals) & ~null, "infinite": np.isinf(vals) & ~null}
+        kinds["non-numeric"] = np.zeros(len(vals), bool)
+    else:
+        text = pc.utf8_trim_whitespace(col)
+        null = pc.is_null(text).to_numpy(zero_copy_only=False)
+        text = text.fill_null("")
+        lower = pc.utf8_lower(text)
+        empty = pc.equal(pc.utf8_length(text), 0).to_numpy(zero_copy_only=False)
+        nan = pc.match_substring_regex(lower, _NAN).to_numpy(zero_copy_only=False)
+        inf = pc.match_substring_regex(lower, _INF).to_numpy(zero_copy_only=False)
+        num = pc.match_substring_regex(text, _NUMBER).to_numpy(zero_copy_only=False)
+        kinds = {"empty": empty | null, "NaN": nan, "infinite": inf}
+        kinds["non-numeric"] = ~(num | nan | inf | empty | null)
+    any_bad = np.zeros(len(col), bool)
+    for mask in kinds.values():
+        any_bad |= mask
+    if not any_bad.any():
+        return MetricsError(f"{name}: {role} column {src!r} cannot be converted to numbers; check its values")
+    first = int(np.flatnonzero(any_bad)[0])
+    kind = next(k for k, m in kinds.items() if m[first])
+    value = col[first].as_py()
+    shown = "an empty value" if kind == "empty" else f"{kind} value {_clip(value)}" if kind != "non-numeric" else f"non-numeric value {_clip(value)}"
+    counts = ", ".join(f"{int(m.sum())} {k}" for k, m in kinds.items() if m.any())
+    return MetricsError(
+        f"{name}: {lines(first)}: {role} column {src!r} has {shown}; {int(any_bad.sum())} bad {role} value(s) "
+        f"({counts}). Every {role} must be a finite number"
+    )
+
+
+def numbers(col, role: str, src: str, name: str, lines: LineMap) -> np.ndarray:
+    """Finite float64 values of a score, rank or relevance column."""
+    col = _flat(col)
+    t = col.type
+    numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_boolean(t)
+    if not numeric and not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        raise MetricsError(f"{name}: column {src!r} ({role}) holds {t} values; it must hold numbers")
+    try:
+        values = (col if numeric else pc.utf8_trim_whitespace(col)).cast(pa.float64())
+        ok = values.null_count == 0
+        out = values.to_numpy(zero_copy_only=False) if ok else None
+        ok = ok and bool(np.isfinite(out).all())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        ok = False
+    if not ok:
+        raise _describe_bad(col, numeric, role, src, name, lines)
+    return np.ascontiguousarray(out, dtype=np.float64)

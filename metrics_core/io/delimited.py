@@ -1,0 +1,99 @@
+"""CSV and TSV with a header line, parsed by pyarrow.csv with every column as text.
+
+Every column is read as a string so that ids stay exact (``007`` stays
+``007``) and numbers are converted (and checked) in one place,
+:mod:`.convert`. Blank and whitespace-only lines are skipped; a row with the
+wrong number of fields is an error naming its line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from ..errors import MetricsError
+from .lines import LineMap, nonblank_line_numbers, text_line_map
+
+
+def first_line(text: bytes) -> tuple[str, int, int]:
+    """``(line, start byte, number of lines before it)`` of the first non-blank line."""
+    start = 0
+    skipped = 0
+    while True:
+        end = text.find(b"\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if line.strip():
+            return line.decode("utf-8").rstrip("\r"), start, skipped
+        if end < 0:
+            return "", len(text), skipped
+        start = end + 1
+        skipped += 1
+
+
+def header_names(line: str, delimiter: str) -> list[str]:
+    """Column names of a header line (quotes honoured), trimmed."""
+    row = next(csv.reader([line], delimiter=delimiter), [])
+    return [c.strip() for c in row]
+
+
+def _clip(text: str, n: int = 60) -> str:
+    text = text.strip()
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | None = None) -> tuple[pa.Table, LineMap]:
+    """Parse ``text`` (UTF-8, BOM removed) into a table of strings; ``keep`` limits the columns."""
+    line, start, shift = first_line(text)
+    names = header_names(line, delimiter)
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise MetricsError(f"{name}: line {shift + 1}: column {n!r} appears twice in the header; rename one")
+        seen.add(n)
+    body = text[start:]
+    bad: list = []
+
+    def on_invalid(row):
+        if row.text is not None and not row.text.strip():
+            return "skip"
+        bad.append(row)
+        return "skip"
+
+    def parse(use_threads: bool) -> pa.Table:
+        return pcsv.read_csv(
+            io.BytesIO(body),
+            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=use_threads),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
+            convert_options=pcsv.ConvertOptions(
+                column_types={n: pa.string() for n in names},
+                include_columns=keep if keep is not None else names,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+
+    try:
+        table = parse(True)
+        if bad:
+            bad.clear()
+            table = parse(False)  # record numbers are only known single-threaded
+    except pa.ArrowInvalid as e:
+        raise MetricsError(f"{name}: cannot be parsed as {'TSV' if delimiter == chr(9) else 'CSV'} ({e})") from None
+    if bad:
+        first = bad[0]
+        where = f"record {first.number}"
+        if first.number is not None:
+            records = nonblank_line_numbers(body, whitespace_is_blank=False)
+            if first.number - 1 < len(records):
+                where = f"line {int(records[first.number - 1]) + shift}"
+        raise MetricsError(
+            f"{name}: {where}: expected {first.expected_columns} fields (as in the header) but found "
+            f"{first.actual_columns}: {_clip(first.text or '')!r}; {len(bad)} row(s) have the wrong number of fields"
+        )
+    if table.num_rows == 0:
+        raise MetricsError(f"{name}: has a header line but no data rows")
+    return table, text_line_map(body, table.num_rows, header=True, shift=shift)
+

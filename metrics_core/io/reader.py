@@ -1,0 +1,147 @@
+"""``read_table``: any supported file or upload -> a tidy, checked DataFrame.
+
+The returned frame has ``user_id`` and ``item_id`` (exact strings, pandas
+``str`` dtype), then whichever of ``score``, ``rank`` and ``relevance`` the
+file provides (float64, finite). A run with a rank column and no score gets
+``score = -rank``. Runs must not repeat a (user, item) pair; ground truth may
+repeat one only with the same relevance (the repeat is dropped).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..errors import MetricsError
+from . import formats as F
+from .checks import check_run_duplicates, dedupe_qrels
+from .columns import ALIASES, ColumnMapping, detect, normalise, role_of_key
+from .convert import ids, numbers
+from .delimited import first_line, header_names, read_delimited
+from .jsonl import read_jsonl
+from .parquet import parquet_names, read_parquet
+from .source import load_source
+from .trec import read_trec, read_whitespace_table, trec_kind
+
+KINDS = ("run", "qrels", "auto")
+_KNOWN = {a for aliases in ALIASES.values() for a in aliases} | set(ALIASES)
+
+
+def _needed(roles: dict) -> list[str]:
+    return list(dict.fromkeys(c for c in roles.values() if c is not None))
+
+
+def _looks_like_header(names: list[str], columns: dict | None) -> bool:
+    keys = {normalise(n) for n in names}
+    if keys & _KNOWN:
+        return True
+    return bool(columns) and any(c in names for c in columns.values())
+
+
+def _parse(src, kind: str, columns: dict | None):
+    """-> (pyarrow table, roles, line map, format label, kind as read)."""
+    name = src.name
+    if src.fmt == F.PARQUET:
+        names = parquet_names(src.data, src.path, name)
+        roles = detect(names, kind, name, columns)
+        table, lines = read_parquet(src.data, src.path, name, _needed(roles))
+        return table, roles, lines, "Parquet", kind
+    text = src.data
+    line, _, _ = first_line(text)
+    fmt = src.fmt
+    if fmt == F.JSONL or (fmt in (None, F.TEXT) and line.lstrip()[:1] in ("{", "[")):
+        table, lines = read_jsonl(text, name)
+        roles = detect(table.column_names, kind, name, columns)
+        return table.select(_needed(roles)), roles, lines, "JSON lines", kind
+    if fmt == F.TREC:
+        return _trec(text, name, kind, columns)
+    if fmt == F.CSV:
+        delimiter = ","
+    elif fmt == F.TSV:
+        delimiter = "\t"
+    else:
+        delimiter = "\t" if "\t" in line else "," if "," in line else None
+    names = header_names(line, delimiter) if delimiter else line.split()
+    if not _looks_like_header(names, columns) and trec_kind(line.split()):
+        return _trec(text, name, kind, columns)
+    if delimiter is None:
+        table, lines = read_whitespace_table(text, name)
+        roles = detect(table.column_names, kind, name, columns)
+        return table.select(_needed(roles)), roles, lines, "whitespace-separated", kind
+    roles = detect(names, kind, name, columns)
+    table, lines = read_delimited(text, name, delimiter, keep=_needed(roles))
+    return table, roles, lines, "TSV" if delimiter == "\t" else "CSV", kind
+
+
+def _trec(text: bytes, name: str, kind: str, columns: dict | None):
+    table, lines, as_kind = read_trec(text, name, kind)
+    roles = detect(table.column_names, as_kind if kind == "auto" else kind, name, columns)
+    return table, roles, lines, f"TREC {as_kind}", as_kind
+
+
+def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None):
+    """Read a run or ground-truth file into ``(DataFrame, ColumnMapping)``.
+
+    ``path_or_buffer``: a path (str or Path), bytes, or a binary file object
+    (e.g. an uploaded file). ``name`` is used in messages (defaults to the
+    path or the object's ``name``). ``kind``: "run" (needs user, item and a
+    score or rank), "qrels" (needs user, item, relevance; other columns are
+    ignored) or "auto" (user, item and any of score, rank, relevance).
+    ``columns``: explicit ``{role: source column}``, e.g. ``{"user_id":
+    "customer"}``; roles are user_id, item_id, score, rank, relevance.
+
+    Raises :class:`MetricsError` with a one-line message for any bad input.
+    """
+    if kind not in KINDS:
+        raise MetricsError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    src = load_source(path_or_buffer, name)
+    name = src.name
+    table, roles, lines, label, kind = _parse(src, kind, columns)
+    if src.gzipped:
+        label += ", gzip"
+    cols: dict[str, object] = {
+        "user_id": ids(table[roles["user_id"]], "user_id", roles["user_id"], name, lines),
+        "item_id": ids(table[roles["item_id"]], "item_id", roles["item_id"], name, lines),
+    }
+    score_from_rank = False
+    if roles["score"] is not None:
+        cols["score"] = numbers(table[roles["score"]], "score", roles["score"], name, lines)
+    if roles["rank"] is not None:
+        rank = numbers(table[roles["rank"]], "rank", roles["rank"], name, lines)
+        if roles["score"] is None:
+            cols["score"] = -rank
+            score_from_rank = True
+        cols["rank"] = rank
+    if roles["relevance"] is not None:
+        cols["relevance"] = numbers(table[roles["relevance"]], "relevance", roles["relevance"], name, lines)
+    frame = pa.table({k: v if isinstance(v, pa.Array) else pa.array(v, pa.float64()) for k, v in cols.items()})
+    df = frame.to_pandas()
+    if "score" in df.columns:
+        check_run_duplicates(df, name, lines)
+    elif "relevance" in df.columns:
+        df, lines = dedupe_qrels(df, name, lines)
+    explicit = tuple(sorted({r for r in roles if columns and any(role_of_key(k) == r for k in columns)}))
+    mapping = ColumnMapping(
+        source=name,
+        format=label,
+        user_id=roles["user_id"],
+        item_id=roles["item_id"],
+        score=roles["score"] if not score_from_rank else None,
+        rank=roles["rank"],
+        relevance=roles["relevance"],
+        score_from_rank=score_from_rank,
+        explicit=explicit,
+        n_rows=len(df),
+        lines=lines,
+    )
+    return df, mapping
+
+
+def read_run(path_or_buffer, *, name: str | None = None, columns: dict | None = None):
+    """``read_table(..., kind="run")``: user_id, item_id, score [, rank] [, relevance]."""
+    return read_table(path_or_buffer, name=name, kind="run", columns=columns)
+
+
+def read_qrels(path_or_buffer, *, name: str | None = None, columns: dict | None = None):
+    """``read_table(..., kind="qrels")``: user_id, item_id, relevance."""
+    return read_table(path_or_buffer, name=name, kind="qrels", columns=columns)
+

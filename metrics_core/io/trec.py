@@ -1,0 +1,105 @@
+"""Whitespace-separated text: TREC runs and qrels, or a header plus rows.
+
+* TREC run: ``qid Q0 docno rank score tag`` (6 fields), no header.
+* TREC qrels: ``qid iter docno rel`` (4 fields), no header.
+* Any other whitespace-separated table whose first line is a header.
+
+Fields are separated by any run of spaces or tabs; leading/trailing
+whitespace and Windows line ends are ignored; blank lines are skipped. The
+text is split with pyarrow compute kernels (no per-line Python), and every
+line must have the same number of fields: the first line that does not is
+reported with the count of such lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import MetricsError
+from .lines import LineMap, split_lines
+
+RUN_FIELDS = ["qid", "Q0", "docno", "rank", "score", "tag"]
+QRELS_FIELDS = ["qid", "iter", "docno", "rel"]
+RUN_LAYOUT = "qid Q0 docno rank score tag"
+QRELS_LAYOUT = "qid iter docno rel"
+
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+def trec_kind(fields: list[str]) -> str | None:
+    """"run" or "qrels" when one line's fields look like a TREC line, else None."""
+    if len(fields) == 6 and _INT.match(fields[3]) and _NUMBER.match(fields[4]):
+        return "run"
+    if len(fields) == 4 and _NUMBER.match(fields[3]):
+        return "qrels"
+    return None
+
+
+def whitespace_split(text: bytes) -> tuple[pa.Array, np.ndarray]:
+    """Split the non-blank lines on whitespace: ``(list<string> array, their 1-based line numbers)``."""
+    lines = pc.utf8_trim_whitespace(split_lines(text))
+    keep = pc.greater(pc.utf8_length(lines), 0)
+    numbers = np.flatnonzero(keep.to_numpy(zero_copy_only=False)) + 1
+    return pc.utf8_split_whitespace(lines.filter(keep)), numbers
+
+
+def _columns(fields: pa.Array, n: int) -> list[pa.Array]:
+    values = pc.list_flatten(fields)
+    fixed = pa.FixedSizeListArray.from_arrays(values, n)
+    return [pc.list_element(fixed, j).cast(pa.string()) for j in range(n)]
+
+
+def _check_counts(fields: pa.Array, numbers: np.ndarray, n: int, name: str, what: str) -> None:
+    counts = pc.list_value_length(fields).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero(counts != n)
+    if len(bad):
+        i = int(bad[0])
+        raise MetricsError(
+            f"{name}: line {int(numbers[i])}: expected {n} fields ({what}) but found {int(counts[i])}; "
+            f"{len(bad)} line(s) have the wrong number of fields"
+        )
+
+
+def read_trec(text: bytes, name: str, kind: str) -> tuple[pa.Table, LineMap, str]:
+    """Parse a TREC file; ``kind`` is "run", "qrels" or "auto" (decided by the first line's field count).
+
+    Returns ``(table of strings, line map, "run" | "qrels")``.
+    """
+    fields, numbers = whitespace_split(text)
+    if len(fields) == 0:
+        raise MetricsError(f"{name}: the file is empty")
+    first_n = len(fields[0])
+    if kind == "auto":
+        kind = "run" if first_n == 6 else "qrels" if first_n == 4 else "run"
+    names, layout = (RUN_FIELDS, RUN_LAYOUT) if kind == "run" else (QRELS_FIELDS, QRELS_LAYOUT)
+    hint = ""
+    if kind == "run" and first_n == 4:
+        hint = " (this looks like a qrels file: was it given as a run?)"
+    elif kind == "qrels" and first_n == 6:
+        hint = " (this looks like a run file: was it given as qrels?)"
+    if hint:
+        raise MetricsError(
+            f"{name}: line {int(numbers[0])}: a TREC {kind} line has {len(names)} fields ({layout}) but this one "
+            f"has {first_n}{hint}"
+        )
+    _check_counts(fields, numbers, len(names), name, layout)
+    table = pa.table(dict(zip(names, _columns(fields, len(names)))))
+    return table, LineMap("line", 0, numbers), kind
+
+
+def read_whitespace_table(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
+    """Whitespace-separated table whose first non-blank line is the header."""
+    fields, numbers = whitespace_split(text)
+    header = fields[0].as_py()
+    if len(set(header)) != len(header):
+        raise MetricsError(f"{name}: line {int(numbers[0])}: a column name appears twice in the header; rename one")
+    rows, numbers = fields.slice(1), numbers[1:]
+    if len(rows) == 0:
+        raise MetricsError(f"{name}: has a header line but no data rows")
+    _check_counts(rows, numbers, len(header), name, "as in the header")
+    return pa.table(dict(zip(header, _columns(rows, len(header))))), LineMap("line", 0, numbers)

@@ -1,0 +1,1 @@
+"""Array kernels: contiguous NumPy arrays in, arrays out; no pandas, no file names."""

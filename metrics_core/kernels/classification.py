@@ -1,0 +1,92 @@
+"""Scored-row (classification / CTR) kernels over label and score arrays.
+
+``y`` is the binary label (0/1, from relevance >= threshold), ``p`` the score.
+
+- ROC AUC = P(score of a random positive > score of a random negative), ties
+  counting one half: (sum over positives of #neg below + 0.5 #neg equal) / (P N).
+- Average precision (pr_auc), as scikit-learn: sum_n (R_n - R_{n-1}) P_n over
+  the distinct score thresholds in descending order.
+- Log loss = -mean(y log p + (1 - y) log(1 - p)) with p clipped to
+  [eps, 1 - eps], eps = float64 machine epsilon (scikit-learn's rule).
+- GAUC = sum_u w_u AUC_u / sum_u w_u over users whose rows hold both classes;
+  w_u = rows, positives or 1.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ._jit import njit
+
+
+def roc_auc(y: np.ndarray, p: np.ndarray) -> float:
+    """ROC AUC with ties counted one half; NaN if only one class is present."""
+    pos = np.sort(p[y > 0.5])
+    neg = np.sort(p[y <= 0.5])
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    below = np.searchsorted(neg, pos, side="left").astype(np.float64)
+    upto = np.searchsorted(neg, pos, side="right").astype(np.float64)
+    return float((below.sum() + 0.5 * (upto - below).sum()) / (len(pos) * len(neg)))
+
+
+def average_precision(y: np.ndarray, p: np.ndarray) -> float:
+    """scikit-learn's average_precision_score for binary labels; NaN without positives."""
+    order = np.argsort(-p, kind="stable")
+    ys, ps = y[order], p[order]
+    n_pos = ys.sum()
+    if n_pos == 0:
+        return float("nan")
+    last = np.flatnonzero(np.r_[ps[1:] != ps[:-1], True])
+    tps = np.cumsum(ys)[last]
+    fps = (last + 1) - tps
+    precision = tps / (tps + fps)
+    recall = tps / n_pos
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def log_loss(y: np.ndarray, p: np.ndarray) -> float:
+    """Mean binary cross-entropy; ``p`` must already be checked to lie in [0, 1]."""
+    eps = np.finfo(np.float64).eps
+    q = np.clip(p, eps, 1 - eps)
+    return float(-np.mean(y * np.log(q) + (1.0 - y) * np.log1p(-q)))
+
+
+@njit(parallel=True)
+def per_user_auc(offsets, score, y):
+    """AUC of each user's rows (already sorted by score descending); NaN for one class.
+
+    Returns (auc, positives, rows) per user.
+    """
+    n_users = offsets.shape[0] - 1
+    auc = np.full(n_users, np.nan)
+    npos = np.zeros(n_users)
+    nrows = np.zeros(n_users)
+    for u in nb.prange(n_users):
+        a = offsets[u]
+        b = offsets[u + 1]
+        P = 0.0
+        for i in range(a, b):
+            P += y[i]
+        N = (b - a) - P
+        npos[u] = P
+        nrows[u] = b - a
+        if P == 0.0 or N == 0.0:
+            continue
+        neg_above = 0.0
+        total = 0.0
+        i = a
+        while i < b:
+            e = i + 1
+            while e < b and score[e] == score[i]:
+                e += 1
+            pg = 0.0
+            for j in range(i, e):
+                pg += y[j]
+            ng = (e - i) - pg
+            total += pg * (N - neg_above - ng + 0.5 * ng)
+            neg_above += ng
+            i = e
+        auc[u] = total / (P * N)
+    return auc, npos, nrows

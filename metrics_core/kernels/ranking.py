@@ -1,0 +1,208 @@
+"""The per-user ranking kernel: every ranking metric family at one cutoff, one pass.
+
+Inputs are the ranked CSR arrays (each user's rows sorted by score descending).
+For each user ``u`` it fills one row of ``out`` with the columns of ``FAMILIES``.
+
+Notation for one user: ``rel_i`` the relevance at rank ``i`` (1-based), ``g(rel)``
+the gain (linear ``max(rel, 0)`` or exponential ``2**max(rel, 0) - 1``), ``h_i``
+= 1 if ``rel_i >= threshold`` else 0, ``R`` the number of relevant items in the
+ground truth, ``n`` the list length, ``K = min(k, n)`` (``k = 0`` means the whole
+list, then ``K = n``), ``kk = k`` (or ``n`` without a cutoff).
+
+- CG@k  = sum_{i<=K} g(rel_i)
+- DCG@k = sum_{i<=K} g(rel_i) / log2(i + 1)
+- NDCG@k = DCG@k / IDCG@k; IDCG from the ideal gains (all judged items sorted
+  descending, or the retrieved list re-sorted), cut at k; 0 when IDCG = 0.
+- AP@k = (1/D) sum_{i<=K} h_i * P@i, with D = R ("relevant"), min(k, R)
+  ("min_k") or sum_{i<=K} h_i ("retrieved"); 0 when D = 0.
+- RR@k = 1 / (rank of the first relevant item) if it is within K, else 0.
+- P@k = hits@K / kk;  R@k = hits@K / R;  F1@k = 2 hits / (kk + R) (the harmonic
+  mean of P@k and R@k); HIT@k = 1 if hits@K > 0; R-prec = hits@R / R.
+
+Ties. With ``ties_average`` every run of equal scores (a tie group) is treated
+as a uniformly random order of its items and each metric is its exact expected
+value over those orders (not an approximation): sums of per-position terms use
+the group's mean gain; the hit probability uses the hypergeometric chance that
+no relevant item falls inside the cutoff; RR uses the distribution of the first
+relevant position in the group; AP uses E[h_i * hits@i] = (r/m)(b + 1 + j (r-1)/(m-1))
+for offset j in a group of m items with r relevant after b certain hits, and for
+the "retrieved" normalisation conditions on the hypergeometric number of hits
+in the part of the group cut by k. Without it, every position is its own group.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ._jit import njit
+
+FAMILIES = ("cg", "dcg", "ndcg", "ap", "rr", "precision", "recall", "f1", "hit", "r_precision", "hits")
+FAMILY_INDEX = {name: i for i, name in enumerate(FAMILIES)}
+
+GAIN_LINEAR, GAIN_EXPONENTIAL = 0, 1
+IDEAL_JUDGED, IDEAL_RETRIEVED = 0, 1
+AP_RELEVANT, AP_MIN_K, AP_RETRIEVED = 0, 1, 2
+
+
+@njit(inline="always")
+def gain_of(rel, gain_kind):
+    """g(rel): max(rel, 0) (linear) or 2**max(rel, 0) - 1 (exponential)."""
+    r = rel if rel > 0.0 else 0.0
+    if gain_kind == GAIN_EXPONENTIAL:
+        return 2.0**r - 1.0
+    return r
+
+
+@njit(inline="always")
+def log_comb(n, r):
+    return math.lgamma(n + 1.0) - math.lgamma(r + 1.0) - math.lgamma(n - r + 1.0)
+
+
+@njit
+def idcg_of(ideal_rel, a, b, cut, gain_kind):
+    """DCG of the first ``cut`` entries of ideal_rel[a:b] (already sorted descending)."""
+    total = 0.0
+    m = min(b - a, cut)
+    for j in range(m):
+        g = gain_of(ideal_rel[a + j], gain_kind)
+        if g == 0.0:
+            break
+        total += g / math.log2(j + 2.0)
+    return total
+
+
+@njit
+def ap_retrieved_with_cut_group(ap_before, b_rel, s, m, r, c):
+    """Exact E[AP] normalised by hits in the top K when a tie group is cut.
+
+    The group starts at 0-based rank ``s``, has ``m`` items of which ``r`` are
+    relevant, and only its first ``c`` positions (0 < c < m) are inside the
+    cutoff; ``b_rel`` relevant items and AP numerator ``ap_before`` come before.
+    """
+    total = 0.0
+    h_lo = max(0, c - (m - r))
+    h_hi = min(c, r)
+    log_all = log_comb(m, c)
+    for h in range(h_lo, h_hi + 1):
+        p = math.exp(log_comb(r, h) + log_comb(m - r, c - h) - log_all)
+        if b_rel + h == 0:
+            continue
+        num = ap_before
+        if h > 0:
+            for j in range(c):
+                if c > 1:
+                    e = (h / c) * (b_rel + 1.0 + j * (h - 1.0) / (c - 1.0))
+                else:
+                    e = h * (b_rel + 1.0)
+                num += e / (s + j + 1.0)
+        total += p * num / (b_rel + h)
+    return total
+
+
+@njit(parallel=True)
+def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
+                     ideal_kind, ap_norm, threshold, ties_average, out):
+    """Fill ``out[u, :]`` (columns ``FAMILIES``) for every user; see the module docstring."""
+    n_users = offsets.shape[0] - 1
+    for u in nb.prange(n_users):
+        a = offsets[u]
+        n = offsets[u + 1] - a
+        K = n if k == 0 else min(k, n)
+        kk = n if k == 0 else k
+        R = n_rel[u]
+        R_int = int(R)
+        cg = 0.0
+        dcg = 0.0
+        ap_num = 0.0
+        ap_value = -1.0
+        rr = 0.0
+        rr_done = False
+        hits = 0.0
+        hits_R = 0.0
+        none_prob = 1.0
+        b_rel = 0.0
+        s = 0
+        limit = max(K, R_int)
+        while s < n and s < limit:
+            e = s + 1
+            if ties_average:
+                s0 = score[a + s]
+                while e < n and score[a + e] == s0:
+                    e += 1
+            m = e - s
+            G = 0.0
+            Rg = 0.0
+            for j in range(s, e):
+                x = rel[a + j]
+                G += gain_of(x, gain_kind)
+                if x >= threshold:
+                    Rg += 1.0
+            c = min(max(K - s, 0), m)
+            if c > 0:
+                disc = 0.0
+                for j in range(s, s + c):
+                    disc += 1.0 / math.log2(j + 2.0)
+                dcg += G / m * disc
+                cg += G / m * c
+                hits += Rg / m * c
+                if Rg > 0.0:
+                    q = 1.0
+                    for i in range(c):
+                        if m - Rg - i <= 0.0:
+                            q = 0.0
+                            break
+                        q *= (m - Rg - i) / (m - i)
+                    none_prob *= q
+                    if not rr_done:
+                        p = Rg / m
+                        last = min(c, m - int(Rg) + 1)
+                        for j in range(last):
+                            rr += p / (s + j + 1.0)
+                            if m - j - 1 > 0:
+                                p *= (m - Rg - j) / (m - j - 1.0)
+                        rr_done = True
+                if ap_norm == AP_RETRIEVED and c < m:
+                    ap_value = ap_retrieved_with_cut_group(ap_num, b_rel, s, m, int(Rg), c)
+                elif Rg > 0.0:
+                    for j in range(c):
+                        if m > 1:
+                            t = (Rg / m) * (b_rel + 1.0 + j * (Rg - 1.0) / (m - 1.0))
+                        else:
+                            t = Rg * (b_rel + 1.0)
+                        ap_num += t / (s + j + 1.0)
+            cR = min(max(R_int - s, 0), m)
+            hits_R += Rg / m * cR
+            b_rel += Rg
+            s = e
+        # normalisations
+        if ideal_kind == IDEAL_JUDGED:
+            cut = ideal_offsets[u + 1] - ideal_offsets[u] if k == 0 else k
+            idcg = idcg_of(ideal_rel, ideal_offsets[u], ideal_offsets[u + 1], cut, gain_kind)
+        else:
+            seg = np.empty(n, dtype=np.float64)
+            for j in range(n):
+                seg[j] = rel[a + j]
+            seg = np.sort(seg)[::-1].copy()
+            idcg = idcg_of(seg, 0, n, n if k == 0 else k, gain_kind)
+        if ap_value < 0.0:
+            if ap_norm == AP_RELEVANT:
+                den = R
+            elif ap_norm == AP_MIN_K:
+                den = R if k == 0 else min(float(k), R)
+            else:
+                den = hits
+            ap_value = ap_num / den if den > 0.0 else 0.0
+        out[u, 0] = cg
+        out[u, 1] = dcg
+        out[u, 2] = dcg / idcg if idcg > 0.0 else 0.0
+        out[u, 3] = ap_value
+        out[u, 4] = rr
+        out[u, 5] = hits / kk if kk > 0 else 0.0
+        out[u, 6] = hits / R if R > 0.0 else 0.0
+        out[u, 7] = 2.0 * hits / (kk + R) if kk + R > 0.0 else 0.0
+        out[u, 8] = 1.0 - none_prob
+        out[u, 9] = hits_R / R if R > 0.0 else 0.0
+        out[u, 10] = hits

@@ -1,0 +1,247 @@
+"""Prepare once: tidy frames -> :class:`Ranked`, the sorted CSR layout every metric reads.
+
+``prepare(run, qrels)`` encodes ids once, joins the ground truth to the run,
+sorts each user's list once (score descending, ties by item id string
+descending, trec_eval's rule) and sorts each user's judged relevances once for
+the ideal ranking. Evaluating at any cutoff, gain or convention afterwards is
+a cheap pass over these arrays; nothing is sorted again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .encode import encode_pair, string_order
+from .errors import MetricsError
+from .kernels import layout
+from .kernels._jit import n_threads
+
+USER, ITEM, SCORE, REL = "user_id", "item_id", "score", "relevance"
+RELEVANCE_ALIASES = ("relevance", "label")
+
+
+def _relevance_column(df: pd.DataFrame) -> str | None:
+    for name in RELEVANCE_ALIASES:
+        if name in df.columns:
+            return name
+    return None
+
+
+def _require(df, columns, what):
+    if not isinstance(df, pd.DataFrame):
+        raise MetricsError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise MetricsError(
+            f"{what} is missing column(s) {', '.join(missing)}; columns found: {', '.join(map(str, df.columns))}"
+        )
+    if len(df) == 0:
+        raise MetricsError(f"{what} has no rows")
+
+
+def _numeric(df, column, what) -> np.ndarray:
+    s = df[column]
+    values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise MetricsError(
+            f"{what}: column '{column}' has {int(bad.sum())} non-numeric, empty, NaN or infinite value(s), "
+            f"first at row {first + 1} ({s.iloc[first]!r}); fix or drop those rows"
+        )
+    return np.ascontiguousarray(values)
+
+
+@dataclass(frozen=True, eq=False)
+class Ranked:
+    """A run joined with its ground truth and sorted once per user (CSR layout).
+
+    Users are coded ``0..n_users-1`` (``user_ids[code]`` is the original id);
+    ``offsets[u]:offsets[u+1]`` index user ``u``'s ranked rows in ``item``,
+    ``score``, ``rel``, ``judged`` and ``row`` (the input row number), sorted by
+    score descending with ties by item id string descending. The ground truth is
+    a second CSR (``q_offsets``, ``q_item``, ``q_rel``) and ``ideal_rel`` holds
+    each user's judged relevances sorted descending.
+    """
+
+    user_ids: pd.Index
+    item_ids: pd.Index
+    offsets: np.ndarray
+    item: np.ndarray
+    score: np.ndarray
+    rel: np.ndarray
+    judged: np.ndarray
+    row: np.ndarray
+    q_offsets: np.ndarray
+    q_item: np.ndarray
+    q_rel: np.ndarray
+    ideal_rel: np.ndarray
+    in_truth: np.ndarray
+    truth_from_run: bool
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n_users(self) -> int:
+        return len(self.user_ids)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.score.shape[0])
+
+    @property
+    def list_lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def in_run(self) -> np.ndarray:
+        return self.list_lengths > 0
+
+    def n_relevant(self, relevance_threshold: float = 1) -> np.ndarray:
+        """Relevant ground-truth items per user (relevance >= threshold)."""
+        key = ("n_rel", float(relevance_threshold))
+        if key not in self._cache:
+            hit = (self.q_rel >= relevance_threshold).astype(np.float64)
+            self._cache[key] = segment_sums(hit, self.q_offsets)
+        return self._cache[key]
+
+    def rel_in_order(self, ties: str) -> np.ndarray:
+        """Relevance per ranked position under a tie rule ('input' reorders tie groups)."""
+        if ties != "input":
+            return self.rel
+        if "rel_input" not in self._cache:
+            pos = layout.input_order_within_ties(self.offsets, self.score, self.row)
+            self._cache["rel_input"] = self.rel[pos]
+            self._cache["pos_input"] = pos
+        return self._cache["rel_input"]
+
+    def positions_in_order(self, ties: str) -> np.ndarray:
+        """Ranked positions in the order a tie rule presents them (identity but for 'input')."""
+        if ties != "input":
+            return np.arange(self.n_rows)
+        self.rel_in_order("input")
+        return self._cache["pos_input"]
+
+    def labels(self, relevance_threshold: float = 1) -> np.ndarray:
+        """Binary label per ranked row: relevance >= threshold (unjudged rows are 0)."""
+        return (self.rel >= relevance_threshold).astype(np.float64)
+
+    def user_code(self, user_id) -> int:
+        """Code of a user id (accepts the id or its string form)."""
+        loc = self.user_ids.get_indexer([user_id])[0]
+        if loc < 0:
+            loc = pd.Index(self.user_ids.astype(str)).get_indexer([str(user_id)])[0]
+        if loc < 0:
+            raise MetricsError(f"unknown user id {user_id!r}")
+        return int(loc)
+
+    def user_list(self, user_id, ties: str = "trec") -> pd.DataFrame:
+        """One user's ranked list: rank, item_id, score, relevance, judged."""
+        u = self.user_code(user_id)
+        a, b = self.offsets[u], self.offsets[u + 1]
+        pos = self.positions_in_order(ties)[a:b]
+        return pd.DataFrame({
+            "rank": np.arange(1, b - a + 1),
+            "item_id": self.item_ids[self.item[pos]],
+            "score": self.score[pos],
+            "relevance": self.rel[pos],
+            "judged": self.judged[pos],
+        })
+
+    def user_relevant_items(self, user_id, relevance_threshold: float = 1) -> pd.DataFrame:
+        """The user's ground-truth items with relevance >= threshold, most relevant first."""
+        u = self.user_code(user_id)
+        a, b = self.q_offsets[u], self.q_offsets[u + 1]
+        rel = self.q_rel[a:b]
+        keep = rel >= relevance_threshold
+        df = pd.DataFrame({"item_id": self.item_ids[self.q_item[a:b][keep]], "relevance": rel[keep]})
+        return df.sort_values("relevance", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str = "run") -> Ranked:
+    """Encode, join and sort once.
+
+    ``run`` has columns ``user_id, item_id, score`` (one row per recommended
+    item) and, when ``qrels`` is None, ``relevance`` or ``label`` as well.
+    ``qrels`` has ``user_id, item_id, relevance`` (or ``label``). Relevance is
+    graded; negative judgments are non-relevant with gain 0. A duplicate
+    (user, item) in the run is an error; in the ground truth an exact repeat is
+    dropped and a conflicting one is an error.
+    """
+    _require(run, [USER, ITEM, SCORE], name)
+    run_rel_col = _relevance_column(run)
+    if qrels is None:
+        if run_rel_col is None:
+            raise MetricsError(
+                f"{name} has no 'relevance' or 'label' column and no ground truth was given; "
+                "pass qrels or add a relevance column"
+            )
+        truth, truth_name, truth_rel_col, truth_from_run = run, name, run_rel_col, True
+    else:
+        truth_rel_col = _relevance_column(qrels)
+        _require(qrels, [USER, ITEM, truth_rel_col or REL], "ground truth")
+        truth, truth_name, truth_from_run = qrels, "ground truth", False
+
+    score = _numeric(run, SCORE, name)
+    q_rel_raw = _numeric(truth, truth_rel_col, truth_name)
+
+    if truth_from_run:
+        u_run, _, users = encode_pair(run[USER], what=f"{name} column {USER}")
+        i_run, _, items = encode_pair(run[ITEM], what=f"{name} column {ITEM}")
+        u_q, i_q = u_run, i_run
+    else:
+        u_run, u_q, users = encode_pair(run[USER], truth[USER], what=f"column {USER}")
+        i_run, i_q, items = encode_pair(run[ITEM], truth[ITEM], what=f"column {ITEM}")
+    n_users, n_items = len(users), len(items)
+    threads = n_threads()
+
+    # ground truth: CSR by user (order within a user does not matter)
+    q_offsets, q_perm = _group(u_q, n_users)
+    q_item = i_q[q_perm]
+    q_rel = q_rel_raw[q_perm]
+    keep, conflict = layout.qrels_conflicts(q_offsets, q_item, q_rel, n_items, threads)
+    if conflict >= 0:
+        row = int(q_perm[conflict])
+        raise MetricsError(
+            f"{truth_name}: user {truth[USER].iloc[row]!r} item {truth[ITEM].iloc[row]!r} is judged twice "
+            f"with different relevance (row {row + 1}); keep one judgment per (user, item)"
+        )
+    if not keep.all():
+        q_item, q_rel = q_item[keep], q_rel[keep]
+        q_offsets = np.concatenate([[0], np.cumsum(segment_sums(keep.astype(np.int64), q_offsets))])
+    in_truth = np.diff(q_offsets) > 0
+
+    # run: group by user, sort each list by score desc, ties by item string desc
+    offsets, perm = _group(u_run, n_users)
+    tiebreak = string_order(items)[i_run]
+    layout.sort_within_users(offsets, perm, score, tiebreak)
+    item = i_run[perm]
+    ranked_score = score[perm]
+    rel, judged, dup = layout.join_relevance(offsets, item, q_offsets, q_item, q_rel, n_items, threads)
+    if dup >= 0:
+        row = int(perm[dup])
+        raise MetricsError(
+            f"{name}: user {run[USER].iloc[row]!r} recommends item {run[ITEM].iloc[row]!r} more than once "
+            f"(row {row + 1}); keep one row per (user, item)"
+        )
+    ideal_rel = layout.sort_desc_within_users(q_offsets, q_rel)
+    return Ranked(
+        user_ids=users, item_ids=items, offsets=offsets, item=item, score=ranked_score, rel=rel,
+        judged=judged, row=perm, q_offsets=q_offsets, q_item=q_item, q_rel=q_rel, ideal_rel=ideal_rel,
+        in_truth=in_truth, truth_from_run=truth_from_run,
+    )
+
+
+def segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sum of ``values[offsets[u]:offsets[u+1]]`` for every segment (empty segments give 0)."""
+    cs = np.concatenate([[0], np.cumsum(values)])
+    return cs[offsets[1:]] - cs[offsets[:-1]]
+
+
+def _group(user_codes: np.ndarray, n_users: int):
+    """CSR offsets and row permutation grouping rows by user (no work if already grouped)."""
+    if user_codes.shape[0] == 0 or bool(np.all(user_codes[1:] >= user_codes[:-1])):
+        return layout.offsets_from_sorted(user_codes, n_users), np.arange(user_codes.shape[0], dtype=np.int64)
+    return layout.group_by_user(user_codes, n_users)

@@ -1,0 +1,71 @@
+"""Metrics of one ranked list, for worked examples and quick checks.
+
+``relevances`` / ``hits`` are given in rank order (rank 1 first). They run the
+same compiled kernel as :func:`metrics_core.evaluate` on a one-user layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .evaluate import AP_NORMS, GAINS, IDEALS
+from .errors import MetricsError
+from .kernels.ranking import FAMILIES, FAMILY_INDEX, ranking_families
+
+
+def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant=None,
+              ap_norm="relevant", threshold=1.0) -> dict:
+    rel = np.ascontiguousarray(np.asarray(relevances, dtype=np.float64).ravel())
+    if not np.isfinite(rel).all():
+        raise MetricsError("relevances must be finite numbers")
+    if k is not None and (int(k) != k or k <= 0):
+        raise MetricsError(f"k must be a whole number >= 1, got {k!r}")
+    n = len(rel)
+    ideal_kind = IDEALS["retrieved"] if ideal_relevances is None else IDEALS["judged"]
+    ideal = np.sort(np.asarray(ideal_relevances if ideal_relevances is not None else rel, dtype=np.float64))[::-1]
+    if n_relevant is None:
+        n_relevant = float(np.sum(rel >= threshold)) if ideal_relevances is None else float(np.sum(ideal >= threshold))
+    out = np.empty((1, len(FAMILIES)))
+    ranking_families(np.array([0, n], dtype=np.int64), rel, -np.arange(n, dtype=np.float64),
+                     np.array([float(n_relevant)]), np.array([0, len(ideal)], dtype=np.int64),
+                     np.ascontiguousarray(ideal), 0 if k is None else int(k), GAINS[gain], ideal_kind,
+                     AP_NORMS[ap_norm], float(threshold), False, out)
+    return {name: float(out[0, FAMILY_INDEX[name]]) for name in FAMILIES}
+
+
+def dcg_at_k(relevances, k=None, gain="linear") -> float:
+    """DCG@k = sum_{i<=k} g(rel_i) / log2(i + 1); g = rel or 2**rel - 1."""
+    return _one_list(relevances, k, gain=gain)["dcg"]
+
+
+def ndcg_at_k(relevances, k=None, gain="linear", ideal_relevances=None) -> float:
+    """NDCG@k = DCG@k / IDCG@k; the ideal is ``relevances`` re-sorted unless
+    ``ideal_relevances`` (e.g. every judged item of the user) is given."""
+    return _one_list(relevances, k, gain=gain, ideal_relevances=ideal_relevances)["ndcg"]
+
+
+def average_precision(hits, k=None, n_relevant=None, ap_norm="relevant") -> float:
+    """AP@k = (1/D) sum_{i<=k} hit_i * P@i; D = ``n_relevant`` (default: the hits in
+    the list, i.e. the retrieved-relevant normalisation), or min(k, n_relevant)."""
+    return _one_list(hits, k, n_relevant=n_relevant, ap_norm=ap_norm)["ap"]
+
+
+def precision_at_k(hits, k) -> float:
+    """P@k = (relevant items in the top k) / k."""
+    return _one_list(hits, k)["precision"]
+
+
+def recall_at_k(hits, k, n_relevant) -> float:
+    """R@k = (relevant items in the top k) / n_relevant."""
+    return _one_list(hits, k, n_relevant=n_relevant)["recall"]
+
+
+def reciprocal_rank(hits, k=None) -> float:
+    """1 / rank of the first relevant item within the top k (0 if none)."""
+    return _one_list(hits, k)["rr"]
+
+
+def hit_ratio(hits_per_user, n_relevant_per_user) -> float:
+    """Pooled hit ratio: sum of hits over sum of relevant items, all users."""
+    total = float(np.sum(n_relevant_per_user))
+    return float(np.sum(hits_per_user)) / total if total > 0 else 0.0

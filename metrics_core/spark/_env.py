@@ -1,0 +1,103 @@
+"""pyspark as an optional extra: import it lazily, start sessions, translate errors.
+
+Nothing in :mod:`metrics_core` imports pyspark at import time. The first call
+that needs Spark checks that pyspark is installed and, when a session has to
+be started, that a Java runtime is on the machine; either missing gives a
+one-line :class:`~metrics_core.errors.MetricsError` saying what to install.
+Errors raised inside Spark tasks (a duplicate row found by the same checks as
+the single-machine path, for example) come back to the driver wrapped in a
+Java stack trace; :func:`spark_errors` turns them into the original one-line
+``MetricsError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import re
+import shutil
+
+from ..errors import MetricsError
+
+INSTALL_HINT = (
+    "pip install 'metrics-core[spark]' and a Java runtime 17+ "
+    "(e.g. Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"
+)
+
+
+def require_pyspark():
+    """Import and return :mod:`pyspark`, or raise a one-line MetricsError saying what to install."""
+    if importlib.util.find_spec("pyspark") is None:
+        raise MetricsError(f"the Spark engine needs pyspark, which is not installed: {INSTALL_HINT}")
+    import pyspark
+
+    return pyspark
+
+
+def java_available() -> bool:
+    """True when a ``java`` executable is found through JAVA_HOME or PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.isfile(os.path.join(home, "bin", "java")):
+        return True
+    return shutil.which("java") is not None
+
+
+def get_session(master: str = "local[*]", app_name: str = "metrics-core", config: dict | None = None):
+    """The active SparkSession, or a new one on ``master`` (checks pyspark and Java first).
+
+    An already running session is reused as is (spark-submit creates one with
+    the cluster's settings); ``master`` and ``config`` only apply to a new one.
+    """
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if not java_available():
+        raise MetricsError(f"the Spark engine needs a Java runtime, none was found (JAVA_HOME, PATH): {INSTALL_HINT}")
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = {"spark.ui.showConsoleProgress": "false", "spark.sql.execution.arrow.pyspark.enabled": "true"}
+    settings.update(config or {})
+    for key, value in settings.items():
+        builder = builder.config(key, str(value))
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: bad master URL, broken Java
+        raise MetricsError(f"could not start Spark on master {master!r}: {first_line(exc)}") from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+_METRICS_ERROR = re.compile(r"MetricsError: ([^\n]*)")
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message, without Spark's error-class prefix."""
+    text = str(exc).strip()
+    line = next((x.strip() for x in text.splitlines() if x.strip()), type(exc).__name__)
+    return line
+
+
+@contextlib.contextmanager
+def spark_errors(what: str = "Spark job"):
+    """Re-raise errors from Spark actions as one-line MetricsErrors.
+
+    A MetricsError raised inside a Python worker (the single-machine checks
+    running on one group of users) keeps its own message; an AnalysisException
+    (missing path, missing column) keeps its first line.
+    """
+    try:
+        yield
+    except MetricsError:
+        raise
+    except Exception as exc:
+        found = _METRICS_ERROR.search(str(exc))
+        if found:
+            raise MetricsError(found.group(1).strip()) from None
+        name = type(exc).__name__
+        if name in ("AnalysisException", "PythonException", "Py4JJavaError", "IllegalArgumentException",
+                    "SparkRuntimeException", "PySparkRuntimeError", "PySparkValueError", "PySparkTypeError"):
+            raise MetricsError(f"{what} failed: {first_line(exc)}") from None
+        raise

@@ -1,0 +1,413 @@
+"""Statistics over users: bootstrap confidence intervals and paired model comparison.
+
+Conventions (shared by every function here):
+
+* The unit of analysis is the **user**. A per-user metric is one number per user
+  (e.g. NDCG@10 of that user's list); a model's score is the mean over users.
+* A **paired** comparison of a baseline ``a`` and a challenger ``b`` uses only users
+  evaluated for both models (present in both per-user tables with a finite value);
+  ``n`` reports how many. The per-user difference is ``d_u = b_u - a_u`` so a positive
+  mean difference means the challenger scores higher.
+* Everything random is seeded (``seed``, default 0) and reproducible.
+
+Formulas:
+
+* Bootstrap CI of a mean (percentile method): resample the ``n`` values with
+  replacement ``n_resamples`` times, take the mean of each resample; the interval is the
+  ``(1-confidence)/2`` and ``(1+confidence)/2`` quantiles of those means.
+* Paired t-test: ``t = mean(d) / (sd(d) / sqrt(n))`` with ``sd`` using ``n-1``;
+  two-sided p-value from Student's t with ``n-1`` degrees of freedom (``scipy.stats.ttest_rel``).
+* Wilcoxon signed-rank: ``scipy.stats.wilcoxon(d, zero_method="wilcox")`` (zero
+  differences are dropped, the usual convention; two-sided).
+* Fisher randomization (sign-flip permutation) test: under H0 each ``d_u`` is equally
+  likely to be ``+d_u`` or ``-d_u``. ``T = |mean(d)|``; two-sided p-value is the share of
+  the ``2^n`` sign assignments with ``|mean(s * d)| >= T``. Computed exactly when
+  ``2^n <= n_resamples``, otherwise by Monte Carlo with ``p = (count + 1) / (B + 1)``.
+* Cohen's d for paired samples (d_z): ``mean(d) / sd(d)`` (``sd`` with ``n-1``).
+* Win/tie/loss: a user is a *win* for the challenger when ``d_u > tol``, a *loss* when
+  ``d_u < -tol``, a *tie* otherwise (for metrics where lower is better the signs swap).
+* Holm-Bonferroni: sort the ``m`` p-values ascending, ``p_(i) * (m - i + 1)``, made
+  monotone non-decreasing by a running maximum, capped at 1.
+* Benjamini-Hochberg: ``p_(i) * m / i``, made monotone by a running minimum from the
+  largest p-value down, capped at 1 (``scipy.stats.false_discovery_control``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from metrics_core.errors import MetricsError
+
+__all__ = [
+    "TESTS",
+    "CORRECTIONS",
+    "LOWER_IS_BETTER",
+    "bootstrap_ci",
+    "bootstrap_means",
+    "paired_t_test",
+    "wilcoxon_test",
+    "randomization_test",
+    "cohens_d_paired",
+    "win_tie_loss",
+    "holm",
+    "benjamini_hochberg",
+    "adjust_pvalues",
+    "align_pairs",
+    "PairedComparison",
+    "paired_comparison",
+    "mean_ci_table",
+]
+
+TESTS = ("t", "wilcoxon", "randomization")
+CORRECTIONS = ("holm", "bh", "none")
+#: base metric names for which a smaller value is better (win/tie/loss flips for them)
+LOWER_IS_BETTER = frozenset({"rmse", "mae", "logloss"})
+
+# Memory budget for one batch of resampled indices / signs (number of matrix cells).
+_BATCH_CELLS = 4_000_000
+
+
+def _as_float_array(values) -> np.ndarray:
+    arr = np.asarray(values, dtype=float).ravel()
+    return arr[np.isfinite(arr)]
+
+
+def bootstrap_means(values, n_resamples: int = 1000, seed: int = 0) -> np.ndarray:
+    """Means of ``n_resamples`` bootstrap resamples (with replacement) of ``values``.
+
+    Non-finite values are dropped first. When the values take few distinct values (per-user
+    metrics are often 0/1 or heavily tied) the resample counts of each distinct value are
+    drawn from the equivalent multinomial distribution, which is the same bootstrap
+    distribution at a fraction of the cost; otherwise indices are drawn in batches.
+    """
+    x = _as_float_array(values)
+    n = x.size
+    if n == 0:
+        return np.full(int(n_resamples), np.nan)
+    rng = np.random.default_rng(seed)
+    uniq, counts = np.unique(x, return_counts=True)
+    if uniq.size * 8 <= n:
+        draws = rng.multinomial(n, counts / n, size=int(n_resamples))
+        return draws @ uniq / n
+    batch = max(1, _BATCH_CELLS // n)
+    out = np.empty(int(n_resamples))
+    for start in range(0, int(n_resamples), batch):
+        stop = min(int(n_resamples), start + batch)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = x[idx].mean(axis=1)
+    return out
+
+
+def bootstrap_ci(values, n_resamples: int = 1000, confidence: float = 0.95,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval ``(low, high)`` for the mean of ``values``.
+
+    ``low``/``high`` are the ``(1-confidence)/2`` and ``(1+confidence)/2`` quantiles of the
+    bootstrap means (see :func:`bootstrap_means`). Non-finite values are ignored.
+    Returns ``(nan, nan)`` for no values and ``(v, v)`` for a single value or constant values.
+    """
+    if not 0 < confidence < 1:
+        raise MetricsError(f"confidence must be between 0 and 1 (exclusive), got {confidence}")
+    if int(n_resamples) < 1:
+        raise MetricsError(f"n_resamples must be a positive integer, got {n_resamples}")
+    x = _as_float_array(values)
+    if x.size == 0:
+        return (math.nan, math.nan)
+    if x.size == 1 or np.all(x == x[0]):
+        v = float(x.mean())
+        return (v, v)
+    means = bootstrap_means(x, n_resamples=n_resamples, seed=seed)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return (float(low), float(high))
+
+
+def _diffs(a, b) -> np.ndarray:
+    a = np.asarray(a, dtype=float).ravel()
+    b = np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise MetricsError(f"paired samples must have the same length ({a.size} vs {b.size})")
+    return b - a
+
+
+def paired_t_test(a, b) -> tuple[float, float]:
+    """Two-sided paired t-test of ``b`` against ``a``: ``(t, p)`` via ``scipy.stats.ttest_rel(b, a)``.
+
+    All differences zero gives ``(0.0, 1.0)`` (no evidence of a difference); constant non-zero
+    differences give ``(+-inf, 0.0)``; fewer than 2 pairs give ``(nan, nan)``.
+    """
+    d = _diffs(a, b)
+    if d.size < 2:
+        return (math.nan, math.nan)
+    if np.all(d == 0):
+        return (0.0, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = _st.ttest_rel(np.asarray(b, dtype=float), np.asarray(a, dtype=float))
+    return (float(res.statistic), float(res.pvalue))
+
+
+def wilcoxon_test(a, b) -> tuple[float, float]:
+    """Two-sided Wilcoxon signed-rank test on ``d = b - a``: ``(W, p)``.
+
+    Uses ``scipy.stats.wilcoxon(d, zero_method="wilcox")``: zero differences are dropped.
+    No non-zero difference gives ``(0.0, 1.0)``; no pairs give ``(nan, nan)``.
+    """
+    d = _diffs(a, b)
+    if d.size == 0:
+        return (math.nan, math.nan)
+    if np.all(d == 0):
+        return (0.0, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = _st.wilcoxon(d, zero_method="wilcox")
+    return (float(res.statistic), float(res.pvalue))
+
+
+def randomization_test(a, b, n_resamples: int = 10000, seed: int = 0,
+                       exact: bool | None = None) -> tuple[float, float]:
+    """Fisher's two-sided paired randomization (sign-flip permutation) test: ``(mean(d), p)``.
+
+    ``d = b - a``. Under H0 every sign assignment ``s in {-1,+1}^n`` is equally likely; the
+    p-value is the share of assignments with ``|mean(s*d)| >= |mean(d)|`` (a relative
+    tolerance of 1e-9 absorbs floating-point noise). ``exact=None`` enumerates all ``2^n``
+    assignments when ``2^n <= n_resamples`` (and ``n <= 20``), otherwise draws
+    ``n_resamples`` random assignments (vectorised, in batches) and returns
+    ``(count + 1) / (n_resamples + 1)``, which is never 0.
+    Matches ``scipy.stats.permutation_test((d,), mean, permutation_type="samples")`` in
+    distribution, but is much faster on many users.
+    """
+    d = _diffs(a, b)
+    n = d.size
+    if n == 0:
+        return (math.nan, math.nan)
+    observed = float(d.mean())
+    if np.all(d == 0):
+        return (0.0, 1.0)
+    target = abs(d.sum())
+    tol = 1e-9 * max(np.abs(d).sum(), 1e-300)
+    if exact is None:
+        exact = n <= 20 and 2 ** n <= int(n_resamples)
+    if exact:
+        if n > 24:
+            raise MetricsError(f"exact enumeration of 2^{n} sign assignments is too large; use exact=False")
+        codes = np.arange(2 ** n, dtype=np.int64)
+        count = 0
+        batch = max(1, _BATCH_CELLS // n)
+        for start in range(0, codes.size, batch):
+            c = codes[start:start + batch]
+            signs = ((c[:, None] >> np.arange(n)) & 1).astype(float) * 2.0 - 1.0
+            count += int(np.count_nonzero(np.abs(signs @ d) >= target - tol))
+        return (observed, count / 2 ** n)
+    rng = np.random.default_rng(seed)
+    total = d.sum()
+    count = 0
+    batch = max(1, _BATCH_CELLS // n)
+    B = int(n_resamples)
+    for start in range(0, B, batch):
+        size = min(batch, B - start)
+        flips = rng.random((size, n)) < 0.5  # True -> sign -1
+        # sum(s*d) = total - 2 * sum(d over flipped users)
+        sums = total - 2.0 * (flips @ d)
+        count += int(np.count_nonzero(np.abs(sums) >= target - tol))
+    return (observed, (count + 1) / (B + 1))
+
+
+def cohens_d_paired(a, b) -> float:
+    """Cohen's d for paired samples (d_z): ``mean(b - a) / sd(b - a)`` with ``sd`` on ``n-1``.
+
+    ``0.0`` when every difference is zero, ``nan`` when undefined (fewer than 2 pairs, or a
+    constant non-zero difference, whose sd is 0).
+    """
+    d = _diffs(a, b)
+    if d.size == 0:
+        return math.nan
+    if np.all(d == 0):
+        return 0.0
+    if d.size < 2:
+        return math.nan
+    sd = float(d.std(ddof=1))
+    if sd == 0:
+        return math.nan
+    return float(d.mean() / sd)
+
+
+def win_tie_loss(a, b, tol: float = 1e-9, higher_is_better: bool = True) -> tuple[int, int, int]:
+    """Counts ``(wins, ties, losses)`` of the challenger ``b`` over the baseline ``a``.
+
+    With ``d = b - a``: win when ``d > tol``, loss when ``d < -tol``, tie otherwise;
+    swapped when ``higher_is_better`` is False.
+    """
+    d = _diffs(a, b)
+    if not higher_is_better:
+        d = -d
+    wins = int(np.count_nonzero(d > tol))
+    losses = int(np.count_nonzero(d < -tol))
+    return (wins, d.size - wins - losses, losses)
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (same order as given; NaN stays NaN, not counted in m).
+
+    For ascending p-values ``p_(1) <= ... <= p_(m)``:
+    ``adj_(i) = min(1, max_{j <= i} (m - j + 1) * p_(j))``.
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    scaled = p[order] * (m - np.arange(m))
+    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return out
+
+
+def benjamini_hochberg(pvalues: Sequence[float]) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (NaN stays NaN and is not counted in m).
+
+    For ascending p-values: ``adj_(i) = min(1, min_{j >= i} m * p_(j) / j)``
+    (``scipy.stats.false_discovery_control(p, method="bh")``).
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    if ok.any():
+        out[ok] = _st.false_discovery_control(p[ok], method="bh")
+    return out
+
+
+def adjust_pvalues(pvalues: Sequence[float], correction: str = "holm") -> np.ndarray:
+    """Adjust a family of p-values: ``correction`` is ``"holm"``, ``"bh"`` or ``"none"``."""
+    c = str(correction).lower()
+    if c == "holm":
+        return holm(pvalues)
+    if c in ("bh", "fdr", "benjamini-hochberg"):
+        return benjamini_hochberg(pvalues)
+    if c == "none":
+        return np.asarray(pvalues, dtype=float).ravel().copy()
+    raise MetricsError(f"unknown correction {correction!r}; use one of: holm, bh, none")
+
+
+def align_pairs(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """Pair two per-user Series by index (user id): only users with a finite value in both.
+
+    Returns ``(a_values, b_values, users)`` in the order of ``a``'s index.
+    """
+    a = pd.Series(a, dtype=float)
+    b = pd.Series(b, dtype=float)
+    a = a[np.isfinite(a.to_numpy())]
+    b = b[np.isfinite(b.to_numpy())]
+    a = a[~a.index.duplicated(keep="first")]
+    b = b[~b.index.duplicated(keep="first")]
+    users = a.index[a.index.isin(b.index)]
+    return (a.loc[users].to_numpy(dtype=float), b.loc[users].to_numpy(dtype=float), users)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Result of :func:`paired_comparison` (one baseline, one challenger, one metric)."""
+
+    n: int
+    baseline_mean: float
+    challenger_mean: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    test: str
+    statistic: float
+    p_value: float
+    effect_size: float
+    wins: int
+    ties: int
+    losses: int
+    p_t: float
+    p_wilcoxon: float
+    p_randomization: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _run_test(name: str, a, b, n_permutations: int, seed: int) -> tuple[float, float]:
+    if name == "t":
+        return paired_t_test(a, b)
+    if name == "wilcoxon":
+        return wilcoxon_test(a, b)
+    if name == "randomization":
+        return randomization_test(a, b, n_resamples=n_permutations, seed=seed)
+    raise MetricsError(f"unknown test {name!r}; use one of: {', '.join(TESTS)}")
+
+
+def paired_comparison(a, b, test: str = "t", confidence: float = 0.95,
+                      n_resamples: int = 1000, n_permutations: int = 10000, seed: int = 0,
+                      higher_is_better: bool = True, tests: Iterable[str] = TESTS) -> PairedComparison:
+    """Compare challenger ``b`` with baseline ``a`` on one per-user metric.
+
+    ``a`` and ``b`` are per-user Series indexed by user id (paired by :func:`align_pairs`) or
+    equal-length arrays already paired. ``diff = mean(b) - mean(a)`` over paired users with a
+    percentile bootstrap CI of the mean difference; ``statistic``/``p_value`` come from
+    ``test``; every test in ``tests`` is also reported as ``p_<test>`` (NaN if not run).
+    """
+    test = str(test).lower()
+    if test not in TESTS:
+        raise MetricsError(f"unknown test {test!r}; use one of: {', '.join(TESTS)}")
+    if isinstance(a, pd.Series) and isinstance(b, pd.Series):
+        av, bv, _ = align_pairs(a, b)
+    else:
+        av = np.asarray(a, dtype=float).ravel()
+        bv = np.asarray(b, dtype=float).ravel()
+        if av.shape != bv.shape:
+            raise MetricsError(f"paired samples must have the same length ({av.size} vs {bv.size})")
+        keep = np.isfinite(av) & np.isfinite(bv)
+        av, bv = av[keep], bv[keep]
+    d = bv - av
+    n = int(d.size)
+    wanted = {str(t).lower() for t in tests} | {test}
+    results = {t: (_run_test(t, av, bv, n_permutations, seed) if t in wanted else (math.nan, math.nan))
+               for t in TESTS}
+    low, high = bootstrap_ci(d, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    wins, ties, losses = win_tie_loss(av, bv, higher_is_better=higher_is_better)
+    return PairedComparison(
+        n=n,
+        baseline_mean=float(av.mean()) if n else math.nan,
+        challenger_mean=float(bv.mean()) if n else math.nan,
+        diff=float(d.mean()) if n else math.nan,
+        ci_low=low,
+        ci_high=high,
+        test=test,
+        statistic=results[test][0],
+        p_value=results[test][1],
+        effect_size=cohens_d_paired(av, bv),
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        p_t=results["t"][1],
+        p_wilcoxon=results["wilcoxon"][1],
+        p_randomization=results["randomization"][1],
+    )
+
+
+def mean_ci_table(per_user: pd.DataFrame, metrics: Sequence[str] | None = None,
+                  n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Mean and bootstrap CI of every per-user metric column.
+
+    Returns a DataFrame indexed by metric with columns ``mean``, ``ci_low``, ``ci_high``, ``n``
+    (users with a finite value).
+    """
+    cols = list(per_user.columns) if metrics is None else [m for m in metrics if m in per_user.columns]
+    rows = []
+    for col in cols:
+        x = _as_float_array(pd.to_numeric(per_user[col], errors="coerce"))
+        low, high = bootstrap_ci(x, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        rows.append({"metric": col, "mean": float(x.mean()) if x.size else math.nan,
+                     "ci_low": low, "ci_high": high, "n": int(x.size)})
+    return pd.DataFrame(rows, columns=["metric", "mean", "ci_low", "ci_high", "n"]).set_index("metric")
