@@ -16,11 +16,16 @@ The data is synthetic but shaped like a real recommender evaluation:
 * Three models, each recommending its top ``list_length`` items (default 50)
   per user with a score in [0, 1]:
 
-  - ``popularity``: the same popularity list for everyone, score rounded to
-    two decimals, so many scores are tied (a weak baseline);
-  - ``matrix_factorization``: ``a(u, i)`` plus heavy Gaussian noise (fair);
+  - ``popularity``: the same popularity list for everyone, score = 1.4 x the
+    item's share of users who find it relevant, rounded to two decimals, so
+    many scores are tied (a weak baseline);
+  - ``matrix_factorization``: ``a(u, i)`` plus heavy Gaussian noise (fair;
+    its logistic scores are too sharp, slope 1.4: miscalibrated);
   - ``two_tower``: ``a(u, i)`` plus light noise, noisier for new users
-    (strong, with a visible cold-start gap in the segment breakdown).
+    (strong, calibrated, with a visible cold-start gap by segment).
+
+  Model scores are a logistic fit of the hits on the model's estimate
+  (Platt scaling), times the slope above.
 
 Everything comes from one ``numpy.random.default_rng(seed)`` so the same
 arguments always give identical tables.
@@ -47,6 +52,8 @@ MODEL_NOISE = {
     "two_tower": {"new": 0.9, "casual": 0.45, "heavy": 0.3},
 }
 MODEL_NAMES = ("popularity", "matrix_factorization", "two_tower")
+# Slope of the logistic score: 1 is calibrated, above 1 over-confident.
+MODEL_SLOPE = {"matrix_factorization": 1.4, "two_tower": 1.0}
 
 
 @dataclass(frozen=True)
@@ -130,18 +137,24 @@ def make_demo(n_users: int = 2400, n_items: int = 1000, list_length: int = 50,
         "relevance": np.concatenate(q_rel),
     })
 
+    relevant = np.zeros((n_users, n_items), dtype=bool)
+    relevant[qu[qrels["relevance"].to_numpy() > 0], qi[qrels["relevance"].to_numpy() > 0]] = True
+
     runs: dict[str, pd.DataFrame] = {}
-    # Popularity baseline: one list for everyone, rounded scores -> ties.
-    pop_score = np.round(_sigmoid(pop_z), 2)
-    pop_top = np.argsort(-pop_score, kind="stable")[:list_length]
+    # Popularity baseline: one list for everyone, scores rounded to two
+    # decimals (many ties), scaled to about the share of relevant items.
+    pop_top = np.argsort(-pop_z, kind="stable")[:list_length]
+    hit_rate = relevant[:, pop_top].mean(axis=0)
+    pop_score = np.round(np.clip(np.sort(hit_rate)[::-1] * 1.4, 0.01, 0.99), 2)
     runs["popularity"] = _run_frame(
-        user_ids, item_ids, np.tile(pop_top, (n_users, 1)),
-        np.tile(pop_score[pop_top], (n_users, 1)))
+        user_ids, item_ids, np.tile(pop_top, (n_users, 1)), np.tile(pop_score, (n_users, 1)))
     for name, noise in MODEL_NOISE.items():
         sigma = np.array([noise[s] for s in SEGMENTS])[segment_idx][:, None]
         estimate = affinity + rng.normal(size=affinity.shape) * sigma
         top = _top_n(estimate, list_length)
-        scores = _sigmoid(1.2 * (np.take_along_axis(estimate, top, axis=1) - 2.0))
+        est_top = np.take_along_axis(estimate, top, axis=1)
+        hits = np.take_along_axis(relevant, top, axis=1)
+        scores = _platt(est_top, hits, slope=MODEL_SLOPE[name])
         runs[name] = _run_frame(user_ids, item_ids, top, np.round(scores, 6))
 
     features = pd.DataFrame(np.round(item_vec, 5), columns=[f"f{j}" for j in range(N_FEATURES)])
@@ -152,6 +165,22 @@ def make_demo(n_users: int = 2400, n_items: int = 1000, list_length: int = 50,
                     item_features=features, users=users,
                     params=dict(n_users=n_users, n_items=n_items,
                                 list_length=list_length, seed=seed))
+
+
+def _platt(estimate: np.ndarray, hits: np.ndarray, slope: float) -> np.ndarray:
+    """Logistic scores ``sigmoid(slope * (a * estimate + b))`` with ``a, b`` fitted to ``hits``
+    by a few Newton steps of logistic regression (a model's own calibration)."""
+    x = estimate.ravel()
+    y = hits.ravel().astype(float)
+    x = (x - x.mean()) / x.std()
+    w = np.array([0.0, np.log(y.mean() / (1 - y.mean()))])
+    X = np.column_stack([x, np.ones_like(x)])
+    for _ in range(8):
+        p = _sigmoid(X @ w)
+        grad = X.T @ (y - p)
+        hess = (X * (p * (1 - p))[:, None]).T @ X
+        w = w + np.linalg.solve(hess, grad)
+    return _sigmoid(slope * (X @ w)).reshape(estimate.shape)
 
 
 def _run_frame(user_ids: np.ndarray, item_ids: np.ndarray, top: np.ndarray,

@@ -83,9 +83,9 @@ RANKING_METRICS = _known(("ndcg", "dcg", "cg", "map", "mrr", "precision", "recal
                           "hit_rate", "hit_ratio"), "@10") + ("r_precision",)
 PER_USER_METRICS = _known(("ndcg", "map", "recall", "precision", "f1", "mrr", "hit_rate",
                            "dcg", "cg"), "@10") + ("r_precision",)
-SCORED_METRICS = ("auc", "gauc", "pr_auc", "logloss", "rmse", "mae", "accuracy",
-                  "precision", "recall", "f1", "pcopc")
-DIVERSITY_METRICS = ("coverage", "novelty", "personalization", "ils")
+SCORED_METRICS = _known(("auc", "gauc", "pr_auc", "logloss", "rmse", "mae", "accuracy",
+                         "precision", "recall", "f1", "pcopc"), "")
+DIVERSITY_METRICS = _known(("coverage", "novelty", "personalization", "ils"), "@10")
 CURVE_METRICS = ("ndcg", "map", "recall", "precision", "hit_rate", "mrr")
 
 
@@ -95,12 +95,14 @@ def render_controls() -> None:
     st.sidebar.number_input(
         "K (cutoff)", min_value=1, max_value=K_MAX, value=K_DEFAULT, step=1, key="k",
         bind="query-params", help="Cutoff of the @K metrics. Changing it never re-reads the files.")
+    # No format_func: the URL holds the option text itself (?gain=exponential).
     st.sidebar.selectbox(
-        "Gain", GAINS, format_func=GAIN_LABELS.get, key="gain", bind="query-params",
-        help="Gain of a relevance grade in DCG/NDCG.")
+        "Gain", GAINS, key="gain", bind="query-params",
+        help="Gain of a relevance grade in DCG/NDCG: linear = rel, exponential = 2^rel - 1.")
     st.sidebar.selectbox(
-        "Ties", TIES, format_func=TIE_LABELS.get, key="ties", bind="query-params",
-        help="How tied scores are ordered.")
+        "Ties", TIES, key="ties", bind="query-params",
+        help="Tied scores: average = exact expectation over every order of the ties; "
+             "trec = score, then item id descending (trec_eval); input = the file's row order.")
 
 
 def controls() -> dict[str, Any]:
@@ -199,6 +201,56 @@ def set_blob(kind: str, blob: Blob | None) -> None:
     load_sources(replace(sources(), **{kind: blob}))
 
 
+_SEEN = "mcd_seen_uploads"
+_GEN = "mcd_upload_generation"
+
+
+def upload_generation() -> int:
+    """Suffix of the uploader keys; bumped to clear the uploaders."""
+    return st.session_state.setdefault(_GEN, 0)
+
+
+def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str]:
+    """Take newly uploaded files (``st.file_uploader`` values) into the sources.
+
+    A result file adds or replaces the model named after it; ground truth,
+    item features and user attributes replace the previous file. Files seen
+    before are ignored, so removing a model is not undone by the uploader
+    still holding its file. Returns the names of the models added.
+    """
+    seen: set = st.session_state.setdefault(_SEEN, set())
+    added = []
+    for f in runs or []:
+        if f.file_id not in seen:
+            seen.add(f.file_id)
+            added.append(add_run(Blob.of(f.name, f.getvalue())))
+    for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
+        if f is not None and f.file_id not in seen:
+            seen.add(f.file_id)
+            set_blob(kind, Blob.of(f.name, f.getvalue()))
+    return added
+
+
+def reset_to_demo() -> None:
+    """Return to the demo data and clear the uploaders."""
+    use_demo()
+    st.session_state[_SEEN] = set()
+    st.session_state[_GEN] = upload_generation() + 1
+
+
+def set_mapping(model: str | None, mapping: dict[str, str]) -> None:
+    """Explicit column mapping ``{role: column}`` for a model's file (or the ground truth when None)."""
+    src = sources()
+    if model is None:
+        if src.qrels is not None:
+            set_blob("qrels", Blob.of(src.qrels.name, src.qrels.data, mapping))
+        return
+    blob = src.runs[model]
+    runs = dict(src.runs)
+    runs[model] = Blob.of(blob.name, blob.data, mapping)
+    load_sources(replace(src, runs=runs))
+
+
 def is_demo() -> bool:
     return not sources().runs
 
@@ -221,7 +273,7 @@ def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
 @st.cache_resource(show_spinner="Reading file...", max_entries=64)
 def _read_cached(key: str, kind: str, name: str, mapping: dict, _data: bytes):
     from metrics_core.io import read_table
-    return read_table(_data, name=name, kind=kind, mapping=mapping or None)
+    return read_table(_data, name=name, kind=kind, columns=mapping or None)
 
 
 @st.cache_resource(show_spinner="Sorting each user's list...", max_entries=32)
@@ -243,8 +295,9 @@ class ModelEntry:
     ranked: mc.Ranked
 
 
-def _entries() -> tuple[list[ModelEntry], list[str]]:
-    """Prepared models and the error messages of those that failed."""
+def _entries() -> tuple[list[ModelEntry], list[tuple[str | None, str]]]:
+    """Prepared models, and ``(model or None for the ground truth, message)``
+    for each file that failed."""
     src = sources()
     if not src.runs:
         params = demo_data().params
@@ -258,14 +311,14 @@ def _entries() -> tuple[list[ModelEntry], list[str]]:
             qrels_df = read_blob(src.qrels, "qrels")[0]
             qrels_key = src.qrels.key
         except MetricsError as exc:
-            return [], [f"Ground truth {src.qrels.name}: {exc}"]
+            return [], [(None, f"Ground truth: {exc}")]
     out = []
     for name, blob in src.runs.items():
         try:
             run_df = read_blob(blob, "run" if qrels_df is not None else "auto")[0]
             ranked = _prepare_cached(blob.key, qrels_key, name, _run=run_df, _qrels=qrels_df)
         except MetricsError as exc:
-            errors.append(f"Model {name} ({blob.name}): {exc}")
+            errors.append((name, f"Model {name}: {exc}"))
             continue
         out.append(ModelEntry(name, f"{blob.key}#{qrels_key}", ranked))
     return out, errors
@@ -273,7 +326,25 @@ def _entries() -> tuple[list[ModelEntry], list[str]]:
 
 def load_errors() -> list[str]:
     """One-line messages for files that could not be read or prepared."""
+    return [msg for _, msg in _entries()[1]]
+
+
+def load_problems() -> list[tuple[str | None, str]]:
+    """``(model name, or None for the ground truth; message)`` per failed file."""
     return _entries()[1]
+
+
+def read_mapping(model: str | None):
+    """metrics_core's ColumnMapping of a model's file (None: the ground truth), or None."""
+    src = sources()
+    blob = src.qrels if model is None else src.runs.get(model)
+    if blob is None:
+        return None
+    kind = "qrels" if model is None else ("run" if src.qrels is not None else "auto")
+    try:
+        return read_blob(blob, kind)[1]
+    except MetricsError:
+        return None
 
 
 def get_models() -> dict[str, mc.Ranked]:
@@ -286,6 +357,79 @@ def model_keys() -> dict[str, str]:
     return {e.name: e.key for e in _entries()[0]}
 
 
+def _read_side(blob: Blob, id_column: str) -> pd.DataFrame:
+    """Read an item-features or user-attributes table (cached by content hash).
+
+    Any format metrics_core reads except TREC; ``id_column`` (``item_id`` or
+    ``user_id``; the aliases of metrics_core.io are accepted) is kept as exact
+    strings, other columns as parsed. Raises MetricsError with a one-line message.
+    """
+    return _read_side_cached(blob.sha256, blob.name, id_column, _data=blob.data)
+
+
+@st.cache_resource(show_spinner="Reading file...", max_entries=16)
+def _read_side_cached(sha: str, name: str, id_column: str, _data: bytes) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
+
+    from metrics_core.io.columns import ALIASES, normalise
+    from metrics_core.io.delimited import first_line
+    from metrics_core.io.source import load_source
+
+    src = load_source(_data, name)
+    try:
+        if src.fmt == "parquet":
+            table = pq.read_table(pa.BufferReader(src.data))
+        else:
+            line = first_line(src.data)[0]
+            if line.lstrip()[:1] in ("{", "["):
+                table = pajson.read_json(pa.BufferReader(src.data))
+            else:
+                delim = "\t" if "\t" in line else ","
+                table = pacsv.read_csv(pa.BufferReader(src.data),
+                                       parse_options=pacsv.ParseOptions(delimiter=delim))
+    except pa.ArrowInvalid as exc:
+        raise MetricsError(f"{name}: cannot parse the file ({str(exc).splitlines()[0]})") from None
+    df = table.to_pandas()
+    df.columns = [str(c).strip() for c in df.columns]
+    match = [c for c in df.columns if normalise(c) in (id_column, *ALIASES[id_column])]
+    if not match:
+        raise MetricsError(f"{name}: no {id_column} column; columns found: "
+                           f"{', '.join(repr(c) for c in df.columns)}")
+    df = df.rename(columns={match[0]: id_column})
+    df[id_column] = df[id_column].astype("str")
+    if df[id_column].duplicated().any():
+        dup = df.loc[df[id_column].duplicated(), id_column].iloc[0]
+        raise MetricsError(f"{name}: {id_column} {dup!r} appears more than once; keep one row per id")
+    return df
+
+
+def file_columns(blob: Blob) -> list[str]:
+    """The column names of a file's header (to let the user map them)."""
+    import pyarrow as pa
+
+    from metrics_core.io.delimited import first_line, header_names
+    from metrics_core.io.parquet import parquet_names
+    from metrics_core.io.source import load_source
+
+    src = load_source(blob.data, blob.name)
+    if src.fmt == "parquet":
+        return parquet_names(src.data, None, blob.name)
+    line = first_line(src.data)[0]
+    if line.lstrip()[:1] == "{":
+        import json
+        try:
+            return list(json.loads(line))
+        except (ValueError, TypeError):
+            return []
+    for delim in ("\t", ","):
+        if delim in line:
+            return header_names(line, delim)
+    return line.split()
+
+
 def item_features() -> pd.DataFrame | None:
     """``item_id`` + feature columns, or None."""
     src = sources()
@@ -293,8 +437,10 @@ def item_features() -> pd.DataFrame | None:
         return demo_data().item_features
     if src.item_features is None:
         return None
-    return _read_cached(src.item_features.key, "table", src.item_features.name,
-                        dict(src.item_features.mapping), _data=src.item_features.data)[0]
+    try:
+        return _read_side(src.item_features, "item_id")
+    except MetricsError:
+        return None
 
 
 def user_attributes() -> pd.DataFrame | None:
@@ -304,8 +450,23 @@ def user_attributes() -> pd.DataFrame | None:
         return demo_data().users
     if src.user_attributes is None:
         return None
-    return _read_cached(src.user_attributes.key, "table", src.user_attributes.name,
-                        dict(src.user_attributes.mapping), _data=src.user_attributes.data)[0]
+    try:
+        return _read_side(src.user_attributes, "user_id")
+    except MetricsError:
+        return None
+
+
+def side_errors() -> list[str]:
+    """Messages for an item-features or user-attributes file that cannot be read."""
+    src = sources()
+    out = []
+    for blob, col in ((src.item_features, "item_id"), (src.user_attributes, "user_id")):
+        if blob is not None:
+            try:
+                _read_side(blob, col)
+            except MetricsError as exc:
+                out.append(str(exc))
+    return out
 
 
 def _features_key() -> str:
@@ -410,6 +571,97 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
             rows.append({"model": name, "metric": m, "value": value, "ci_low": low,
                          "ci_high": high, "users": n})
     return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "users"])
+
+
+# ----------------------------------------------------------------------------
+# Per-user tables (reshaping metrics_core's per-user results for the charts)
+# ----------------------------------------------------------------------------
+
+def per_user_long(evals: dict[str, Any], metric: str) -> pd.DataFrame:
+    """``model, user_id, value``: the per-user column ``metric`` of every model."""
+    parts = []
+    for name, ev in evals.items():
+        if metric in ev.per_user.columns:
+            col = ev.per_user[metric]
+            parts.append(pd.DataFrame({"model": name, "user_id": col.index.astype(str),
+                                       "value": col.to_numpy(dtype=float)}))
+    if not parts:
+        return pd.DataFrame(columns=["model", "user_id", "value"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def distribution_summary(long: pd.DataFrame) -> pd.DataFrame:
+    """Per model: users, mean, median, and the shares of users at exactly 0 and exactly 1."""
+    g = long.groupby("model", sort=False)["value"]
+    return pd.DataFrame({
+        "users": g.size(),
+        "mean": g.mean(),
+        "median": g.median(),
+        "share at 0": g.apply(lambda v: float((v == 0).mean())),
+        "share at 1": g.apply(lambda v: float((v == 1).mean())),
+    })
+
+
+RELEVANT_BUCKETS = [(1, 1), (2, 3), (4, 7), (8, 15), (16, None)]
+
+
+def relevant_bucket_labels(models: dict[str, mc.Ranked], user_ids: pd.Index,
+                           relevance_threshold: float = 1) -> pd.Series:
+    """Bucket of the number of relevant items (1, 2-3, 4-7, 8-15, 16+) per user id,
+    from metrics_core's ``Ranked.n_relevant`` (the same ground truth for every model)."""
+    ranked = next(iter(models.values()))
+    codes = ranked.user_ids.astype(str).get_indexer(user_ids.astype(str))
+    n_rel = ranked.n_relevant(relevance_threshold)
+    counts = pd.Series(n_rel[codes], index=user_ids)
+    labels = [f"{a}" if a == b else (f"{a}-{b}" if b else f"{a}+") for a, b in RELEVANT_BUCKETS]
+    edges = [a - 0.5 for a, _ in RELEVANT_BUCKETS] + [float("inf")]
+    return pd.Series(pd.cut(counts, bins=edges, labels=labels).astype(str), index=user_ids,
+                     name="relevant items")
+
+
+def segment_table(long: pd.DataFrame, segment: pd.Series) -> pd.DataFrame:
+    """``model, segment, mean, users``: the mean per-user value within each segment.
+
+    ``segment`` maps user id (string) -> segment label; users without a label
+    are grouped as "(missing)".
+    """
+    seg = long["user_id"].map(segment).fillna("(missing)").astype(str)
+    out = (long.assign(segment=seg).groupby(["model", "segment"], sort=False)["value"]
+           .agg(mean="mean", users="size").reset_index())
+    return out
+
+
+def worst_users(ev: Any, metric: str, n: int) -> pd.DataFrame:
+    """The ``n`` users with the lowest per-user ``metric`` (ties by user id),
+    with their number of relevant items and list length."""
+    col = ev.per_user[metric]
+    order = pd.DataFrame({"user_id": col.index.astype(str), metric: col.to_numpy(dtype=float)})
+    order = order.sort_values([metric, "user_id"], kind="stable").head(n).reset_index(drop=True)
+    ranked = ev.ranked
+    codes = ranked.user_ids.astype(str).get_indexer(order["user_id"])
+    order["relevant items"] = ranked.n_relevant(ev.conventions.get("relevance_threshold", 1))[codes].astype(int)
+    order["list length"] = ranked.list_lengths[codes].astype(int)
+    return order
+
+
+_CURVES = {
+    "roc": mc.roc_curve,
+    "pr": mc.pr_curve,
+    "calibration": mc.calibration_curve,
+    "confusion": mc.confusion_matrix,
+}
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _curve_cached(kind: str, model_key: str, options: tuple, _ranked: mc.Ranked) -> pd.DataFrame:
+    return _CURVES[kind](_ranked, **dict(options))
+
+
+def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFrame:
+    """metrics_core's ``roc`` / ``pr`` / ``calibration`` curve or ``confusion``
+    matrix of a model (cached by the model's content key and the options)."""
+    key = model_keys().get(model, model)
+    return _curve_cached(kind, key, tuple(sorted(options.items())), _ranked=ranked)
 
 
 def scores_are_probabilities(ranked: mc.Ranked) -> bool:

@@ -55,17 +55,60 @@ def encode_pair(a, b=None, *, what: str = "id"):
     sb = None if b is None else _as_id_series(b, what)
     if sb is not None and _kind(sa) != _kind(sb):
         sa, sb = _to_str(sa), _to_str(sb)
-    codes_a, uniq = pd.factorize(sa, sort=False, use_na_sentinel=True)
-    uniq = pd.Index(uniq)
+    codes_a, uniq = factorize(sa)
     if sb is None:
-        return codes_a.astype(np.int64, copy=False), None, uniq
-    codes_b = uniq.get_indexer(sb)
+        return codes_a, None, uniq
+    codes_b = _lookup(uniq, sb)
     missing = codes_b < 0
     if missing.any():
         extra_codes, extra_uniq = pd.factorize(sb[missing], sort=False)
         codes_b[missing] = extra_codes + len(uniq)
         uniq = uniq.append(pd.Index(extra_uniq))
     return codes_a.astype(np.int64, copy=False), codes_b.astype(np.int64, copy=False), uniq
+
+
+def factorize(s: pd.Series):
+    """(int64 codes, uniques) in order of first appearance.
+
+    Ids usually arrive grouped (all rows of a user together): then only the
+    first row of each run of equal ids is hashed, and the codes are repeated.
+    """
+    n = len(s)
+    if n > 1:
+        values = _arrow(s)
+        change = np.flatnonzero(np.r_[True, _not_equal_adjacent(values, s)])
+        if len(change) < n // 2:
+            heads = s.iloc[change]
+            head_codes, uniq = pd.factorize(heads, sort=False)
+            if len(uniq) == len(change):  # every run is a different id: the column is grouped
+                lengths = np.diff(np.r_[change, n])
+                return np.repeat(np.arange(len(change), dtype=np.int64), lengths), pd.Index(uniq)
+    codes, uniq = pd.factorize(s, sort=False)
+    return codes.astype(np.int64, copy=False), pd.Index(uniq)
+
+
+def _arrow(s: pd.Series):
+    arr = s.array
+    return arr.__arrow_array__() if hasattr(arr, "__arrow_array__") and _kind(s) == "str" else s.to_numpy()
+
+
+def _not_equal_adjacent(values, s: pd.Series) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values[1:] != values[:-1]
+    ne = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
+    return ne.to_numpy(zero_copy_only=False)
+
+
+def _lookup(uniq: pd.Index, s: pd.Series) -> np.ndarray:
+    """Codes of ``s`` in ``uniq`` (-1 where absent)."""
+    if _kind(s) == "str" and hasattr(s.array, "__arrow_array__"):
+        arr = uniq.array
+        value_set = arr.__arrow_array__() if hasattr(arr, "__arrow_array__") else pa.array(arr.astype(str))
+        if isinstance(value_set, pa.ChunkedArray):
+            value_set = value_set.combine_chunks()
+        found = pc.index_in(s.array.__arrow_array__(), value_set=value_set.cast(pa.large_string()))
+        return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return uniq.get_indexer(s).astype(np.int64, copy=False)
 
 
 def string_order(uniques: pd.Index) -> np.ndarray:

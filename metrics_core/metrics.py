@@ -32,7 +32,7 @@ ALIASES = {
 METRIC_NAMES = sorted(set(RANKING) | POOLED | SCORED | DIVERSITY)
 _TAKES_K = set(RANKING) | POOLED | DIVERSITY
 _NO_K = {"r_precision"} | (SCORED - {"precision", "recall", "f1"})
-_PATTERN = re.compile(r"^\s*([A-Za-z_\-]+)\s*(?:@\s*(-?[0-9]+(?:\.[0-9]*)?))?\s*$")
+_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(-?[0-9]+(?:\.[0-9]*)?))?\s*$")
 
 
 @dataclass(frozen=True)

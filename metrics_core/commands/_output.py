@@ -105,16 +105,24 @@ def format_json(obj, indent: int | None = 2) -> str:
     return json.dumps(jsonable(obj), indent=indent, allow_nan=False) + "\n"
 
 
+OUTPUT_EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def output_kind(path: str | Path) -> str:
+    """"csv", "tsv" or "parquet" from the extension of ``path``; MetricsError otherwise."""
+    ext = Path(path).suffix.lower()
+    if ext not in OUTPUT_EXTENSIONS:
+        raise MetricsError(f"{path}: unknown output extension {ext or '(none)'!r}; use .csv, .tsv or .parquet")
+    return OUTPUT_EXTENSIONS[ext]
+
+
 def write_frame(df: pd.DataFrame, path: str | Path) -> None:
     """Write ``df`` (without its index) as CSV/TSV or Parquet, chosen by the extension."""
-    p = Path(path)
-    ext = p.suffix.lower()
+    kind = output_kind(path)
     try:
-        if ext in (".parquet", ".pq"):
-            df.to_parquet(p, index=False)
-        elif ext in (".csv", ".tsv", ".txt"):
-            df.to_csv(p, index=False, sep="\t" if ext == ".tsv" else ",")
+        if kind == "parquet":
+            df.to_parquet(path, index=False)
         else:
-            raise MetricsError(f"{path}: unknown output extension {ext or '(none)'!r}; use .csv, .tsv or .parquet")
+            df.to_csv(path, index=False, sep="\t" if kind == "tsv" else ",")
     except OSError as e:
         raise MetricsError(f"{path}: cannot write ({e.strerror or e})") from None

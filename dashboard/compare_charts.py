@@ -1,0 +1,108 @@
+"""Plotly figures for the Compare page (layout only: every number comes from metrics_core).
+
+User-supplied strings (model names, metric names, segment labels) are passed through
+``html.escape`` before they reach plotly: plotly renders a small HTML subset in labels and
+decodes entities, so an escaped name shows as literal text and can never become markup.
+"""
+
+from __future__ import annotations
+
+import html
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+WEBGL_ABOVE = 5000
+WTL_COLORS = {"wins": "#2e7d32", "ties": "#9e9e9e", "losses": "#c62828"}
+SEGMENT_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                   "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
+    fig.update_layout(title=title, height=height, template="plotly_white",
+                      margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0))
+    return fig
+
+
+def pair_scatter(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str,
+                 segment: pd.Series | None = None) -> go.Figure:
+    """Per-user ``metric`` of the baseline (x) against the challenger (y), one colour per segment.
+
+    ``pairs``: columns ``user_id, baseline, challenger`` (paired users only). Points above the
+    diagonal are users the challenger serves better.
+    """
+    fig = go.Figure()
+    trace = go.Scattergl if len(pairs) > WEBGL_ABOVE else go.Scatter
+    if segment is not None:
+        labels = pairs["user_id"].astype(str).map(segment).fillna("(missing)").astype(str)
+    else:
+        labels = pd.Series("users", index=pairs.index)
+    for i, (label, part) in enumerate(pairs.groupby(labels.to_numpy(), sort=True)):
+        fig.add_trace(trace(
+            x=part["baseline"], y=part["challenger"], mode="markers", name=esc(label),
+            marker=dict(size=5, opacity=0.55, color=SEGMENT_PALETTE[i % len(SEGMENT_PALETTE)]),
+            customdata=part["user_id"].astype(str).map(esc).to_numpy(),
+            hovertemplate="user %{customdata}<br>baseline %{x:.4f}<br>challenger %{y:.4f}<extra></extra>"))
+    lo = float(np.nanmin([pairs["baseline"].min(), pairs["challenger"].min(), 0.0])) if len(pairs) else 0.0
+    hi = float(np.nanmax([pairs["baseline"].max(), pairs["challenger"].max(), 1.0])) if len(pairs) else 1.0
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="equal",
+                             line=dict(color="#999", dash="dot"), hoverinfo="skip"))
+    fig.update_xaxes(title=f"{esc(baseline)} · {esc(metric)}")
+    fig.update_yaxes(title=f"{esc(challenger)} · {esc(metric)}", scaleanchor="x", scaleratio=1)
+    return _layout(fig, f"Per-user {esc(metric)}: {esc(challenger)} against {esc(baseline)}", height=480)
+
+
+def diff_histogram(diff: np.ndarray, metric: str, baseline: str, challenger: str,
+                   ci: tuple[float, float] | None = None) -> go.Figure:
+    """Histogram of per-user differences (challenger - baseline), mean and its CI marked."""
+    d = np.asarray(diff, dtype=float)
+    fig = go.Figure(go.Histogram(x=d, nbinsx=60, marker_color="#5c6bc0", name="users",
+                                 hovertemplate="difference %{x}<br>%{y} users<extra></extra>"))
+    fig.add_vline(x=0, line_color="#999", line_dash="dot")
+    if d.size:
+        fig.add_vline(x=float(d.mean()), line_color="#1b5e20",
+                      annotation_text=f"mean {d.mean():+.4f}", annotation_position="top right")
+    if ci is not None and np.all(np.isfinite(ci)):
+        fig.add_vrect(x0=ci[0], x1=ci[1], fillcolor="#1b5e20", opacity=0.12, line_width=0)
+    fig.update_xaxes(title=f"{esc(challenger)} - {esc(baseline)} ({esc(metric)})")
+    fig.update_yaxes(title="users")
+    return _layout(fig, "Per-user differences (mean and 95% CI shaded)", height=380)
+
+
+def win_tie_loss(table: pd.DataFrame) -> go.Figure:
+    """Stacked horizontal bars of wins / ties / losses per (challenger, metric) row of a
+    :func:`metrics_core.compare.compare` table."""
+    labels = [f"{esc(r.model)} vs {esc(r.baseline)} · {esc(r.metric)}" for r in table.itertuples()]
+    fig = go.Figure()
+    for col in ("wins", "ties", "losses"):
+        fig.add_bar(y=labels, x=table[col], name=col, orientation="h", marker_color=WTL_COLORS[col],
+                    hovertemplate=f"%{{y}}<br>{col}: %{{x}} users<extra></extra>")
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="users")
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Win / tie / loss of each challenger (users)", height=max(260, 90 + 38 * len(labels)))
+
+
+def difference_forest(table: pd.DataFrame) -> go.Figure:
+    """Mean difference with its bootstrap CI per row of a comparison table; significant rows
+    (after correction) in colour."""
+    labels = [f"{esc(r.model)} vs {esc(r.baseline)} · {esc(r.metric)}" for r in table.itertuples()]
+    diff = table["diff"].to_numpy(dtype=float)
+    colors = ["#2e7d32" if s and d > 0 else "#c62828" if s else "#757575"
+              for s, d in zip(table["significant"], diff)]
+    fig = go.Figure(go.Scatter(
+        x=diff, y=labels, mode="markers", marker=dict(size=10, color=colors), name="difference",
+        error_x=dict(type="data", symmetric=False,
+                     array=table["ci_high"].to_numpy(dtype=float) - diff,
+                     arrayminus=diff - table["ci_low"].to_numpy(dtype=float)),
+        hovertemplate="%{y}<br>difference %{x:.4f}<extra></extra>"))
+    fig.add_vline(x=0, line_color="#999", line_dash="dot")
+    fig.update_xaxes(title="challenger - baseline")
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Mean difference with 95% bootstrap CI (colour: significant after correction)",
+                   height=max(260, 90 + 38 * len(labels)))

@@ -1,0 +1,135 @@
+"""Compare: a baseline against one or more challengers on per-user metrics.
+
+Every test, corrected p-value and interval comes from ``metrics_core.compare.compare``
+(paired over users evaluated for both models); this page only arranges them: the full
+table, the difference of each challenger with its CI, win/tie/loss, a per-user scatter
+coloured by segment, the histogram of differences and the users with the largest
+regressions (a click opens them on the Failures page).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import compare_charts as cc
+from dashboard import state
+from metrics_core.compare import compare
+from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
+
+TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
+CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+N_PERMUTATIONS = 10000
+
+
+@st.cache_data(show_spinner="Running paired tests...", max_entries=64)
+def _compare_cached(keys: tuple, metrics: tuple, baseline: str, test: str, correction: str, alpha: float,
+                    opt_key: tuple, _evals: dict) -> pd.DataFrame:
+    """metrics_core.compare, cached by the models' content keys and every option."""
+    return compare(_evals, baseline=baseline, metrics=list(metrics), test=test, correction=correction,
+                   alpha=alpha, tests="all", n_permutations=N_PERMUTATIONS, seed=0)
+
+
+st.title("Compare models")
+models = state.require_models()
+names = list(models)
+if len(names) < 2:
+    st.info("Comparing needs at least two models: add another ranked-results file on the **Data** page.")
+    st.stop()
+
+c = state.controls()
+k = c["k"]
+metric_options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+
+left, right = st.columns(2)
+baseline = left.selectbox("Baseline", names, key="compare_baseline")
+others = [n for n in names if n != baseline]
+challengers = right.multiselect("Challengers", others, default=others, key="compare_challengers")
+left, mid, right = st.columns([3, 2, 2])
+metrics = left.multiselect("Per-user metrics", metric_options, default=metric_options[:1], key="compare_metrics")
+test = mid.selectbox("Test for significance", TESTS, format_func=TEST_LABELS.get, key="compare_test")
+correction = right.selectbox("Correction over all pairs x metrics", CORRECTIONS,
+                             format_func=CORRECTION_LABELS.get, key="compare_correction")
+alpha = st.select_slider("Significance level (after correction)", options=[0.001, 0.01, 0.05, 0.1], value=0.05,
+                         key="compare_alpha")
+if not challengers or not metrics:
+    st.info("Pick at least one challenger and one metric.")
+    st.stop()
+
+with state.guard():
+    evals = state.evaluate_all(metrics)
+    chosen = {n: evals[n] for n in [baseline, *challengers]}
+    keys = state.model_keys()
+    table = _compare_cached(tuple(keys.get(n, n) for n in chosen), tuple(metrics), baseline, test, correction,
+                            float(alpha), (c["gain"], c["ties"]), _evals=chosen)
+
+n_sig = int(table["significant"].sum())
+st.caption(f"{len(table)} comparisons (challengers x metrics), paired over users evaluated for both models; "
+           f"{TEST_LABELS[test]} with {CORRECTION_LABELS[correction]} correction: "
+           f"**{n_sig} significant** at {alpha}. Gain {c['gain']}, ties {c['ties']}.")
+
+st.subheader("All tests")
+shown = table.assign(**{"95% CI": [f"[{lo:+.4f}, {hi:+.4f}]" for lo, hi in zip(table.ci_low, table.ci_high)]})
+columns = ["metric", "model", "baseline", "n", "baseline_mean", "model_mean", "diff", "95% CI",
+           "p_t", "p_t_adjusted", "p_wilcoxon", "p_wilcoxon_adjusted", "p_randomization",
+           "p_randomization_adjusted", "effect_size", "wins", "ties", "losses", "significant"]
+fmt4 = st.column_config.NumberColumn(format="%.4f")
+pfmt = st.column_config.NumberColumn(format="%.2e")
+st.dataframe(
+    shown[columns], hide_index=True, key="compare_table",
+    column_config={
+        "model": "challenger", "n": st.column_config.NumberColumn("users paired"),
+        "baseline_mean": fmt4, "model_mean": fmt4, "diff": st.column_config.NumberColumn("difference", format="%+.4f"),
+        "p_t": pfmt, "p_t_adjusted": pfmt, "p_wilcoxon": pfmt, "p_wilcoxon_adjusted": pfmt,
+        "p_randomization": pfmt, "p_randomization_adjusted": pfmt,
+        "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f"),
+        "significant": st.column_config.CheckboxColumn(f"significant ({TEST_LABELS[test]})"),
+    })
+st.download_button("Download comparison CSV", table.to_csv(index=False).encode(), file_name="comparison.csv",
+                   mime="text/csv", key="compare_download", on_click="ignore", icon=":material/download:")
+
+col_a, col_b = st.columns(2)
+col_a.plotly_chart(cc.difference_forest(table), key="compare_forest")
+col_b.plotly_chart(cc.win_tie_loss(table), key="compare_wtl")
+
+st.subheader("Per user")
+left, right = st.columns(2)
+focus_model = left.selectbox("Challenger", challengers, key="compare_focus_model")
+focus_metric = right.selectbox("Metric", metrics, key="compare_focus_metric")
+a_vals, b_vals, users = align_pairs(evals[baseline].per_user[focus_metric], evals[focus_model].per_user[focus_metric])
+pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challenger": b_vals})
+row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
+
+attrs = state.user_attributes()
+segment = None
+segment_name = "relevant items"
+if attrs is not None and "segment" in attrs.columns:
+    segment = pd.Series(attrs["segment"].astype(str).to_numpy(), index=attrs["user_id"].astype(str))
+    segment_name = "segment"
+else:
+    segment = state.relevant_bucket_labels(models, pd.Index(pairs["user_id"]))
+    segment.index = segment.index.astype(str)
+st.caption(f"{len(pairs)} users evaluated for both models; colour: {segment_name}. "
+           f"Win / tie / loss: {row['wins']} / {row['ties']} / {row['losses']}.")
+col_a, col_b = st.columns(2)
+col_a.plotly_chart(cc.pair_scatter(pairs, focus_metric, baseline, focus_model, segment), key="compare_scatter")
+col_b.plotly_chart(cc.diff_histogram(pairs["challenger"] - pairs["baseline"], focus_metric, baseline, focus_model,
+                                     ci=(row["ci_low"], row["ci_high"])), key="compare_hist")
+
+st.subheader("Largest regressions")
+n_show = st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5, key="compare_n_regressions")
+worst = (pairs.assign(difference=pairs["challenger"] - pairs["baseline"])
+         .sort_values(["difference", "user_id"], kind="stable").head(int(n_show)))
+worst = worst[worst["difference"] < 0].rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})
+if worst.empty:
+    st.success(f"{focus_model} is never worse than {baseline} on {focus_metric}.")
+else:
+    st.caption(f"Users where {focus_model} loses most against {baseline} on {focus_metric}. "
+               "Select a row to open that user on the Failures page.")
+    picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
+                          key="compare_regressions",
+                          column_config={col: fmt4 for col in worst.columns if col != "user_id"})
+    rows = picked.selection.rows if picked is not None else []
+    if rows:
+        state.request_drilldown(focus_model, worst.iloc[rows[0]]["user_id"])
+        st.switch_page("pages/failures.py")

@@ -1,0 +1,47 @@
+"""Distributions: a per-user metric per model as histogram, ECDF and box plot,
+the shares of users at exactly 0 and 1, and a breakdown by user segment."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import charts, state
+
+st.title("Distributions")
+models = state.require_models()
+colors = charts.model_colors(list(models))
+k = state.controls()["k"]
+
+options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+metric = st.selectbox("Per-user metric", options, key="dist_metric")
+with state.guard():
+    evals = state.evaluate_all([metric])
+long = state.per_user_long(evals, metric)
+
+st.subheader("Summary")
+st.dataframe(state.distribution_summary(long),
+             column_config={"mean": st.column_config.NumberColumn(format="%.4f"),
+                            "median": st.column_config.NumberColumn(format="%.4f"),
+                            "share at 0": st.column_config.NumberColumn(format="percent"),
+                            "share at 1": st.column_config.NumberColumn(format="percent")},
+             key="dist_summary")
+
+left, right = st.columns(2)
+left.plotly_chart(charts.histogram(long, metric, colors), key="dist_hist")
+right.plotly_chart(charts.ecdf(long, metric, colors), key="dist_ecdf")
+st.plotly_chart(charts.box(long, metric, colors), key="dist_box")
+
+st.subheader("By segment")
+attrs = state.user_attributes()
+attr_cols = [c for c in attrs.columns if c != "user_id"] if attrs is not None else []
+if attr_cols:
+    segment_col = st.selectbox("User attribute", attr_cols, key="dist_segment")
+    segment = attrs.set_index(attrs["user_id"].astype(str))[segment_col].astype(str)
+else:
+    st.caption("No user attribute table: users are grouped by their number of relevant items.")
+    segment_col = "relevant items"
+    segment = state.relevant_bucket_labels(models, long["user_id"].drop_duplicates())
+table = state.segment_table(long, segment)
+st.plotly_chart(charts.segments(table, metric, segment_col, colors), key="dist_segments")
+st.dataframe(table.pivot(index="segment", columns="model", values="mean")[list(evals)],
+             key="dist_segment_table")

@@ -1,0 +1,80 @@
+"""Failures: the worst users of a model by a per-user metric; selecting one
+shows their ranked list (hit or miss), the relevant items the model missed
+and their metrics for every model."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+
+st.title("Failures")
+models = state.require_models()
+c = state.controls()
+k = c["k"]
+
+focus = state.pop_drilldown()
+if focus is not None and focus[0] in models:
+    st.session_state["failures_model"] = focus[0]
+    st.session_state["failures_focus"] = str(focus[1])
+
+left, mid, right = st.columns([2, 2, 1])
+model = left.selectbox("Model", list(models), key="failures_model")
+options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+metric = mid.selectbox("Metric", options, key="failures_metric")
+n = right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5, key="failures_n")
+
+all_metrics = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+with state.guard():
+    evals = state.evaluate_all(all_metrics)
+ev = evals[model]
+worst = state.worst_users(ev, metric, int(n))
+
+st.subheader(f"Worst {len(worst)} users of {model} by {metric}")
+st.caption("Select a row to inspect that user.")
+selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
+                         column_config={metric: st.column_config.NumberColumn(format="%.4f")},
+                         key="failures_worst")
+rows = selection.selection.rows if selection is not None else []
+if rows:
+    user = str(worst.iloc[rows[0]]["user_id"])
+    st.session_state["failures_focus"] = user
+else:
+    user = st.session_state.get("failures_focus")
+
+if user is None:
+    st.info("Select a user in the table above to see their ranked list.")
+    st.stop()
+
+ranked = models[model]
+order = c["ties"] if c["ties"] != "average" else "trec"
+with state.guard():
+    full = ranked.user_list(user, ties=order)
+    relevant = ranked.user_relevant_items(user)
+
+st.subheader(f"User {user}")
+top = full.head(k).assign(hit=lambda d: (d["relevance"] >= 1).map({True: "hit", False: "miss"}))
+if c["ties"] == "average":
+    st.caption("Tied scores are shown in trec_eval order (score, then item id descending); the metrics "
+               "average over every order of the ties.")
+col_list, col_missed = st.columns([3, 2])
+col_list.markdown(f"**Top {k} of {model}** ({len(full)} items in the list)")
+col_list.dataframe(top[["rank", "item_id", "score", "relevance", "hit"]], hide_index=True,
+                   key="failures_list")
+missed = relevant[~relevant["item_id"].isin(top["item_id"])]
+rank_of = pd.Series(full["rank"].to_numpy(), index=full["item_id"].astype(str))
+missed = missed.assign(**{"rank in list": missed["item_id"].astype(str).map(rank_of)})
+col_missed.markdown(f"**Relevant items not in the top {k}** ({len(missed)} of {len(relevant)})")
+col_missed.dataframe(missed, hide_index=True, key="failures_missed")
+
+st.markdown("**This user's metrics for every model**")
+per_model = {}
+for name, e in evals.items():
+    if user in e.per_user.index.astype(str):
+        per_model[name] = e.per_user.loc[e.per_user.index.astype(str) == user].iloc[0]
+    else:
+        per_model[name] = pd.Series({m: float("nan") for m in all_metrics})
+st.dataframe(pd.DataFrame(per_model).T[all_metrics],
+             column_config={m: st.column_config.NumberColumn(format="%.4f") for m in all_metrics},
+             key="failures_user_metrics")

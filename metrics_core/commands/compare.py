@@ -1,0 +1,218 @@
+"""``metrics-core compare``: is model B better than model A, on which metric, and how sure?
+
+::
+
+    metrics-core compare --qrels FILE --run A --run B [--run C ...] --metrics ndcg@10,map@100
+        [--baseline NAME | --all-pairs] [--test t|wilcoxon|randomization]
+        [--correction holm|bh|none] [--alpha 0.05] [--json | --csv]
+
+Every per-user metric is compared per user, pairing the users evaluated for both models
+(see :func:`metrics_core.compare.compare`). By default every run is compared with the first
+one (``--baseline`` picks another, ``--all-pairs`` compares every pair). p-values are
+corrected over all pairs x metrics.
+
+Output:
+
+* default: a table of every model's metrics where a superscript letter marks the models it
+  is significantly better than (``0.4512ᵃ``: better than model ``a``), in the manner of ranx's
+  report, followed by the comparison table (difference, 95% CI, p, adjusted p, Cohen's d,
+  win/tie/loss, ``*`` when significant).
+* ``--json``: ``{"models": {model: {metric: value}}, "comparisons": [row, ...],
+  "settings": {...}, "diagnostics": {model: {...}}}``, NaN as null.
+* ``--csv``: the comparison table, one row per (metric, pair).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..compare import compare as compare_models
+from ..errors import MetricsError
+from ..stats import CORRECTIONS, LOWER_IS_BETTER, TESTS
+from . import _output
+from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
+                       load_inputs, metric_bases, metric_labels)
+
+HELP = "paired significance tests between runs on per-user metrics"
+
+_SUPERSCRIPT = str.maketrans("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ")
+_TABLE_COLUMNS = ["metric", "baseline", "model", "n", "baseline_mean", "model_mean", "diff", "ci_low",
+                  "ci_high", "p_value", "p_adjusted", "effect_size", "wins", "ties", "losses", "significant"]
+
+
+def add_test_arguments(p) -> None:
+    """--baseline/--all-pairs, --test, --correction, --alpha, --permutations, --bootstrap, --seed."""
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--baseline", metavar="MODEL",
+                     help="model every other run is compared with (default: the first --run)")
+    who.add_argument("--all-pairs", action="store_true", help="compare every pair of runs")
+    p.add_argument("--test", choices=TESTS, default="t",
+                   help="paired test: t (Student), wilcoxon (signed-rank), randomization (Fisher); default t")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-testing correction over all pairs x metrics: holm (default), bh, none")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level after correction (0.05)")
+    p.add_argument("--permutations", type=int, default=10000, metavar="N",
+                   help="random sign flips for --test randomization (10000)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the confidence intervals (1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("compare", help=HELP, description=HELP + ".")
+    add_input_arguments(p)
+    add_convention_arguments(p)
+    add_test_arguments(p)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON on stdout")
+    out.add_argument("--csv", action="store_true", help="print the comparison table as CSV on stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
+    p.set_defaults(func=run)
+
+
+def check_test_arguments(args) -> None:
+    if not 0 < args.alpha < 1:
+        raise MetricsError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    if args.permutations < 1:
+        raise MetricsError(f"--permutations must be a positive integer, got {args.permutations}")
+    if args.bootstrap < 1:
+        raise MetricsError(f"--bootstrap must be a positive integer, got {args.bootstrap}")
+
+
+def evaluate_runs(args, labels: list[str], notes: list[str]) -> dict:
+    """Read the inputs and evaluate every run locally: ``{model: mc.Evaluation}``."""
+    import metrics_core as mc
+
+    qrels, runs = load_inputs(args, notes)
+    if "logloss" in metric_bases(labels):
+        for r in runs:
+            check_probabilities(r)
+    conv = conventions(args)
+    out = {}
+    for r in runs:
+        try:
+            out[r.model] = mc.evaluate(r.frame, qrels, metrics=labels, **conv)
+        except MetricsError as e:
+            raise MetricsError(f"{r.path}: {e}") from None
+    return out
+
+
+def print_notes(args, notes: list[str], evaluations: dict) -> None:
+    if args.quiet:
+        return
+    for n in notes:
+        print(f"note: {n}", file=sys.stderr)
+    for model, ev in evaluations.items():
+        diag = getattr(ev, "diagnostics", None)
+        if diag is not None:
+            for w in diag.warnings():
+                print(f"warning: {model}: {w}", file=sys.stderr)
+
+
+def _superscript(letters: str) -> str:
+    text = letters.translate(_SUPERSCRIPT)
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return "^" + letters
+    return text
+
+
+def _letter(i: int) -> str:
+    alphabet = "abcdefghijklmnoprstuvwxyz"
+    return alphabet[i] if i < len(alphabet) else f"{alphabet[i // len(alphabet) - 1]}{alphabet[i % len(alphabet)]}"
+
+
+def marked_summary(evaluations: dict, labels: list[str], comparison) -> tuple[list[str], list[list]]:
+    """Rows ``#, model, metric...`` where each value carries the letters of the models it beats."""
+    models = list(evaluations)
+    letter = {m: _letter(i) for i, m in enumerate(models)}
+    beats: dict[tuple[str, str], list[str]] = {}
+    for r in comparison.itertuples(index=False):
+        if not r.significant or r.diff == 0:
+            continue
+        higher = r.model_mean > r.baseline_mean
+        if str(r.metric).split("@")[0].lower() in LOWER_IS_BETTER:
+            higher = not higher
+        winner, loser = (r.model, r.baseline) if higher else (r.baseline, r.model)
+        beats.setdefault((winner, r.metric), []).append(letter[loser])
+    header = ["#", "model"] + labels
+    rows = []
+    for m in models:
+        row = [letter[m], m]
+        for label in labels:
+            value = evaluations[m].summary.get(label, float("nan"))
+            cell = _output.format_cell(value)
+            marks = sorted(beats.get((m, label), []), key=lambda s: (len(s), s))
+            row.append(cell + (_superscript("".join(marks)) if marks else ""))
+        rows.append(row)
+    return header, rows
+
+
+def _p(value) -> str:
+    """p-values: 4 decimals, or scientific notation below 0.0001 (never a bare 0.0000)."""
+    p = float(value)
+    if p != p:
+        return "-"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def comparison_rows(comparison) -> tuple[list[str], list[list]]:
+    header = ["metric", "baseline", "model", "users", "diff", "95% CI", "p", "p adj", "d", "W/T/L", "sig"]
+    rows = []
+    for r in comparison.itertuples(index=False):
+        ci = f"[{_output.format_cell(r.ci_low)}, {_output.format_cell(r.ci_high)}]"
+        rows.append([r.metric, r.baseline, r.model, int(r.n), float(r.diff), ci, _p(r.p_value),
+                     _p(r.p_adjusted), float(r.effect_size), f"{r.wins}/{r.ties}/{r.losses}",
+                     "*" if r.significant else ""])
+    return header, rows
+
+
+def run(args) -> int:
+    check_test_arguments(args)
+    labels = metric_labels(args)
+    notes: list[str] = []
+    evaluations = evaluate_runs(args, labels, notes)
+    if len(evaluations) < 2:
+        raise MetricsError("compare needs at least two runs: --run A --run B")
+    baseline = None if args.all_pairs else (args.baseline or next(iter(evaluations)))
+    if baseline is not None and baseline not in evaluations:
+        raise MetricsError(f"--baseline {baseline!r} is not one of the models: {', '.join(evaluations)}")
+    shared = [m for m in labels if all(m in ev.per_user.columns for ev in evaluations.values())]
+    skipped = [m for m in labels if m not in shared]
+    if not shared:
+        raise MetricsError(
+            f"none of {', '.join(labels)} has per-user values to compare; "
+            "use ranking metrics such as ndcg@10, map@100 or recall@20")
+    if skipped:
+        notes.append(f"not compared (no per-user values): {', '.join(skipped)}")
+    comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
+                                correction=args.correction, alpha=args.alpha, n_resamples=args.bootstrap,
+                                n_permutations=args.permutations, seed=args.seed)
+    print_notes(args, notes, evaluations)
+    if args.json:
+        doc = {
+            "models": {m: {label: ev.summary.get(label) for label in labels} for m, ev in evaluations.items()},
+            "comparisons": [{k: row[k] for k in _TABLE_COLUMNS} | {"test": args.test}
+                            for row in comparison.to_dict(orient="records")],
+            "settings": {"baseline": baseline, "test": args.test, "correction": args.correction,
+                         "alpha": args.alpha, "seed": args.seed},
+            "diagnostics": {m: (ev.diagnostics.to_dict() if getattr(ev, "diagnostics", None) is not None else {})
+                            for m, ev in evaluations.items()},
+        }
+        sys.stdout.write(_output.format_json(doc))
+    elif args.csv:
+        rows = [[row[k] for k in _TABLE_COLUMNS] for row in comparison.to_dict(orient="records")]
+        sys.stdout.write(_output.format_csv(_TABLE_COLUMNS, rows))
+    else:
+        header, rows = marked_summary(evaluations, labels, comparison)
+        sys.stdout.write(_output.format_table(header, rows))
+        correction = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}[args.correction]
+        test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+                "randomization": "Fisher randomization test"}[args.test]
+        sys.stdout.write(f"\nSuperscripts: significantly better than that model ({test}, {correction} "
+                         f"correction, alpha {args.alpha:g}).\n\n")
+        header, rows = comparison_rows(comparison)
+        sys.stdout.write(_output.format_table(header, rows))
+    return 0

@@ -1,0 +1,323 @@
+"""``metrics-core evaluate``: metrics of one or more runs against ground truth.
+
+::
+
+    metrics-core evaluate --qrels FILE --run FILE [--run FILE ...] --metrics ndcg@10,map@100
+        [--gain linear|exponential] [--ties average|trec|input] [--ideal judged|retrieved]
+        [--ap-norm relevant|min_k|retrieved] [--relevance-threshold N]
+        [--json | --csv] [--per-user FILE] [--engine local|spark] [--spark-master URL]
+
+* ``--qrels`` may be omitted when every run carries a relevance column.
+* The model name is the run file's name without its extensions
+  (``runs/bm25.trec.gz`` -> ``bm25``); two runs with the same name are told
+  apart (``a/bm25``, ``b/bm25``) and a note says so.
+* ``--json`` prints ``{"models": {model: {metric: value}}, "diagnostics":
+  {model: {...}}}``; ``--csv`` one row per model; otherwise an aligned table.
+  Notes and warnings go to stderr.
+* ``--per-user FILE`` writes ``model, user_id`` and one column per per-user
+  metric (CSV or Parquet by extension).
+
+The helpers ``add_input_arguments``, ``add_convention_arguments``,
+``load_inputs`` and ``model_names`` are shared with other subcommands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import MetricsError
+from ..io import ColumnMapping, read_table
+from ..io.columns import ALIASES, ROLES
+from ..io.formats import EXTENSIONS
+from . import _output
+
+HELP = "metrics of one or more runs against ground truth"
+
+
+# --------------------------------------------------------------------------- options
+def _columns_option(text: str) -> dict[str, str]:
+    """``"user_id=customer,item_id=sku"`` -> dict (argparse type)."""
+    out = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise argparse.ArgumentTypeError(f"expected ROLE=COLUMN pairs (roles: {', '.join(ROLES)}), got {part!r}")
+        role, col = part.split("=", 1)
+        out[role.strip()] = col.strip()
+    return out
+
+
+def add_input_arguments(p: argparse.ArgumentParser) -> None:
+    """--qrels, --run (repeatable), --run-columns, --qrels-columns."""
+    p.add_argument("--qrels", metavar="FILE", help="ground truth: user, item, relevance (TREC qrels, CSV, ...)")
+    p.add_argument("--run", metavar="FILE", action="append", required=True,
+                   help="a run: user, item, score or rank (repeat for several models)")
+    p.add_argument("--run-columns", metavar="ROLE=COL,...", type=_columns_option,
+                   help="explicit column mapping for the runs, e.g. user_id=customer,score=p")
+    p.add_argument("--qrels-columns", metavar="ROLE=COL,...", type=_columns_option,
+                   help="explicit column mapping for the ground truth, e.g. relevance=clicked")
+
+
+def add_convention_arguments(p: argparse.ArgumentParser) -> None:
+    """The conventions of mc.evaluate, with its defaults."""
+    p.add_argument("--metrics", metavar="LIST", action="append", required=True,
+                   help="comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc")
+    p.add_argument("--gain", choices=("linear", "exponential"), default="linear")
+    p.add_argument("--ties", choices=("average", "trec", "input"), default="average",
+                   help="tied scores: expected value over orders (average), item id descending as "
+                        "trec_eval (trec), or file order (input)")
+    p.add_argument("--ideal", choices=("judged", "retrieved"), default="judged")
+    p.add_argument("--ap-norm", choices=("relevant", "min_k", "retrieved"), default="relevant")
+    p.add_argument("--relevance-threshold", metavar="N", type=float, default=1.0,
+                   help="relevance >= N counts as relevant (default 1)")
+    p.add_argument("--empty-users", choices=("exclude", "zero"), default="exclude",
+                   help="users of the ground truth without relevant items: excluded or scored 0")
+    p.add_argument("--threshold", type=float, default=0.5,
+                   help="classification threshold on scores for accuracy/precision/recall/f1")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("evaluate", help=HELP, description=HELP + ".")
+    add_input_arguments(p)
+    add_convention_arguments(p)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON on stdout")
+    out.add_argument("--csv", action="store_true", help="print CSV (one row per model) on stdout")
+    p.add_argument("--per-user", metavar="FILE", help="write per-user metrics (.csv, .tsv or .parquet)")
+    p.add_argument("--engine", choices=("local", "spark"), default="local")
+    p.add_argument("--spark-master", metavar="URL", default="local[*]",
+                   help="Spark master for --engine spark (default local[*])")
+    p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
+    p.set_defaults(func=run)
+
+
+# --------------------------------------------------------------------------- inputs
+def _first_part(path: str) -> str:
+    name = Path(path).name
+    return name.split(".", 1)[0] or name
+
+
+def _strip_known(path: str) -> str:
+    name = Path(path).name
+    parts = name.split(".")
+    while len(parts) > 1 and (parts[-1].lower() in EXTENSIONS or parts[-1].lower() == "gz"):
+        parts.pop()
+    return ".".join(parts)
+
+
+def model_names(paths: list[str]) -> tuple[list[str], list[str]]:
+    """Model name of each run path, and notes about disambiguated duplicates.
+
+    The name is the file name up to its first dot (``runs/bm25.trec.gz`` ->
+    ``bm25``). When two runs share it, the first of these that tells them
+    apart is used: the name without known format extensions (``bm25.v2``),
+    the full file name (``bm25.csv``), the parent folder and the name
+    (``a/bm25``, ``a/bm25.csv``), else a ``#n`` suffix.
+    """
+    names = [_first_part(p) for p in paths]
+    notes = []
+    for clash in sorted({n for n in names if names.count(n) > 1}):
+        idx = [i for i, n in enumerate(names) if n == clash]
+        for candidate in (
+            lambda i: _strip_known(paths[i]),
+            lambda i: Path(paths[i]).name,
+            lambda i: f"{Path(paths[i]).parent.name}/{_strip_known(paths[i])}",
+            lambda i: f"{Path(paths[i]).parent.name}/{Path(paths[i]).name}",
+        ):
+            new = [candidate(i) for i in idx]
+            if len(set(new)) == len(new) and not set(new) & (set(names) - {clash}):
+                break
+        else:
+            new = [clash if j == 0 else f"{clash}#{j + 1}" for j in range(len(idx))]
+        for i, n in zip(idx, new):
+            names[i] = n
+        notes.append(f"{len(idx)} runs are named {clash!r}; using {', '.join(repr(n) for n in new)}")
+    return names, notes
+
+
+@dataclass
+class RunInput:
+    """One run as read: model name, path, tidy frame and the column mapping used."""
+
+    model: str
+    path: str
+    frame: pd.DataFrame
+    mapping: ColumnMapping
+
+
+def _mapping_note(m: ColumnMapping) -> str | None:
+    """A note when the columns were not the canonical names."""
+    canonical = all(getattr(m, r) in (None, r) for r in ROLES) and not m.score_from_rank
+    if m.format.startswith("TREC") and not m.explicit:
+        return None  # positional columns, always the same
+    return None if canonical else f"columns of {m.describe()}"
+
+
+def load_inputs(args, notes: list[str]) -> tuple[pd.DataFrame | None, list[RunInput]]:
+    """Read --qrels and every --run; check that each run can be evaluated."""
+    qrels = None
+    if args.qrels:
+        qrels, qmap = read_table(args.qrels, kind="qrels", columns=args.qrels_columns)
+        note = _mapping_note(qmap)
+        if note:
+            notes.append(note)
+    names, name_notes = model_names(args.run)
+    notes.extend(name_notes)
+    runs = []
+    for path, model in zip(args.run, names):
+        df, mapping = read_table(path, kind="run", columns=args.run_columns)
+        note = _mapping_note(mapping)
+        if note:
+            notes.append(note)
+        if qrels is None and "relevance" not in df.columns:
+            raise MetricsError(
+                f"{path}: no --qrels given and the run has no relevance column (looked for "
+                f"{', '.join(ALIASES['relevance'])}); pass --qrels FILE or add a relevance column"
+            )
+        runs.append(RunInput(model, path, df, mapping))
+    return qrels, runs
+
+
+def check_probabilities(run: RunInput) -> None:
+    """logloss needs scores in [0, 1]: name the first line outside and count them."""
+    score = run.frame["score"].to_numpy()
+    bad = np.flatnonzero((score < 0) | (score > 1))
+    if len(bad):
+        i = int(bad[0])
+        src = "score" if run.mapping.score_from_rank else run.mapping.score
+        raise MetricsError(
+            f"{run.path}: {run.mapping.where(i)}: logloss needs probabilities in [0, 1] but column {src!r} "
+            f"holds {score[i]:g}; {len(bad)} score(s) fall outside [0, 1]. Apply a sigmoid first or drop logloss"
+        )
+
+
+def conventions(args) -> dict:
+    return dict(
+        gain=args.gain, ideal=args.ideal, ap_norm=args.ap_norm, ties=args.ties,
+        relevance_threshold=args.relevance_threshold, empty_users=args.empty_users, threshold=args.threshold,
+    )
+
+
+def metric_labels(args) -> list[str]:
+    """Parse every --metrics value (unknown names and k <= 0 fail here, before any file is read)."""
+    from .. import metrics as registry
+
+    specs = registry.parse_metrics([m for value in args.metrics for m in value.split(",") if m.strip()])
+    labels = list(dict.fromkeys(s.label.strip() for s in specs))
+    return labels
+
+
+def metric_bases(labels: list[str]) -> set[str]:
+    """Canonical base names of parsed metric labels (``log_loss`` -> ``logloss``)."""
+    from .. import metrics as registry
+
+    return {registry.parse_metric(label).name for label in labels}
+
+
+# --------------------------------------------------------------------------- evaluation
+@dataclass
+class ModelResult:
+    summary: dict
+    per_user: pd.DataFrame  # index user_id, one column per per-user metric
+    diagnostics: object | None
+
+
+def _evaluate_local(qrels, runs: list[RunInput], labels: list[str], conv: dict) -> dict[str, ModelResult]:
+    import metrics_core as mc
+
+    out = {}
+    for r in runs:
+        try:
+            ev = mc.evaluate(r.frame, qrels, metrics=labels, **conv)
+        except MetricsError as e:
+            raise MetricsError(f"{r.path}: {e}") from None
+        out[r.model] = ModelResult(ev.summary, ev.per_user, ev.diagnostics)
+    return out
+
+
+def _evaluate_spark(args, labels: list[str], conv: dict, notes: list[str]) -> dict[str, ModelResult]:
+    """Same numbers on Spark: files are read by Spark (Parquet files or directories, CSV, TSV)
+    and evaluated by :func:`metrics_core.spark.evaluate`; pyspark is imported only here."""
+    from .. import spark as mspark  # optional extra
+    from ..spark import _files as spark_files
+
+    names, name_notes = model_names(args.run)
+    notes.extend(name_notes)
+    session = mspark.get_session(args.spark_master)
+    qrels = spark_files.read_table(session, str(args.qrels), "qrels", args.qrels_columns) if args.qrels else None
+    out = {}
+    for path, model in zip(args.run, names):
+        run_df = spark_files.read_table(session, str(path), "run" if qrels is not None else "auto", args.run_columns)
+        if qrels is None and "relevance" not in run_df.columns:
+            raise MetricsError(
+                f"{path}: no --qrels given and the run has no relevance column (looked for "
+                f"{', '.join(ALIASES['relevance'])}); pass --qrels FILE or add a relevance column"
+            )
+        try:
+            res = mspark.evaluate(run_df, qrels, labels, **conv)
+        except MetricsError as e:
+            raise MetricsError(f"{path}: {e}") from None
+        per_user = res.per_user.toPandas() if args.per_user else pd.DataFrame({"user_id": []})
+        out[model] = ModelResult(res.summary, per_user.set_index("user_id"), res.diagnostics)
+    return out
+
+
+def per_user_frame(results: dict[str, ModelResult]) -> pd.DataFrame:
+    """Long-by-model, wide-by-metric: columns model, user_id, one column per metric."""
+    frames = []
+    for model, res in results.items():
+        pu = res.per_user.reset_index()
+        if "user_id" not in pu.columns:
+            pu = pu.rename(columns={pu.columns[0]: "user_id"})
+        pu.insert(0, "model", model)
+        frames.append(pu)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["model", "user_id"])
+
+
+def run(args) -> int:
+    labels = metric_labels(args)
+    if args.per_user:
+        _output.output_kind(args.per_user)  # fail before the work
+    notes: list[str] = []
+    conv = conventions(args)
+    if args.engine == "spark":
+        results = _evaluate_spark(args, labels, conv, notes)
+    else:
+        qrels, runs = load_inputs(args, notes)
+        if "logloss" in metric_bases(labels):
+            for r in runs:
+                check_probabilities(r)
+        results = _evaluate_local(qrels, runs, labels, conv)
+    err = sys.stderr
+    if not args.quiet:
+        for n in notes:
+            print(f"note: {n}", file=err)
+        for model, res in results.items():
+            if res.diagnostics is not None:
+                for w in res.diagnostics.warnings():
+                    print(f"warning: {model}: {w}", file=err)
+    if args.per_user:
+        _output.write_frame(per_user_frame(results), args.per_user)
+    header = ["model"] + labels
+    rows = [[model] + [res.summary.get(l, float("nan")) for l in labels] for model, res in results.items()]
+    if args.json:
+        doc = {
+            "models": {model: {l: res.summary.get(l) for l in labels} for model, res in results.items()},
+            "diagnostics": {
+                model: (res.diagnostics.to_dict() if res.diagnostics is not None else {})
+                for model, res in results.items()
+            },
+        }
+        sys.stdout.write(_output.format_json(doc))
+    elif args.csv:
+        sys.stdout.write(_output.format_csv(header, rows))
+    else:
+        sys.stdout.write(_output.format_table(header, rows))
+    return 0

@@ -1,0 +1,71 @@
+"""``metrics-core report``: a self-contained HTML report of one or more runs.
+
+::
+
+    metrics-core report --qrels FILE --run A [--run B ...] --metrics ndcg@10,map@100,auc
+        --output report.html [--title TEXT] [--baseline NAME | --all-pairs]
+        [--test t|wilcoxon|randomization] [--correction holm|bh|none]
+
+The file (see :mod:`metrics_core.report`) holds the settings, every metric with its bootstrap
+95% CI, the paired comparison of the runs (when there are two or more), the input diagnostics,
+ROC/precision-recall curves and per-user distributions. plotly.js is inlined: the file opens
+offline and can be mailed or attached as it is.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..compare import compare as compare_models
+from ..errors import MetricsError
+from .compare import add_test_arguments, check_test_arguments, evaluate_runs, print_notes
+from .evaluate import add_convention_arguments, add_input_arguments, conventions, metric_labels
+
+HELP = "write a self-contained HTML report (summary with CIs, comparisons, curves)"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("report", help=HELP, description=HELP + ".")
+    add_input_arguments(p)
+    add_convention_arguments(p)
+    add_test_arguments(p)
+    p.add_argument("--output", "-o", metavar="FILE", required=True, help="the HTML file to write")
+    p.add_argument("--title", default="metrics-core report", help="title shown at the top of the report")
+    p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..report import write_report
+
+    check_test_arguments(args)
+    out = Path(args.output)
+    if out.is_dir():
+        raise MetricsError(f"{args.output}: is a directory; give a file name such as report.html")
+    if not out.parent.exists():
+        raise MetricsError(f"{args.output}: the folder {out.parent} does not exist")
+    labels = metric_labels(args)
+    notes: list[str] = []
+    evaluations = evaluate_runs(args, labels, notes)
+    comparison = None
+    if len(evaluations) >= 2:
+        shared = [m for m in labels if all(m in ev.per_user.columns for ev in evaluations.values())]
+        if shared:
+            baseline = None if args.all_pairs else (args.baseline or next(iter(evaluations)))
+            if baseline is not None and baseline not in evaluations:
+                raise MetricsError(f"--baseline {baseline!r} is not one of the models: {', '.join(evaluations)}")
+            comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
+                                        correction=args.correction, alpha=args.alpha,
+                                        n_resamples=args.bootstrap, n_permutations=args.permutations,
+                                        seed=args.seed)
+    print_notes(args, notes, evaluations)
+    settings = {"metrics": ", ".join(labels), **conventions(args), "test": args.test,
+                "correction": args.correction, "alpha": args.alpha, "seed": args.seed,
+                "qrels": args.qrels or "(relevance column of the runs)",
+                "runs": ", ".join(args.run)}
+    write_report(out, evaluations, comparison=comparison, title=args.title, settings=settings,
+                 relevance_threshold=args.relevance_threshold, n_resamples=args.bootstrap, seed=args.seed)
+    if not args.quiet:
+        print(f"wrote {out}", file=sys.stderr)
+    return 0

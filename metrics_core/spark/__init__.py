@@ -1,0 +1,64 @@
+"""The Spark engine: the same evaluation on Apache Spark, with identical numbers.
+
+Usage::
+
+    from metrics_core import spark as mcs
+    ev = mcs.evaluate(run_df, qrels_df, metrics=["ndcg@10", "map@100", "auc", "gauc"])
+    ev.summary        # dict, as mc.evaluate (equal to 1e-9 on the same data)
+    ev.per_user       # Spark DataFrame: user_id + one column per per-user metric
+    ev.diagnostics    # mc.Diagnostics summed over the cluster
+
+    results = mcs.evaluate_files(["runs/bm25.parquet"], "qrels.parquet", ["ndcg@10"])
+
+How: users are hashed into groups; each group (all rows of its users, run and
+ground truth) is evaluated in one Spark task by the single-machine code
+(``mc.prepare`` and the same compiled kernels), and Spark adds up the groups.
+Every metric of mc.evaluate is supported and exact (nothing is binned or
+sampled):
+
+- ranking metrics, ILS and novelty: per user, then the mean over evaluated
+  users; ``hit_ratio@k``: pooled sums of hits and relevant items;
+- ``gauc``: sum of w_u AUC_u and of w_u over all groups;
+- ``logloss``, ``rmse``, ``mae``, ``pcopc``, ``accuracy``, ``precision``,
+  ``recall``, ``f1``: sums over all scored rows;
+- ``auc``, ``pr_auc``: exact rank statistics over per-score positive and
+  negative counts, ties counting one half (see :mod:`._ranks`);
+- ``coverage@k``: distinct items of all top-k lists over the catalogue;
+  ``personalization@k``: from per-item counts of top-k lists, exact for any
+  number of users; ``novelty@k``: item popularity counted over the whole
+  interactions table by Spark.
+
+pyspark is an optional extra (``pip install 'metrics-core[spark]'`` plus a
+Java 17+ runtime); importing this module does not import pyspark, and calling
+it without pyspark or Java raises a one-line :class:`~metrics_core.MetricsError`
+saying what to install.
+"""
+
+from __future__ import annotations
+
+from ._env import get_session, require_pyspark
+
+__all__ = ["SparkEvaluation", "evaluate", "evaluate_files", "get_session", "require_pyspark"]
+
+
+def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), **conventions):
+    """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate`; see :func:`._evaluate.evaluate`."""
+    from ._evaluate import evaluate as _evaluate
+
+    return _evaluate(run_df, qrels_df, metrics, **conventions)
+
+
+def evaluate_files(run_paths, qrels_path=None, metrics=("ndcg@10",), master: str = "local[*]", **conventions):
+    """``{model name: SparkEvaluation}`` for run files on Spark; see :func:`._files.evaluate_files`."""
+    require_pyspark()
+    from ._files import evaluate_files as _evaluate_files
+
+    return _evaluate_files(run_paths, qrels_path, metrics, master=master, **conventions)
+
+
+def __getattr__(name):
+    if name == "SparkEvaluation":
+        from ._evaluate import SparkEvaluation
+
+        return SparkEvaluation
+    raise AttributeError(name)

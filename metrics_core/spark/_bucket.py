@@ -1,0 +1,296 @@
+"""What one Spark task computes for one group of whole users (plain pandas/numpy, no pyspark).
+
+Spark hashes every user id to one of ``n_buckets`` groups, so each group holds
+every row of its users, from the run and from the ground truth. For one group
+:func:`evaluate_bucket` runs the single-machine code on it: ``mc.prepare``
+(same validation, same id handling, same sort), ``mc.evaluate`` for the
+per-user metric columns, and the same kernels for the parts that are summed
+across groups afterwards:
+
+- ``hits`` and relevant counts for pooled ``hit_ratio@k`` (ranking kernel);
+- per-user AUC with its weight for ``gauc`` (``sum w AUC`` and ``sum w``);
+- sums over scored rows (rows of users in the ground truth) for ``logloss``,
+  ``rmse``, ``mae``, ``pcopc`` and the confusion counts at ``threshold``;
+- for ``auc`` / ``pr_auc``: positive and negative counts per distinct score
+  (ordered prefix sums over the whole data are done by Spark afterwards);
+- the distinct top-k items of evaluated users for ``coverage@k``, per-item
+  counts for ``personalization@k``, and items without features for ILS;
+- the diagnostics counts (``mc.diagnostics.diagnose``).
+
+Output: one DataFrame with a ``kind`` column: ``"u"`` a user row (metric
+columns ``m0..``), ``"s"`` a distinct score (``score``, ``a`` = positives,
+``b`` = negatives), ``"c"`` a covered item of spec ``spec``, ``"p"`` an item
+and its count (``a``) in top-k lists for spec ``spec``, ``"f"`` an item
+without features, ``"b"`` the group's sums as JSON in ``stats``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..evaluate import _positions, _top_rows_of, evaluate, evaluated_users, ranking_table
+from ..diagnostics import diagnose
+from ..features import align_features
+from ..kernels import classification as cls
+from ..kernels import diversity as div
+from ..kernels.ranking import FAMILY_INDEX
+from ..metrics import MetricSpec
+from ..prepare import Ranked, prepare
+
+USER, ITEM, SCORE = "user_id", "item_id", "score"
+OUT_FIXED = ["kind", USER, ITEM, SCORE, "a", "b", "spec", "stats"]
+
+
+@dataclass(frozen=True)
+class BucketPlan:
+    """Everything a task needs, pickled once into the Spark closure."""
+
+    specs: tuple[MetricSpec, ...]
+    conventions: dict  # gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold, gauc_weight
+    diag_k: int
+    truth_in_run: bool
+    rel_column: str  # relevance column name of the truth frame
+    input_order: bool  # sort rows by "_row" first (ties="input")
+    item_features: object = None  # pandas DataFrame (or a Spark broadcast of one)
+    novelty_counts: object = None  # pandas Series item_id -> interacting users (or broadcast)
+    novelty_users: int = 0
+
+    @property
+    def per_user_specs(self) -> list[MetricSpec]:
+        """Per-user columns in mc.evaluate's order: ranking, then gauc, then ILS / novelty."""
+        order = {"ranking": 0, "scored": 1, "diversity": 2}
+        chosen = [s for s in self.specs if s.per_user or s.name == "gauc"]
+        return sorted(chosen, key=lambda s: order[s.kind])
+
+    def output_columns(self) -> list[str]:
+        return OUT_FIXED + [f"m{i}" for i in range(len(self.per_user_specs))]
+
+
+def _value(obj):
+    return obj.value if hasattr(obj, "value") and not isinstance(obj, (pd.DataFrame, pd.Series)) else obj
+
+
+def _frame(kind: str, n: int, columns: list[str], **values) -> pd.DataFrame:
+    data = {c: values.get(c, [None] * n) for c in columns}
+    data["kind"] = [kind] * n
+    return pd.DataFrame(data, columns=columns)
+
+
+def _prepare_inputs(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan):
+    if plan.input_order and "_row" in run.columns:
+        run = run.sort_values("_row", kind="stable")
+    run = run.drop(columns=[c for c in ("_row", "_bucket") if c in run.columns]).reset_index(drop=True)
+    if truth is not None:
+        truth = truth.drop(columns=[c for c in ("_bucket",) if c in truth.columns]).reset_index(drop=True)
+    return run, truth
+
+
+def evaluate_bucket(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan) -> pd.DataFrame:
+    """Evaluate one group of whole users; see the module docstring for the output rows."""
+    run, truth = _prepare_inputs(run, truth, plan)
+    columns = plan.output_columns()
+    conv = plan.conventions
+    thr = float(conv["relevance_threshold"])
+    if plan.truth_in_run:
+        truth = None
+    if len(run) == 0 or (truth is not None and len(truth) == 0):
+        return _bucket_without_common_users(run, truth, plan, columns)
+    ranked = prepare(run, truth)
+    if not (ranked.in_run & ranked.in_truth).any():
+        return _bucket_without_common_users(run, truth, plan, columns)
+    return _bucket_from_ranked(ranked, plan, columns, thr)
+
+
+def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], thr: float) -> pd.DataFrame:
+    conv = plan.conventions
+    n_rel = ranked.n_relevant(thr)
+    evaluated = evaluated_users(ranked, thr, conv["empty_users"])
+    ev_codes = np.flatnonzero(evaluated)
+    stats: dict = {"common": 1}
+    parts: list[pd.DataFrame] = []
+
+    # diagnostics, with the weights needed to combine shares across groups
+    diag = diagnose(ranked, evaluated, n_rel, plan.diag_k)
+    stats["diag"] = diag.to_dict()
+    ev_run = evaluated & ranked.in_run
+    stats["top_rows"] = float(np.minimum(ranked.list_lengths, plan.diag_k)[ev_run].sum())
+
+    # per-user metric columns from mc.evaluate itself
+    per_user_specs = plan.per_user_specs
+    if len(ev_codes) and per_user_specs:
+        names = [s.label for s in per_user_specs if s.name not in ("novelty",)]
+        ev = None
+        if names:
+            ev = evaluate(ranked, metrics=names, gain=conv["gain"], ideal=conv["ideal"], ap_norm=conv["ap_norm"],
+                          ties=conv["ties"], relevance_threshold=thr, empty_users=conv["empty_users"],
+                          threshold=conv["threshold"], gauc_weight=conv["gauc_weight"],
+                          item_features=_value(plan.item_features))
+        data = {}
+        for i, s in enumerate(per_user_specs):
+            if s.name == "novelty":
+                data[f"m{i}"] = _novelty(ranked, s.k, plan, ev_codes)
+            else:
+                data[f"m{i}"] = ev.per_user[s.label].to_numpy(dtype=np.float64)
+        for key, values in data.items():
+            finite = values[np.isfinite(values)]
+            stats["sum_" + key], stats["cnt_" + key] = float(finite.sum()), int(finite.shape[0])
+        users = pd.Series(ranked.user_ids[ev_codes])
+        parts.append(_frame("u", len(ev_codes), columns, user_id=users.to_numpy(dtype=object), **data))
+    stats["n_evaluated"] = int(len(ev_codes))
+
+    specs = plan.specs
+    # pooled hit_ratio@k: sum of hits and of relevant counts over evaluated users
+    for s in specs:
+        if s.kind == "pooled":
+            hits = ranking_table(ranked, s.k, gain=conv["gain"], ideal=conv["ideal"], ap_norm=conv["ap_norm"],
+                                 ties=conv["ties"], relevance_threshold=thr)[ev_codes, FAMILY_INDEX["hits"]]
+            stats[f"hits@{s.k}"] = float(hits.sum())
+    stats["n_rel"] = float(n_rel[ev_codes].sum())
+
+    scored = [s for s in specs if s.kind == "scored"]
+    if scored:
+        _scored_sums(ranked, plan, thr, stats, parts, columns)
+    _diversity_parts(ranked, plan, ev_codes, stats, parts, columns)
+
+    parts.append(_frame("b", 1, columns, stats=[json.dumps(stats)]))
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, parts: list, columns: list[str]):
+    """Sums over the scored rows (rows of users in the ground truth), exactly as mc.evaluate selects them."""
+    conv = plan.conventions
+    keep = np.repeat(ranked.in_truth, ranked.list_lengths)
+    p, y, rel = ranked.score[keep], ranked.labels(thr)[keep], ranked.rel[keep]
+    names = {s.name for s in plan.specs if s.kind == "scored"}
+    out = {"rows": int(p.shape[0]), "sum_p": float(p.sum()), "sum_y": float(y.sum()),
+           "sq": float(np.sum((p - rel) ** 2)), "abs": float(np.sum(np.abs(p - rel)))}
+    if p.shape[0]:
+        bad = (p < 0) | (p > 1)
+        out["bad_prob"] = int(bad.sum())
+        out["bad_example"] = float(p[bad][0]) if bad.any() else None
+    if "logloss" in names and p.shape[0] and not out["bad_prob"]:
+        out["logloss_sum"] = cls.log_loss(y, p) * p.shape[0]
+    pred = p >= float(conv["threshold"])
+    pos = y > 0.5
+    out["tp"], out["fp"] = int(np.sum(pred & pos)), int(np.sum(pred & ~pos))
+    out["fn"], out["tn"] = int(np.sum(~pred & pos)), int(np.sum(~pred & ~pos))
+    if "gauc" in names:
+        auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.score, ranked.labels(thr))
+        ok = ~np.isnan(auc) & ranked.in_truth
+        weights = {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[conv["gauc_weight"]]
+        out["gauc_num"] = float(np.sum(weights[ok] * auc[ok]))
+        out["gauc_den"] = float(weights[ok].sum())
+        out["gauc_skipped"] = int((ranked.in_truth & ranked.in_run & np.isnan(auc)).sum())
+    stats["scored"] = out
+    if names & {"auc", "pr_auc"} and p.shape[0]:
+        values, inverse = np.unique(p, return_inverse=True)
+        positives = np.bincount(inverse, weights=y, minlength=len(values)).astype(np.int64)
+        totals = np.bincount(inverse, minlength=len(values)).astype(np.int64)
+        parts.append(_frame("s", len(values), columns, score=values, a=positives, b=totals - positives))
+
+
+def _novelty(ranked: Ranked, k: int, plan: BucketPlan, ev_codes: np.ndarray) -> np.ndarray:
+    """novelty@k with the popularity counted over the whole data (given as ``novelty_counts``)."""
+    counts_by_id = _value(plan.novelty_counts)
+    ids = ranked.item_ids
+    index = counts_by_id.index
+    if pd.api.types.is_integer_dtype(index.dtype) != pd.api.types.is_integer_dtype(ids.dtype):
+        index, ids = pd.Index(index.astype(str)), pd.Index(ids.astype(str))
+    loc = pd.Index(index).get_indexer(ids)
+    counts = np.where(loc >= 0, counts_by_id.to_numpy(dtype=np.float64)[np.maximum(loc, 0)], 0.0)
+    info = div.self_information(counts, plan.novelty_users)
+    items = _positions(ranked, plan.conventions["ties"])
+    return div.novelty(ranked.offsets, items, k, info)[ev_codes]
+
+
+def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, stats: dict, parts: list,
+                     columns: list[str]):
+    specs = plan.specs
+    items = None
+    for j, s in enumerate(specs):
+        if s.name not in ("coverage", "personalization", "ils"):
+            continue
+        if items is None:
+            items = _positions(ranked, plan.conventions["ties"])
+        if s.name == "coverage":
+            rows = _top_rows_of(ranked, ev_codes, s.k)
+            covered = ranked.item_ids[np.unique(items[rows])]
+            parts.append(_frame("c", len(covered), columns, item_id=np.asarray(covered, dtype=object),
+                                spec=[j] * len(covered)))
+        elif s.name == "personalization":
+            users = ev_codes[ranked.list_lengths[ev_codes] > 0]
+            rows = _top_rows_of(ranked, users, s.k)
+            codes, counts = np.unique(items[rows], return_counts=True)
+            parts.append(_frame("p", len(codes), columns, item_id=np.asarray(ranked.item_ids[codes], dtype=object),
+                                a=counts.astype(np.int64), spec=[j] * len(codes)))
+            stats[f"pers_users@{j}"] = int(len(users))
+            stats[f"pers_maxlen@{j}"] = int(ranked.list_lengths[users].max()) if len(users) else 0
+        elif s.name == "ils" and plan.item_features is not None and "ils_missing" not in stats:
+            features = align_features(_value(plan.item_features), ranked.item_ids)
+            top = div.top_k_mask(ranked.offsets, s.k)
+            ev_rows = np.repeat(np.isin(np.arange(ranked.n_users), ev_codes), ranked.list_lengths)
+            rec = np.unique(items[top & ev_rows])
+            missing = ranked.item_ids[rec[~features.known[rec]]]
+            stats["ils_missing"] = int(len(missing))
+            parts.append(_frame("f", len(missing), columns, item_id=np.asarray(missing, dtype=object)))
+
+
+def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan,
+                                 columns: list[str]) -> pd.DataFrame:
+    """A group in which no user is both in the run and in the ground truth.
+
+    ``mc.evaluate`` refuses such data as a whole; inside one group of a larger
+    data set it is normal. The same checks run (``prepare`` on each side), the
+    evaluated users of the group are all missing from the run, so every ranking
+    metric is 0 for them (as the kernel gives for an empty list) and GAUC, ILS
+    and novelty are NaN; scored rows are those of users in the ground truth:
+    none here.
+    """
+    conv = plan.conventions
+    thr = float(conv["relevance_threshold"])
+    n_run_users = 0
+    if len(run):
+        only_run = prepare(run, run.assign(relevance=0.0)[[USER, ITEM, "relevance"]])
+        n_run_users = only_run.n_users
+    stats: dict = {"common": 0}
+    parts = []
+    n_ev = 0
+    n_rel_total = 0.0
+    n_truth = 0
+    without_rel = 0
+    if truth is not None and len(truth):
+        t = truth.rename(columns={plan.rel_column: "relevance"})
+        as_run = t[[USER, ITEM]].assign(score=0.0)
+        ranked_t = prepare(as_run, t[[USER, ITEM, "relevance"]])
+        n_rel = ranked_t.n_relevant(thr)
+        evaluated = evaluated_users(ranked_t, thr, conv["empty_users"])
+        ev_codes = np.flatnonzero(evaluated)
+        n_ev, n_truth = len(ev_codes), int(ranked_t.in_truth.sum())
+        without_rel = int((ranked_t.in_truth & (n_rel == 0)).sum())
+        n_rel_total = float(n_rel[ev_codes].sum())
+        specs = plan.per_user_specs
+        if n_ev and specs:
+            data = {f"m{i}": np.full(n_ev, np.nan if s.name in ("gauc", "ils", "novelty") else 0.0)
+                    for i, s in enumerate(specs)}
+            for key, values in data.items():
+                finite = values[np.isfinite(values)]
+                stats["sum_" + key], stats["cnt_" + key] = float(finite.sum()), int(finite.shape[0])
+            users = np.asarray(ranked_t.user_ids[ev_codes], dtype=object)
+            parts.append(_frame("u", n_ev, columns, user_id=users, **data))
+    stats["diag"] = {"k": plan.diag_k, "n_users_evaluated": n_ev, "n_users_run": n_run_users,
+                     "n_users_truth": n_truth, "users_only_in_run": n_run_users, "users_only_in_truth": n_truth,
+                     "users_without_relevant": without_rel, "share_users_ties_in_top_k": 0.0,
+                     "users_short_lists": 0, "share_unjudged_in_top_k": 0.0,
+                     "items_missing_features": None, "gauc_users_skipped": None, "notes": []}
+    stats["top_rows"] = 0.0
+    stats["n_evaluated"] = n_ev
+    stats["n_rel"] = n_rel_total
+    for s in plan.specs:
+        if s.kind == "pooled":
+            stats[f"hits@{s.k}"] = 0.0
+    parts.append(_frame("b", 1, columns, stats=[json.dumps(stats)]))
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]

@@ -1,0 +1,447 @@
+"""``metrics_core.spark.evaluate``: mc.evaluate for pyspark DataFrames, same numbers.
+
+Plan of one evaluation (every step is Spark; no data is collected to the driver
+except per-group sums, a few hundred numbers):
+
+1. Hash each user id into one of ``n_buckets`` groups; co-group run and ground
+   truth rows by group (``groupBy(...).cogroup(...).applyInArrow``, or
+   ``applyInPandas`` on Spark 3.5). Each task runs the single-machine code on
+   whole users (:mod:`._bucket`): same validation, same sort, same kernels.
+2. The task output is persisted once; the driver sums the per-group totals:
+   means over evaluated users, pooled hits, GAUC numerator and denominator,
+   sums over scored rows, diagnostics counts.
+3. ``auc`` / ``pr_auc``: exact rank statistics over per-score counts (:mod:`._ranks`).
+   ``coverage@k``: distinct covered items (Spark ``distinct``) over the catalogue.
+   ``personalization@k``: 1 - sum_i C(c_i, 2) / (C(n, 2) k) with ``c_i`` the
+   number of users whose top k holds item ``i`` (a Spark group-by), exact for
+   any number of users. ``novelty@k``: item popularity counted by Spark over
+   the whole interactions table (default: relevant ground-truth pairs), then
+   the same per-user kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..diagnostics import Diagnostics
+from ..errors import MetricsError
+from ..evaluate import AP_NORMS, EMPTY_USERS, GAINS, GAUC_WEIGHTS, IDEALS, TIES, _choice
+from ..metrics import parse_metrics
+from . import _env
+from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket
+
+
+@dataclass
+class SparkEvaluation:
+    """Result of :func:`evaluate`.
+
+    ``summary``: metric label -> float (same keys and values as mc.evaluate);
+    ``per_user``: Spark DataFrame ``user_id`` + one column per per-user metric
+    (persisted; call :meth:`unpersist` when done); ``diagnostics``: mc.Diagnostics
+    combined over all groups; ``n_users``: evaluated users.
+    """
+
+    summary: dict
+    per_user: object
+    diagnostics: Diagnostics
+    n_users: int
+    conventions: dict = field(default_factory=dict)
+    _cached: object = None
+
+    def unpersist(self) -> None:
+        """Release the cached per-group output (per_user is recomputed if used afterwards)."""
+        if self._cached is not None:
+            self._cached.unpersist()
+
+
+def _is_spark_df(obj) -> bool:
+    from pyspark.sql import DataFrame
+
+    return isinstance(obj, DataFrame)
+
+
+def _relevance_column(columns) -> str | None:
+    for name in ("relevance", "label"):
+        if name in columns:
+            return name
+    return None
+
+
+def _require(df, needed, what):
+    if not _is_spark_df(df):
+        raise MetricsError(f"{what} must be a pyspark DataFrame, got {type(df).__name__}")
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise MetricsError(
+            f"{what} is missing column(s) {', '.join(missing)}; columns found: {', '.join(df.columns)}"
+        )
+
+
+def _common_type(left, right, column: str):
+    """Cast ``column`` on both sides to one type: long when both are integers, else string."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+    lt = left.schema[column].dataType
+    rt = right.schema[column].dataType if right is not None else lt
+    if isinstance(lt, integral) and isinstance(rt, integral):
+        target = T.LongType()
+    elif isinstance(lt, T.StringType) and isinstance(rt, T.StringType):
+        target = T.StringType()
+    else:
+        target = T.StringType()
+    left = left.withColumn(column, F.col(column).cast(target))
+    if right is not None:
+        right = right.withColumn(column, F.col(column).cast(target))
+    return left, right, target
+
+
+def _pandas_or_spark_to_pandas(df, what: str) -> pd.DataFrame:
+    if isinstance(df, pd.DataFrame):
+        return df
+    if _is_spark_df(df):
+        return df.toPandas()
+    raise MetricsError(f"{what} must be a pandas or pyspark DataFrame, got {type(df).__name__}")
+
+
+def _novelty_counts(truth, rel_col: str, thr: float, interactions):
+    """Item -> number of distinct interacting users, and the number of users (as mc.evaluate)."""
+    from pyspark.sql import functions as F
+
+    if interactions is None:
+        pairs = truth.filter(F.col(rel_col).cast("double") >= thr).select(USER, ITEM).distinct()
+    elif isinstance(interactions, pd.DataFrame):
+        if not {USER, ITEM} <= set(interactions.columns):
+            raise MetricsError("interactions must be a DataFrame with user_id and item_id columns")
+        inter = interactions[[USER, ITEM]].drop_duplicates()
+        counts = inter.groupby(ITEM, sort=False).size()
+        return counts, int(inter[USER].nunique())
+    else:
+        _require(interactions, [USER, ITEM], "interactions")
+        pairs = interactions.select(USER, ITEM).distinct()
+    n_users = pairs.select(USER).distinct().count()
+    counts = pairs.groupBy(ITEM).count().toPandas()
+    return pd.Series(counts["count"].to_numpy(), index=pd.Index(counts[ITEM])), int(n_users)
+
+
+def _arrow_task(plan: BucketPlan, schema, two_sided: bool):
+    """The function each task runs: Arrow tables in, Arrow table out (pandas inside)."""
+    import pyarrow as pa
+
+    arrow_schema = _to_arrow_schema(schema)
+
+    def run_task(run_tbl, truth_tbl=None):
+        _limit_threads()
+        run = run_tbl.to_pandas()
+        truth = truth_tbl.to_pandas() if truth_tbl is not None else None
+        out = evaluate_bucket(run, truth, plan)
+        return pa.Table.from_pandas(out, schema=arrow_schema, preserve_index=False)
+
+    if two_sided:
+        return lambda left, right: run_task(left, right)
+    return lambda tbl: run_task(tbl)
+
+
+def _pandas_task(plan: BucketPlan, two_sided: bool):
+    def run_task(run, truth=None):
+        _limit_threads()
+        return evaluate_bucket(run, truth, plan)
+
+    if two_sided:
+        return lambda left, right: run_task(left, right)
+    return lambda pdf: run_task(pdf)
+
+
+def _limit_threads():
+    """One numba thread per Spark task core: Spark already runs one task per core."""
+    try:
+        import numba
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        cpus = int(ctx.cpus()) if ctx is not None else 1
+        numba.set_num_threads(max(1, min(cpus, numba.config.NUMBA_NUM_THREADS)))
+    except Exception:  # outside a task (tests calling the function directly)
+        pass
+
+
+def _to_arrow_schema(schema):
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
+def _output_schema(plan: BucketPlan, user_type, item_type):
+    from pyspark.sql import types as T
+
+    fields = [
+        T.StructField("kind", T.StringType()),
+        T.StructField(USER, user_type),
+        T.StructField(ITEM, item_type),
+        T.StructField(SCORE, T.DoubleType()),
+        T.StructField("a", T.LongType()),
+        T.StructField("b", T.LongType()),
+        T.StructField("spec", T.IntegerType()),
+        T.StructField("stats", T.StringType()),
+    ]
+    fields += [T.StructField(f"m{i}", T.DoubleType()) for i in range(len(plan.per_user_specs))]
+    return T.StructType(fields)
+
+
+def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", ideal="judged",
+             ap_norm="relevant", ties="average", relevance_threshold=1, empty_users="exclude",
+             threshold=0.5, gauc_weight="rows", item_features=None, interactions=None,
+             n_buckets: int | None = None, score_ranges: int | None = None) -> SparkEvaluation:
+    """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate` evaluates pandas ones.
+
+    ``run_df``: ``user_id, item_id, score`` [, ``relevance`` or ``label``];
+    ``qrels_df``: ``user_id, item_id, relevance`` (or ``label``), or None when
+    the run carries relevance. Every convention keyword means what it means in
+    mc.evaluate (see its docstring). ``item_features`` / ``interactions`` may be
+    pandas or Spark DataFrames (item features are broadcast to every task).
+    ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``);
+    each group is evaluated in one task and must fit in its memory.
+    ``score_ranges``: score ranges for the exact AUC (default: one per ~1M
+    scored distinct-score rows, at least the default parallelism).
+    """
+    _env.require_pyspark()
+    from pyspark.sql import functions as F
+
+    _choice(gain, GAINS, "gain")
+    _choice(ideal, IDEALS, "ideal")
+    _choice(ap_norm, AP_NORMS, "ap_norm")
+    _choice(ties, TIES, "ties")
+    _choice(empty_users, EMPTY_USERS, "empty_users")
+    _choice(gauc_weight, GAUC_WEIGHTS, "gauc_weight")
+    try:
+        thr, threshold = float(relevance_threshold), float(threshold)
+    except (TypeError, ValueError):
+        raise MetricsError("relevance_threshold and threshold must be numbers") from None
+    specs = parse_metrics(metrics)
+    names = {s.name for s in specs}
+    if "ils" in names and item_features is None:
+        raise MetricsError("ils needs an item-features table (item_id + feature columns or tags)")
+
+    _require(run_df, [USER, ITEM, SCORE], "run")
+    truth_in_run = qrels_df is None
+    if truth_in_run:
+        rel_col = _relevance_column(run_df.columns)
+        if rel_col is None:
+            raise MetricsError("run has no 'relevance' or 'label' column and no ground truth was given; "
+                               "pass qrels or add a relevance column")
+        run = run_df.select(USER, ITEM, SCORE, rel_col)
+        truth = None
+    else:
+        rel_col = _relevance_column(qrels_df.columns) if _is_spark_df(qrels_df) else None
+        _require(qrels_df, [USER, ITEM, rel_col or "relevance"], "ground truth")
+        run = run_df.select(USER, ITEM, SCORE)
+        truth = qrels_df.select(USER, ITEM, rel_col)
+    spark = run_df.sparkSession
+    run, truth, user_type = _common_type(run, truth, USER)
+    run, truth, item_type = _common_type(run, truth, ITEM)
+    if ties == "input":
+        run = run.withColumn("_row", F.monotonically_increasing_id())
+
+    n_buckets = int(n_buckets or int(spark.conf.get("spark.sql.shuffle.partitions")))
+    bucket = F.pmod(F.xxhash64(F.col(USER)), F.lit(n_buckets))
+    diag_k = max([s.k for s in specs if s.k > 0], default=10)
+    conventions = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=thr,
+                       empty_users=empty_users, threshold=threshold, gauc_weight=gauc_weight)
+
+    with _env.spark_errors("Spark evaluation"):
+        features = None
+        if item_features is not None:
+            features = spark.sparkContext.broadcast(_pandas_or_spark_to_pandas(item_features, "item_features"))
+        counts, n_inter_users = None, 0
+        if "novelty" in names:
+            source = run if truth_in_run else truth
+            counts, n_inter_users = _novelty_counts(source, rel_col, thr, interactions)
+            counts = spark.sparkContext.broadcast(counts)
+        plan = BucketPlan(specs=tuple(specs), conventions=conventions, diag_k=diag_k, truth_in_run=truth_in_run,
+                          rel_column=rel_col, input_order=ties == "input", item_features=features,
+                          novelty_counts=counts, novelty_users=n_inter_users)
+        schema = _output_schema(plan, user_type, item_type)
+        grouped_run = run.withColumn("_bucket", bucket).groupBy("_bucket")
+        use_arrow = hasattr(grouped_run, "applyInArrow")
+        if truth_in_run:
+            fn = _arrow_task(plan, schema, False) if use_arrow else _pandas_task(plan, False)
+            apply = grouped_run.applyInArrow if use_arrow else grouped_run.applyInPandas
+        else:
+            co = grouped_run.cogroup(truth.withColumn("_bucket", bucket).groupBy("_bucket"))
+            fn = _arrow_task(plan, schema, True) if use_arrow else _pandas_task(plan, True)
+            apply = co.applyInArrow if use_arrow else co.applyInPandas
+        out = apply(fn, schema).persist()
+        stats = [json.loads(r["stats"]) for r in out.filter(F.col("kind") == "b").select("stats").collect()]
+        summary, diagnostics, n_users = _combine(specs, plan.per_user_specs, stats, out, run, truth, item_features,
+                                                 score_ranges, spark, thr, diag_k, truth_in_run)
+        per_user = out.filter(F.col("kind") == "u").select(
+            F.col(USER), *[F.col(f"m{i}").alias(s.label) for i, s in enumerate(plan.per_user_specs)])
+    return SparkEvaluation(summary=summary, per_user=per_user, diagnostics=diagnostics, n_users=n_users,
+                           conventions=conventions, _cached=out)
+
+
+def _ratio(num: float, den: float, empty: float = float("nan")) -> float:
+    return float(num / den) if den > 0 else empty
+
+
+def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ranges, spark, thr, diag_k, truth_in_run):
+    """Per-group sums -> the summary dict, combined diagnostics and the number of evaluated users."""
+    from pyspark.sql import functions as F
+
+    if not any(s["common"] for s in stats):
+        raise MetricsError("the run and the ground truth have no user in common; check the user id column")
+    n_ev = sum(s["n_evaluated"] for s in stats)
+    if any(s.kind != "scored" for s in specs) and n_ev == 0:
+        raise MetricsError(
+            f"no user has a relevant item (relevance >= {thr:g}); "
+            "check the relevance column or lower the relevance threshold"
+        )
+    diagnostics = _combine_diagnostics(stats, diag_k, truth_in_run)
+    scored = _sum_scored(stats)
+    col_sums = {}
+    for i, spec in enumerate(plan_specs):
+        col_sums[spec.label] = (math.fsum(s.get(f"sum_m{i}", 0.0) for s in stats),
+                                sum(s.get(f"cnt_m{i}", 0) for s in stats))
+
+    summary = {}
+    auc_ap = None
+    n_rel = sum(s["n_rel"] for s in stats)
+    for spec in specs:
+        name, label = spec.name, spec.label
+        if spec.kind == "ranking":
+            total, _ = col_sums[label]
+            summary[label] = float(total / n_ev)
+        elif spec.kind == "pooled":
+            hits = sum(s[f"hits@{spec.k}"] for s in stats)
+            summary[label] = _ratio(hits, n_rel, 0.0)
+        elif name in ("ils", "novelty"):
+            total, count = col_sums[label]
+            summary[label] = _ratio(total, count)
+        elif name in ("auc", "pr_auc"):
+            if auc_ap is None:
+                auc_ap = _auc_ap(out, scored, score_ranges, spark)
+            summary[label] = auc_ap[0] if name == "auc" else auc_ap[1]
+        elif spec.kind == "scored":
+            summary[label] = _scored_value(name, scored)
+        elif name == "coverage":
+            summary[label] = _coverage(out, specs.index(spec), run, truth, item_features)
+        elif name == "personalization":
+            summary[label] = _personalization(out, specs.index(spec), spec.k, stats)
+    if "ils" in {s.name for s in specs}:
+        diagnostics.items_missing_features = out.filter(F.col("kind") == "f").select(ITEM).distinct().count()
+    if "gauc" in {s.name for s in specs}:
+        diagnostics.gauc_users_skipped = int(scored.get("gauc_skipped", 0))
+    return summary, diagnostics, n_ev
+
+
+def _sum_scored(stats) -> dict:
+    total: dict = {}
+    for s in stats:
+        for key, value in s.get("scored", {}).items():
+            if key == "bad_example":
+                if value is not None and total.get(key) is None:
+                    total[key] = value
+                continue
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def _scored_value(name: str, t: dict) -> float:
+    rows = t.get("rows", 0)
+    if name == "logloss":
+        if t.get("bad_prob"):
+            raise MetricsError(
+                f"logloss needs probabilities in [0, 1]; {int(t['bad_prob'])} score(s) fall outside, "
+                f"e.g. {t['bad_example']:g}; apply a sigmoid first or drop logloss"
+            )
+        return _ratio(t.get("logloss_sum", 0.0), rows)
+    if name == "rmse":
+        return float(np.sqrt(t["sq"] / rows)) if rows else float("nan")
+    if name == "mae":
+        return _ratio(t.get("abs", 0.0), rows)
+    if name == "pcopc":
+        return _ratio(t.get("sum_p", 0.0), t.get("sum_y", 0.0))
+    if name == "gauc":
+        return _ratio(t.get("gauc_num", 0.0), t.get("gauc_den", 0.0))
+    tp, fp, fn, tn = (int(t.get(k, 0)) for k in ("tp", "fp", "fn", "tn"))
+    if name == "accuracy":
+        return (tp + tn) / max(tp + fp + fn + tn, 1)
+    if name == "precision":
+        return tp / (tp + fp) if tp + fp else 0.0
+    if name == "recall":
+        return tp / (tp + fn) if tp + fn else 0.0
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+
+
+def _auc_ap(out, scored: dict, score_ranges, spark):
+    from pyspark.sql import functions as F
+
+    from ._ranks import exact_auc_ap
+
+    rows = out.filter(F.col("kind") == "s").select(SCORE, "a", "b")
+    total_pos = int(round(scored.get("sum_y", 0)))
+    total_neg = int(scored.get("rows", 0)) - total_pos
+    if score_ranges is None:
+        score_ranges = max(spark.sparkContext.defaultParallelism, int(scored.get("rows", 0)) // 1_000_000)
+    return exact_auc_ap(rows, total_pos, total_neg, score_ranges)
+
+
+def _coverage(out, j: int, run, truth, item_features) -> float:
+    """Distinct items in the evaluated users' top k / catalogue (all items of run and truth,
+    or the item-features table when given), as mc.evaluate."""
+    from pyspark.sql import functions as F
+
+    covered = out.filter((F.col("kind") == "c") & (F.col("spec") == j)).select(ITEM).distinct().count()
+    if item_features is not None:
+        if isinstance(item_features, pd.DataFrame):
+            catalogue = len(pd.unique(item_features[ITEM]))
+        else:
+            catalogue = item_features.select(ITEM).distinct().count()
+    else:
+        items = run.select(ITEM)
+        if truth is not None:
+            items = items.union(truth.select(ITEM))
+        catalogue = items.distinct().count()
+    return float(covered / catalogue) if catalogue else 0.0
+
+
+def _personalization(out, j: int, k: int, stats) -> float:
+    """1 - sum_i C(c_i, 2) / (C(n, 2) * k), over users with a non-empty list (exact, no sampling)."""
+    from pyspark.sql import functions as F
+
+    n = sum(s.get(f"pers_users@{j}", 0) for s in stats)
+    if n < 2:
+        return float("nan")
+    kk = k if k > 0 else max(s.get(f"pers_maxlen@{j}", 0) for s in stats)
+    per_item = out.filter((F.col("kind") == "p") & (F.col("spec") == j)).groupBy(ITEM).agg(
+        F.sum("a").cast("double").alias("c"))
+    shared = per_item.agg(F.sum(F.col("c") * (F.col("c") - 1) / 2.0).alias("shared")).collect()[0]["shared"] or 0.0
+    pairs = n * (n - 1) / 2.0
+    return 1.0 - float(shared) / (pairs * kk)
+
+
+def _combine_diagnostics(stats, k: int, truth_in_run: bool) -> Diagnostics:
+    diags = [s["diag"] for s in stats]
+
+    def total(key):
+        return int(sum(d[key] for d in diags))
+
+    n_ev = total("n_users_evaluated")
+    ties_share = (sum(d["share_users_ties_in_top_k"] * d["n_users_evaluated"] for d in diags) / n_ev) if n_ev else 0.0
+    top_rows = sum(s["top_rows"] for s in stats)
+    unjudged = None
+    if not truth_in_run:
+        unjudged_rows = sum((d["share_unjudged_in_top_k"] or 0.0) * s["top_rows"] for d, s in zip(diags, stats))
+        unjudged = float(unjudged_rows / top_rows) if top_rows else 0.0
+    return Diagnostics(
+        k=int(k), n_users_evaluated=n_ev, n_users_run=total("n_users_run"), n_users_truth=total("n_users_truth"),
+        users_only_in_run=total("users_only_in_run"), users_only_in_truth=total("users_only_in_truth"),
+        users_without_relevant=total("users_without_relevant"), share_users_ties_in_top_k=float(ties_share),
+        users_short_lists=total("users_short_lists"), share_unjudged_in_top_k=unjudged,
+    )

@@ -1,0 +1,77 @@
+"""The HTML report opened in headless Chromium, offline: no dialog, no request, every chart drawn."""
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory):
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_report import make_evaluations  # noqa: E402  (shared small data with an XSS model name)
+
+    from metrics_core.report import write_report
+
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    write_report(path, make_evaluations(), title=f"Report {XSS}", settings={"k": 5, "model": XSS})
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} not found: apt-get install chromium (never `playwright install`)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield b
+        b.close()
+
+
+def test_report_offline_no_dialog_all_charts_drawn(report_file, browser):
+    context = browser.new_context(offline=True, java_script_enabled=True)
+    page = context.new_page()
+    dialogs, external, errors = [], [], []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def route(r):
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            external.append(r.request.url)
+            r.abort()
+    page.route("**/*", route)
+    page.goto(report_file.as_uri(), wait_until="load")
+    page.wait_for_function(
+        "() => { const d = document.querySelectorAll('.plotly-graph-div');"
+        " return d.length > 0 && Array.from(d).every(x => x.querySelector('.main-svg')); }",
+        timeout=30000)
+    page.wait_for_timeout(300)
+    charts = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.plotly-graph-div')).map(d => ({
+               id: d.id,
+               traces: (d.data || []).length,
+               drawn: d.querySelectorAll('.scatterlayer .trace, .barlayer .trace').length,
+               width: d.getBoundingClientRect().width}))""")
+    assert dialogs == []
+    assert external == []
+    assert errors == []
+    assert len(charts) == 5
+    for c in charts:
+        assert c["traces"] > 0 and c["drawn"] >= 1 and c["width"] > 100, c
+    # the hostile model name is visible as text, in tables and in chart legends
+    assert XSS in page.inner_text("#summary")
+    assert XSS in page.inner_text("#comparison")
+    assert XSS in page.title()
+    legend = page.evaluate("() => Array.from(document.querySelectorAll('.legendtext')).map(t => t.textContent)")
+    assert XSS in legend
+    assert page.evaluate("() => document.querySelectorAll('main img').length") == 0
+    context.close()

@@ -1,0 +1,114 @@
+"""Smoke test of the benchmark harness (issue 6): data generator, compiled-loop floor,
+metrics_core and the runner agree with a plain-Python reference at 200 users.
+
+No timing is asserted anywhere (the benchmark is run by hand)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks import datagen, floor, report, run_bench
+
+METRICS = list(floor.METRICS)
+
+
+def reference_means(run, qrels) -> dict[str, float]:
+    """Five means from the DataFrames with dicts and sorted(): trec_eval/ranx conventions."""
+    truth: dict = {}
+    for u, i, r in zip(qrels["user_id"].tolist(), qrels["item_id"].tolist(), qrels["relevance"].tolist()):
+        truth.setdefault(u, {})[i] = r
+    lists: dict = {}
+    for u, i, s in zip(run["user_id"].tolist(), run["item_id"].tolist(), run["score"].tolist()):
+        lists.setdefault(u, []).append((s, i))
+    sums = dict.fromkeys(METRICS, 0.0)
+    for u, judged in truth.items():
+        ranked = [judged.get(i, 0) for _, i in sorted(lists.get(u, []), key=lambda t: -t[0])]
+        n_rel = sum(1 for r in judged.values() if r >= 1)
+        ideal = sorted(judged.values(), reverse=True)
+        dcg = sum(r / math.log2(k + 2) for k, r in enumerate(ranked[:10]))
+        idcg = sum(r / math.log2(k + 2) for k, r in enumerate(ideal[:10]))
+        hits, ap = 0, 0.0
+        for k, r in enumerate(ranked[:100]):
+            if r >= 1:
+                hits += 1
+                ap += hits / (k + 1)
+        first = next((k for k, r in enumerate(ranked[:10]) if r >= 1), None)
+        sums["ndcg@10"] += dcg / idcg
+        sums["map@100"] += ap / n_rel
+        sums["mrr@10"] += 0.0 if first is None else 1.0 / (first + 1)
+        sums["precision@10"] += sum(1 for r in ranked[:10] if r >= 1) / 10
+        sums["recall@100"] += sum(1 for r in ranked[:100] if r >= 1) / n_rel
+    return {m: v / len(truth) for m, v in sums.items()}
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return datagen.generate(200, seed=3)
+
+
+def test_generator_is_deterministic_and_has_the_documented_shape(ds):
+    again = datagen.generate(200, seed=3)
+    assert ds.run.equals(again.run) and ds.qrels.equals(again.qrels)
+    assert not ds.run.equals(datagen.generate(200, seed=4).run)
+    assert len(ds.run) == ds.n_rows == 200 * 100
+    assert str(ds.run["user_id"].dtype) == "str" and str(ds.run["item_id"].dtype) == "str"
+    per_user_items = ds.run.groupby("user_id")["item_id"].nunique()
+    assert (per_user_items == 100).all()
+    n_rel = ds.qrels.groupby("user_id").size()
+    assert len(n_rel) == 200 and n_rel.min() >= 1 and n_rel.max() <= 20
+    assert set(ds.qrels["relevance"].unique()) == {1, 2, 3}
+    joined = ds.run.merge(ds.qrels, on=["user_id", "item_id"], how="left")["relevance"].fillna(0)
+    np.testing.assert_array_equal(joined.to_numpy(), ds.row_relevance)
+    retrieved = int((ds.row_relevance > 0).sum())
+    assert 0 < retrieved < len(ds.qrels)  # some relevant items are not retrieved
+    assert not ds.run.duplicated(["user_id", "score"]).any()  # continuous scores, no ties
+    assert ((ds.run["score"] >= 0) & (ds.run["score"] < 1)).all()
+    np.testing.assert_array_equal(np.diff(ds.qrel_offsets), n_rel.to_numpy())
+
+
+def test_ties_and_integer_ids():
+    tied = datagen.generate(50, ties=True, id_type="int")
+    assert tied.run["user_id"].dtype == np.int64 and tied.qrels["item_id"].dtype == np.int64
+    assert tied.run.duplicated(["user_id", "score"]).mean() > 0.5
+    assert tied.run["score"].nunique() <= datagen.TIE_LEVELS
+
+
+def test_floor_matches_plain_python_reference(ds):
+    expected = reference_means(ds.run, ds.qrels)
+    got = floor.means(ds)
+    for m in METRICS:
+        assert got[m] == pytest.approx(expected[m], abs=1e-12), m
+    one_thread = floor.per_user(ds.offsets, ds.scores, ds.row_relevance, ds.qrel_offsets, ds.qrel_relevance,
+                                threads=1)
+    np.testing.assert_array_equal(one_thread.mean(axis=1), [got[m] for m in METRICS])
+
+
+@pytest.mark.parametrize("id_type", ["str", "int"])
+def test_metrics_core_matches_reference(id_type):
+    mc = pytest.importorskip("metrics_core")
+    d = datagen.generate(200, seed=5, id_type=id_type)
+    expected = reference_means(d.run, d.qrels)
+    summary = mc.evaluate(mc.prepare(d.run, d.qrels), metrics=METRICS).summary
+    for m in METRICS:
+        assert summary[m] == pytest.approx(expected[m], abs=1e-9), m
+
+
+def test_agreement_flags_a_difference():
+    base = {"label": "a", "means": dict.fromkeys(METRICS, 0.5)}
+    same = {"label": "b", "means": dict.fromkeys(METRICS, 0.5 + 1e-12)}
+    off = {"label": "c", "means": {**dict.fromkeys(METRICS, 0.5), "mrr@10": 0.5 + 1e-6}}
+    assert report.agreement([base, same], METRICS)[0]
+    ok, text = report.agreement([base, same, off], METRICS)
+    assert not ok and "DISAGREE" in text
+
+
+def test_runner_at_200_users_metrics_core_and_floor_agree(capsys):
+    pytest.importorskip("metrics_core")
+    status = run_bench.main(["--users", "200", "--tools", "metrics_core,floor", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "max |difference| vs metrics_core: floor" in out and "-> agree" in out
+    assert "| metrics_core | end to end |" in out and "| floor | per-user loop |" in out

@@ -1,0 +1,101 @@
+"""metrics_core.compare: paired comparison tables from per-user metrics."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sst
+
+import metrics_core as mc
+from metrics_core import stats
+from metrics_core.compare import compare, summary_table
+from metrics_core.errors import MetricsError
+
+
+def _tables():
+    users = [f"u{i}" for i in range(30)]
+    rng = np.random.default_rng(0)
+    base = pd.DataFrame({"ndcg@10": rng.random(30), "map": rng.random(30)},
+                        index=pd.Index(users, name="user_id"))
+    better = base + 0.2 * rng.random((30, 2))
+    worse = (base - 0.01 * rng.random((30, 2))).iloc[5:]  # 5 users missing
+    return {"base": base, "better": better.clip(upper=1.0), "worse": worse}
+
+
+def test_compare_against_baseline_matches_scipy_and_hand():
+    t = _tables()
+    res = compare(t, baseline="base", test="t", correction="holm")
+    assert list(res[["metric", "baseline", "model"]].itertuples(index=False, name=None)) == [
+        ("ndcg@10", "base", "better"), ("ndcg@10", "base", "worse"),
+        ("map", "base", "better"), ("map", "base", "worse")]
+    row = res.iloc[1]
+    common = t["worse"].index
+    assert row["n"] == 25
+    a = t["base"].loc[common, "ndcg@10"].to_numpy()
+    b = t["worse"]["ndcg@10"].to_numpy()
+    assert row["diff"] == pytest.approx(b.mean() - a.mean())
+    assert row["baseline_mean"] == pytest.approx(a.mean())
+    assert row["p_value"] == pytest.approx(sst.ttest_rel(b, a).pvalue)
+    assert row["statistic"] == pytest.approx(sst.ttest_rel(b, a).statistic)
+    assert (row["wins"], row["ties"], row["losses"]) == (
+        int((b - a > 1e-9).sum()), int((abs(b - a) <= 1e-9).sum()), int((b - a < -1e-9).sum()))
+    assert row["effect_size"] == pytest.approx((b - a).mean() / (b - a).std(ddof=1))
+    assert row["ci_low"] <= row["diff"] <= row["ci_high"]
+    # Holm over the 4 rows
+    assert res["p_adjusted"].to_numpy() == pytest.approx(stats.holm(res["p_value"].to_numpy()))
+    assert res["significant"].tolist() == (res["p_adjusted"] < 0.05).tolist()
+
+
+def test_compare_all_pairs_and_bh_and_all_tests():
+    t = _tables()
+    res = compare(t, metrics=["map"], test="wilcoxon", correction="bh", tests="all")
+    assert list(zip(res["baseline"], res["model"])) == [("base", "better"), ("base", "worse"), ("better", "worse")]
+    for col in ["p_t", "p_t_adjusted", "p_wilcoxon", "p_wilcoxon_adjusted",
+                "p_randomization", "p_randomization_adjusted"]:
+        assert col in res.columns
+    assert res["p_value"].tolist() == res["p_wilcoxon"].tolist()
+    assert res["p_adjusted"].to_numpy() == pytest.approx(stats.benjamini_hochberg(res["p_wilcoxon"].to_numpy()))
+    assert res["p_t_adjusted"].to_numpy() == pytest.approx(stats.benjamini_hochberg(res["p_t"].to_numpy()))
+    a = t["better"].loc[t["worse"].index, "map"].to_numpy()
+    b = t["worse"]["map"].to_numpy()
+    assert res.iloc[2]["p_wilcoxon"] == pytest.approx(sst.wilcoxon(b - a).pvalue)
+
+
+def test_compare_errors():
+    t = _tables()
+    with pytest.raises(MetricsError, match="at least two"):
+        compare({"a": t["base"]})
+    with pytest.raises(MetricsError, match="baseline 'nope'"):
+        compare(t, baseline="nope")
+    with pytest.raises(MetricsError, match="auc"):
+        compare(t, metrics=["auc"])
+    with pytest.raises(MetricsError, match="unknown test"):
+        compare(t, test="z")
+    with pytest.raises(MetricsError, match="unknown correction"):
+        compare(t, correction="bonf")
+
+
+def test_compare_on_real_evaluations():
+    rng = np.random.default_rng(1)
+    users, items = 40, 12
+    rel = (rng.random((users, items)) < 0.25).astype(int)
+    rows_q = [(f"u{u}", f"i{i}", rel[u, i]) for u in range(users) for i in range(items) if rel[u, i]]
+    qrels = pd.DataFrame(rows_q, columns=["user_id", "item_id", "relevance"])
+    good_score = rel + rng.random((users, items))
+    bad_score = rng.random((users, items))
+    def run(score):
+        return pd.DataFrame([(f"u{u}", f"i{i}", score[u, i]) for u in range(users) for i in range(items)],
+                            columns=["user_id", "item_id", "score"])
+    evs = {name: mc.evaluate(run(s), qrels, metrics=["ndcg@5", "recall@5", "auc"])
+           for name, s in [("random", bad_score), ("oracle", good_score)]}
+    res = compare(evs, baseline="random", metrics=["ndcg@5", "recall@5"], test="randomization")
+    assert (res["diff"] > 0).all() and res["significant"].all()
+    ndcg = res.set_index("metric").loc["ndcg@5"]
+    assert ndcg["model_mean"] == pytest.approx(evs["oracle"].summary["ndcg@5"])
+    assert ndcg["baseline_mean"] == pytest.approx(evs["random"].summary["ndcg@5"])
+    assert ndcg["n"] == evs["oracle"].n_users
+    summ = summary_table(evs)
+    auc = summ[(summ["model"] == "oracle") & (summ["metric"] == "auc")].iloc[0]
+    assert auc["value"] == pytest.approx(evs["oracle"].summary["auc"]) and np.isnan(auc["ci_low"])
+    nd = summ[(summ["model"] == "oracle") & (summ["metric"] == "ndcg@5")].iloc[0]
+    assert nd["value"] == pytest.approx(evs["oracle"].summary["ndcg@5"])
+    assert (nd["ci_low"], nd["ci_high"]) == stats.bootstrap_ci(evs["oracle"].per_user["ndcg@5"])

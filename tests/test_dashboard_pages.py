@@ -1,0 +1,351 @@
+"""AppTest checks of every dashboard page.
+
+Each test drives the real app (``dashboard/app.py`` with st.navigation) and
+compares what a page shows with ``metrics_core.evaluate`` called directly on
+the same data (the demo tables, or small demo files uploaded through the
+file uploaders).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+import metrics_core as mc  # noqa: E402
+from dashboard import demo  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+TIMEOUT = 180
+
+
+def app(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in query.items():
+        at.query_params[key] = str(value)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def page(at: AppTest, name: str) -> AppTest:
+    at.switch_page(f"pages/{name}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    """The first st.dataframe that has ``column`` (as a column or its index name)."""
+    for df in at.dataframe:
+        v = df.value
+        if column in v.columns or v.index.name == column:
+            return v
+    raise AssertionError(f"no dataframe with column {column!r}: "
+                         f"{[list(d.value.columns) for d in at.dataframe]}")
+
+
+@lru_cache(maxsize=1)
+def full_demo() -> demo.DemoData:
+    return demo.make_demo()
+
+
+@lru_cache(maxsize=1)
+def small_demo() -> demo.DemoData:
+    return demo.make_demo(n_users=300, n_items=200, list_length=20, seed=7)
+
+
+def reference(data: demo.DemoData, metrics, **kw) -> dict[str, dict[str, float]]:
+    return {name: mc.evaluate(run, data.qrels, metrics=metrics, **kw).summary
+            for name, run in data.runs.items()}
+
+
+def upload_small(at: AppTest, with_truth: bool = True) -> demo.DemoData:
+    d = small_demo()
+    page(at, "data")
+    files = [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in d.runs.items()]
+    at.file_uploader(key="upload_runs_0").set_value(files)
+    if with_truth:
+        at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return d
+
+
+# --------------------------------------------------------------------------
+# Overview, controls, query parameters
+# --------------------------------------------------------------------------
+
+def test_overview_demo_matches_metrics_core_and_has_cis():
+    at = app()
+    assert any("Demo data" in i.value for i in at.info)
+    assert not at.error
+    table = frame_with(at, "ndcg@10")
+    ref = reference(full_demo(), ["ndcg@10", "map@10", "recall@10", "r_precision"])
+    assert list(table.index) == list(demo.MODEL_NAMES)
+    for name in demo.MODEL_NAMES:
+        for m in ("ndcg@10", "map@10", "recall@10", "r_precision"):
+            assert table.loc[name, m] == pytest.approx(ref[name][m], abs=1e-12)
+    # the demo's models differ visibly in quality
+    nd = table["ndcg@10"]
+    assert nd["popularity"] < nd["matrix_factorization"] < nd["two_tower"]
+    # 95% bootstrap CI strings bracket the value
+    ci = next(d.value for d in at.dataframe
+              if "ndcg@10" in d.value.columns and not pd.api.types.is_numeric_dtype(d.value["ndcg@10"]))["ndcg@10"]
+    for name in demo.MODEL_NAMES:
+        low, high = (float(x) for x in ci[name].strip("[]").split(","))
+        assert low < ref[name]["ndcg@10"] < high
+        assert high - low < 0.05
+    scored = frame_with(at, "auc")
+    ref_s = reference(full_demo(), ["auc", "gauc", "logloss", "pcopc"])
+    for name in demo.MODEL_NAMES:
+        for m in ("auc", "gauc", "logloss", "pcopc"):
+            assert scored.loc[name, m] == pytest.approx(ref_s[name][m], abs=1e-12)
+    assert len(at.get("plotly_chart")) >= 2
+    assert at.get("download_button")
+
+
+def set_control(at: AppTest, key: str, value) -> None:
+    """Change a sidebar control. The first run uses the widget itself; AppTest
+    (1.67) drops sidebar elements from its tree after a rerun of an
+    st.navigation app, so later changes go through the widget's session state
+    (the same key the widget reads)."""
+    try:
+        widget = at.number_input(key=key) if key == "k" else at.selectbox(key=key)
+    except KeyError:
+        at.session_state[key] = value
+        at.run()
+    else:
+        widget.set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_k_and_gain_change_recompute_without_error():
+    at = app()
+    set_control(at, "k", 5)
+    set_control(at, "gain", "exponential")
+    assert not at.exception and not at.error
+    table = frame_with(at, "ndcg@5")
+    ref = reference(full_demo(), ["ndcg@5", "dcg@5", "precision@5"], gain="exponential")
+    for name in demo.MODEL_NAMES:
+        for m in ("ndcg@5", "dcg@5", "precision@5"):
+            assert table.loc[name, m] == pytest.approx(ref[name][m], abs=1e-12)
+    # the exponential gain really changed DCG (grades 2 and 3 gain more)
+    lin = reference(full_demo(), ["dcg@5"])
+    assert all(ref[n]["dcg@5"] > lin[n]["dcg@5"] for n in demo.MODEL_NAMES)
+
+
+def test_query_params_set_k_gain_and_ties():
+    at = app(k=20, gain="exponential", ties="trec")
+    assert at.number_input(key="k").value == 20
+    assert at.selectbox(key="gain").value == "exponential"
+    table = frame_with(at, "ndcg@20")
+    ref = reference(full_demo(), ["ndcg@20", "map@20"], gain="exponential", ties="trec")
+    for name in demo.MODEL_NAMES:
+        assert table.loc[name, "ndcg@20"] == pytest.approx(ref[name]["ndcg@20"], abs=1e-12)
+        assert table.loc[name, "map@20"] == pytest.approx(ref[name]["map@20"], abs=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Data page: uploads, mapping, errors, remove, demo
+# --------------------------------------------------------------------------
+
+def test_upload_results_and_ground_truth_then_overview():
+    at = app()
+    d = upload_small(at)
+    assert not at.error
+    models = frame_with(at, "rows")
+    assert list(models.index) == list(d.runs)
+    assert models.loc["two_tower", "rows"] == len(d.runs["two_tower"])
+    page(at, "overview")
+    assert not any("Demo data" in i.value for i in at.info)
+    table = frame_with(at, "ndcg@10")
+    ref = reference(d, ["ndcg@10", "hit_rate@10"])
+    for name in d.runs:
+        assert table.loc[name, "ndcg@10"] == pytest.approx(ref[name]["ndcg@10"], abs=1e-12)
+        assert table.loc[name, "hit_rate@10"] == pytest.approx(ref[name]["hit_rate@10"], abs=1e-12)
+
+
+def test_results_with_label_column_need_no_ground_truth():
+    d = small_demo()
+    run = d.runs["two_tower"].merge(d.qrels, on=["user_id", "item_id"], how="left")
+    run["label"] = (run.pop("relevance").fillna(0) >= 1).astype(int)
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_runs_0").set_value(("ctr_log.csv", demo.to_csv_bytes(run), "text/csv")).run()
+    assert not at.exception and not at.error
+    page(at, "overview")
+    table = frame_with(at, "auc")
+    ref = mc.evaluate(run, metrics=["auc", "logloss"]).summary
+    assert list(table.index) == ["ctr_log"]
+    assert table.loc["ctr_log", "auc"] == pytest.approx(ref["auc"], abs=1e-12)
+    assert table.loc["ctr_log", "logloss"] == pytest.approx(ref["logloss"], abs=1e-12)
+
+
+def test_bad_file_is_an_error_message_not_a_traceback():
+    at = app()
+    page(at, "data")
+    bad = b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,abc\n"
+    at.file_uploader(key="upload_runs_0").set_value(("broken.csv", bad, "text/csv"))
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", b"user_id,item_id,relevance\nu1,i1,1\n", "text/csv"))
+    at.run()
+    assert not at.exception
+    messages = [e.value for e in at.error]
+    assert any("broken.csv" in m and "line 3" in m for m in messages), messages
+    # the other pages say the same, without a traceback
+    page(at, "overview")
+    assert any("broken" in e.value for e in at.error)
+
+
+def test_unrecognised_columns_can_be_mapped():
+    d = small_demo()
+    run = d.runs["two_tower"].rename(columns={"user_id": "customer", "item_id": "sku", "score": "affinity"})
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_runs_0").set_value(("custom.csv", demo.to_csv_bytes(run), "text/csv"))
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    assert any("custom" in e.value for e in at.error)
+    at.selectbox(key="map_custom_user_id").set_value("customer")
+    at.selectbox(key="map_custom_item_id").set_value("sku")
+    at.selectbox(key="map_custom_score").set_value("affinity")
+    at.button[[b.label for b in at.button].index("Apply mapping")].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    page(at, "overview")
+    table = frame_with(at, "ndcg@10")
+    ref = mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10"]).summary["ndcg@10"]
+    assert table.loc["custom", "ndcg@10"] == pytest.approx(ref, abs=1e-12)
+
+
+def test_remove_model_and_return_to_demo():
+    at = app()
+    upload_small(at)
+    at.button(key="remove_popularity").click().run()
+    assert list(frame_with(at, "rows").index) == ["matrix_factorization", "two_tower"]
+    # the uploader still holds the file, but a removed model stays removed
+    at.run()
+    assert list(frame_with(at, "rows").index) == ["matrix_factorization", "two_tower"]
+    at.button(key="data_demo").click().run()
+    assert not at.exception
+    assert frame_with(at, "rows").loc["two_tower", "rows"] == len(full_demo().runs["two_tower"])
+    assert any("demo data" in i.value for i in at.info)
+
+
+def test_data_page_shows_diagnostics():
+    at = app()
+    page(at, "data")
+    warnings = [w.value for w in at.warning]
+    # the popularity baseline ties many scores; diagnostics say so
+    assert any("popularity" in w and "tied scores" in w for w in warnings), warnings
+    diag = frame_with(at, "popularity")
+    ev = mc.evaluate(full_demo().runs["popularity"], full_demo().qrels, metrics=["ndcg@10"])
+    assert diag.loc["n_users_evaluated", "popularity"] == str(ev.diagnostics.n_users_evaluated)
+
+
+# --------------------------------------------------------------------------
+# Curves, Distributions, Failures
+# --------------------------------------------------------------------------
+
+def test_curves_page_values_and_threshold():
+    at = app()
+    page(at, "curves")
+    assert not at.error
+    table = frame_with(at, "gauc")
+    ref = reference(full_demo(), ["auc", "gauc", "pr_auc", "pcopc"])
+    for name in demo.MODEL_NAMES:
+        for m in ("auc", "gauc", "pr_auc", "pcopc"):
+            assert table.loc[name, m] == pytest.approx(ref[name][m], abs=1e-12)
+    # ROC, PR, calibration and one confusion matrix per model
+    assert len(at.get("plotly_chart")) == 3 + len(demo.MODEL_NAMES)
+    at.slider(key="curves_threshold").set_value(0.2).run()
+    assert not at.exception
+    acc = reference(full_demo(), ["accuracy"], threshold=0.2)
+    captions = " ".join(c.value for c in at.caption)
+    for name in demo.MODEL_NAMES:
+        assert f"accuracy {acc[name]['accuracy']:.4f}" in captions
+
+
+def test_distributions_page_shares_and_segments():
+    at = app()
+    page(at, "distributions")
+    assert not at.error
+    summary = frame_with(at, "share at 0")
+    d = full_demo()
+    for name, run in d.runs.items():
+        pu = mc.evaluate(run, d.qrels, metrics=["ndcg@10"]).per_user["ndcg@10"]
+        assert summary.loc[name, "share at 0"] == pytest.approx(float((pu == 0).mean()), abs=1e-12)
+        assert summary.loc[name, "share at 1"] == pytest.approx(float((pu == 1).mean()), abs=1e-12)
+        assert summary.loc[name, "users"] == len(pu)
+    seg = frame_with(at, "two_tower")
+    assert set(seg.index) == {"new", "casual", "heavy"}
+    pu = mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10"]).per_user["ndcg@10"]
+    users = d.users.set_index("user_id")["segment"]
+    expected = pu.groupby(users.reindex(pu.index.astype(str)).to_numpy()).mean()
+    for s in ("new", "casual", "heavy"):
+        assert seg.loc[s, "two_tower"] == pytest.approx(expected[s], abs=1e-12)
+    # cold start: the strong model is clearly worse on new users
+    assert seg.loc["new", "two_tower"] < seg.loc["heavy", "two_tower"]
+    at.selectbox(key="dist_metric").set_value("recall@10").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 4
+
+
+def test_distributions_bucket_by_relevant_items_without_attributes():
+    at = app()
+    upload_small(at)
+    page(at, "distributions")
+    assert not at.exception and not at.error
+    seg = frame_with(at, "two_tower")
+    d = small_demo()
+    n_rel = d.qrels[d.qrels.relevance >= 1].groupby("user_id").size()
+    assert set(seg.index) <= {"1", "2-3", "4-7", "8-15", "16+"}
+    pu = mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10"]).per_user["ndcg@10"]
+    ones = pu[n_rel.reindex(pu.index.astype(str)).to_numpy() == 1]
+    assert seg.loc["1", "two_tower"] == pytest.approx(ones.mean(), abs=1e-12)
+
+
+def test_failures_drilldown_by_row_selection():
+    at = app()
+    page(at, "failures")
+    at.selectbox(key="failures_model").set_value("two_tower").run()
+    worst = frame_with(at, "list length")
+    d = full_demo()
+    ev = mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10", "recall@10"])
+    pu = ev.per_user["ndcg@10"]
+    assert worst["ndcg@10"].tolist() == sorted(pu.to_numpy())[: len(worst)]
+    assert (worst["ndcg@10"] == 0).all()  # the strong model still misses some users entirely
+    at.session_state["failures_worst"] = {"selection": {"rows": [2], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception and not at.error
+    user = worst.iloc[2]["user_id"]
+    assert any(f"User {user}" in h.value for h in at.subheader)
+    listing = frame_with(at, "hit")
+    run = d.runs["two_tower"]
+    mine = run[run.user_id == user].sort_values(["score", "item_id"], ascending=False).head(10)
+    assert listing["item_id"].tolist() == mine["item_id"].tolist()
+    assert (listing["hit"] == "miss").all()
+    missed = frame_with(at, "rank in list")
+    truth = d.qrels[(d.qrels.user_id == user) & (d.qrels.relevance >= 1)]
+    assert sorted(missed["item_id"]) == sorted(truth["item_id"])
+    metrics = frame_with(at, "recall@10")
+    for name, r in d.runs.items():
+        ref = mc.evaluate(r, d.qrels, metrics=["ndcg@10"]).per_user["ndcg@10"]
+        assert metrics.loc[name, "ndcg@10"] == pytest.approx(ref.loc[user], abs=1e-12)
+
+
+def test_failures_drilldown_request_from_another_page():
+    at = app()
+    page(at, "failures")
+    at.session_state["mcd_focus"] = ("matrix_factorization", "u0042")
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="failures_model").value == "matrix_factorization"
+    assert any("User u0042" in h.value for h in at.subheader)
+    listing = frame_with(at, "hit")
+    rel = listing["relevance"].to_numpy()
+    assert (listing["hit"].to_numpy() == np.where(rel >= 1, "hit", "miss")).all()

@@ -1,0 +1,231 @@
+"""The Spark engine gives mc.evaluate's numbers (issue 7).
+
+One local Spark session (local[2]) for the module. Random data with tied
+scores, graded relevance, ground-truth users missing from the run, users
+without relevant items and users only in the run; every metric's summary must
+equal ``mc.evaluate`` on the same pandas frames to 1e-9, per-user values must
+match user by user, and the diagnostics counts must agree.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metrics_core as mc
+
+pytestmark = pytest.mark.spark
+
+ALL_METRICS = [
+    "ndcg@5", "ndcg", "dcg@10", "cg@3", "map@10", "map", "mrr@10", "precision@5", "recall@10",
+    "hit_rate@3", "r_precision", "hit_ratio@5", "auc", "pr_auc", "logloss", "rmse", "mae", "accuracy",
+    "precision", "recall", "gauc", "pcopc", "ils@5", "coverage@5", "novelty@5", "personalization@5",
+]
+
+
+def make_data(seed: int = 7, n_users: int = 300, int_ids: bool = False):
+    """Run, qrels and item features with every awkward case the issue lists."""
+    rng = np.random.default_rng(seed)
+    n_items = 120
+    rows, qrows = [], []
+    for u in range(n_users):
+        uid = 1000 + u if int_ids else f"u{u:04d}"
+        in_run = u % 17 != 3  # some ground-truth users are missing from the run
+        in_truth = u % 23 != 5  # some run users have no ground truth at all
+        n = int(rng.integers(1, 25))
+        items = rng.choice(n_items, size=n, replace=False)
+        levels = int(rng.integers(2, 6))  # few score levels: many ties
+        scores = rng.integers(0, levels, size=n) / levels
+        if in_run:
+            for it, sc in zip(items, scores):
+                rows.append((uid, 5000 + it if int_ids else f"i{it:03d}", float(sc)))
+        if in_truth:
+            judged = rng.choice(n_items, size=int(rng.integers(1, 15)), replace=False)
+            no_relevant = u % 11 == 4  # judged, but nothing relevant
+            for it in judged:
+                rel = 0 if no_relevant else int(rng.choice([0, 0, 1, 2, 3]))
+                qrows.append((uid, 5000 + it if int_ids else f"i{it:03d}", rel))
+            if in_run and not no_relevant:  # make some retrieved items relevant
+                for it in items[: int(rng.integers(0, 4))]:
+                    key = 5000 + it if int_ids else f"i{it:03d}"
+                    if key not in set(judged if int_ids else [f"i{j:03d}" for j in judged]):
+                        qrows.append((uid, key, int(rng.integers(1, 4))))
+    run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
+    qrels = pd.DataFrame(qrows, columns=["user_id", "item_id", "relevance"]).drop_duplicates(["user_id", "item_id"])
+    ids = [5000 + i if int_ids else f"i{i:03d}" for i in range(n_items) if i % 9 != 0]  # some lack features
+    feats = pd.DataFrame({"item_id": ids, "f1": rng.random(len(ids)), "f2": rng.random(len(ids)),
+                          "f3": rng.random(len(ids))})
+    return run, qrels, feats
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark", reason="pip install 'metrics-core[spark]'")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]").appName("metrics-core-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "3")
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_data()
+
+
+def to_spark(spark, df):
+    return spark.createDataFrame(df)
+
+
+def assert_same(spark_ev, local_ev, tol=1e-9):
+    assert list(spark_ev.summary) == list(local_ev.summary)
+    for label, expected in local_ev.summary.items():
+        got = spark_ev.summary[label]
+        if isinstance(expected, float) and math.isnan(expected):
+            assert math.isnan(got), label
+        else:
+            assert got == pytest.approx(expected, rel=tol, abs=tol), label
+    per_user = spark_ev.per_user.toPandas().set_index("user_id").sort_index()
+    local = local_ev.per_user.sort_index()
+    assert list(per_user.index) == list(local.index)
+    assert list(per_user.columns) == list(local.columns)
+    np.testing.assert_allclose(per_user.to_numpy(float), local.to_numpy(float), rtol=tol, atol=tol)
+
+
+def test_every_metric_matches_single_machine(spark, data):
+    from metrics_core import spark as mcs
+
+    run, qrels, feats = data
+    local = mc.evaluate(run, qrels, ALL_METRICS, item_features=feats)
+    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ALL_METRICS, item_features=feats,
+                      score_ranges=3)
+    assert_same(ev, local)
+    d, ld = ev.diagnostics.to_dict(), local.diagnostics.to_dict()
+    for key in ld:
+        if isinstance(ld[key], float):
+            assert d[key] == pytest.approx(ld[key], rel=1e-9), key
+        else:
+            assert d[key] == ld[key], key
+    assert ev.n_users == local.n_users
+    # the data really has the awkward cases
+    assert ld["users_only_in_truth"] > 0 and ld["users_only_in_run"] > 0 and ld["users_without_relevant"] > 0
+    assert ld["share_users_ties_in_top_k"] > 0.3
+
+
+@pytest.mark.parametrize("conv", [
+    dict(gain="exponential", ideal="retrieved", ap_norm="min_k", ties="trec", relevance_threshold=2,
+         empty_users="zero", threshold=0.4, gauc_weight="positives"),
+    dict(ap_norm="retrieved", ties="input", gauc_weight="uniform"),
+])
+def test_conventions_match_single_machine(spark, data, conv):
+    from metrics_core import spark as mcs
+
+    run, qrels, _ = data
+    metrics = ["ndcg@5", "ndcg", "map@10", "mrr", "precision@3", "recall@10", "hit_ratio@10", "r_precision",
+               "auc", "pr_auc", "gauc", "accuracy", "rmse", "coverage@3", "novelty@3", "personalization"]
+    local = mc.evaluate(run, qrels, metrics, **conv)
+    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), metrics, n_buckets=5, **conv)
+    assert_same(ev, local)
+
+
+def test_labels_in_the_run_integer_ids(spark):
+    """CTR-style input: one table with a label column, integer ids, continuous scores."""
+    from metrics_core import spark as mcs
+
+    rng = np.random.default_rng(3)
+    n = 4000
+    run = pd.DataFrame({"user_id": rng.integers(0, 250, n), "item_id": rng.integers(0, 10**6, n)})
+    run = run.drop_duplicates(["user_id", "item_id"]).reset_index(drop=True)
+    run["score"] = np.round(rng.random(len(run)), 3)  # some exact ties across users
+    run["label"] = (rng.random(len(run)) < run["score"] * 0.6).astype(int)
+    metrics = ["auc", "pr_auc", "logloss", "gauc", "pcopc", "mae", "ndcg@10", "map"]
+    local = mc.evaluate(run, None, metrics)
+    ev = mcs.evaluate(to_spark(spark, run), None, metrics, score_ranges=7)
+    assert_same(ev, local)
+    # independent reference for the global ones
+    from sklearn.metrics import average_precision_score, log_loss, roc_auc_score
+
+    assert ev.summary["auc"] == pytest.approx(roc_auc_score(run["label"], run["score"]), abs=1e-12)
+    assert ev.summary["pr_auc"] == pytest.approx(average_precision_score(run["label"], run["score"]), abs=1e-12)
+    assert ev.summary["logloss"] == pytest.approx(log_loss(run["label"], run["score"]), abs=1e-12)
+
+
+def test_evaluate_files_parquet_and_csv(spark, data, tmp_path):
+    from metrics_core import spark as mcs
+
+    run, qrels, _ = data
+    run_dir = tmp_path / "model_a.parquet"
+    to_spark(spark, run).repartition(3).write.parquet(str(run_dir))  # a directory of parts
+    csv = tmp_path / "model_b.csv"
+    run.rename(columns={"user_id": "uid", "item_id": "docno", "score": "prediction"}).to_csv(csv, index=False)
+    qrels_path = tmp_path / "qrels.parquet"
+    qrels.to_parquet(qrels_path)
+    metrics = ["ndcg@10", "map@100", "auc"]
+    results = mcs.evaluate_files([str(run_dir), str(csv)], str(qrels_path), metrics)
+    local = mc.evaluate(run, qrels, metrics)
+    assert set(results) == {"model_a", "model_b"}
+    for result in results.values():
+        for label in metrics:
+            assert result.summary[label] == pytest.approx(local.summary[label], rel=1e-9)
+
+
+def test_bad_input_gives_one_line_errors(spark, data, tmp_path):
+    from metrics_core import spark as mcs
+
+    run, qrels, _ = data
+    with pytest.raises(mc.MetricsError, match="missing column"):
+        mcs.evaluate(to_spark(spark, run.drop(columns="score")), to_spark(spark, qrels), ["ndcg@10"])
+    with pytest.raises(mc.MetricsError, match="unknown metric"):
+        mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["ndgc@10"])
+    dup = pd.concat([run, run.iloc[:1]], ignore_index=True)
+    with pytest.raises(mc.MetricsError, match="more than once") as err:
+        mcs.evaluate(to_spark(spark, dup), to_spark(spark, qrels), ["ndcg@10"])
+    assert "\n" not in str(err.value)
+    shifted = run.assign(user_id="x" + run["user_id"])
+    with pytest.raises(mc.MetricsError, match="no user in common"):
+        mcs.evaluate(to_spark(spark, shifted), to_spark(spark, qrels), ["ndcg@10"])
+    with pytest.raises(mc.MetricsError, match="logloss needs probabilities"):
+        mcs.evaluate(to_spark(spark, run.assign(score=run["score"] * 3)), to_spark(spark, qrels), ["logloss"])
+    with pytest.raises(mc.MetricsError, match="no such file"):
+        mcs.evaluate_files([str(tmp_path / "nope.parquet")], None, ["ndcg@10"])
+    with pytest.raises(mc.MetricsError, match="pandas DataFrame|pyspark DataFrame"):
+        mcs.evaluate(run, qrels, ["ndcg@10"])
+
+
+def test_import_does_not_need_pyspark():
+    """Importing metrics_core (and metrics_core.spark) never imports pyspark."""
+    code = ("import sys, metrics_core, metrics_core.spark; "
+            "assert 'pyspark' not in sys.modules, 'pyspark imported'; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_missing_pyspark_is_a_one_line_error():
+    code = (
+        "import sys; sys.modules['pyspark'] = None\n"
+        "import importlib.util as u; real = u.find_spec\n"
+        "u.find_spec = lambda name, *a: None if name == 'pyspark' else real(name, *a)\n"
+        "import metrics_core as mc; from metrics_core import spark as mcs\n"
+        "try:\n    mcs.evaluate_files(['x.parquet'], None, ['ndcg@10'])\n"
+        "except mc.MetricsError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    line = out.stdout.strip()
+    assert "\n" not in line and "pip install 'metrics-core[spark]'" in line and "openjdk-17" in line

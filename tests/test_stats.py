@@ -1,0 +1,237 @@
+"""metrics_core.stats against scipy.stats and hand-computed small cases."""
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sst
+
+from metrics_core import stats
+from metrics_core.errors import MetricsError
+
+
+@pytest.fixture
+def pair():
+    rng = np.random.default_rng(7)
+    a = rng.random(40)
+    b = np.clip(a + rng.normal(0.05, 0.15, 40), 0, 1)
+    return a, b
+
+
+# ---------------------------------------------------------------- bootstrap
+
+def test_bootstrap_ci_hand_cases():
+    assert all(math.isnan(v) for v in stats.bootstrap_ci([]))
+    assert stats.bootstrap_ci([0.25]) == (0.25, 0.25)
+    assert stats.bootstrap_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
+    assert stats.bootstrap_ci([1.0, np.nan, 1.0]) == (1.0, 1.0)  # NaN ignored
+
+
+def test_bootstrap_ci_is_seeded_and_brackets_mean(pair):
+    a, _ = pair
+    lo, hi = stats.bootstrap_ci(a, seed=3)
+    assert (lo, hi) == stats.bootstrap_ci(a, seed=3)
+    assert lo < a.mean() < hi
+
+
+def test_bootstrap_ci_matches_scipy_percentile(pair):
+    a, _ = pair
+    lo, hi = stats.bootstrap_ci(a, n_resamples=20000, seed=1)
+    ref = sst.bootstrap((a,), np.mean, method="percentile", n_resamples=20000, rng=np.random.default_rng(2))
+    se = a.std(ddof=1) / math.sqrt(a.size)
+    # Two independent Monte Carlo estimates of the same quantiles: agree to a small share of the SE
+    assert lo == pytest.approx(ref.confidence_interval.low, abs=0.05 * se)
+    assert hi == pytest.approx(ref.confidence_interval.high, abs=0.05 * se)
+
+
+def test_bootstrap_ci_tied_values_multinomial_path():
+    # 0/1 per-user hits: few distinct values -> multinomial path. The exact bootstrap
+    # distribution of the mean is Binomial(n, p)/n; check its quantiles.
+    x = np.array([1.0] * 300 + [0.0] * 700)
+    lo, hi = stats.bootstrap_ci(x, n_resamples=20000, seed=0)
+    ref_lo, ref_hi = sst.binom.ppf([0.025, 0.975], 1000, 0.3) / 1000
+    assert lo == pytest.approx(ref_lo, abs=0.0021)
+    assert hi == pytest.approx(ref_hi, abs=0.0021)
+
+
+def test_bootstrap_ci_bad_confidence():
+    with pytest.raises(MetricsError):
+        stats.bootstrap_ci([1, 2], confidence=1.5)
+
+
+# ---------------------------------------------------------------- tests against scipy
+
+def test_paired_t_matches_scipy(pair):
+    a, b = pair
+    t, p = stats.paired_t_test(a, b)
+    ref = sst.ttest_rel(b, a)
+    assert t == pytest.approx(ref.statistic) and p == pytest.approx(ref.pvalue)
+
+
+def test_paired_t_hand_computed():
+    a = np.array([0.0, 0.0, 0.0])
+    b = np.array([1.0, 2.0, 3.0])
+    # d = 1,2,3: mean 2, sd 1, t = 2 / (1/sqrt(3)) = 2*sqrt(3)
+    t, p = stats.paired_t_test(a, b)
+    assert t == pytest.approx(2 * math.sqrt(3))
+    assert p == pytest.approx(2 * sst.t.sf(2 * math.sqrt(3), df=2))
+
+
+def test_degenerate_tests():
+    same = [0.3, 0.4, 0.5]
+    assert stats.paired_t_test(same, same) == (0.0, 1.0)
+    assert stats.wilcoxon_test(same, same) == (0.0, 1.0)
+    assert stats.randomization_test(same, same) == (0.0, 1.0)
+    assert stats.cohens_d_paired(same, same) == 0.0
+    assert math.isnan(stats.cohens_d_paired([0, 0], [1, 1]))
+
+
+def test_wilcoxon_matches_scipy(pair):
+    a, b = pair
+    w, p = stats.wilcoxon_test(a, b)
+    ref = sst.wilcoxon(b - a, zero_method="wilcox")
+    assert w == pytest.approx(ref.statistic) and p == pytest.approx(ref.pvalue)
+
+
+def test_wilcoxon_hand_computed_exact():
+    # d = 1, 2, 3, -4 : ranks 1,2,3,4; W- = 4, W+ = 6 -> statistic min = 4.
+    # Exact two-sided p: P(W+ <= 4 or >= 6) over 16 sign patterns. Sums of subsets of
+    # {1,2,3,4} (W+) are 0,1,2,3,3,4,4,5,5,6,6,7,7,8,9,10 -> 2 * P(W+ <= 4) = 2 * 7/16.
+    w, p = stats.wilcoxon_test([0, 0, 0, 0], [1, 2, 3, -4])
+    assert w == 4.0
+    assert p == pytest.approx(14 / 16)
+
+
+def test_wilcoxon_drops_zero_differences():
+    w, p = stats.wilcoxon_test([0, 0, 0, 0, 0.5], [1, 2, 3, -4, 0.5])
+    assert (w, p) == pytest.approx((4.0, 14 / 16))
+
+
+def _exact_randomization(d):
+    n = len(d)
+    obs = abs(np.mean(d))
+    count = 0
+    for signs in itertools.product([-1, 1], repeat=n):
+        if abs(np.mean(np.array(signs) * d)) >= obs - 1e-12:
+            count += 1
+    return count / 2 ** n
+
+
+def test_randomization_exact_hand_case():
+    # d = 1, 2, 3: |mean| = 2; only all-plus and all-minus reach |sum| >= 6 -> p = 2/8
+    obs, p = stats.randomization_test([0, 0, 0], [1, 2, 3])
+    assert obs == 2.0 and p == 0.25
+
+
+def test_randomization_exact_matches_enumeration_and_scipy():
+    rng = np.random.default_rng(3)
+    a = rng.random(10)
+    b = a + rng.normal(0.1, 0.2, 10)
+    obs, p = stats.randomization_test(a, b)  # 2^10 <= 10000 -> exact
+    assert obs == pytest.approx(np.mean(b - a))
+    assert p == pytest.approx(_exact_randomization(b - a))
+    ref = sst.permutation_test((b - a,), lambda x, axis: np.mean(x, axis=axis),
+                               permutation_type="samples", vectorized=True, n_resamples=np.inf)
+    assert p == pytest.approx(ref.pvalue)
+
+
+def test_randomization_monte_carlo_within_error_of_exact():
+    rng = np.random.default_rng(11)
+    n = 16  # 65,536 sign assignments, enumerated exactly below
+    a = rng.random(n)
+    b = a + rng.normal(0.07, 0.25, n)
+    exact = stats.randomization_test(a, b, exact=True)[1]
+    B = 20000
+    _, mc = stats.randomization_test(a, b, n_resamples=B, seed=5, exact=False)
+    se = math.sqrt(exact * (1 - exact) / B)
+    assert 0.01 < exact < 0.99
+    assert abs(mc - exact) < 4 * se + 1 / B
+    # seeded: same seed, same p
+    assert stats.randomization_test(a, b, n_resamples=B, seed=5, exact=False)[1] == mc
+
+
+def test_exact_enumeration_helper_agrees_with_brute_force_n12():
+    rng = np.random.default_rng(2)
+    d = rng.normal(0.05, 0.3, 12)
+    assert stats.randomization_test(np.zeros(12), d, exact=True)[1] == pytest.approx(_exact_randomization(d))
+
+
+def test_cohens_d_paired_hand_computed():
+    # d = 1,2,3 -> mean 2, sd 1 -> d_z = 2
+    assert stats.cohens_d_paired([0, 0, 0], [1, 2, 3]) == pytest.approx(2.0)
+    assert stats.cohens_d_paired([1, 2, 3], [0, 0, 0]) == pytest.approx(-2.0)
+
+
+def test_win_tie_loss():
+    a = [0.5, 0.5, 0.5, 0.5]
+    b = [0.6, 0.5, 0.4, 0.5 + 1e-12]
+    assert stats.win_tie_loss(a, b) == (1, 2, 1)
+    assert stats.win_tie_loss(a, b, higher_is_better=False) == (1, 2, 1)
+    assert stats.win_tie_loss([1, 1, 1], [0, 0, 2], higher_is_better=False) == (2, 0, 1)
+
+
+# ---------------------------------------------------------------- corrections
+
+def test_holm_hand_computed():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # sorted 0.005,0.01,0.03,0.04 * 4,3,2,1 = 0.02,0.03,0.06,0.04 -> running max 0.02,0.03,0.06,0.06
+    assert stats.holm(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_holm_caps_and_nan():
+    out = stats.holm([0.3, np.nan, 0.6])
+    assert out[0] == pytest.approx(0.6) and math.isnan(out[1]) and out[2] == pytest.approx(0.6)
+    assert stats.holm([0.9, 0.8]).tolist() == [1.0, 1.0]
+
+
+def test_bh_hand_computed():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # sorted 0.005,0.01,0.03,0.04 * 4/i = 0.02,0.02,0.04,0.04 ; running min from top keeps them
+    assert stats.benjamini_hochberg(p) == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    p2 = [0.02, 0.03, 0.5]
+    # 0.02*3=0.06, 0.03*3/2=0.045, 0.5 -> running min from top: 0.045,0.045,0.5
+    assert stats.benjamini_hochberg(p2) == pytest.approx([0.045, 0.045, 0.5])
+
+
+def test_corrections_against_statsmodels_if_available():
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    p = np.random.default_rng(0).random(25) ** 3
+    assert stats.holm(p) == pytest.approx(multitest.multipletests(p, method="holm")[1])
+    assert stats.benjamini_hochberg(p) == pytest.approx(multitest.multipletests(p, method="fdr_bh")[1])
+
+
+def test_adjust_pvalues_unknown():
+    with pytest.raises(MetricsError, match="unknown correction"):
+        stats.adjust_pvalues([0.1], "bonferonni")
+
+
+# ---------------------------------------------------------------- pairing
+
+def test_align_pairs_only_common_finite_users():
+    a = pd.Series({"u1": 0.1, "u2": 0.2, "u3": np.nan, "u4": 0.4})
+    b = pd.Series({"u2": 0.5, "u3": 0.6, "u4": 0.9, "u5": 1.0})
+    av, bv, users = stats.align_pairs(a, b)
+    assert list(users) == ["u2", "u4"]
+    assert av.tolist() == [0.2, 0.4] and bv.tolist() == [0.5, 0.9]
+
+
+def test_paired_comparison_hand_case():
+    a = pd.Series({"u1": 0.0, "u2": 0.0, "u3": 0.0, "only_a": 1.0})
+    b = pd.Series({"u3": 3.0, "u1": 1.0, "u2": 2.0, "only_b": 0.0})
+    r = stats.paired_comparison(a, b, test="randomization")
+    assert r.n == 3
+    assert (r.baseline_mean, r.challenger_mean, r.diff) == (0.0, 2.0, 2.0)
+    assert (r.wins, r.ties, r.losses) == (3, 0, 0)
+    assert r.effect_size == pytest.approx(2.0)
+    assert r.p_value == 0.25 and r.p_randomization == 0.25
+    assert r.p_t == pytest.approx(sst.ttest_rel([1, 2, 3], [0, 0, 0]).pvalue)
+    assert 1.0 <= r.ci_low <= r.ci_high <= 3.0
+
+
+def test_mean_ci_table():
+    df = pd.DataFrame({"m": [0.0, 1.0, 1.0, np.nan], "k": [0.5] * 4})
+    t = stats.mean_ci_table(df)
+    assert t.loc["m", "mean"] == pytest.approx(2 / 3) and t.loc["m", "n"] == 3
+    assert (t.loc["k", "ci_low"], t.loc["k", "ci_high"]) == (0.5, 0.5)
