@@ -171,8 +171,14 @@ def generate(
         users = _format_ids("u", 8, user_numbers)
         run_uid = _string_ids(users, run_user)
         q_uid = _string_ids(users, q_user)
-        run_iid = _string_ids(_catalogue_ids(), run_items)
-        q_iid = _string_ids(_catalogue_ids(), q_items)
+        if run_items.size + q_items.size < CATALOGUE // 4:  # small: format only the items used
+            used, codes = np.unique(np.concatenate([run_items, q_items]), return_inverse=True)
+            dictionary = _format_ids("i", 7, used)
+            run_iid = _string_ids(dictionary, codes[: run_items.size])
+            q_iid = _string_ids(dictionary, codes[run_items.size :])
+        else:
+            run_iid = _string_ids(_catalogue_ids(), run_items)
+            q_iid = _string_ids(_catalogue_ids(), q_items)
     del run_user
 
     run = pd.DataFrame({"user_id": run_uid, "item_id": run_iid, "score": scores}, copy=False)

@@ -55,6 +55,9 @@ def encode_pair(a, b=None, *, what: str = "id"):
     sb = None if b is None else _as_id_series(b, what)
     if sb is not None and _kind(sa) != _kind(sb):
         sa, sb = _to_str(sa), _to_str(sb)
+    dense = _dense_ints(sa, sb)
+    if dense is not None:
+        return dense
     codes_a, uniq = factorize(sa)
     if sb is None:
         return codes_a, None, uniq
@@ -65,6 +68,20 @@ def encode_pair(a, b=None, *, what: str = "id"):
         codes_b[missing] = extra_codes + len(uniq)
         uniq = uniq.append(pd.Index(extra_uniq))
     return codes_a.astype(np.int64, copy=False), codes_b.astype(np.int64, copy=False), uniq
+
+
+def _dense_ints(sa: pd.Series, sb: pd.Series | None):
+    """Integer ids that are already small non-negative numbers are their own codes."""
+    parts = [sa] if sb is None else [sa, sb]
+    if not all(_kind(p) == "int" for p in parts):
+        return None
+    values = [p.to_numpy(dtype=np.int64) for p in parts]
+    lo = min(int(v.min()) for v in values)
+    hi = max(int(v.max()) for v in values)
+    if lo < 0 or hi >= 2 * sum(len(v) for v in values) + 1024:
+        return None
+    uniq = pd.Index(np.arange(hi + 1, dtype=np.int64))
+    return values[0], (values[1] if sb is not None else None), uniq
 
 
 def factorize(s: pd.Series):
@@ -111,12 +128,22 @@ def _lookup(uniq: pd.Index, s: pd.Series) -> np.ndarray:
     return uniq.get_indexer(s).astype(np.int64, copy=False)
 
 
-def string_order(uniques: pd.Index) -> np.ndarray:
-    """Rank of each unique id in byte-wise string order (trec_eval's strcmp).
+_POW10 = 10 ** np.arange(19, dtype=np.uint64)
 
-    ``rank[code]`` is 0 for the smallest id string. Integer ids are ordered as
-    their decimal strings ("10" < "9"), exactly as trec_eval compares docnos.
+
+def string_order(uniques: pd.Index) -> np.ndarray:
+    """An int64 key per unique id that orders ids as byte-wise strings (trec_eval's strcmp).
+
+    Integer ids are ordered as their decimal strings ("10" < "9"): an id ``x``
+    with ``d`` digits gets ``x * 10**(17 - d) * 32 + d`` (left-aligned digits,
+    shorter first on a common prefix). Other ids get their rank in Arrow's
+    byte-wise string sort.
     """
+    if pd.api.types.is_integer_dtype(uniques.dtype) and len(uniques):
+        x = uniques.to_numpy(dtype=np.int64)
+        if x.min() >= 0 and x.max() < 10**17:
+            digits = np.searchsorted(_POW10[:18], x.astype(np.uint64), side="right").clip(min=1)
+            return (x * (10 ** (17 - digits)) * 32 + digits).astype(np.int64)
     strings = pa.array(np.asarray(uniques.astype(str), dtype=object), type=pa.string())
     order = pc.array_sort_indices(strings).to_numpy()
     rank = np.empty(len(order), dtype=np.int64)

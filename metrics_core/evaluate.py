@@ -270,7 +270,7 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
             summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
         elif s.name == "coverage":
             rows = _top_rows_of(ranked, ev_codes, k)
-            catalogue = len(ranked.item_ids)
+            catalogue = ranked.n_items_seen
             if item_features is not None:
                 catalogue = len(pd.unique(item_features["item_id"]))
             summary[s.label] = float(len(np.unique(items[rows])) / catalogue) if catalogue else 0.0

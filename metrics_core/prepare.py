@@ -92,6 +92,14 @@ class Ranked:
         return int(self.score.shape[0])
 
     @property
+    def n_items_seen(self) -> int:
+        """Distinct items in the run or the ground truth (the default catalogue)."""
+        seen = np.zeros(len(self.item_ids), dtype=bool)
+        seen[self.item] = True
+        seen[self.q_item] = True
+        return int(seen.sum())
+
+    @property
     def list_lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
@@ -216,9 +224,11 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
     # run: group by user, sort each list by score desc, ties by item string desc
     offsets, perm = _group(u_run, n_users)
     tiebreak = string_order(items)[i_run]
-    layout.sort_within_users(offsets, perm, score, tiebreak)
-    item = i_run[perm]
-    ranked_score = score[perm]
+    moved = layout.sort_within_users(offsets, perm, score, tiebreak, threads)
+    if moved == 0 and perm[0] == 0 and bool(np.all(np.diff(perm) == 1)):
+        item, ranked_score = i_run, score  # grouped and sorted already: no gather
+    else:
+        item, ranked_score = i_run[perm], score[perm]
     rel, judged, dup = layout.join_relevance(offsets, item, q_offsets, q_item, q_rel, n_items, threads)
     if dup >= 0:
         row = int(perm[dup])

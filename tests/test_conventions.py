@@ -244,6 +244,13 @@ def test_gauc_weights(seed, weight):
         den += w
     ev = mc.evaluate(df, metrics=["gauc"], gauc_weight=weight)
     assert ev.summary["gauc"] == pytest.approx(num / den, abs=TOL)
+    for u, g in df.groupby("user_id"):  # per-user column: that user's AUC, NaN for one class
+        a = pairwise_auc(g["label"].tolist(), g["score"].tolist())
+        if g["label"].sum() == 0:  # no relevant item: not an evaluated user
+            assert u not in ev.per_user.index
+            continue
+        got = float(ev.per_user.loc[u, "gauc"])
+        assert (a is None and math.isnan(got)) or got == pytest.approx(a, abs=TOL), u
     assert ev.diagnostics.to_dict()["gauc_users_skipped"] == skipped
     assert skipped >= 1
 
@@ -318,6 +325,19 @@ def test_bad_options_raise_one_line(kwargs):
     kw = {"metrics": ["map"], **kwargs}
     with pytest.raises(mc.MetricsError) as err:
         mc.evaluate(run, qrels, **kw)
+    assert "\n" not in str(err.value) and str(err.value)
+
+
+@pytest.mark.parametrize("run", [
+    pd.DataFrame({"user_id": ["u", "u"], "item_id": ["a", "a"], "score": [1.0, 0.5], "relevance": [1, 0]}),
+    pd.DataFrame({"user_id": ["u", "u"], "item_id": ["a", "b"], "score": [1.0, float("nan")], "relevance": [1, 0]}),
+    pd.DataFrame({"user_id": ["u", "u"], "item_id": ["a", "b"], "score": [1.0, "high"], "relevance": [1, 0]}),
+    pd.DataFrame({"user_id": ["u"], "item_id": ["a"], "relevance": [1]}),
+    pd.DataFrame({"user_id": ["u"], "item_id": ["a"], "score": [1.0]}),
+], ids=["duplicate-item", "nan-score", "text-score", "no-score", "no-relevance"])
+def test_bad_frames_raise_one_line(run):
+    with pytest.raises(mc.MetricsError) as err:
+        mc.evaluate(run, metrics=["map"])
     assert "\n" not in str(err.value) and str(err.value)
 
 

@@ -36,7 +36,7 @@ st.dataframe(wide, column_config={m: st.column_config.NumberColumn(m, format="%.
 
 with st.expander("95% bootstrap confidence intervals over users", expanded=True):
     shown = cis.assign(interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
-    ci_wide = shown.pivot(index="model", columns="metric", values="interval")[ranking]
+    ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
     st.dataframe(ci_wide, key="overview_ci")
     metric = st.selectbox("Metric", ranking, key="overview_bar_metric")
     st.plotly_chart(charts.summary_bars(cis, metric, colors), key="overview_bars")

@@ -4,23 +4,30 @@
 * TREC qrels: ``qid iter docno rel`` (4 fields), no header.
 * Any other whitespace-separated table whose first line is a header.
 
-Fields are separated by any run of spaces or tabs; leading/trailing
-whitespace and Windows line ends are ignored; blank lines are skipped. The
-text is split with pyarrow compute kernels (no per-line Python), and every
-line must have the same number of fields: the first line that does not is
-reported with the count of such lines.
+Fields are separated by any run of ASCII whitespace (as trec_eval reads
+them); leading/trailing whitespace and Windows line ends are ignored; blank
+lines are skipped. Every line must have the same number of fields: the first
+line that does not is reported with the count of such lines.
+
+Speed: a file separated by single tabs (or single spaces) is parsed by
+pyarrow's multithreaded CSV reader, and accepted only when every field is
+non-empty and holds no inner whitespace, i.e. exactly what splitting on
+whitespace gives; otherwise the text is split with pyarrow compute kernels
+(``ascii_split_whitespace``). Neither path loops over lines in Python.
 """
 
 from __future__ import annotations
 
+import io
 import re
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
-from .lines import LineMap, split_lines
+from .lines import LineMap, split_lines, text_line_map
 
 RUN_FIELDS = ["qid", "Q0", "docno", "rank", "score", "tag"]
 QRELS_FIELDS = ["qid", "iter", "docno", "rel"]
@@ -42,10 +49,41 @@ def trec_kind(fields: list[str]) -> str | None:
 
 def whitespace_split(text: bytes) -> tuple[pa.Array, np.ndarray]:
     """Split the non-blank lines on whitespace: ``(list<string> array, their 1-based line numbers)``."""
-    lines = pc.utf8_trim_whitespace(split_lines(text))
-    keep = pc.greater(pc.utf8_length(lines), 0)
+    lines = pc.ascii_trim_whitespace(split_lines(text))
+    keep = pc.greater(pc.binary_length(lines), 0)
     numbers = np.flatnonzero(keep.to_numpy(zero_copy_only=False)) + 1
-    return pc.utf8_split_whitespace(lines.filter(keep)), numbers
+    return pc.ascii_split_whitespace(lines.filter(keep)), numbers
+
+
+_NOT_ONE_TOKEN = r"^\s*$|\S\s+\S"
+
+
+def _single_delimiter(text: bytes, names: list[str]) -> tuple[pa.Table, LineMap] | None:
+    """Fast path: the table when single tabs (or spaces) separate exactly ``len(names)`` tokens, else None."""
+    head = text[: text.find(b"\n")] if b"\n" in text else text
+    delimiter = "\t" if b"\t" in head else " "
+    bad = []
+
+    def on_invalid(row):
+        bad.append(row)
+        return "skip"
+
+    try:
+        table = pcsv.read_csv(
+            io.BytesIO(text),
+            read_options=pcsv.ReadOptions(column_names=names),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, invalid_row_handler=on_invalid),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
+                                                strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid:
+        return None
+    if bad or table.num_rows == 0:
+        return None
+    for n in names:
+        if pc.any(pc.match_substring_regex(table[n], _NOT_ONE_TOKEN)).as_py():
+            return None
+    return table, text_line_map(text, table.num_rows, header=False)
 
 
 def _columns(fields: pa.Array, n: int) -> list[pa.Array]:
@@ -70,10 +108,12 @@ def read_trec(text: bytes, name: str, kind: str) -> tuple[pa.Table, LineMap, str
 
     Returns ``(table of strings, line map, "run" | "qrels")``.
     """
-    fields, numbers = whitespace_split(text)
-    if len(fields) == 0:
+    head = _head_lines(text)
+    first_no = next((j + 1 for j, ln in enumerate(head) if ln.strip()), 0)
+    first = head[first_no - 1].split() if first_no else []
+    if not first:
         raise MetricsError(f"{name}: the file is empty")
-    first_n = len(fields[0])
+    first_n = len(first)
     if kind == "auto":
         kind = "run" if first_n == 6 else "qrels" if first_n == 4 else "run"
     names, layout = (RUN_FIELDS, RUN_LAYOUT) if kind == "run" else (QRELS_FIELDS, QRELS_LAYOUT)
@@ -84,12 +124,22 @@ def read_trec(text: bytes, name: str, kind: str) -> tuple[pa.Table, LineMap, str
         hint = " (this looks like a run file: was it given as qrels?)"
     if hint:
         raise MetricsError(
-            f"{name}: line {int(numbers[0])}: a TREC {kind} line has {len(names)} fields ({layout}) but this one "
+            f"{name}: line {first_no}: a TREC {kind} line has {len(names)} fields ({layout}) but this one "
             f"has {first_n}{hint}"
         )
+    if first_n == len(names):
+        fast = _single_delimiter(text, names)
+        if fast is not None:
+            return fast[0], fast[1], kind
+    fields, numbers = whitespace_split(text)
     _check_counts(fields, numbers, len(names), name, layout)
     table = pa.table(dict(zip(names, _columns(fields, len(names)))))
     return table, LineMap("line", 0, numbers), kind
+
+
+def _head_lines(text: bytes, limit: int = 1 << 16) -> list[str]:
+    """The lines of the first ``limit`` bytes (enough to find the first non-blank line)."""
+    return text[:limit].decode("utf-8", errors="replace").split("\n")
 
 
 def read_whitespace_table(text: bytes, name: str) -> tuple[pa.Table, LineMap]:

@@ -44,44 +44,61 @@ def offsets_from_sorted(user_codes, n_users):
 
 
 @njit(parallel=True)
-def sort_within_users(offsets, perm, score, tiebreak):
+def sort_within_users(offsets, perm, score, tiebreak, n_threads):
     """Reorder ``perm`` in place so each user's rows run by score desc, then tiebreak desc.
 
-    One stable argsort per user on the negated score, then each run of equal
-    scores (usually of length 1) is ordered by ``tiebreak`` descending.
+    A list already in that order is left as it is (run files usually are).
+    Otherwise one argsort of the negated scores, then each run of equal scores
+    (usually of length 1) is ordered by ``tiebreak`` (unique within a user)
+    descending, so the result does not depend on the sort's stability.
+    Returns the number of users whose rows moved.
     """
     n_users = offsets.shape[0] - 1
-    for u in nb.prange(n_users):
-        a = offsets[u]
-        b = offsets[u + 1]
-        m = b - a
-        if m < 2:
-            continue
-        rows = perm[a:b].copy()
-        neg = np.empty(m, dtype=np.float64)
-        for j in range(m):
-            neg[j] = -score[rows[j]]
-        order = np.argsort(neg, kind="mergesort")
-        sorted_rows = rows[order]
-        # order each tie group by tiebreak descending (insertion sort: groups are small)
-        j = 0
-        while j < m:
-            e = j + 1
-            s0 = score[sorted_rows[j]]
-            while e < m and score[sorted_rows[e]] == s0:
-                e += 1
-            if e - j > 1:
+    moved = np.zeros(n_threads, dtype=np.int64)
+    for t in nb.prange(n_threads):
+        lo, hi = parallel_chunks(n_users, n_threads, t)
+        longest = 1
+        for u in range(lo, hi):
+            longest = max(longest, offsets[u + 1] - offsets[u])
+        neg = np.empty(longest, dtype=np.float64)
+        rows = np.empty(longest, dtype=np.int64)
+        for u in range(lo, hi):
+            a = offsets[u]
+            m = offsets[u + 1] - a
+            if m < 2:
+                continue
+            in_order = True
+            for j in range(1, m):
+                s_prev = score[perm[a + j - 1]]
+                s_cur = score[perm[a + j]]
+                if s_cur > s_prev or (s_cur == s_prev and tiebreak[perm[a + j]] > tiebreak[perm[a + j - 1]]):
+                    in_order = False
+                    break
+            if in_order:
+                continue
+            moved[t] += 1
+            for j in range(m):
+                rows[j] = perm[a + j]
+                neg[j] = -score[rows[j]]
+            order = np.argsort(neg[:m])
+            for j in range(m):
+                perm[a + j] = rows[order[j]]
+            j = 0
+            while j < m:
+                e = j + 1
+                s0 = score[perm[a + j]]
+                while e < m and score[perm[a + e]] == s0:
+                    e += 1
                 for x in range(j + 1, e):
-                    r = sorted_rows[x]
+                    r = perm[a + x]
                     key = tiebreak[r]
                     y = x - 1
-                    while y >= j and tiebreak[sorted_rows[y]] < key:
-                        sorted_rows[y + 1] = sorted_rows[y]
+                    while y >= j and tiebreak[perm[a + y]] < key:
+                        perm[a + y + 1] = perm[a + y]
                         y -= 1
-                    sorted_rows[y + 1] = r
-            j = e
-        for j in range(m):
-            perm[a + j] = sorted_rows[j]
+                    perm[a + y + 1] = r
+                j = e
+    return moved.sum()
 
 
 @njit(parallel=True)

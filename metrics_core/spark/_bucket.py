@@ -17,7 +17,7 @@ across groups afterwards:
   counts for ``personalization@k``, and items without features for ILS;
 - the diagnostics counts (``mc.diagnostics.diagnose``).
 
-Output: one DataFrame with a ``kind`` column: ``"u"`` a user row (metric
+Output: blocks of rows (turned into one Arrow table) with a ``kind`` column: ``"u"`` a user row (metric
 columns ``m0..``), ``"s"`` a distinct score (``score``, ``a`` = positives,
 ``b`` = negatives), ``"c"`` a covered item of spec ``spec``, ``"p"`` an item
 and its count (``a``) in top-k lists for spec ``spec``, ``"f"`` an item
@@ -74,10 +74,37 @@ def _value(obj):
     return obj.value if hasattr(obj, "value") and not isinstance(obj, (pd.DataFrame, pd.Series)) else obj
 
 
-def _frame(kind: str, n: int, columns: list[str], **values) -> pd.DataFrame:
-    data = {c: values.get(c, [None] * n) for c in columns}
-    data["kind"] = [kind] * n
-    return pd.DataFrame(data, columns=columns)
+def _frame(kind: str, n: int, columns: list[str], **values) -> tuple:
+    """One block of output rows: (kind, number of rows, {column: values}); other columns are null."""
+    return kind, int(n), values
+
+
+def parts_to_arrow(parts: list, schema):
+    """Concatenate output blocks into one Arrow table of ``schema`` (nulls where a block has no value)."""
+    import pyarrow as pa
+
+    tables = []
+    for kind, n, values in parts:
+        arrays = []
+        for f in schema:
+            if f.name == "kind":
+                arrays.append(pa.array([kind] * n, type=f.type))
+            elif f.name in values:
+                arrays.append(pa.array(values[f.name], type=f.type))
+            else:
+                arrays.append(pa.nulls(n, type=f.type))
+        tables.append(pa.Table.from_arrays(arrays, schema=schema))
+    return pa.concat_tables(tables)
+
+
+def parts_to_pandas(parts: list, columns: list[str]) -> pd.DataFrame:
+    """The same blocks as one pandas DataFrame (for Spark versions without applyInArrow)."""
+    frames = []
+    for kind, n, values in parts:
+        data = {c: values.get(c, [None] * n) for c in columns}
+        data["kind"] = [kind] * n
+        frames.append(pd.DataFrame(data, columns=columns))
+    return pd.concat(frames, ignore_index=True)
 
 
 def _prepare_inputs(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan):
@@ -89,8 +116,8 @@ def _prepare_inputs(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketP
     return run, truth
 
 
-def evaluate_bucket(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan) -> pd.DataFrame:
-    """Evaluate one group of whole users; see the module docstring for the output rows."""
+def evaluate_bucket(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan) -> list:
+    """Evaluate one group of whole users: a list of output blocks (see the module docstring)."""
     run, truth = _prepare_inputs(run, truth, plan)
     columns = plan.output_columns()
     conv = plan.conventions
@@ -105,7 +132,7 @@ def evaluate_bucket(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketP
     return _bucket_from_ranked(ranked, plan, columns, thr)
 
 
-def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], thr: float) -> pd.DataFrame:
+def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], thr: float) -> list:
     conv = plan.conventions
     n_rel = ranked.n_relevant(thr)
     evaluated = evaluated_users(ranked, thr, conv["empty_users"])
@@ -157,7 +184,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
     _diversity_parts(ranked, plan, ev_codes, stats, parts, columns)
 
     parts.append(_frame("b", 1, columns, stats=[json.dumps(stats)]))
-    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return parts
 
 
 def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, parts: list, columns: list[str]):
@@ -240,7 +267,7 @@ def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, sta
 
 
 def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan,
-                                 columns: list[str]) -> pd.DataFrame:
+                                 columns: list[str]) -> list:
     """A group in which no user is both in the run and in the ground truth.
 
     ``mc.evaluate`` refuses such data as a whole; inside one group of a larger
@@ -293,4 +320,4 @@ def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, 
         if s.kind == "pooled":
             stats[f"hits@{s.k}"] = 0.0
     parts.append(_frame("b", 1, columns, stats=[json.dumps(stats)]))
-    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return parts

@@ -33,7 +33,7 @@ from ..errors import MetricsError
 from ..evaluate import AP_NORMS, EMPTY_USERS, GAINS, GAUC_WEIGHTS, IDEALS, TIES, _choice
 from ..metrics import parse_metrics
 from . import _env
-from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket
+from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
 
 
 @dataclass
@@ -132,16 +132,13 @@ def _novelty_counts(truth, rel_col: str, thr: float, interactions):
 
 def _arrow_task(plan: BucketPlan, schema, two_sided: bool):
     """The function each task runs: Arrow tables in, Arrow table out (pandas inside)."""
-    import pyarrow as pa
-
     arrow_schema = _to_arrow_schema(schema)
 
     def run_task(run_tbl, truth_tbl=None):
         _limit_threads()
         run = run_tbl.to_pandas()
         truth = truth_tbl.to_pandas() if truth_tbl is not None else None
-        out = evaluate_bucket(run, truth, plan)
-        return pa.Table.from_pandas(out, schema=arrow_schema, preserve_index=False)
+        return parts_to_arrow(evaluate_bucket(run, truth, plan), arrow_schema)
 
     if two_sided:
         return lambda left, right: run_task(left, right)
@@ -151,7 +148,7 @@ def _arrow_task(plan: BucketPlan, schema, two_sided: bool):
 def _pandas_task(plan: BucketPlan, two_sided: bool):
     def run_task(run, truth=None):
         _limit_threads()
-        return evaluate_bucket(run, truth, plan)
+        return parts_to_pandas(evaluate_bucket(run, truth, plan), plan.output_columns())
 
     if two_sided:
         return lambda left, right: run_task(left, right)

@@ -1,0 +1,58 @@
+"""Fixtures for end-to-end tests in headless Chromium.
+
+``streamlit_server``: a ``streamlit run dashboard/app.py`` process on a free
+port (session scope), started from the repository root so that
+``.streamlit/config.toml`` applies; ready when ``/_stcore/health`` answers
+"ok". Stopped with SIGTERM, then SIGKILL if it has not exited in 5 s.
+
+``browser``: Debian's Chromium (``/usr/bin/chromium``, or ``$CHROMIUM``)
+driven by Playwright's Python package. Browsers are never downloaded
+(no ``playwright install``): a missing Chromium is a test failure.
+
+``app_page``: a fresh page (1400 x 1000, downloads accepted) per test.
+
+Helpers live in ``dashboard_server.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard_server import CHROMIUM_ARGS, REPO_ROOT, chromium_path, start_server, stop_process
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory):
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    proc, url = start_server(REPO_ROOT / "dashboard" / "app.py", log_path=log)
+    try:
+        yield url
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright  # a dev dependency: missing is a failure
+
+    try:
+        path = chromium_path()
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc))
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def app_page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    try:
+        yield page
+    finally:
+        context.close()

@@ -1,0 +1,100 @@
+"""Helpers for end-to-end tests of the dashboard: start and stop a Streamlit
+server, find Chromium, wait for a script run to finish, detect exceptions.
+
+Used by ``conftest.py`` (fixtures) and importable by any browser test
+(``from dashboard_server import wait_idle``; pytest puts this folder on
+``sys.path``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-dev-shm-usage"]
+SERVER_START_TIMEOUT = 90
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.status == 200 and r.read().decode().strip() == "ok"
+    except OSError:
+        return False
+
+
+def stop_process(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    """SIGTERM, wait ``grace`` seconds, then SIGKILL (a streamlit server can hang on SIGTERM)."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=grace)
+
+
+def start_server(app: Path, cwd: Path = REPO_ROOT, extra_env: dict | None = None,
+                 log_path: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app`` on a free port; returns (process, base URL) once healthy."""
+    port = _free_port()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
+    env.update(extra_env or {})
+    log = open(log_path, "wb") if log_path else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {proc.returncode}; see {log_path}")
+        if _healthy(url):
+            return proc, url
+        time.sleep(0.3)
+    stop_process(proc)
+    raise RuntimeError(f"streamlit did not become healthy within {SERVER_START_TIMEOUT} s")
+
+
+def chromium_path() -> str:
+    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        raise FileNotFoundError("Chromium not found: install Debian's chromium (apt-get install chromium) "
+                    "or set CHROMIUM to its path; never `playwright install`")
+    return path
+
+
+def wait_idle(page, settle_ms: int = 400, timeout: int = 120_000) -> None:
+    """Wait until the script has finished running (and stays finished briefly)."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+    for _ in range(3):
+        page.wait_for_timeout(settle_ms)
+        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                               timeout=timeout)
+    page.wait_for_timeout(settle_ms)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+
+
+def assert_no_exception(page, where: str = "") -> None:
+    """No ``st.exception`` box (uncaught error) anywhere on the page."""
+    n = page.locator('[data-testid="stException"]').count()
+    assert n == 0, f"{where}: the page shows {n} exception(s): " + \
+        page.locator('[data-testid="stException"]').first.inner_text()

@@ -1,0 +1,149 @@
+"""AppTest checks of the Compare and Share pages against metrics_core called directly."""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+import metrics_core as mc  # noqa: E402
+from dashboard import demo  # noqa: E402
+from metrics_core.compare import compare  # noqa: E402
+from metrics_core.store import AnalysisStore  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+TIMEOUT = 180
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@lru_cache(maxsize=1)
+def files() -> dict[str, bytes]:
+    """Small demo data as uploaded files; one model carries a hostile name."""
+    d = demo.make_demo(n_users=300, n_items=200, list_length=20, seed=7)
+    names = {"popularity": "popularity", "matrix_factorization": XSS, "two_tower": "two_tower"}
+    out = {f"{names[n]}.csv": demo.to_csv_bytes(run) for n, run in d.runs.items()}
+    out["qrels.csv"] = demo.to_csv_bytes(d.qrels)
+    return out
+
+
+def frame(data: bytes) -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(data), dtype={"user_id": str, "item_id": str})
+
+
+def reference(metrics, **kw) -> dict[str, mc.Evaluation]:
+    f = files()
+    qrels = frame(f["qrels.csv"])
+    return {name[:-4]: mc.evaluate(frame(data), qrels, metrics=metrics, **kw)
+            for name, data in f.items() if name != "qrels.csv"}
+
+
+def ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def uploaded_app(monkeypatch, tmp_path, **query) -> AppTest:
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    if query:  # the URL seeds the bound sidebar controls on the first run
+        ok(at.run())
+    ok(at.switch_page("pages/data.py").run())
+    f = files()
+    at.file_uploader(key="upload_runs_0").set_value(
+        [(name, data, "text/csv") for name, data in f.items() if name != "qrels.csv"])
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", f["qrels.csv"], "text/csv"))
+    return ok(at.run())
+
+
+def frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    for df in at.dataframe:
+        if column in df.value.columns:
+            return df.value
+    raise AssertionError(f"no dataframe with {column!r}")
+
+
+def test_compare_page_matches_metrics_core(monkeypatch, tmp_path):
+    at = uploaded_app(monkeypatch, tmp_path)
+    ok(at.switch_page("pages/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
+    ok(at.selectbox(key="compare_correction").set_value("bh").run())
+    shown = frame_with(at, "p_randomization_adjusted")
+    ref = compare(reference(["ndcg@10", "recall@10"]), baseline="popularity", metrics=["ndcg@10", "recall@10"],
+                  test="t", correction="bh", tests="all")
+    assert len(shown) == len(ref) == 4
+    shown = shown.set_index(["metric", "model"])
+    for r in ref.itertuples():
+        row = shown.loc[(r.metric, r.model)]
+        assert row["n"] == r.n
+        assert row["diff"] == pytest.approx(r.diff, abs=1e-12)
+        assert row["p_t_adjusted"] == pytest.approx(r.p_t_adjusted)
+        assert row["p_wilcoxon"] == pytest.approx(r.p_wilcoxon)
+        assert row["p_randomization"] == pytest.approx(r.p_randomization)
+        assert row["95% CI"] == f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
+        assert (row["wins"], row["ties"], row["losses"]) == (r.wins, r.ties, r.losses)
+    assert len(at.get("plotly_chart")) == 4
+    # the regressions list, then a click opens the Failures page on that user
+    ok(at.selectbox(key="compare_focus_model").set_value("two_tower").run())
+    worst = frame_with(at, "difference")
+    ev = reference(["ndcg@10"])
+    d = (ev["two_tower"].per_user["ndcg@10"] - ev["popularity"].per_user["ndcg@10"]).dropna()
+    assert worst["difference"].iloc[0] == pytest.approx(d.min(), abs=1e-12)
+    first_user = worst["user_id"].iloc[0]
+    at.session_state["compare_regressions"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    ok(at.run())
+    assert at.selectbox(key="failures_model").value == "two_tower"
+    assert any(f"User {first_user}" in h.value for h in at.subheader)
+
+
+def test_share_save_reopen_report_and_exports(monkeypatch, tmp_path):
+    at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
+    ok(at.switch_page("pages/share.py").run())
+    ok(at.button(key="share_save").click().run())
+    link = at.code[0].value
+    aid = link.rsplit("analysis=", 1)[1]
+    saved = AnalysisStore(tmp_path / "store").load(aid)
+    assert saved.settings["k"] == 5 and saved.settings["gain"] == "exponential"
+    assert sorted(f.name for f in saved.files) == sorted(files())
+    assert {f.name: f.data for f in saved.files} == files()
+
+    # per-user export = metrics_core per-user values of every model
+    csv_button = next(b for b in at.get("download_button") if "per-user CSV" in b.proto.label)
+    assert csv_button is not None
+    ev = reference(["ndcg@5", "recall@5"], gain="exponential")
+    ok(at.button(key="share_build_report").click().run())
+    report = at.session_state["share_report_html"].decode()
+    assert XSS not in report and "&lt;img src=x onerror=alert(1)&gt;" in report
+    assert f"{ev['two_tower'].summary['ndcg@5']:.4f}" in report
+
+    # a fresh session opening the link gets the same data and settings
+    fresh = AnalysisStore(tmp_path / "store")
+    assert fresh.exists(aid)
+    at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at2.query_params["analysis"] = aid
+    ok(at2.switch_page("pages/share.py").run())
+    assert any(aid in s.value for s in at2.success)
+    assert at2.session_state["k"] == 5 and at2.session_state["gain"] == "exponential"
+    ok(at2.switch_page("pages/overview.py").run())
+    table = frame_with(at2, "ndcg@5").set_index("model") if "model" in frame_with(at2, "ndcg@5").columns \
+        else frame_with(at2, "ndcg@5")
+    for name, e in ev.items():
+        assert table.loc[name, "ndcg@5"] == pytest.approx(e.summary["ndcg@5"], abs=1e-12)
+
+
+@pytest.mark.parametrize("bad, message", [("../../etc/passwd", "malformed analysis id"),
+                                          ("A" * 32, "no saved analysis")])
+def test_share_bad_ids_are_messages(monkeypatch, tmp_path, bad, message):
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["analysis"] = bad
+    ok(at.switch_page("pages/share.py").run())
+    assert any(message in e.value for e in at.error)

@@ -1,0 +1,207 @@
+"""Diversity / beyond-accuracy metrics against brute-force Python references.
+
+Definitions (metrics_core.evaluate docstrings), over the evaluated users' top-k
+lists (score descending, distinct scores here so the order is unambiguous):
+
+* ils@k: mean over pairs i < j of the top-k items (those with features) of
+  cosine(feature vectors) or Jaccard(tag sets); NaN with fewer than 2 such items;
+  summary = mean over users with a value.
+* coverage@k: distinct items in anyone's top k / catalogue (all items of run and
+  ground truth, or of the item-features table when given).
+* novelty@k: mean over the top k of -log2(pop(i)); pop(i) = users with a
+  relevant (>= threshold) ground-truth interaction with i / users with any such
+  interaction (or from an ``interactions`` table); an unseen item counts once.
+* personalization@k: 1 - mean over pairs of users of |top_k(u) & top_k(v)| / k.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metrics_core as mc
+
+TOL = 1e-9
+
+
+def make_data(seed, int_ids=False):
+    rng = np.random.default_rng(seed)
+    pool = 14
+    item = (lambda j: int(j) + 1000) if int_ids else (lambda j: f"it{j}")
+    run_rows, qrel_rows = [], []
+    for u in range(7):
+        uid = f"u{u}"
+        n = int(rng.integers(1, 9))
+        items = rng.choice(pool, size=n, replace=False)
+        scores = rng.permutation(n).astype(float) + 0.5
+        if u != 6:  # u6 only in the run
+            rel = rng.choice(pool, size=int(rng.integers(1, 5)), replace=False)
+            qrel_rows += [(uid, item(j), int(rng.integers(1, 3))) for j in rel]
+            qrel_rows += [(uid, item(j), 0) for j in rng.choice(pool, size=2, replace=False) if j not in rel]
+        if u != 5:  # u5 missing from the run
+            run_rows += [(uid, item(j), float(s)) for j, s in zip(items, scores)]
+    run = pd.DataFrame(run_rows, columns=["user_id", "item_id", "score"])
+    qrels = pd.DataFrame(qrel_rows, columns=["user_id", "item_id", "relevance"])
+    qrels = qrels.drop_duplicates(["user_id", "item_id"])
+    return run, qrels
+
+
+def top_lists(run, qrels, k, thr=1):
+    """Top-k item lists of evaluated users (>= 1 relevant item), users missing from the run -> []."""
+    evaluated = sorted(set(qrels.loc[qrels["relevance"] >= thr, "user_id"]))
+    out = {}
+    for u in evaluated:
+        g = run[run["user_id"] == u].sort_values("score", ascending=False)
+        items = list(g["item_id"])
+        out[u] = items if k is None else items[:k]
+    return out
+
+
+def cosine(a, b):
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
+
+
+def jaccard(a, b):
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def features_table(seed, items, int_ids=False):
+    rng = np.random.default_rng(seed + 100)
+    items = sorted(set(items), key=str)
+    keep = [i for j, i in enumerate(items) if j % 5 != 4]  # some items lack features
+    vec = {i: rng.normal(size=3) for i in keep}
+    vec[keep[0]] = np.zeros(3)  # a zero vector: cosine 0 with everything
+    tags = {i: set(rng.choice(list("abcdef"), size=int(rng.integers(1, 4)), replace=False)) for i in keep}
+    feats = pd.DataFrame({"item_id": keep, "f1": [vec[i][0] for i in keep], "f2": [vec[i][1] for i in keep],
+                          "f3": [vec[i][2] for i in keep]})
+    tag_df = pd.DataFrame({"item_id": keep, "tags": [sorted(tags[i]) for i in keep]})
+    return feats, tag_df, vec, tags
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [2, 5, None])
+@pytest.mark.parametrize("int_ids", [False, True], ids=["str", "int"])
+def test_ils_cosine_and_jaccard(seed, k, int_ids):
+    run, qrels = make_data(seed, int_ids)
+    feats, tag_df, vec, tags = features_table(seed, list(run["item_id"]) + list(qrels["item_id"]), int_ids)
+    lists = top_lists(run, qrels, k)
+    label = "ils" if k is None else f"ils@{k}"
+    for table, sim, store in [(feats, cosine, vec), (tag_df, jaccard, tags)]:
+        want = {}
+        for u, items in lists.items():
+            its = [i for i in items if i in store]
+            pairs = list(itertools.combinations(its, 2))
+            want[u] = float(np.mean([sim(store[a], store[b]) for a, b in pairs])) if pairs else math.nan
+        ev = mc.evaluate(run, qrels, metrics=[label], item_features=table)
+        assert sorted(ev.per_user.index) == sorted(want)
+        for u, w in want.items():
+            got = float(ev.per_user.loc[u, label])
+            if math.isnan(w):
+                assert math.isnan(got), (u, got)
+            else:
+                assert got == pytest.approx(w, abs=TOL), (u, sim.__name__)
+        finite = [w for w in want.values() if not math.isnan(w)]
+        assert ev.summary[label] == pytest.approx(float(np.mean(finite)), abs=TOL)
+
+
+def test_ils_tags_as_delimited_strings():
+    run = pd.DataFrame({"user_id": "u", "item_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame({"user_id": ["u"], "item_id": ["a"], "relevance": [1]})
+    tags = pd.DataFrame({"item_id": ["a", "b", "c"], "tags": ["x|y", "y;z", "x, y ,z"]})
+    ev = mc.evaluate(run, qrels, metrics=["ils@3"], item_features=tags)
+    sets = [{"x", "y"}, {"y", "z"}, {"x", "y", "z"}]
+    want = np.mean([jaccard(a, b) for a, b in itertools.combinations(sets, 2)])
+    assert ev.summary["ils@3"] == pytest.approx(want, abs=TOL)
+
+
+def test_ils_without_features_is_an_error():
+    run, qrels = make_data(0)
+    with pytest.raises(mc.MetricsError):
+        mc.evaluate(run, qrels, metrics=["ils@5"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [1, 3, None])
+def test_coverage(seed, k):
+    run, qrels = make_data(seed)
+    lists = top_lists(run, qrels, k)
+    recommended = set(itertools.chain.from_iterable(lists.values()))
+    catalogue = set(run["item_id"]) | set(qrels["item_id"])
+    label = "coverage" if k is None else f"coverage@{k}"
+    ev = mc.evaluate(run, qrels, metrics=[label])
+    assert ev.summary[label] == pytest.approx(len(recommended) / len(catalogue), abs=TOL)
+    feats, _, _, _ = features_table(seed, sorted(catalogue))
+    bigger = pd.concat([feats, pd.DataFrame({"item_id": ["extra1", "extra2"], "f1": 1.0, "f2": 0.0, "f3": 0.0})])
+    ev2 = mc.evaluate(run, qrels, metrics=[label], item_features=bigger)
+    # with an item-features table, the catalogue is that table's items
+    assert ev2.summary[label] == pytest.approx(len(recommended) / bigger["item_id"].nunique(), abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("source", ["truth", "interactions"])
+def test_novelty(seed, k, source):
+    run, qrels = make_data(seed)
+    lists = top_lists(run, qrels, k)
+    if source == "truth":
+        pos = qrels[qrels["relevance"] >= 1]
+        inter = None
+    else:
+        rng = np.random.default_rng(seed)
+        pos = pd.DataFrame({"user_id": [f"v{x}" for x in rng.integers(0, 9, size=40)],
+                            "item_id": [f"it{x}" for x in rng.integers(0, 10, size=40)]})
+        inter = pos
+    pairs = pos[["user_id", "item_id"]].drop_duplicates()
+    n_users = pairs["user_id"].nunique()
+    count = pairs.groupby("item_id").size().to_dict()
+    info = lambda i: -math.log2(max(count.get(i, 0), 1) / n_users)  # noqa: E731
+    ev = mc.evaluate(run, qrels, metrics=[f"novelty@{k}"], interactions=inter)
+    want = {}
+    for u, items in lists.items():
+        want[u] = float(np.mean([info(i) for i in items])) if items else math.nan
+        got = float(ev.per_user.loc[u, f"novelty@{k}"])
+        if math.isnan(want[u]):
+            assert math.isnan(got)
+        else:
+            assert got == pytest.approx(want[u], abs=TOL), u
+    finite = [w for w in want.values() if not math.isnan(w)]
+    assert ev.summary[f"novelty@{k}"] == pytest.approx(float(np.mean(finite)), abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_personalization(seed, k):
+    run, qrels = make_data(seed)
+    lists = {u: set(v) for u, v in top_lists(run, qrels, k).items() if v}
+    pairs = list(itertools.combinations(sorted(lists), 2))
+    want = 1.0 - np.mean([len(lists[a] & lists[b]) / k for a, b in pairs])
+    ev = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"])
+    assert ev.summary[f"personalization@{k}"] == pytest.approx(want, abs=TOL)
+
+
+def test_personalization_identical_and_disjoint():
+    items = ["a", "b", "c"]
+    same = pd.DataFrame({"user_id": [u for u in "xyz" for _ in items], "item_id": items * 3,
+                         "score": [3.0, 2.0, 1.0] * 3, "relevance": 1})
+    assert mc.evaluate(same, metrics=["personalization@3"]).summary["personalization@3"] == pytest.approx(0.0)
+    disjoint = same.assign(item_id=[f"{u}{i}" for u in "xyz" for i in items])
+    assert mc.evaluate(disjoint, metrics=["personalization@3"]).summary["personalization@3"] == pytest.approx(1.0)
+
+
+def test_personalization_sample_keyword():
+    """Contract: evaluate(..., personalization_sample=20000, seed=0). A sample at least as
+    large as the number of users is the exact value; a smaller one is seeded (reproducible)."""
+    run, qrels = make_data(1)
+    k = 3
+    exact = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"]).summary[f"personalization@{k}"]
+    big = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"], personalization_sample=1000, seed=5)
+    assert big.summary[f"personalization@{k}"] == pytest.approx(exact, abs=TOL)
+    a = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"], personalization_sample=3, seed=1)
+    b = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"], personalization_sample=3, seed=1)
+    assert a.summary == b.summary
+    assert 0.0 <= a.summary[f"personalization@{k}"] <= 1.0
