@@ -182,6 +182,10 @@ def bench_extra(tool: str, n_users: int, args, env_extra: dict | None = None) ->
     print(f"### {titles[tool]} ({n_users:,} users, {r['n_rows']:,} rows, {ids} ids{extra}; load {load})\n",
           flush=True)
     print(report.timing_table([r]) + "\n", flush=True)
+    if "cli_max_abs_diff" in r["extra"]:
+        print(f"CLI means vs in-process means: max |difference| {r['extra']['cli_max_abs_diff']:.1e}\n")
+    if "cli_error" in r["extra"]:
+        print(f"CLI failed: {r['extra']['cli_error']}\n")
     if args.profile and r["extra"].get("profile"):
         print(f"```\n{r['extra']['profile']}\n```\n")
     return r
@@ -237,8 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.first_call:
         with tempfile.TemporaryDirectory(prefix="mc_numba_cache_") as cache:
             env = {"NUMBA_CACHE_DIR": cache}
-            cold = bench_extra("first_call", 10_000, args, env)
-            warm = bench_extra("first_call", 10_000, args, env)
+            cold = bench_extra("first_call", 1_000, args, env)
+            warm = bench_extra("first_call", 1_000, args, env)
         extras["first_call_cold"] = cold
         extras["first_call"] = warm
     if args.classification:

@@ -34,6 +34,7 @@ import gc
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -223,6 +224,16 @@ def run_parquet(ds, spec, phases, extra):
             means = {m: float(ev.summary[m]) for m in METRICS}
             del run, qrels, ranked, ev
             gc.collect()
+        cmd = [sys.executable, "-m", "metrics_core", "evaluate", "--qrels", qrels_path, "--run", run_path,
+               "--metrics", ",".join(METRICS), "--json"]
+        for _ in range(spec["repeats"]):
+            t, proc = _timed(lambda: subprocess.run(cmd, capture_output=True, text=True))
+            if proc.returncode != 0:
+                extra["cli_error"] = proc.stderr.strip()[-500:]
+                break
+            phases.setdefault("whole CLI process (`metrics-core evaluate ... --json`)", []).append(t)
+            cli = json.loads(proc.stdout)["models"]["run"]
+            extra["cli_max_abs_diff"] = max(abs(float(cli[m]) - means[m]) for m in METRICS)
     return means
 
 

@@ -72,7 +72,7 @@ def metric_vs_k(long: pd.DataFrame, colors: Mapping[str, str], current_k: int | 
     if current_k is not None:
         fig.add_vline(x=current_k, line_dash="dot", line_color="grey")
     rows = int(np.ceil(len(metrics) / 3))
-    return _layout(fig, "Metrics against K", height=280 * rows + 60)
+    return _layout(fig, None, height=280 * rows + 80)
 
 
 def roc(curves: Mapping[str, pd.DataFrame], auc: Mapping[str, float], colors: Mapping[str, str]) -> go.Figure:

@@ -39,6 +39,7 @@ from .kernels import diversity as div
 from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
                               GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
                               ranking_families)
+from .kernels._jit import kernel_guard
 from .prepare import Ranked, prepare
 
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
@@ -100,6 +101,14 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="jud
 
     See the module docstring for every convention. Returns an :class:`Evaluation`.
     """
+    with kernel_guard():
+        return _evaluate(run, qrels, metrics, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
+                         relevance_threshold=relevance_threshold, empty_users=empty_users, threshold=threshold,
+                         gauc_weight=gauc_weight, item_features=item_features, interactions=interactions)
+
+
+def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold,
+              gauc_weight, item_features, interactions) -> Evaluation:
     _choice(gain, GAINS, "gain")
     _choice(ideal, IDEALS, "ideal")
     _choice(ap_norm, AP_NORMS, "ap_norm")

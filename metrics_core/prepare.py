@@ -17,7 +17,7 @@ import pandas as pd
 from .encode import encode_pair, string_order
 from .errors import MetricsError
 from .kernels import layout
-from .kernels._jit import n_threads
+from .kernels._jit import kernel_guard, n_threads
 
 USER, ITEM, SCORE, REL = "user_id", "item_id", "score", "relevance"
 RELEVANCE_ALIASES = ("relevance", "label")
@@ -178,6 +178,11 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
     (user, item) in the run is an error; in the ground truth an exact repeat is
     dropped and a conflicting one is an error.
     """
+    with kernel_guard():
+        return _prepare(run, qrels, name)
+
+
+def _prepare(run, qrels, name) -> Ranked:
     _require(run, [USER, ITEM, SCORE], name)
     run_rel_col = _relevance_column(run)
     if qrels is None:

@@ -226,3 +226,15 @@ def test_python_dash_m_runs_and_fails_cleanly(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == f"error: {tmp_path / 'nope.csv'}: no such file; check the path\n"
     assert proc.stdout == ""
+
+
+def test_item_features_for_ils(capsys, tmp_path):
+    features = tmp_path / "features.csv"
+    features.write_text("item_id,tags\ni01,a|b\ni02,b\ni03,a|c\ni04,c\ni05,a\n0042,b|c\n")
+    code, out, err = cli(capsys, "evaluate", "--qrels", FORMATS / "qrels.csv", "--run", FORMATS / "run.csv",
+                         "--metrics", "ils@3", "--item-features", features, "--json")
+    assert code == 0, err
+    # Jaccard over the top-3 pairs, by hand: u1 (1/2+1/3+0)/3, u2 (1/2+0+0)/3, 007 (1/2+1/2+0)/3;
+    # u3's items i01, i06: i06 has no features, so u3 has no ILS value
+    expected = ((1 / 2 + 1 / 3) / 3 + (1 / 2) / 3 + 1 / 3) / 3
+    assert json.loads(out)["models"]["run"]["ils@3"] == pytest.approx(expected, abs=1e-12)

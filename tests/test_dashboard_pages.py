@@ -332,6 +332,9 @@ def test_failures_drilldown_by_row_selection():
     missed = frame_with(at, "rank in list")
     truth = d.qrels[(d.qrels.user_id == user) & (d.qrels.relevance >= 1)]
     assert sorted(missed["item_id"]) == sorted(truth["item_id"])
+    in_list = set(run.loc[run.user_id == user, "item_id"])
+    for item, rank in zip(missed["item_id"], missed["rank in list"]):
+        assert (rank == "not retrieved") == (item not in in_list)
     metrics = frame_with(at, "recall@10")
     for name, r in d.runs.items():
         ref = mc.evaluate(r, d.qrels, metrics=["ndcg@10"]).per_user["ndcg@10"]

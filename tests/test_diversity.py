@@ -83,7 +83,7 @@ def features_table(seed, items, int_ids=False):
     return feats, tag_df, vec, tags
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("k", [2, 5, None])
 @pytest.mark.parametrize("int_ids", [False, True], ids=["str", "int"])
 def test_ils_cosine_and_jaccard(seed, k, int_ids):
@@ -125,7 +125,7 @@ def test_ils_without_features_is_an_error():
         mc.evaluate(run, qrels, metrics=["ils@5"])
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("k", [1, 3, None])
 def test_coverage(seed, k):
     run, qrels = make_data(seed)
@@ -142,7 +142,7 @@ def test_coverage(seed, k):
     assert ev2.summary[label] == pytest.approx(len(recommended) / bigger["item_id"].nunique(), abs=TOL)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("k", [2, 4])
 @pytest.mark.parametrize("source", ["truth", "interactions"])
 def test_novelty(seed, k, source):
@@ -173,7 +173,7 @@ def test_novelty(seed, k, source):
     assert ev.summary[f"novelty@{k}"] == pytest.approx(float(np.mean(finite)), abs=TOL)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_personalization(seed, k):
     run, qrels = make_data(seed)
@@ -205,3 +205,46 @@ def test_personalization_sample_keyword():
     b = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"], personalization_sample=3, seed=1)
     assert a.summary == b.summary
     assert 0.0 <= a.summary[f"personalization@{k}"] <= 1.0
+
+
+def test_diversity_ties_average_is_expectation_over_tie_orders():
+    """ties="average" is the exact expected value over all orders of tied scores "for every
+    metric" (issue 2, item 4): brute force over every order of both users' tied items."""
+    run = pd.DataFrame({
+        "user_id": ["u"] * 4 + ["v"] * 4,
+        "item_id": ["a", "b", "c", "d", "a", "c", "e", "f"],
+        "score": [0.9, 0.5, 0.5, 0.5, 0.7, 0.7, 0.7, 0.1],
+    })
+    qrels = pd.DataFrame({"user_id": ["u", "v", "w"], "item_id": ["a", "e", "a"], "relevance": [1, 1, 1]})
+    vec = {"a": [1.0, 0.0], "b": [1.0, 1.0], "c": [0.0, 1.0], "d": [1.0, -1.0], "e": [2.0, 1.0], "f": [0.5, 3.0]}
+    feats = pd.DataFrame({"item_id": list(vec), "x": [v[0] for v in vec.values()], "y": [v[1] for v in vec.values()]})
+    k = 2
+    pop = {"a": 2, "e": 1}  # users w and u interacted with a, v with e; 3 users
+    info = lambda i: -math.log2(max(pop.get(i, 0), 1) / 3)  # noqa: E731
+
+    def orders(user):
+        g = run[run["user_id"] == user]
+        groups = {}
+        for it, s in zip(g["item_id"], g["score"]):
+            groups.setdefault(s, []).append(it)
+        blocks = [list(itertools.permutations(groups[s])) for s in sorted(groups, reverse=True)]
+        return [[i for b in combo for i in b] for combo in itertools.product(*blocks)]
+
+    sums = {"ils": {"u": 0.0, "v": 0.0}, "novelty": {"u": 0.0, "v": 0.0}, "coverage": 0.0, "personalization": 0.0}
+    n = 0
+    for lu in orders("u"):
+        for lv in orders("v"):
+            tops = {"u": lu[:k], "v": lv[:k]}
+            for user, top in tops.items():
+                sums["ils"][user] += cosine(np.array(vec[top[0]]), np.array(vec[top[1]]))
+                sums["novelty"][user] += np.mean([info(i) for i in top])
+            sums["coverage"] += len(set(tops["u"]) | set(tops["v"])) / 6
+            sums["personalization"] += 1 - len(set(tops["u"]) & set(tops["v"])) / k
+            n += 1
+    ev = mc.evaluate(run, qrels, metrics=[f"ils@{k}", f"novelty@{k}", f"coverage@{k}", f"personalization@{k}"],
+                     item_features=feats, ties="average")
+    for user in ("u", "v"):
+        assert ev.per_user.loc[user, f"ils@{k}"] == pytest.approx(sums["ils"][user] / n, abs=TOL), user
+        assert ev.per_user.loc[user, f"novelty@{k}"] == pytest.approx(sums["novelty"][user] / n, abs=TOL), user
+    assert ev.summary[f"coverage@{k}"] == pytest.approx(sums["coverage"] / n, abs=TOL)
+    assert ev.summary[f"personalization@{k}"] == pytest.approx(sums["personalization"] / n, abs=TOL)

@@ -156,3 +156,24 @@ def test_parquet_directory_from_spark(tmp_path):
     pq.write_table(pa.table({"user_id": ["b"], "item_id": ["y"], "score": [2.0]}), d / "part-1.parquet")
     df, _ = read_run(d)
     assert sorted(_rows(df, "score")) == [("a", "x", 1.0), ("b", "y", 2.0)]
+
+
+def test_item_features_tags_and_numeric(tmp_path):
+    from metrics_core.io import read_item_features
+
+    (tmp_path / "tags.csv").write_text("item,tags\n i01 ,a|b\ni02,b\ni01,zzz\n")
+    df, m = read_item_features(tmp_path / "tags.csv")
+    assert df.to_dict("list") == {"item_id": ["i01", "i02"], "tags": ["a|b", "b"]}  # first row of a repeat kept
+    assert m.item_id == "item"
+    (tmp_path / "num.tsv").write_text("item_id\tf1\tf2\n007\t1\t0.5\n")
+    df, _ = read_item_features(tmp_path / "num.tsv")
+    assert df.to_dict("list") == {"item_id": ["007"], "f1": [1.0], "f2": [0.5]}
+
+
+def test_item_features_bad_value(tmp_path):
+    from metrics_core.errors import MetricsError
+    from metrics_core.io import read_item_features
+
+    (tmp_path / "f.csv").write_text("item_id,f1,f2\ni01,1,0\ni02,0,1\ni03,x,1\n")
+    with pytest.raises(MetricsError, match=r"f.csv: line 4: feature column 'f1' has non-numeric value 'x'"):
+        read_item_features(tmp_path / "f.csv")

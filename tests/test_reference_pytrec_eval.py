@@ -103,7 +103,7 @@ def check(run, qrels, level, prepared=False):
         assert ev.summary[ours] == pytest.approx(float(np.mean(want)), abs=TOL), ours
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
 @pytest.mark.parametrize("level", [1, 2])
 def test_against_pytrec_eval_str_ids(seed, ties, level):

@@ -37,7 +37,7 @@ def ranking_data(seed, ties):
     return pd.DataFrame(rows, columns=["user_id", "item_id", "score", "relevance"])
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
 @pytest.mark.parametrize("gain", ["linear", "exponential"])
 @pytest.mark.parametrize("ideal", ["judged", "retrieved"])
@@ -75,7 +75,7 @@ def scored_data(seed, n=300, ties=True, graded=False):
     return df
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
 def test_scored_metrics_match_sklearn(seed, ties):
     df = scored_data(seed, ties=ties)

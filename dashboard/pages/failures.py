@@ -64,7 +64,8 @@ col_list.dataframe(top[["rank", "item_id", "score", "relevance", "hit"]], hide_i
                    key="failures_list")
 missed = relevant[~relevant["item_id"].isin(top["item_id"])]
 rank_of = pd.Series(full["rank"].to_numpy(), index=full["item_id"].astype(str))
-missed = missed.assign(**{"rank in list": missed["item_id"].astype(str).map(rank_of)})
+ranks = missed["item_id"].astype(str).map(rank_of)
+missed = missed.assign(**{"rank in list": [f"{int(r)}" if pd.notna(r) else "not retrieved" for r in ranks]})
 col_missed.markdown(f"**Relevant items not in the top {k}** ({len(missed)} of {len(relevant)})")
 col_missed.dataframe(missed, hide_index=True, key="failures_missed")
 

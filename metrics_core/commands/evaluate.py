@@ -81,6 +81,8 @@ def add_convention_arguments(p: argparse.ArgumentParser) -> None:
                    help="users of the ground truth without relevant items: excluded or scored 0")
     p.add_argument("--threshold", type=float, default=0.5,
                    help="classification threshold on scores for accuracy/precision/recall/f1")
+    p.add_argument("--item-features", metavar="FILE",
+                   help="item features for ils@k: item_id + numeric columns (cosine) or a tags column (Jaccard)")
 
 
 def register(subparsers) -> None:
@@ -199,10 +201,16 @@ def check_probabilities(run: RunInput) -> None:
 
 
 def conventions(args) -> dict:
-    return dict(
+    """Keyword arguments of mc.evaluate from the options (item features read here)."""
+    conv = dict(
         gain=args.gain, ideal=args.ideal, ap_norm=args.ap_norm, ties=args.ties,
         relevance_threshold=args.relevance_threshold, empty_users=args.empty_users, threshold=args.threshold,
     )
+    if getattr(args, "item_features", None):
+        from ..io import read_item_features
+
+        conv["item_features"] = read_item_features(args.item_features)[0]
+    return conv
 
 
 def metric_labels(args) -> list[str]:

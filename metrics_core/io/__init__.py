@@ -7,7 +7,8 @@ file and the line, column or value. See :mod:`.reader` for the conventions.
 """
 
 from .columns import ALIASES, ROLES, ColumnMapping
+from .features import read_item_features
 from .formats import SUPPORTED_TEXT as SUPPORTED_FORMATS
 from .reader import read_qrels, read_run, read_table
 
-__all__ = ["read_table", "read_run", "read_qrels", "ColumnMapping", "ALIASES", "ROLES", "SUPPORTED_FORMATS"]
+__all__ = ["read_table", "read_run", "read_qrels", "read_item_features", "ColumnMapping", "ALIASES", "ROLES", "SUPPORTED_FORMATS"]

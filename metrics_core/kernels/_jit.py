@@ -3,9 +3,39 @@ process pays no compile cost once the cache is warm)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib
+import threading
 
 import numba as nb
+
+
+def _threadsafe_layer_available() -> bool:
+    """Whether numba can use a thread-safe threading layer (TBB or OpenMP).
+
+    Streamlit runs each session's script in its own thread, so two sessions can
+    call a parallel kernel at once; numba's default 'workqueue' layer aborts the
+    process when that happens.
+    """
+    for module in ("numba.np.ufunc.tbbpool", "numba.np.ufunc.omppool"):
+        try:
+            importlib.import_module(module)
+            return True
+        except ImportError:
+            continue
+    return False
+
+
+THREADSAFE = _threadsafe_layer_available()
+if THREADSAFE:
+    nb.config.THREADING_LAYER = "threadsafe"
+_LOCK = threading.RLock()
+
+
+def kernel_guard():
+    """Context manager serialising kernel calls when no thread-safe layer exists."""
+    return contextlib.nullcontext() if THREADSAFE else _LOCK
 
 
 def njit(fn=None, **options):

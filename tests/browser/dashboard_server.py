@@ -82,15 +82,14 @@ def chromium_path() -> str:
     return path
 
 
-def wait_idle(page, settle_ms: int = 400, timeout: int = 120_000) -> None:
-    """Wait until the script has finished running (and stays finished briefly)."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    for _ in range(3):
+def wait_idle(page, settle_ms: int = 300, timeout: int = 120_000) -> None:
+    """Wait until the script has finished running and stays finished for ``settle_ms``
+    (a rerun triggered by the last action may start a moment later)."""
+    idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+    page.wait_for_selector(idle, timeout=timeout)
+    for _ in range(2):
         page.wait_for_timeout(settle_ms)
-        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                               timeout=timeout)
-    page.wait_for_timeout(settle_ms)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout)
+        page.wait_for_selector(idle, timeout=timeout)
 
 
 def assert_no_exception(page, where: str = "") -> None:

@@ -38,7 +38,7 @@ def screenshot(page, name: str) -> None:
     height = page.evaluate(
         "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
         "[data-testid=\"stAppViewContainer\"], section.main')].map(e => e.scrollHeight), 1000)")
-    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 6000)})
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 3200)})
     page.wait_for_timeout(600)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))

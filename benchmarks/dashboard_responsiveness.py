@@ -1,0 +1,107 @@
+"""How fast does the Overview refresh when K or the gain changes on big data?
+
+Issue 4 item 10: with 1M scored rows per model loaded (100,000 users x 10
+items, 3 models), changing K or the gain must refresh the Overview in under
+a second. This drives the real app with Streamlit's AppTest (no browser) and
+prints the wall-clock time of each script run:
+
+    python benchmarks/dashboard_responsiveness.py [--users 100000] [--items-per-user 10]
+
+The data is loaded the way an upload is (Parquet bytes in the session's
+sources), so the first run pays for reading, joining and sorting; later runs
+must only re-evaluate from the cached ``mc.Ranked``. Numbers are reported,
+never asserted (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def make_data(n_users: int, per_user: int, n_items: int = 50_000, n_models: int = 3, seed: int = 0):
+    """Runs of ``n_users x per_user`` rows per model and a graded ground truth (5 items per user)."""
+    rng = np.random.default_rng(seed)
+    users = np.array([f"u{i}" for i in range(n_users)], dtype=object)
+    items = np.array([f"i{i}" for i in range(n_items)], dtype=object)
+    truth_items = rng.integers(0, n_items, size=(n_users, 5))
+    qrels = pd.DataFrame({"user_id": np.repeat(users, 5), "item_id": items[truth_items.ravel()],
+                          "relevance": rng.integers(0, 4, size=n_users * 5)})
+    qrels = qrels.drop_duplicates(["user_id", "item_id"])
+    runs = {}
+    for m in range(n_models):
+        # model m puts a truth item in its list with probability 0.2 * (m + 1)
+        rec = rng.integers(0, n_items, size=(n_users, per_user))
+        hit = rng.random(n_users) < 0.2 * (m + 1)
+        rec[hit, rng.integers(0, per_user, size=hit.sum())] = truth_items[hit, 0]
+        df = pd.DataFrame({"user_id": np.repeat(users, per_user), "item_id": items[rec.ravel()],
+                           "score": rng.random(n_users * per_user)})
+        runs[f"model_{m}"] = df.drop_duplicates(["user_id", "item_id"])
+    return runs, qrels
+
+
+def parquet_bytes(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--users", type=int, default=100_000)
+    ap.add_argument("--items-per-user", type=int, default=10)
+    args = ap.parse_args()
+
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard.state import Blob, Sources
+
+    t = time.perf_counter()
+    runs, qrels = make_data(args.users, args.items_per_user)
+    sources = Sources(runs={n: Blob.of(f"{n}.parquet", parquet_bytes(df)) for n, df in runs.items()},
+                      qrels=Blob.of("qrels.parquet", parquet_bytes(qrels)))
+    rows = sum(len(df) for df in runs.values())
+    print(f"data: {len(runs)} models, {rows:,} scored rows ({rows // len(runs):,} per model), "
+          f"{len(qrels):,} judgments; generated in {time.perf_counter() - t:.1f} s")
+
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=900)
+    at.session_state["mcd_sources"] = sources
+
+    def timed(label: str) -> float:
+        t0 = time.perf_counter()
+        at.run()
+        dt = time.perf_counter() - t0
+        problems = [e.value for e in at.exception] + [e.value for e in at.error]
+        print(f"{label:<52s} {dt:7.2f} s" + (f"   PROBLEM: {problems}" if problems else ""))
+        return dt
+
+    timed("first Overview (read + prepare + evaluate)")
+    timed("rerun, nothing changed")
+    results = {}
+    for label, key, value in [
+        ("K 10 -> 20", "k", 20),
+        ("gain linear -> exponential", "gain", "exponential"),
+        ("K 20 -> 5", "k", 5),
+        ("ties average -> trec", "ties", "trec"),
+        ("K 5 -> 10 (seen before with trec? no: new)", "k", 10),
+        ("gain back to linear", "gain", "linear"),
+        ("K 10 -> 20 (cached)", "k", 20),
+    ]:
+        at.session_state[key] = value
+        results[label] = timed(f"Overview after {label}")
+    fresh = [v for k, v in results.items() if "cached" not in k]
+    print(f"\nK/gain/ties change, uncached: median {np.median(fresh):.2f} s, max {max(fresh):.2f} s "
+          f"(target < 1 s); cached: {results['K 10 -> 20 (cached)']:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
