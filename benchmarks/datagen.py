@@ -19,10 +19,14 @@ Items
     correlated with the row order.
 
 Scores
-    ``score = (v + 0.35 * grade) / 2.05`` with ``v ~ U[0, 1)`` and ``grade = 0``
-    for non-relevant rows: continuous, in ``[0, 1)`` (usable as probabilities
-    for logloss), and better than random.  With ``ties=True`` the scores are
-    floored to a grid of 20 levels, so most users have many tied scores.
+    ``base = (v + 0.35 * grade) / 2.05`` with ``v ~ U[0, 1)`` and ``grade = 0``
+    for non-relevant rows: in ``[0, 1)`` (usable as probabilities for logloss)
+    and better than random.  The score is ``base`` on a grid of 2**-13 with the
+    slot index in the next 7 bits: ``(floor(base * 2**13) * 128 + j) / 2**20``.
+    So scores are distinct within a user *and* exact in float32 -- trec_eval
+    (pytrec_eval) stores scores as C ``float``, and float64 scores closer than
+    float32 resolution would tie there and nowhere else.  With ``ties=True`` the
+    score is ``floor(base * 20) / 20``: 20 levels, most users have many ties.
 
 Ids
     ``id_type="int"``: ``user_id = 10_000_000 + 7 * u`` and ``item_id`` = the
@@ -141,10 +145,14 @@ def generate(
     cand_rel = ((SCATTER * jc[None, :] + rot[:, None]) % C) < n_ret[:, None]  # (U, C)
     row_rel = np.where(cand_rel, grades[:, :C], np.int8(0)).astype(np.int8)
     v = rng.random((U, C))
-    scores = (v + 0.35 * row_rel) / 2.05
+    base = (v + 0.35 * row_rel) / 2.05
     del v
     if ties:
-        scores = np.floor(scores * TIE_LEVELS) / TIE_LEVELS
+        scores = np.floor(base * TIE_LEVELS) / TIE_LEVELS
+    else:
+        # distinct within a user and exact in float32 (trec_eval keeps scores as C floats)
+        scores = (np.floor(base * 2.0**13) * 128.0 + jc[None, :]) / 2.0**20
+    del base
 
     # Ground truth: retrieved relevant candidates, then the not-retrieved ones.
     jn = np.arange(MAX_RELEVANT, dtype=np.int64)

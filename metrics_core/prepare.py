@@ -228,8 +228,7 @@ def _prepare(run, qrels, name) -> Ranked:
 
     # run: group by user, sort each list by score desc, ties by item string desc
     offsets, perm = _group(u_run, n_users)
-    tiebreak = string_order(items)[i_run]
-    moved = layout.sort_within_users(offsets, perm, score, tiebreak, threads)
+    moved = layout.sort_within_users(offsets, perm, score, i_run, string_order(items), threads)
     if moved == 0 and perm[0] == 0 and bool(np.all(np.diff(perm) == 1)):
         item, ranked_score = i_run, score  # grouped and sorted already: no gather
     else:

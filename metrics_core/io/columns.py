@@ -138,11 +138,14 @@ def detect(names: list[str], kind: str, name: str, explicit: dict | None = None)
             chosen[role] = hits[0]
             taken.add(hits[0])
 
+    known = {a for aliases in ALIASES.values() for a in aliases}
+    header_hint = "" if known & set(by_key) or explicit else " (is the first line a header?)"
+
     def missing(role: str, extra: str = "") -> MetricsError:
         looked = ", ".join(ALIASES[role])
         return MetricsError(
-            f"{name}: required {_WHAT[role]} column missing (looked for {looked}{extra}); columns found: {found}; "
-            f"rename the column or map it explicitly, e.g. {role}=<column>"
+            f"{name}: required {_WHAT[role]} column missing (looked for {looked}{extra}); columns found: "
+            f"{found}{header_hint}; rename the column or map it explicitly, e.g. {role}=<column>"
         )
 
     for role in ("user_id", "item_id"):

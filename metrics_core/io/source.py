@@ -87,9 +87,8 @@ def _check_utf8(data: bytes, name: str) -> None:
     """Validate UTF-8 with pyarrow (no Python copy); locate the first bad byte only on failure."""
     if not data:
         return
-    buf = pa.py_buffer(data)
-    offsets = pa.py_buffer(pa.array([0, len(data)], pa.int64()).buffers()[1])
-    arr = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, buf])
+    offsets = pa.array([0, len(data)], pa.int64()).buffers()[1]
+    arr = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
     try:
         arr.cast(pa.large_string())
         return

@@ -44,13 +44,13 @@ def offsets_from_sorted(user_codes, n_users):
 
 
 @njit(parallel=True)
-def sort_within_users(offsets, perm, score, tiebreak, n_threads):
+def sort_within_users(offsets, perm, score, item, item_key, n_threads):
     """Reorder ``perm`` in place so each user's rows run by score desc, then tiebreak desc.
 
     A list already in that order is left as it is (run files usually are).
     Otherwise one argsort of the negated scores, then each run of equal scores
-    (usually of length 1) is ordered by ``tiebreak`` (unique within a user)
-    descending, so the result does not depend on the sort's stability.
+    (usually of length 1) is ordered by ``item_key[item[row]]`` (unique within a
+    user) descending, so the result does not depend on the sort's stability.
     Returns the number of users whose rows moved.
     """
     n_users = offsets.shape[0] - 1
@@ -71,7 +71,7 @@ def sort_within_users(offsets, perm, score, tiebreak, n_threads):
             for j in range(1, m):
                 s_prev = score[perm[a + j - 1]]
                 s_cur = score[perm[a + j]]
-                if s_cur > s_prev or (s_cur == s_prev and tiebreak[perm[a + j]] > tiebreak[perm[a + j - 1]]):
+                if s_cur > s_prev or (s_cur == s_prev and item_key[item[perm[a + j]]] > item_key[item[perm[a + j - 1]]]):
                     in_order = False
                     break
             if in_order:
@@ -91,9 +91,9 @@ def sort_within_users(offsets, perm, score, tiebreak, n_threads):
                     e += 1
                 for x in range(j + 1, e):
                     r = perm[a + x]
-                    key = tiebreak[r]
+                    key = item_key[item[r]]
                     y = x - 1
-                    while y >= j and tiebreak[perm[a + y]] < key:
+                    while y >= j and item_key[item[perm[a + y]]] < key:
                         perm[a + y + 1] = perm[a + y]
                         y -= 1
                     perm[a + y + 1] = r

@@ -56,8 +56,9 @@ def test_saved_analysis_reopens_after_server_restart(browser, tmp_path):
     proc, url = start_server(APP, extra_env=env, log_path=tmp_path / "first.log")
     try:
         context, page = new_page(browser)
-        page.goto(f"{url}/data")
+        page.goto(url)
         wait_idle(page)
+        open_page(page, "Data")
         k_input = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')
         k_input.fill("5")
         k_input.press("Enter")
