@@ -18,7 +18,7 @@ import streamlit as st  # noqa: E402
 
 from dashboard import state  # noqa: E402
 
-PAGES_DIR = Path(__file__).resolve().parent / "pages"
+PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
     ("overview.py", "Overview", ":material/leaderboard:"),
     ("data.py", "Data", ":material/upload_file:"),

@@ -25,7 +25,7 @@ def model_colors(models: Sequence[str]) -> dict[str, str]:
 
 def _layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
     fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+                      legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
                       template="plotly_white")
     return fig
 
@@ -123,7 +123,7 @@ def calibration(curves: Mapping[str, pd.DataFrame], pcopc: Mapping[str, float],
 def confusion(cm: pd.DataFrame, title: str) -> go.Figure:
     """Heatmap of a 2x2 confusion matrix (index actual, columns predicted)."""
     fig = px.imshow(cm.values, x=[f"predicted {c}" for c in cm.columns],
-                    y=[f"actual {i}" for i in cm.index], text_auto=True,
+                    y=[f"actual {i}" for i in cm.index], text_auto=",d",
                     color_continuous_scale="Blues", aspect="auto")
     fig.update_coloraxes(showscale=False)
     return _layout(fig, title, height=320)

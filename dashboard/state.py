@@ -664,6 +664,17 @@ def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFr
     return _curve_cached(kind, key, tuple(sorted(options.items())), _ranked=ranked)
 
 
+LARGE_ROWS = 200_000
+
+
+def is_large() -> bool:
+    """True when a model has more than ``LARGE_ROWS`` scored rows: the Overview
+    then leaves its slow extras (bootstrap CIs, beyond-accuracy metrics,
+    metric-versus-K curves) off until the user switches them on, so that a
+    change of K or gain refreshes it in about a second."""
+    return any(r.n_rows > LARGE_ROWS for r in get_models().values())
+
+
 def scores_are_probabilities(ranked: mc.Ranked) -> bool:
     """True when every score is in [0, 1] (logloss and calibration apply)."""
     s = ranked.score

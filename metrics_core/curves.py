@@ -38,18 +38,17 @@ def roc_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
 
 
 def pr_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
-    """Precision-recall points (recall, precision, threshold) by decreasing threshold,
-    ending with scikit-learn's (recall 0, precision 1) point."""
+    """Precision-recall points (recall, precision, threshold), one per distinct score by
+    decreasing threshold, after scikit-learn's (recall 0, precision 1) starting point."""
     tps, fps, thr = _cumulative(ranked, relevance_threshold)
     if tps[-1] == 0:
         raise MetricsError("a precision-recall curve needs at least one relevant scored row")
     precision = tps / (tps + fps)
     recall = tps / tps[-1]
-    stop = int(np.searchsorted(tps, tps[-1])) + 1  # sklearn stops once full recall is reached
     return pd.DataFrame({
-        "recall": np.r_[0.0, recall[:stop]],
-        "precision": np.r_[1.0, precision[:stop]],
-        "threshold": np.r_[np.inf, thr[:stop]],
+        "recall": np.r_[0.0, recall],
+        "precision": np.r_[1.0, precision],
+        "threshold": np.r_[np.inf, thr],
     })
 
 

@@ -40,7 +40,7 @@ from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX,
                               GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
                               ranking_families)
 from .kernels._jit import kernel_guard
-from .prepare import Ranked, prepare
+from .prepare import Ranked, prepare, segment_sums
 
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
@@ -251,58 +251,81 @@ def _positions(ranked: Ranked, ties: str) -> np.ndarray:
 
 def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, ties,
                        relevance_threshold, item_features, interactions):
+    """ILS, novelty, coverage, personalization over evaluated users' top-k lists.
+
+    Each ranked row enters the top k with probability ``top_k_inclusion`` (0 or
+    1, or c/m for a tie group cut by k under ``ties="average"``), which makes
+    every value below the exact expectation over the orders of tied scores.
+    """
     items = _positions(ranked, ties)
+    average = ties == "average"
+    ev_mask = np.zeros(ranked.n_users, dtype=bool)
+    ev_mask[ev_codes] = True
+    ev_rows = np.repeat(ev_mask, ranked.list_lengths)
+    n_items = len(ranked.item_ids)
     features = None
     for s in specs:
         k = s.k
+        incl = div.top_k_inclusion(ranked.offsets, ranked.score, k, average)
+        weight = np.where(ev_rows, incl, 0.0)
         if s.name == "ils":
             if item_features is None:
                 raise MetricsError("ils needs an item-features table (item_id + feature columns or tags)")
             if features is None:
                 features = align_features(item_features, ranked.item_ids)
-                top = div.top_k_mask(ranked.offsets, k)
-                ev_rows = np.repeat(np.isin(np.arange(ranked.n_users), ev_codes), ranked.list_lengths)
-                rec = np.unique(items[top & ev_rows])
+                rec = np.unique(items[weight > 0])
                 diagnostics.items_missing_features = int((~features.known[rec]).sum())
-            if features.kind == "cosine":
-                values = div.ils_cosine(ranked.offsets, items, k, features.feat_row, features.matrix)
-            else:
-                values = div.ils_jaccard(ranked.offsets, items, k, features.tag_start, features.tag_end,
-                                         features.tags)
+            values = div.ils(ranked.offsets, items, ranked.score, k, average, features.known,
+                             *_similarity_args(features))
             v = values[ev_codes]
             per_user[s.label] = v
             summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
         elif s.name == "novelty":
             info = _self_information(ranked, relevance_threshold, interactions)
-            v = div.novelty(ranked.offsets, items, k, info)[ev_codes]
+            lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
+            sums = segment_sums(incl * info[items], ranked.offsets)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                v = np.where(lengths > 0, sums / lengths, np.nan)[ev_codes]
             per_user[s.label] = v
             summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
         elif s.name == "coverage":
-            rows = _top_rows_of(ranked, ev_codes, k)
+            certain = np.bincount(items, weights=(weight >= 1.0), minlength=n_items)
+            partial = weight < 1.0
+            log_miss = np.bincount(items[partial], weights=np.log1p(-weight[partial]), minlength=n_items)
+            expected = np.where(certain > 0, 1.0, -np.expm1(log_miss)).sum()
             catalogue = ranked.n_items_seen
             if item_features is not None:
                 catalogue = len(pd.unique(item_features["item_id"]))
-            summary[s.label] = float(len(np.unique(items[rows])) / catalogue) if catalogue else 0.0
+            summary[s.label] = float(expected / catalogue) if catalogue else 0.0
         elif s.name == "personalization":
-            summary[s.label] = _personalization(ranked, items, ev_codes, k)
+            summary[s.label] = _personalization(ranked, items, weight, ev_codes, k)
 
 
-def _top_rows_of(ranked: Ranked, codes: np.ndarray, k: int) -> np.ndarray:
-    mask = np.zeros(ranked.n_users, dtype=bool)
-    mask[codes] = True
-    return div.top_k_mask(ranked.offsets, k) & np.repeat(mask, ranked.list_lengths)
+def _similarity_args(features):
+    """(mode, feat_row, matrix, tag_start, tag_end, tags) for the ILS kernel (dummies for the unused mode)."""
+    none_i, none_f = np.zeros(1, dtype=np.int64), np.zeros((1, 1))
+    if features.kind == "cosine":
+        return 0, features.feat_row, features.matrix, none_i, none_i, none_i
+    return 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
 
 
-def _personalization(ranked: Ranked, items: np.ndarray, codes: np.ndarray, k: int) -> float:
-    """1 - mean over user pairs of |L_u & L_v| / k (exact: sum_i C(c_i, 2) counts shared pairs)."""
+def _personalization(ranked: Ranked, items: np.ndarray, weight: np.ndarray, codes: np.ndarray, k: int) -> float:
+    """1 - E[mean over user pairs of |L_u & L_v| / k].
+
+    Shared pairs are sum_i C(c_i, 2) with c_i the number of users whose top k
+    holds item i; users are independent, so E[C(c_i, 2)] = (S1^2 - S2) / 2 with
+    S1, S2 the sums of inclusion probabilities and of their squares. Exact for
+    any number of users.
+    """
     users = codes[ranked.list_lengths[codes] > 0]
     n = len(users)
     if n < 2:
         return float("nan")
     kk = k if k > 0 else int(ranked.list_lengths[users].max())
-    rows = _top_rows_of(ranked, users, k)
-    counts = np.bincount(items[rows], minlength=len(ranked.item_ids)).astype(np.float64)
-    shared = float(np.sum(counts * (counts - 1) / 2.0))
+    n_items = len(ranked.item_ids)
+    s1 = np.bincount(items, weights=weight, minlength=n_items)
+    s2 = np.bincount(items, weights=weight * weight, minlength=n_items)
+    shared = float(np.sum(s1 * s1 - s2) / 2.0)
     pairs = n * (n - 1) / 2.0
     return 1.0 - shared / (pairs * kk)
 

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-
 
 def shared_dir() -> Path:
     """The ``shared/`` folder holding seeds and conformance fixtures."""

@@ -66,6 +66,8 @@ def test_generator_is_deterministic_and_has_the_documented_shape(ds):
     assert 0 < retrieved < len(ds.qrels)  # some relevant items are not retrieved
     assert not ds.run.duplicated(["user_id", "score"]).any()  # continuous scores, no ties
     assert ((ds.run["score"] >= 0) & (ds.run["score"] < 1)).all()
+    # exact in float32, so trec_eval (C float scores) sees the same order
+    np.testing.assert_array_equal(ds.scores.astype(np.float32).astype(np.float64), ds.scores)
     np.testing.assert_array_equal(np.diff(ds.qrel_offsets), n_rel.to_numpy())
 
 

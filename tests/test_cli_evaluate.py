@@ -120,15 +120,12 @@ def test_json_shape_and_diagnostics(capsys):
     assert doc["diagnostics"]["run"]["n_users_evaluated"] == 4
 
 
-def test_warnings_go_to_stderr(capsys):
+def test_warnings_go_to_stderr(capsys, tmp_path):
     # u4 exists only in this ground truth: a diagnostics warning, the JSON on stdout stays clean
-    qrels = FORMATS.parent / "tmp_qrels_extra_user.csv"
-    try:
-        qrels.write_text((FORMATS / "qrels.csv").read_text() + "u4,i01,1\n")
-        code, out, err = cli(capsys, "evaluate", "--qrels", qrels, "--run", FORMATS / "run.csv",
-                             "--metrics", "ndcg@3", "--json")
-    finally:
-        qrels.unlink()
+    qrels = tmp_path / "qrels_extra_user.csv"
+    qrels.write_text((FORMATS / "qrels.csv").read_text() + "u4,i01,1\n")
+    code, out, err = cli(capsys, "evaluate", "--qrels", qrels, "--run", FORMATS / "run.csv",
+                         "--metrics", "ndcg@3", "--json")
     assert code == 0
     assert "warning: run: 1 user(s) of the ground truth are missing from the run" in err
     assert json.loads(out)["diagnostics"]["run"]["users_only_in_truth"] == 1

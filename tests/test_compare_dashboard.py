@@ -55,7 +55,7 @@ def uploaded_app(monkeypatch, tmp_path, **query) -> AppTest:
         at.query_params[k] = str(v)
     if query:  # the URL seeds the bound sidebar controls on the first run
         ok(at.run())
-    ok(at.switch_page("pages/data.py").run())
+    ok(at.switch_page("views/data.py").run())
     f = files()
     at.file_uploader(key="upload_runs_0").set_value(
         [(name, data, "text/csv") for name, data in f.items() if name != "qrels.csv"])
@@ -72,7 +72,7 @@ def frame_with(at: AppTest, column: str) -> pd.DataFrame:
 
 def test_compare_page_matches_metrics_core(monkeypatch, tmp_path):
     at = uploaded_app(monkeypatch, tmp_path)
-    ok(at.switch_page("pages/compare.py").run())
+    ok(at.switch_page("views/compare.py").run())
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
     ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
     ok(at.selectbox(key="compare_correction").set_value("bh").run())
@@ -106,7 +106,7 @@ def test_compare_page_matches_metrics_core(monkeypatch, tmp_path):
 
 def test_share_save_reopen_report_and_exports(monkeypatch, tmp_path):
     at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
-    ok(at.switch_page("pages/share.py").run())
+    ok(at.switch_page("views/share.py").run())
     ok(at.button(key="share_save").click().run())
     link = at.code[0].value
     aid = link.rsplit("analysis=", 1)[1]
@@ -116,9 +116,15 @@ def test_share_save_reopen_report_and_exports(monkeypatch, tmp_path):
     assert {f.name: f.data for f in saved.files} == files()
 
     # per-user export = metrics_core per-user values of every model
-    csv_button = next(b for b in at.get("download_button") if "per-user CSV" in b.proto.label)
-    assert csv_button is not None
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download per-user CSV" in labels and "Download per-user Parquet" in labels
     ev = reference(["ndcg@5", "recall@5"], gain="exponential")
+    preview = frame_with(at, "user_id")
+    assert set(preview["model"]) <= set(ev) and len(preview) == 200
+    for _, row in preview.iterrows():
+        pu = ev[row["model"]].per_user
+        assert row["ndcg@5"] == pytest.approx(pu.loc[row["user_id"], "ndcg@5"], abs=1e-12)
+        assert row["recall@5"] == pytest.approx(pu.loc[row["user_id"], "recall@5"], abs=1e-12)
     ok(at.button(key="share_build_report").click().run())
     report = at.session_state["share_report_html"].decode()
     assert XSS not in report and "&lt;img src=x onerror=alert(1)&gt;" in report
@@ -129,10 +135,10 @@ def test_share_save_reopen_report_and_exports(monkeypatch, tmp_path):
     assert fresh.exists(aid)
     at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at2.query_params["analysis"] = aid
-    ok(at2.switch_page("pages/share.py").run())
+    ok(at2.switch_page("views/share.py").run())
     assert any(aid in s.value for s in at2.success)
     assert at2.session_state["k"] == 5 and at2.session_state["gain"] == "exponential"
-    ok(at2.switch_page("pages/overview.py").run())
+    ok(at2.switch_page("views/overview.py").run())
     table = frame_with(at2, "ndcg@5").set_index("model") if "model" in frame_with(at2, "ndcg@5").columns \
         else frame_with(at2, "ndcg@5")
     for name, e in ev.items():
@@ -145,5 +151,5 @@ def test_share_bad_ids_are_messages(monkeypatch, tmp_path, bad, message):
     monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["analysis"] = bad
-    ok(at.switch_page("pages/share.py").run())
+    ok(at.switch_page("views/share.py").run())
     assert any(message in e.value for e in at.error)

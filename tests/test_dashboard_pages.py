@@ -35,7 +35,7 @@ def app(**query) -> AppTest:
 
 
 def page(at: AppTest, name: str) -> AppTest:
-    at.switch_page(f"pages/{name}.py").run()
+    at.switch_page(f"views/{name}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

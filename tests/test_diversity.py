@@ -193,18 +193,33 @@ def test_personalization_identical_and_disjoint():
     assert mc.evaluate(disjoint, metrics=["personalization@3"]).summary["personalization@3"] == pytest.approx(1.0)
 
 
-def test_personalization_sample_keyword():
-    """Contract: evaluate(..., personalization_sample=20000, seed=0). A sample at least as
-    large as the number of users is the exact value; a smaller one is seeded (reproducible)."""
-    run, qrels = make_data(1)
-    k = 3
-    exact = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"]).summary[f"personalization@{k}"]
-    big = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"], personalization_sample=1000, seed=5)
-    assert big.summary[f"personalization@{k}"] == pytest.approx(exact, abs=TOL)
-    a = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"], personalization_sample=3, seed=1)
-    b = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"], personalization_sample=3, seed=1)
-    assert a.summary == b.summary
-    assert 0.0 <= a.summary[f"personalization@{k}"] <= 1.0
+def test_personalization_is_exact_for_many_users():
+    """personalization@k counts shared pairs as sum_i C(c_i, 2), so it is exact at any size:
+    compare with the brute-force pairwise mean on a few thousand users."""
+    rng = np.random.default_rng(7)
+    n_users, k = 2500, 3
+    rows = []
+    for u in range(n_users):
+        items = rng.choice(40, size=k, replace=False)
+        for r, it in enumerate(items):
+            rows.append((u, f"i{it}", float(k - r)))
+    run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
+    qrels = pd.DataFrame({"user_id": np.arange(n_users), "item_id": "i0", "relevance": 1.0})
+    got = mc.evaluate(run, qrels, metrics=[f"personalization@{k}"]).summary[f"personalization@{k}"]
+    sets = [set(g["item_id"]) for _, g in run.groupby("user_id")]
+    counts = {}
+    for s_ in sets:
+        for it in s_:
+            counts[it] = counts.get(it, 0) + 1
+    shared = sum(c * (c - 1) / 2 for c in counts.values())
+    pairs = n_users * (n_users - 1) / 2
+    assert got == pytest.approx(1 - shared / (pairs * k), abs=1e-12)
+    # and against an explicit pairwise loop on a subset
+    sub = run[run["user_id"] < 60]
+    got_sub = mc.evaluate(sub, qrels[qrels["user_id"] < 60], metrics=[f"personalization@{k}"]).summary
+    ss = [set(g["item_id"]) for _, g in sub.groupby("user_id")]
+    overl = [len(ss[i] & ss[j]) / k for i in range(len(ss)) for j in range(i + 1, len(ss))]
+    assert got_sub[f"personalization@{k}"] == pytest.approx(1 - np.mean(overl), abs=1e-12)
 
 
 def test_diversity_ties_average_is_expectation_over_tie_orders():

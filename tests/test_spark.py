@@ -22,9 +22,9 @@ import metrics_core as mc
 pytestmark = pytest.mark.spark
 
 ALL_METRICS = [
-    "ndcg@5", "ndcg", "dcg@10", "cg@3", "map@10", "map", "mrr@10", "precision@5", "recall@10",
+    "ndcg@5", "ndcg", "dcg@10", "cg@3", "map@10", "map", "mrr@10", "precision@5", "recall@10", "f1@5",
     "hit_rate@3", "r_precision", "hit_ratio@5", "auc", "pr_auc", "logloss", "rmse", "mae", "accuracy",
-    "precision", "recall", "gauc", "pcopc", "ils@5", "coverage@5", "novelty@5", "personalization@5",
+    "precision", "recall", "f1", "gauc", "pcopc", "ils@5", "coverage@5", "novelty@5", "personalization@5",
 ]
 
 
@@ -135,11 +135,15 @@ def test_every_metric_matches_single_machine(spark, data):
 def test_conventions_match_single_machine(spark, data, conv):
     from metrics_core import spark as mcs
 
-    run, qrels, _ = data
+    run, qrels, feats = data
+    tags = pd.DataFrame({"item_id": feats["item_id"],
+                         "tags": ["|".join(f"t{int(v * 7)}" for v in row) for row in feats[["f1", "f2"]].to_numpy()]})
     metrics = ["ndcg@5", "ndcg", "map@10", "mrr", "precision@3", "recall@10", "hit_ratio@10", "r_precision",
-               "auc", "pr_auc", "gauc", "accuracy", "rmse", "coverage@3", "novelty@3", "personalization"]
-    local = mc.evaluate(run, qrels, metrics, **conv)
-    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), metrics, n_buckets=5, **conv)
+               "auc", "pr_auc", "gauc", "accuracy", "f1", "rmse", "coverage@3", "novelty@3", "personalization",
+               "ils@3"]
+    local = mc.evaluate(run, qrels, metrics, item_features=tags, **conv)
+    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), metrics, item_features=to_spark(spark, tags),
+                      n_buckets=5, **conv)
     assert_same(ev, local)
 
 
@@ -175,7 +179,7 @@ def test_evaluate_files_parquet_and_csv(spark, data, tmp_path):
     run.rename(columns={"user_id": "uid", "item_id": "docno", "score": "prediction"}).to_csv(csv, index=False)
     qrels_path = tmp_path / "qrels.parquet"
     qrels.to_parquet(qrels_path)
-    metrics = ["ndcg@10", "map@100", "auc"]
+    metrics = ["ndcg@10", "map@100", "recall@20"]
     results = mcs.evaluate_files([str(run_dir), str(csv)], str(qrels_path), metrics)
     local = mc.evaluate(run, qrels, metrics)
     assert set(results) == {"model_a", "model_b"}

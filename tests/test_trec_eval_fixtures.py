@@ -106,8 +106,7 @@ def test_prepared_once_evaluated_twice(trec_dir):
     ev = mc.evaluate(ranked, metrics=["p@10", "ndcg@10", "map"], ties="trec")
     for m, t in [("p@10", "P_10"), ("ndcg@10", "ndcg_cut_10"), ("map", "map")]:
         assert abs(ev.summary[m] - expected.loc["all", t]) <= TOL
-    # same Ranked, other convention: relevance_threshold against out.test.aql needs other qrels,
-    # so check K changes instead (no re-sort needed, values from the same Ranked)
+    # the same Ranked at another cutoff
     ev2 = mc.evaluate(ranked, metrics=["p@5"], ties="trec")
     want = expected_table(trec_dir / "out.test.aq", ["P_5"]).loc["all", "P_5"]
     assert abs(ev2.summary["p@5"] - want) <= TOL

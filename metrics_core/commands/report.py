@@ -60,7 +60,10 @@ def run(args) -> int:
                                         n_resamples=args.bootstrap, n_permutations=args.permutations,
                                         seed=args.seed)
     print_notes(args, notes, evaluations)
-    settings = {"metrics": ", ".join(labels), **conventions(args), "test": args.test,
+    conv = {k: v for k, v in conventions(args).items() if k != "item_features"}
+    if getattr(args, "item_features", None):
+        conv["item_features"] = args.item_features
+    settings = {"metrics": ", ".join(labels), **conv, "test": args.test,
                 "correction": args.correction, "alpha": args.alpha, "seed": args.seed,
                 "qrels": args.qrels or "(relevance column of the runs)",
                 "runs": ", ".join(args.run)}

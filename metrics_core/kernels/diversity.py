@@ -5,9 +5,16 @@
   of item tag sets. Items without features are skipped; fewer than 2 items -> NaN.
 - novelty@k = mean over the top-k items of -log2(pop(i)), pop(i) = share of
   users who interacted with i (an item never seen counts as seen once).
+
+With ties averaged, each metric is its exact expectation over the orders of a
+tie group cut by k: ``top_k_inclusion`` gives every row its probability of
+being in the top k, which makes novelty, coverage and personalization exact
+sums; ILS conditions on how many of the cut group's items enter the top k.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba as nb
 import numpy as np
@@ -15,90 +22,134 @@ import numpy as np
 from ._jit import njit
 
 
-@njit(parallel=True)
-def ils_cosine(offsets, item, k, feat_row, features):
-    """Per-user mean pairwise cosine similarity of the top-k items.
+@njit(inline="always")
+def _similarity(x, y, mode, feat_row, features, tag_start, tag_end, tags):
+    """Cosine of L2-normalised feature rows (mode 0) or Jaccard of sorted tag sets (mode 1)."""
+    if mode == 0:
+        return np.dot(features[feat_row[x]], features[feat_row[y]])
+    ax, bx = tag_start[x], tag_end[x]
+    ay, by = tag_start[y], tag_end[y]
+    i, j, inter = ax, ay, 0
+    while i < bx and j < by:
+        if tags[i] == tags[j]:
+            inter += 1
+            i += 1
+            j += 1
+        elif tags[i] < tags[j]:
+            i += 1
+        else:
+            j += 1
+    union = (bx - ax) + (by - ay) - inter
+    return inter / union if union > 0 else 0.0
 
-    ``feat_row[item]`` is the row of ``features`` (L2-normalised) or -1.
+
+@njit(inline="always")
+def _log_comb(n, r):
+    return math.lgamma(n + 1.0) - math.lgamma(r + 1.0) - math.lgamma(n - r + 1.0)
+
+
+@njit(parallel=True)
+def ils(offsets, item, score, k, ties_average, known, mode, feat_row, features, tag_start, tag_end, tags):
+    """Per-user intra-list similarity of the top k (NaN below 2 items with features).
+
+    Without ties: mean similarity over pairs of the top-k items that have features.
+    With ``ties_average`` and a tie group of ``m`` items cut by k (``c`` of its
+    positions inside), the exact expectation over the group's orders: the
+    ``j`` selected group items with features follow a hypergeometric law, and
+    given ``j`` the expected pair sum is S_CC + (j/mk) S_CG + j(j-1)/(mk(mk-1)) S_GG
+    (C: certain items, G: the group's items with features, mk = |G|), over
+    C(|C| + j, 2) pairs; outcomes with fewer than 2 items are left out.
     """
     n_users = offsets.shape[0] - 1
     out = np.full(n_users, np.nan)
     for u in nb.prange(n_users):
         a = offsets[u]
-        b = offsets[u + 1] if k == 0 else min(offsets[u + 1], a + k)
-        rows = np.empty(b - a, dtype=np.int64)
-        m = 0
-        for i in range(a, b):
-            r = feat_row[item[i]]
-            if r >= 0:
-                rows[m] = r
-                m += 1
-        if m < 2:
+        n = offsets[u + 1] - a
+        K = n if k == 0 else min(k, n)
+        gs, ge = K, K
+        if ties_average and 0 < K < n and score[a + K - 1] == score[a + K]:
+            gs = K - 1
+            while gs > 0 and score[a + gs - 1] == score[a + K - 1]:
+                gs -= 1
+            ge = K + 1
+            while ge < n and score[a + ge] == score[a + K - 1]:
+                ge += 1
+        c_items = np.empty(gs, dtype=np.int64)
+        nc = 0
+        for i in range(gs):
+            if known[item[a + i]]:
+                c_items[nc] = item[a + i]
+                nc += 1
+        s_cc = 0.0
+        for x in range(nc):
+            for y in range(x + 1, nc):
+                s_cc += _similarity(c_items[x], c_items[y], mode, feat_row, features, tag_start, tag_end, tags)
+        if ge == gs:
+            if nc >= 2:
+                out[u] = s_cc / (nc * (nc - 1) / 2.0)
             continue
+        m = ge - gs
+        c = K - gs
+        g_items = np.empty(m, dtype=np.int64)
+        mk = 0
+        for i in range(gs, ge):
+            if known[item[a + i]]:
+                g_items[mk] = item[a + i]
+                mk += 1
+        s_cg = 0.0
+        for x in range(nc):
+            for y in range(mk):
+                s_cg += _similarity(c_items[x], g_items[y], mode, feat_row, features, tag_start, tag_end, tags)
+        s_gg = 0.0
+        for x in range(mk):
+            for y in range(x + 1, mk):
+                s_gg += _similarity(g_items[x], g_items[y], mode, feat_row, features, tag_start, tag_end, tags)
+        mu = m - mk
         total = 0.0
-        for x in range(m):
-            for y in range(x + 1, m):
-                total += np.dot(features[rows[x]], features[rows[y]])
-        out[u] = total / (m * (m - 1) / 2.0)
+        weight = 0.0
+        for j in range(max(0, c - mu), min(c, mk) + 1):
+            if nc + j < 2:
+                continue
+            p = math.exp(_log_comb(mk, j) + _log_comb(mu, c - j) - _log_comb(m, c))
+            e = s_cc
+            if j > 0:
+                e += (j / mk) * s_cg
+            if j > 1:
+                e += j * (j - 1.0) / (mk * (mk - 1.0)) * s_gg
+            total += p * e / ((nc + j) * (nc + j - 1) / 2.0)
+            weight += p
+        if weight > 0.0:
+            out[u] = total / weight
     return out
 
 
 @njit(parallel=True)
-def ils_jaccard(offsets, item, k, tag_start, tag_end, tags):
-    """Per-user mean pairwise Jaccard similarity of the top-k items' tag sets.
+def top_k_inclusion(offsets, score, k, ties_average):
+    """Probability that each ranked row is inside its user's top k.
 
-    Tags of item ``i`` are ``tags[tag_start[i]:tag_end[i]]``, sorted and unique;
-    ``tag_start[i] == -1`` marks an item without features.
+    1 for rows before k, 0 after; with ``ties_average``, the rows of a tie group
+    cut by k get c/m (c of its m positions are inside the cutoff).
     """
+    n = offsets[-1]
+    p = np.zeros(n)
     n_users = offsets.shape[0] - 1
-    out = np.full(n_users, np.nan)
     for u in nb.prange(n_users):
         a = offsets[u]
-        b = offsets[u + 1] if k == 0 else min(offsets[u + 1], a + k)
-        its = np.empty(b - a, dtype=np.int64)
-        m = 0
-        for i in range(a, b):
-            if tag_start[item[i]] >= 0:
-                its[m] = item[i]
-                m += 1
-        if m < 2:
-            continue
-        total = 0.0
-        for x in range(m):
-            ax, bx = tag_start[its[x]], tag_end[its[x]]
-            for y in range(x + 1, m):
-                ay, by = tag_start[its[y]], tag_end[its[y]]
-                i, j, inter = ax, ay, 0
-                while i < bx and j < by:
-                    if tags[i] == tags[j]:
-                        inter += 1
-                        i += 1
-                        j += 1
-                    elif tags[i] < tags[j]:
-                        i += 1
-                    else:
-                        j += 1
-                union = (bx - ax) + (by - ay) - inter
-                total += inter / union if union > 0 else 0.0
-        out[u] = total / (m * (m - 1) / 2.0)
-    return out
-
-
-@njit(parallel=True)
-def novelty(offsets, item, k, self_information):
-    """Per-user mean self-information of the top-k items (NaN for an empty list)."""
-    n_users = offsets.shape[0] - 1
-    out = np.full(n_users, np.nan)
-    for u in nb.prange(n_users):
-        a = offsets[u]
-        b = offsets[u + 1] if k == 0 else min(offsets[u + 1], a + k)
-        if b <= a:
-            continue
-        total = 0.0
-        for i in range(a, b):
-            total += self_information[item[i]]
-        out[u] = total / (b - a)
-    return out
+        m_all = offsets[u + 1] - a
+        K = m_all if k == 0 else min(k, m_all)
+        for i in range(K):
+            p[a + i] = 1.0
+        if ties_average and 0 < K < m_all and score[a + K - 1] == score[a + K]:
+            gs = K - 1
+            while gs > 0 and score[a + gs - 1] == score[a + K - 1]:
+                gs -= 1
+            ge = K + 1
+            while ge < m_all and score[a + ge] == score[a + K - 1]:
+                ge += 1
+            frac = (K - gs) / (ge - gs)
+            for i in range(gs, ge):
+                p[a + i] = frac
+    return p
 
 
 def top_k_mask(offsets: np.ndarray, k: int) -> np.ndarray:

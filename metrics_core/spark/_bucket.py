@@ -42,6 +42,7 @@ from ..metrics import MetricSpec
 from ..prepare import Ranked, prepare
 
 USER, ITEM, SCORE = "user_id", "item_id", "score"
+QUANTILE_POINTS = 32  # score quantiles each group reports for the exact-AUC ranges
 OUT_FIXED = ["kind", USER, ITEM, SCORE, "a", "b", "spec", "stats"]
 
 
@@ -218,6 +219,10 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
         positives = np.bincount(inverse, weights=y, minlength=len(values)).astype(np.int64)
         totals = np.bincount(inverse, minlength=len(values)).astype(np.int64)
         parts.append(_frame("s", len(values), columns, score=values, a=positives, b=totals - positives))
+        # evenly spaced (by row count) scores: the driver merges them into score ranges of similar size
+        cum = np.cumsum(totals)
+        at = np.searchsorted(cum, np.linspace(0, cum[-1], QUANTILE_POINTS + 2)[1:-1], side="left")
+        stats["score_points"] = values[np.minimum(at, len(values) - 1)].tolist()
 
 
 def _novelty(ranked: Ranked, k: int, plan: BucketPlan, ev_codes: np.ndarray) -> np.ndarray:

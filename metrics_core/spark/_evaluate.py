@@ -322,7 +322,8 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
             summary[label] = _ratio(total, count)
         elif name in ("auc", "pr_auc"):
             if auc_ap is None:
-                auc_ap = _auc_ap(out, scored, score_ranges, spark)
+                auc_ap = _auc_ap(out, scored, score_ranges, spark, stats,
+                                 any(x.name == "pr_auc" for x in specs))
             summary[label] = auc_ap[0] if name == "auc" else auc_ap[1]
         elif spec.kind == "scored":
             summary[label] = _scored_value(name, scored)
@@ -376,17 +377,19 @@ def _scored_value(name: str, t: dict) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
 
 
-def _auc_ap(out, scored: dict, score_ranges, spark):
+def _auc_ap(out, scored: dict, score_ranges, spark, stats, want_ap: bool):
     from pyspark.sql import functions as F
 
-    from ._ranks import exact_auc_ap
+    from ._ranks import exact_auc_ap, merge_splits
 
     rows = out.filter(F.col("kind") == "s").select(SCORE, "a", "b")
     total_pos = int(round(scored.get("sum_y", 0)))
     total_neg = int(scored.get("rows", 0)) - total_pos
     if score_ranges is None:
         score_ranges = max(spark.sparkContext.defaultParallelism, int(scored.get("rows", 0)) // 1_000_000)
-    return exact_auc_ap(rows, total_pos, total_neg, score_ranges)
+    have = [s for s in stats if s.get("score_points")]
+    splits = merge_splits([s["score_points"] for s in have], [s["scored"]["rows"] for s in have], int(score_ranges))
+    return exact_auc_ap(rows, total_pos, total_neg, splits, want_ap)
 
 
 def _coverage(out, j: int, run, truth, item_features) -> float:

@@ -93,8 +93,22 @@ def test_saved_analysis_reopens_after_server_restart(browser, tmp_path):
             page.locator("code", has_text=aid).count() >= 1
         after = download_summary(page)
         context.close()
+        # Once app.py has run (st.navigation), a new visitor of the link gets the sidebar
+        # controls set to the saved K and gain, and the same summary again.
+        context, page = new_page(browser)
+        page.goto(url2)
+        wait_idle(page)
+        page.goto(f"{url2}{parts.path}?{parts.query}")
+        wait_idle(page)
+        assert_no_exception(page, "Share opened from the link (second visitor)")
+        k_input = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')
+        assert k_input.input_value() == "5"
+        again = download_summary(page)
+        context.close()
     finally:
         stop_process(proc)
+
+    assert again == before
 
     assert after == before
     csv = pd.read_csv(io.BytesIO(after))

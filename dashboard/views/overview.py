@@ -22,30 +22,41 @@ diversity = [f"{m}@{k}" for m in state.DIVERSITY_METRICS]
 st.caption(f"K = {k} · gain = {state.GAIN_LABELS[c['gain']]} · ties = {state.TIE_LABELS[c['ties']]} · "
            f"{len(models)} models")
 
+large = state.is_large()
+if large:
+    st.caption("Large data: bootstrap CIs, beyond-accuracy metrics and metric-versus-K curves are off "
+               "until you switch them on (each takes a few seconds per model).")
+toggles = st.columns(3)
+show_ci = toggles[0].toggle("Bootstrap 95% CIs", value=not large, key="overview_ci_on")
+show_div = toggles[1].toggle("Beyond-accuracy metrics", value=not large, key="overview_diversity",
+                             help="coverage, novelty, personalization and ILS at K")
+show_curves = toggles[2].toggle("Metrics against K", value=not large, key="overview_curves_on")
+
 with state.guard():
-    ev_rank = state.evaluate_all(ranking + scored)
-    show_div = st.toggle("Beyond-accuracy metrics (coverage, novelty, personalization, ILS)", value=True,
-                         key="overview_diversity")
+    ev_rank = state.evaluate_all(ranking)
+    # scored-row metrics depend on neither K, gain nor tie rule: one cached evaluation
+    ev_scored = state.evaluate_all(scored, gain="linear", ties="average")
     ev_div = state.evaluate_all(diversity) if show_div else {}
-    cis = state.ci_table(ev_rank, ranking)
+    cis = state.ci_table(ev_rank, ranking) if show_ci else None
 
 st.subheader("Ranking metrics")
 wide = state.summary_table(ev_rank, ranking).set_index("model")
 st.dataframe(wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in ranking},
              key="overview_ranking")
 
-with st.expander("95% bootstrap confidence intervals over users", expanded=True):
-    shown = cis.assign(interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
-    ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
-    st.dataframe(ci_wide, key="overview_ci")
-    metric = st.selectbox("Metric", ranking, key="overview_bar_metric")
-    st.plotly_chart(charts.summary_bars(cis, metric, colors), key="overview_bars")
+if show_ci:
+    with st.expander("95% bootstrap confidence intervals over users", expanded=True):
+        shown = cis.assign(interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
+        ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
+        st.dataframe(ci_wide, key="overview_ci")
+        metric = st.selectbox("Metric", ranking, key="overview_bar_metric")
+        st.plotly_chart(charts.summary_bars(cis, metric, colors), key="overview_bars")
 
 st.subheader("Scored-row metrics")
 st.caption("Computed over every scored row of the results (unjudged rows count as negatives). "
            "`precision`, `recall`, `f1` and `accuracy` use the threshold 0.5; GAUC averages per-user AUC "
            "weighted by rows; PCOPC = sum of scores / sum of labels (1.0 is perfectly calibrated).")
-scored_wide = state.summary_table(ev_rank, scored).set_index("model")
+scored_wide = state.summary_table(ev_scored, scored).set_index("model")
 st.dataframe(scored_wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in scored},
              key="overview_scored")
 if scored_wide["logloss"].isna().any():
@@ -60,7 +71,8 @@ if show_div:
         st.caption("ILS needs an item-features table (upload one on the Data page).")
 
 all_metrics = ranking + scored + (diversity if show_div else [])
-summary = pd.concat([state.summary_table(ev_rank, ranking + scored).set_index("model"),
+summary = pd.concat([state.summary_table(ev_rank, ranking).set_index("model"),
+                     state.summary_table(ev_scored, scored).set_index("model"),
                      state.summary_table(ev_div, diversity).set_index("model") if show_div else None], axis=1)
 summary = summary.reset_index()[["model", *all_metrics]]
 st.download_button(f"Download summary CSV (K={k}, {c['gain']} gain)",
@@ -68,6 +80,8 @@ st.download_button(f"Download summary CSV (K={k}, {c['gain']} gain)",
                    file_name=f"summary_k{k}_{c['gain']}.csv", mime="text/csv", key="overview_download",
                    on_click="ignore", icon=":material/download:")
 
+if not show_curves:
+    st.stop()
 st.subheader("Metrics against K")
 k_max = 50
 curve_metrics = [f"{m}@{kk}" for m in state.CURVE_METRICS for kk in range(1, k_max + 1)]

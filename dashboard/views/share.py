@@ -102,7 +102,7 @@ opened = st.session_state.get(_OPENED)
 if opened is not None and opened == analysis_id:
     st.success(f"Showing saved analysis `{opened}` (read-only: it cannot be changed; saving again creates a "
                "new link). Every page now shows this data.", icon=":material/lock:")
-    st.page_link("pages/overview.py", label="Open the Overview of this analysis", icon=":material/leaderboard:")
+    st.page_link("views/overview.py", label="Open the Overview of this analysis", icon=":material/leaderboard:")
 
 models = state.require_models()
 c = state.controls()

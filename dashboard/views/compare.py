@@ -132,4 +132,4 @@ else:
     rows = picked.selection.rows if picked is not None else []
     if rows:
         state.request_drilldown(focus_model, worst.iloc[rows[0]]["user_id"])
-        st.switch_page("pages/failures.py")
+        st.switch_page("views/failures.py")
