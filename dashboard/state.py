@@ -503,6 +503,28 @@ def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
     return tuple(out)
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple,
+                        _ranked: mc.Ranked) -> pd.DataFrame:
+    return mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options))
+
+
+def metric_curves(metrics: Sequence[str] = CURVE_METRICS, k_max: int = 50) -> pd.DataFrame:
+    """Long table (model, metric, k, value) of ranking metrics at K = 1..k_max for every
+    model, from ``mc.metric_curve`` (one pass per user, cached per model and options)."""
+    c = controls()
+    opt_key = tuple(sorted({"gain": c["gain"], "ties": c["ties"]}.items()))
+    frames = []
+    for e in _entries()[0]:
+        try:
+            wide = _curve_table_cached(e.key, tuple(metrics), int(k_max), opt_key, _ranked=e.ranked)
+        except MetricsError as exc:
+            raise MetricsError(f"{e.name}: {exc}") from None
+        long = wide.melt(id_vars="k", var_name="metric", value_name="value")
+        frames.append(long.assign(model=e.name)[["model", "metric", "k", "value"]])
+    return pd.concat(frames, ignore_index=True)
+
+
 def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
                  **options: Any) -> dict[str, Any]:
     """``mc.evaluate`` of every model on ``metrics`` (cached).

@@ -38,8 +38,8 @@ from .kernels import classification as cls
 from .kernels import diversity as div
 from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
                               GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
-                              ranking_families)
-from .kernels._jit import kernel_guard
+                              ranking_curve, ranking_families)
+from .kernels._jit import kernel_guard, n_threads
 from .prepare import Ranked, prepare, segment_sums
 
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
@@ -84,6 +84,49 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
         ties == "average", out,
     )
     return out
+
+
+def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ideal="judged",
+                 ap_norm="relevant", ties="average", relevance_threshold=1, empty_users="exclude") -> pd.DataFrame:
+    """Mean of ranking metrics at every cutoff k = 1..k_max, one pass per user.
+
+    ``metrics`` are base names (``"ndcg"``, ``"map"``, ``"hit_ratio"``, ...). Returns
+    a DataFrame with a ``k`` column and one column per metric, equal to
+    ``evaluate(ranked, [f"{m}@{k}"]).summary`` at each k.
+    """
+    with kernel_guard():
+        _choice(gain, GAINS, "gain")
+        _choice(ideal, IDEALS, "ideal")
+        _choice(ap_norm, AP_NORMS, "ap_norm")
+        _choice(ties, TIES, "ties")
+        if int(k_max) < 1:
+            raise MetricsError(f"k_max must be >= 1, got {k_max}")
+        specs = []
+        for m in metrics:
+            base = registry.parse_metric(m)
+            spec = base if base.name == "r_precision" or base.k else registry.parse_metric(f"{m}@1")
+            if spec.kind not in ("ranking", "pooled") or base.k:
+                raise MetricsError(f"metric curves take ranking metric names without @k; got {m}")
+            specs.append(registry.MetricSpec(name=spec.name, k=0, label=m, kind=spec.kind))
+        threshold = float(relevance_threshold)
+        users = np.flatnonzero(evaluated_users(ranked, threshold, empty_users))
+        if len(users) == 0:
+            raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
+        n_rel = ranked.n_relevant(threshold)
+        sums = ranking_curve(ranked.offsets, ranked.rel_in_order(ties), ranked.score, n_rel, ranked.q_offsets,
+                             ranked.ideal_rel, users, int(k_max), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm],
+                             threshold, ties == "average", n_threads())
+        out = {"k": np.arange(1, int(k_max) + 1)}
+        for s in specs:
+            if s.kind == "pooled":
+                out[s.label] = sums[:, FAMILY_INDEX["hits"]] / n_rel[users].sum()
+            elif s.name == "r_precision":
+                full = ranking_table(ranked, 0, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
+                                     relevance_threshold=threshold)
+                out[s.label] = np.full(int(k_max), full[users, FAMILY_INDEX["r_precision"]].mean())
+            else:
+                out[s.label] = sums[:, FAMILY_INDEX[registry.RANKING[s.name]]] / len(users)
+        return pd.DataFrame(out)
 
 
 def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude") -> np.ndarray:

@@ -84,10 +84,6 @@ if not show_curves:
     st.stop()
 st.subheader("Metrics against K")
 k_max = 50
-curve_metrics = [f"{m}@{kk}" for m in state.CURVE_METRICS for kk in range(1, k_max + 1)]
 with state.guard():
-    ev_curve = state.evaluate_all(curve_metrics)
-long = state.summary_table(ev_curve, curve_metrics).melt(id_vars="model", var_name="label", value_name="value")
-split = long["label"].str.rsplit("@", n=1, expand=True)
-long = long.assign(metric=split[0], k=split[1].astype(int))[["model", "metric", "k", "value"]]
+    long = state.metric_curves(state.CURVE_METRICS, k_max=k_max)
 st.plotly_chart(charts.metric_vs_k(long, colors, current_k=k if k <= k_max else None), key="overview_vs_k")

@@ -206,3 +206,147 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
         out[u, 8] = 1.0 - none_prob
         out[u, 9] = hits_R / R if R > 0.0 else 0.0
         out[u, 10] = hits
+
+
+@njit(parallel=True)
+def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
+                  ideal_kind, ap_norm, threshold, ties_average, n_threads):
+    """Sums over ``users`` of every family at each cutoff k = 1..k_max, in one pass per user.
+
+    Returns ``sums[k - 1, family]``; dividing by ``len(users)`` gives the means
+    that :func:`ranking_families` would give at each k separately (same
+    formulas and tie rule; the pooled ``hits`` column sums hits@k). R-precision
+    (column 9) does not depend on k and is left at 0 here.
+    """
+    n_fam = 11
+    partial = np.zeros((n_threads, k_max, n_fam))
+    n_sel = users.shape[0]
+    for t in nb.prange(n_threads):
+        size = (n_sel + n_threads - 1) // n_threads
+        lo = min(n_sel, t * size)
+        hi = min(n_sel, lo + size)
+        acc = partial[t]
+        for idx in range(lo, hi):
+            u = users[idx]
+            a = offsets[u]
+            n = offsets[u + 1] - a
+            R = n_rel[u]
+            # ideal gains for IDCG@k, k = 1..k_max
+            if ideal_kind == IDEAL_JUDGED:
+                ia = ideal_offsets[u]
+                ideal = ideal_rel[ia:ideal_offsets[u + 1]]
+            else:
+                ideal = np.sort(rel[a:a + n])[::-1].copy()
+            idcg_prefix = np.zeros(k_max)
+            run_idcg = 0.0
+            for j in range(k_max):
+                if j < ideal.shape[0]:
+                    run_idcg += gain_of(ideal[j], gain_kind) / math.log2(j + 2.0)
+                idcg_prefix[j] = run_idcg
+            cg = 0.0
+            dcg = 0.0
+            hits = 0.0
+            ap_num = 0.0
+            rr = 0.0
+            rr_done = False
+            none_prob = 1.0
+            b_rel = 0.0
+            s = 0
+            k = 0  # cutoffs 1..k filled so far
+            while s < n:
+                e = s + 1
+                if ties_average:
+                    while e < n and score[a + e] == score[a + s]:
+                        e += 1
+                m = e - s
+                G = 0.0
+                Rg = 0.0
+                for j in range(s, e):
+                    x = rel[a + j]
+                    G += gain_of(x, gain_kind)
+                    if x >= threshold:
+                        Rg += 1.0
+                # partial state inside the group, cutoff k = s + c
+                q = 1.0
+                rr_part = 0.0
+                p_first = Rg / m
+                ap_part = 0.0
+                disc = 0.0
+                for c in range(1, m + 1):
+                    j = c - 1
+                    disc += 1.0 / math.log2(s + j + 2.0)
+                    if Rg > 0.0:
+                        if m - Rg - j <= 0.0:
+                            q = 0.0
+                        else:
+                            q *= (m - Rg - j) / (m - j)
+                        if not rr_done and j <= m - Rg:
+                            rr_part += p_first / (s + j + 1.0)
+                            if m - j - 1 > 0:
+                                p_first *= (m - Rg - j) / (m - j - 1.0)
+                        if m > 1:
+                            tt = (Rg / m) * (b_rel + 1.0 + j * (Rg - 1.0) / (m - 1.0))
+                        else:
+                            tt = Rg * (b_rel + 1.0)
+                        ap_part += tt / (s + j + 1.0)
+                    kc = s + c
+                    if kc > k_max:
+                        break
+                    h = hits + Rg / m * c
+                    if ap_norm == AP_RETRIEVED and c < m:
+                        ap = ap_retrieved_with_cut_group(ap_num, b_rel, s, m, int(Rg), c)
+                    else:
+                        if ap_norm == AP_RELEVANT:
+                            den = R
+                        elif ap_norm == AP_MIN_K:
+                            den = min(float(kc), R)
+                        else:
+                            den = h
+                        ap = (ap_num + ap_part) / den if den > 0.0 else 0.0
+                    d = dcg + G / m * disc
+                    row = acc[kc - 1]
+                    row[0] += cg + G / m * c
+                    row[1] += d
+                    row[2] += d / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
+                    row[3] += ap
+                    row[4] += rr + rr_part if not rr_done else rr
+                    row[5] += h / kc
+                    row[6] += h / R if R > 0.0 else 0.0
+                    row[7] += 2.0 * h / (kc + R) if kc + R > 0.0 else 0.0
+                    row[8] += 1.0 - none_prob * (q if Rg > 0.0 else 1.0)
+                    row[10] += h
+                    k = kc
+                # close the group
+                cg += G
+                dcg += G / m * disc
+                hits += Rg
+                ap_num += ap_part
+                if Rg > 0.0:
+                    none_prob *= q
+                    if not rr_done:
+                        rr += rr_part
+                        rr_done = True
+                b_rel += Rg
+                s = e
+                if k >= k_max:
+                    break
+            # cutoffs beyond the list: only the normalisations change
+            for kc in range(k + 1, k_max + 1):
+                if ap_norm == AP_RELEVANT:
+                    den = R
+                elif ap_norm == AP_MIN_K:
+                    den = min(float(kc), R)
+                else:
+                    den = hits
+                row = acc[kc - 1]
+                row[0] += cg
+                row[1] += dcg
+                row[2] += dcg / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
+                row[3] += ap_num / den if den > 0.0 else 0.0
+                row[4] += rr
+                row[5] += hits / kc
+                row[6] += hits / R if R > 0.0 else 0.0
+                row[7] += 2.0 * hits / (kc + R) if kc + R > 0.0 else 0.0
+                row[8] += 1.0 - none_prob
+                row[10] += hits
+    return partial.sum(axis=0)

@@ -13,14 +13,15 @@ across groups afterwards:
   ``rmse``, ``mae``, ``pcopc`` and the confusion counts at ``threshold``;
 - for ``auc`` / ``pr_auc``: positive and negative counts per distinct score
   (ordered prefix sums over the whole data are done by Spark afterwards);
-- the distinct top-k items of evaluated users for ``coverage@k``, per-item
-  counts for ``personalization@k``, and items without features for ILS;
+- per-item sums of top-k inclusion probabilities for ``coverage@k`` and
+  ``personalization@k`` (exact expectations over tie orders, as mc.evaluate),
+  and items without features for ILS;
 - the diagnostics counts (``mc.diagnostics.diagnose``).
 
 Output: blocks of rows (turned into one Arrow table) with a ``kind`` column: ``"u"`` a user row (metric
 columns ``m0..``), ``"s"`` a distinct score (``score``, ``a`` = positives,
-``b`` = negatives), ``"c"`` a covered item of spec ``spec``, ``"p"`` an item
-and its count (``a``) in top-k lists for spec ``spec``, ``"f"`` an item
+``b`` = negatives), ``"c"`` / ``"p"`` an item's coverage / personalization
+sums for spec ``spec`` (see :func:`_diversity_parts`), ``"f"`` an item
 without features, ``"b"`` the group's sums as JSON in ``stats``.
 """
 
@@ -32,18 +33,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..evaluate import _positions, _top_rows_of, evaluate, evaluated_users, ranking_table
+from ..evaluate import _positions, evaluate, evaluated_users, ranking_table
 from ..diagnostics import diagnose
 from ..features import align_features
 from ..kernels import classification as cls
 from ..kernels import diversity as div
 from ..kernels.ranking import FAMILY_INDEX
 from ..metrics import MetricSpec
-from ..prepare import Ranked, prepare
+from ..prepare import Ranked, prepare, segment_sums
 
 USER, ITEM, SCORE = "user_id", "item_id", "score"
 QUANTILE_POINTS = 32  # score quantiles each group reports for the exact-AUC ranges
-OUT_FIXED = ["kind", USER, ITEM, SCORE, "a", "b", "spec", "stats"]
+OUT_FIXED = ["kind", USER, ITEM, SCORE, "a", "b", "x", "y", "spec", "stats"]
 
 
 @dataclass(frozen=True)
@@ -225,8 +226,16 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
         stats["score_points"] = values[np.minimum(at, len(values) - 1)].tolist()
 
 
+def _inclusion(ranked: Ranked, k: int, ties: str) -> np.ndarray:
+    """P(row in its user's top k): 0/1, or c/m for a tie group cut by k under ties="average" (as mc.evaluate)."""
+    return div.top_k_inclusion(ranked.offsets, ranked.score, k, ties == "average")
+
+
 def _novelty(ranked: Ranked, k: int, plan: BucketPlan, ev_codes: np.ndarray) -> np.ndarray:
-    """novelty@k with the popularity counted over the whole data (given as ``novelty_counts``)."""
+    """novelty@k (mc.evaluate's formula) with item popularity counted over the whole data.
+
+    Per user: sum over ranked rows of P(in top k) * (-log2 pop(item)) / min(k, n).
+    """
     counts_by_id = _value(plan.novelty_counts)
     ids = ranked.item_ids
     index = counts_by_id.index
@@ -236,36 +245,56 @@ def _novelty(ranked: Ranked, k: int, plan: BucketPlan, ev_codes: np.ndarray) -> 
     counts = np.where(loc >= 0, counts_by_id.to_numpy(dtype=np.float64)[np.maximum(loc, 0)], 0.0)
     info = div.self_information(counts, plan.novelty_users)
     items = _positions(ranked, plan.conventions["ties"])
-    return div.novelty(ranked.offsets, items, k, info)[ev_codes]
+    incl = _inclusion(ranked, k, plan.conventions["ties"])
+    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
+    sums = segment_sums(incl * info[items], ranked.offsets)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(lengths > 0, sums / lengths, np.nan)[ev_codes]
 
 
 def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, stats: dict, parts: list,
                      columns: list[str]):
-    specs = plan.specs
+    """Per-item sums that Spark adds across groups (mc.evaluate's expected-value formulas).
+
+    coverage: per item, the number of certain top-k inclusions (``a``) and the
+    sum of log(1 - p) over uncertain ones (``x``); E[covered] = 1 if any is
+    certain, else 1 - exp(sum log(1 - p)). personalization: per item
+    S1 = sum p (``x``) and S2 = sum p^2 (``y``); E[C(c_i, 2)] = (S1^2 - S2) / 2.
+    """
+    ties = plan.conventions["ties"]
     items = None
-    for j, s in enumerate(specs):
+    ev_mask = np.zeros(ranked.n_users, dtype=bool)
+    ev_mask[ev_codes] = True
+    ev_rows = np.repeat(ev_mask, ranked.list_lengths)
+    for j, s in enumerate(plan.specs):
         if s.name not in ("coverage", "personalization", "ils"):
             continue
         if items is None:
-            items = _positions(ranked, plan.conventions["ties"])
+            items = _positions(ranked, ties)
+        weight = np.where(ev_rows, _inclusion(ranked, s.k, ties), 0.0)
         if s.name == "coverage":
-            rows = _top_rows_of(ranked, ev_codes, s.k)
-            covered = ranked.item_ids[np.unique(items[rows])]
-            parts.append(_frame("c", len(covered), columns, item_id=np.asarray(covered, dtype=object),
-                                spec=[j] * len(covered)))
+            used = weight > 0
+            codes, inverse = np.unique(items[used], return_inverse=True)
+            w = weight[used]
+            certain = np.bincount(inverse, weights=(w >= 1.0), minlength=len(codes)).astype(np.int64)
+            partial = w < 1.0
+            log_miss = np.bincount(inverse[partial], weights=np.log1p(-w[partial]), minlength=len(codes))
+            parts.append(_frame("c", len(codes), columns, item_id=np.asarray(ranked.item_ids[codes], dtype=object),
+                                a=certain, x=log_miss, spec=[j] * len(codes)))
         elif s.name == "personalization":
             users = ev_codes[ranked.list_lengths[ev_codes] > 0]
-            rows = _top_rows_of(ranked, users, s.k)
-            codes, counts = np.unique(items[rows], return_counts=True)
+            used = weight > 0
+            codes, inverse = np.unique(items[used], return_inverse=True)
+            w = weight[used]
+            s1 = np.bincount(inverse, weights=w, minlength=len(codes))
+            s2 = np.bincount(inverse, weights=w * w, minlength=len(codes))
             parts.append(_frame("p", len(codes), columns, item_id=np.asarray(ranked.item_ids[codes], dtype=object),
-                                a=counts.astype(np.int64), spec=[j] * len(codes)))
+                                x=s1, y=s2, spec=[j] * len(codes)))
             stats[f"pers_users@{j}"] = int(len(users))
             stats[f"pers_maxlen@{j}"] = int(ranked.list_lengths[users].max()) if len(users) else 0
         elif s.name == "ils" and plan.item_features is not None and "ils_missing" not in stats:
             features = align_features(_value(plan.item_features), ranked.item_ids)
-            top = div.top_k_mask(ranked.offsets, s.k)
-            ev_rows = np.repeat(np.isin(np.arange(ranked.n_users), ev_codes), ranked.list_lengths)
-            rec = np.unique(items[top & ev_rows])
+            rec = np.unique(items[weight > 0])
             missing = ranked.item_ids[rec[~features.known[rec]]]
             stats["ils_missing"] = int(len(missing))
             parts.append(_frame("f", len(missing), columns, item_id=np.asarray(missing, dtype=object)))

@@ -70,14 +70,17 @@ def get_session(master: str = "local[*]", app_name: str = "metrics-core", config
     return session
 
 
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): \S")
 _METRICS_ERROR = re.compile(r"MetricsError: ([^\n]*)")
 
 
 def first_line(exc: BaseException) -> str:
     """The first non-empty line of an exception's message, without Spark's error-class prefix."""
-    text = str(exc).strip()
-    line = next((x.strip() for x in text.splitlines() if x.strip()), type(exc).__name__)
-    return line
+    text = str(exc).strip().split("JVM stacktrace:")[0]
+    raised = [x.strip() for x in text.splitlines() if _RAISED.match(x.strip())]
+    if raised:  # a Python worker's traceback: its last "SomeError: message" line says what happened
+        return raised[-1]
+    return next((x.strip() for x in text.splitlines() if x.strip()), type(exc).__name__)
 
 
 @contextlib.contextmanager

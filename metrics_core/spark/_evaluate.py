@@ -12,9 +12,9 @@ except per-group sums, a few hundred numbers):
    sums over scored rows, diagnostics counts.
 3. ``auc`` / ``pr_auc``: exact rank statistics over per-score counts (:mod:`._ranks`).
    ``coverage@k``: distinct covered items (Spark ``distinct``) over the catalogue.
-   ``personalization@k``: 1 - sum_i C(c_i, 2) / (C(n, 2) k) with ``c_i`` the
-   number of users whose top k holds item ``i`` (a Spark group-by), exact for
-   any number of users. ``novelty@k``: item popularity counted by Spark over
+   ``personalization@k``: 1 - sum_i E[C(c_i, 2)] / (C(n, 2) k) with ``c_i`` the
+   number of users whose top k holds item ``i`` (per-item sums, a Spark
+   group-by), exact for any number of users. ``novelty@k``: item popularity counted by Spark over
    the whole interactions table (default: relevant ground-truth pairs), then
    the same per-user kernel.
 """
@@ -184,6 +184,8 @@ def _output_schema(plan: BucketPlan, user_type, item_type):
         T.StructField(SCORE, T.DoubleType()),
         T.StructField("a", T.LongType()),
         T.StructField("b", T.LongType()),
+        T.StructField("x", T.DoubleType()),
+        T.StructField("y", T.DoubleType()),
         T.StructField("spec", T.IntegerType()),
         T.StructField("stats", T.StringType()),
     ]
@@ -393,11 +395,15 @@ def _auc_ap(out, scored: dict, score_ranges, spark, stats, want_ap: bool):
 
 
 def _coverage(out, j: int, run, truth, item_features) -> float:
-    """Distinct items in the evaluated users' top k / catalogue (all items of run and truth,
-    or the item-features table when given), as mc.evaluate."""
+    """E[distinct items in the evaluated users' top k] / catalogue (all items of run and truth,
+    or the item-features table when given), as mc.evaluate: per item, 1 if some user holds it
+    for certain, else 1 - prod(1 - p) over the tie groups that may hold it."""
     from pyspark.sql import functions as F
 
-    covered = out.filter((F.col("kind") == "c") & (F.col("spec") == j)).select(ITEM).distinct().count()
+    per_item = out.filter((F.col("kind") == "c") & (F.col("spec") == j)).groupBy(ITEM).agg(
+        F.sum("a").alias("certain"), F.sum("x").alias("log_miss"))
+    expected = per_item.agg(F.sum(F.when(F.col("certain") > 0, F.lit(1.0))
+                                  .otherwise(-F.expm1(F.col("log_miss")))).alias("e")).collect()[0]["e"] or 0.0
     if item_features is not None:
         if isinstance(item_features, pd.DataFrame):
             catalogue = len(pd.unique(item_features[ITEM]))
@@ -408,11 +414,12 @@ def _coverage(out, j: int, run, truth, item_features) -> float:
         if truth is not None:
             items = items.union(truth.select(ITEM))
         catalogue = items.distinct().count()
-    return float(covered / catalogue) if catalogue else 0.0
+    return float(expected / catalogue) if catalogue else 0.0
 
 
 def _personalization(out, j: int, k: int, stats) -> float:
-    """1 - sum_i C(c_i, 2) / (C(n, 2) * k), over users with a non-empty list (exact, no sampling)."""
+    """1 - sum_i E[C(c_i, 2)] / (C(n, 2) * k), E[C(c_i, 2)] = (S1^2 - S2) / 2 summed per item over
+    all groups; users with a non-empty list; exact for any number of users (as mc.evaluate)."""
     from pyspark.sql import functions as F
 
     n = sum(s.get(f"pers_users@{j}", 0) for s in stats)
@@ -420,10 +427,10 @@ def _personalization(out, j: int, k: int, stats) -> float:
         return float("nan")
     kk = k if k > 0 else max(s.get(f"pers_maxlen@{j}", 0) for s in stats)
     per_item = out.filter((F.col("kind") == "p") & (F.col("spec") == j)).groupBy(ITEM).agg(
-        F.sum("a").cast("double").alias("c"))
-    shared = per_item.agg(F.sum(F.col("c") * (F.col("c") - 1) / 2.0).alias("shared")).collect()[0]["shared"] or 0.0
+        F.sum("x").alias("s1"), F.sum("y").alias("s2"))
+    shared = per_item.agg(F.sum((F.col("s1") * F.col("s1") - F.col("s2")) / 2.0).alias("shared")).collect()[0]
     pairs = n * (n - 1) / 2.0
-    return 1.0 - float(shared) / (pairs * kk)
+    return 1.0 - float(shared["shared"] or 0.0) / (pairs * kk)
 
 
 def _combine_diagnostics(stats, k: int, truth_in_run: bool) -> Diagnostics:

@@ -23,16 +23,8 @@ def report_file(tmp_path_factory):
     return path
 
 
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: apt-get install chromium (never `playwright install`)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield b
-        b.close()
+# `browser` is the session fixture of tests/browser/conftest.py: one Playwright instance per
+# process (a second sync_playwright inside the first one's event loop is refused).
 
 
 def test_report_offline_no_dialog_all_charts_drawn(report_file, browser):
