@@ -48,6 +48,21 @@ def _log_comb(n, r):
     return math.lgamma(n + 1.0) - math.lgamma(r + 1.0) - math.lgamma(n - r + 1.0)
 
 
+@njit(inline="always")
+def cut_tie_group(score, a, n, K, ties_average):
+    """Bounds [gs, ge) (relative to ``a``) of the tie group that the cutoff K splits,
+    or (K, K) when K falls between groups (or ties are not averaged)."""
+    gs, ge = K, K
+    if ties_average and 0 < K < n and score[a + K - 1] == score[a + K]:
+        gs = K - 1
+        while gs > 0 and score[a + gs - 1] == score[a + K - 1]:
+            gs -= 1
+        ge = K + 1
+        while ge < n and score[a + ge] == score[a + K - 1]:
+            ge += 1
+    return gs, ge
+
+
 @njit(parallel=True)
 def ils(offsets, item, score, k, ties_average, known, mode, feat_row, features, tag_start, tag_end, tags):
     """Per-user intra-list similarity of the top k (NaN below 2 items with features).
@@ -66,14 +81,7 @@ def ils(offsets, item, score, k, ties_average, known, mode, feat_row, features, 
         a = offsets[u]
         n = offsets[u + 1] - a
         K = n if k == 0 else min(k, n)
-        gs, ge = K, K
-        if ties_average and 0 < K < n and score[a + K - 1] == score[a + K]:
-            gs = K - 1
-            while gs > 0 and score[a + gs - 1] == score[a + K - 1]:
-                gs -= 1
-            ge = K + 1
-            while ge < n and score[a + ge] == score[a + K - 1]:
-                ge += 1
+        gs, ge = cut_tie_group(score, a, n, K, ties_average)
         c_items = np.empty(gs, dtype=np.int64)
         nc = 0
         for i in range(gs):
@@ -139,13 +147,8 @@ def top_k_inclusion(offsets, score, k, ties_average):
         K = m_all if k == 0 else min(k, m_all)
         for i in range(K):
             p[a + i] = 1.0
-        if ties_average and 0 < K < m_all and score[a + K - 1] == score[a + K]:
-            gs = K - 1
-            while gs > 0 and score[a + gs - 1] == score[a + K - 1]:
-                gs -= 1
-            ge = K + 1
-            while ge < m_all and score[a + ge] == score[a + K - 1]:
-                ge += 1
+        gs, ge = cut_tie_group(score, a, m_all, K, ties_average)
+        if ge > gs:
             frac = (K - gs) / (ge - gs)
             for i in range(gs, ge):
                 p[a + i] = frac
