@@ -156,7 +156,7 @@ def bench_users(n_users: int, args) -> tuple[bool, dict, list[dict]]:
     return ok, by_label, results
 
 
-def bench_extra(tool: str, n_users: int, args, env_extra: dict | None = None) -> dict | None:
+def bench_extra(tool: str, n_users: int, args, env_extra: dict | None = None, note: str = "") -> dict | None:
     ids = "int" if n_users >= 1_000_000 else "str"
     spec = {"tool": tool, "users": n_users, "ids": ids, "ties": False, "repeats": args.repeats,
             "profile": args.profile}
@@ -178,7 +178,7 @@ def bench_extra(tool: str, n_users: int, args, env_extra: dict | None = None) ->
     if tool == "classification":
         extra = f", mc.prepare {report.fmt_s(r['extra']['prepare_s'])} s (not in the ratios)"
     if tool == "first_call":
-        extra = f", NUMBA_CACHE_DIR {(env_extra or {}).get('NUMBA_CACHE_DIR', 'default')}"
+        extra = f", {note}NUMBA_CACHE_DIR {(env_extra or {}).get('NUMBA_CACHE_DIR', 'default')}"
     print(f"### {titles[tool]} ({n_users:,} users, {r['n_rows']:,} rows, {ids} ids{extra}; load {load})\n",
           flush=True)
     print(report.timing_table([r]) + "\n", flush=True)
@@ -241,8 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.first_call:
         with tempfile.TemporaryDirectory(prefix="mc_numba_cache_") as cache:
             env = {"NUMBA_CACHE_DIR": cache}
-            cold = bench_extra("first_call", 1_000, args, env)
-            warm = bench_extra("first_call", 1_000, args, env)
+            cold = bench_extra("first_call", 1_000, args, env, note="cold cache (compiles): ")
+            warm = bench_extra("first_call", 1_000, args, env, note="warm cache (the target): ")
         extras["first_call_cold"] = cold
         extras["first_call"] = warm
     if args.classification:

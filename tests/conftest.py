@@ -42,3 +42,12 @@ def seeds_dir() -> Path:
             "shared/ or set METRICS_CORE_SHARED to the shared folder"
         )
     return path
+
+
+def pytest_sessionstart(session):
+    """Compile (or load from numba's disk cache) every kernel before any test runs, so the
+    dashboard server started by the browser tests finds them cached instead of compiling
+    them inside its first page load."""
+    from metrics_core.warmup import warmup
+
+    warmup()

@@ -79,8 +79,11 @@ def exact_auc_ap(score_rows, total_pos: int, total_neg: int, splits: list[float]
 
     if total_pos == 0:
         return float("nan"), float("nan")
-    ranged = Bucketizer(splits=splits, inputCol="score", outputCol="_rangef").transform(score_rows)
-    ranged = ranged.withColumn("_range", F.col("_rangef").cast("int")).drop("_rangef")
+    if len(splits) < 3:  # one range (Bucketizer needs at least three split points)
+        ranged = score_rows.withColumn("_range", F.lit(0))
+    else:
+        ranged = Bucketizer(splits=splits, inputCol="score", outputCol="_rangef").transform(score_rows)
+        ranged = ranged.withColumn("_range", F.col("_rangef").cast("int")).drop("_rangef")
     schema = T.StructType([T.StructField("range", T.IntegerType()), T.StructField("pos", T.LongType()),
                            T.StructField("neg", T.LongType()), T.StructField("num2", T.LongType()),
                            T.StructField("ap_sum", T.DoubleType())])
