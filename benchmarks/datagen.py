@@ -35,7 +35,7 @@ Ids
     dtype (Arrow-backed under pandas 3), as a reader of CSV/Parquet gives them.
 
 Everything is vectorised with NumPy and Arrow ``take``: 1,000,000 users
-(100M rows) generate in seconds.  The run DataFrame is grouped by user in user
+(100M rows, integer ids) generate in about 20 s on this 2-core VM.  The run DataFrame is grouped by user in user
 order; within a user the rows are in slot order, not score order.
 
 The :class:`Dataset` also carries the arrays of the compiled-loop floor
@@ -163,7 +163,7 @@ def generate(
     q_rel = grades[q_user, q_slot].astype(np.int8)
     del qmask, q_slot, grades
 
-    run_user = np.repeat(np.arange(U, dtype=np.int64), C)
+    run_user = None if id_type == "int" else np.repeat(np.arange(U, dtype=np.int64), C)
     run_items = np.ascontiguousarray(items[:, :C]).ravel()
     del items
     scores = scores.ravel()
@@ -171,7 +171,7 @@ def generate(
 
     user_numbers = 10_000_000 + 7 * np.arange(U, dtype=np.int64)
     if id_type == "int":
-        run_uid = pd.Series(user_numbers[run_user], copy=False)
+        run_uid = pd.Series(np.repeat(user_numbers, C), copy=False)
         run_iid = pd.Series(run_items, copy=False)
         q_uid = pd.Series(user_numbers[q_user], copy=False)
         q_iid = pd.Series(q_items, copy=False)
