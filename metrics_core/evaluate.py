@@ -38,7 +38,7 @@ from .kernels import classification as cls
 from .kernels import diversity as div
 from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
                               GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
-                              ranking_curve, ranking_families)
+                              discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
 from .prepare import Ranked, prepare, segment_sums
 
@@ -73,6 +73,15 @@ class Evaluation:
     conventions: dict = field(default_factory=dict)
 
 
+def _discounts(ranked: Ranked, k: int) -> np.ndarray:
+    """Discount table long enough for the longest list, ideal list and cutoff."""
+    key = ("disc", int(k))
+    if key not in ranked._cache:
+        longest = max(int(ranked.list_lengths.max(initial=0)), int(np.diff(ranked.q_offsets).max(initial=0)))
+        ranked._cache[key] = discount_table(max(longest, int(k)) + 1)
+    return ranked._cache[key]
+
+
 def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_norm="relevant",
                   ties="average", relevance_threshold=1.0) -> np.ndarray:
     """All ranking families at cutoff ``k`` for every user code: array (n_users, len(FAMILIES))."""
@@ -81,7 +90,7 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
         ranked.offsets, ranked.rel_in_order(ties), ranked.score, ranked.n_relevant(relevance_threshold),
         ranked.q_offsets, ranked.ideal_rel,
         int(k), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
-        ties == "average", out,
+        ties == "average", _discounts(ranked, k), out,
     )
     return out
 
@@ -115,7 +124,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         n_rel = ranked.n_relevant(threshold)
         sums = ranking_curve(ranked.offsets, ranked.rel_in_order(ties), ranked.score, n_rel, ranked.q_offsets,
                              ranked.ideal_rel, users, int(k_max), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm],
-                             threshold, ties == "average", n_threads())
+                             threshold, ties == "average", _discounts(ranked, k_max), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
         for s in specs:
             if s.kind == "pooled":

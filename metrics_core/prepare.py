@@ -228,8 +228,10 @@ def _prepare(run, qrels, name) -> Ranked:
 
     # run: group by user, sort each list by score desc, ties by item string desc
     offsets, perm = _group(u_run, n_users)
-    moved = layout.sort_within_users(offsets, perm, score, i_run, string_order(items), threads)
-    if moved == 0 and perm[0] == 0 and bool(np.all(np.diff(perm) == 1)):
+    _, tied = layout.sort_within_users(offsets, perm, score, threads)
+    if tied:  # trec_eval's tie rule: item id descending as strings (key computed only when needed)
+        layout.order_ties(offsets, perm, score, i_run, string_order(items))
+    if layout.is_identity(perm):
         item, ranked_score = i_run, score  # grouped and sorted already: no gather
     else:
         item, ranked_score = i_run[perm], score[perm]

@@ -10,7 +10,7 @@ import numpy as np
 
 from .evaluate import AP_NORMS, GAINS, IDEALS
 from .errors import MetricsError
-from .kernels.ranking import FAMILIES, FAMILY_INDEX, ranking_families
+from .kernels.ranking import FAMILIES, FAMILY_INDEX, discount_table, ranking_families
 
 
 def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant=None,
@@ -29,7 +29,8 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
     ranking_families(np.array([0, n], dtype=np.int64), rel, -np.arange(n, dtype=np.float64),
                      np.array([float(n_relevant)]), np.array([0, len(ideal)], dtype=np.int64),
                      np.ascontiguousarray(ideal), 0 if k is None else int(k), GAINS[gain], ideal_kind,
-                     AP_NORMS[ap_norm], float(threshold), False, out)
+                     AP_NORMS[ap_norm], float(threshold), False,
+                     discount_table(max(n, len(ideal), 0 if k is None else int(k)) + 1), out)
     return {name: float(out[0, FAMILY_INDEX[name]]) for name in FAMILIES}
 
 

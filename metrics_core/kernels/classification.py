@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -48,9 +50,22 @@ def average_precision(y: np.ndarray, p: np.ndarray) -> float:
 
 def log_loss(y: np.ndarray, p: np.ndarray) -> float:
     """Mean binary cross-entropy; ``p`` must already be checked to lie in [0, 1]."""
-    eps = np.finfo(np.float64).eps
-    q = np.clip(p, eps, 1 - eps)
-    return float(-np.mean(y * np.log(q) + (1.0 - y) * np.log1p(-q)))
+    if p.shape[0] == 0:
+        return float("nan")
+    return float(_log_loss_sum(y, p, np.finfo(np.float64).eps) / p.shape[0])
+
+
+@njit(parallel=True)
+def _log_loss_sum(y, p, eps):
+    """sum of -(y log q + (1 - y) log(1 - q)), q = clip(p, eps, 1 - eps); one log per row."""
+    total = 0.0
+    for i in nb.prange(p.shape[0]):
+        q = min(max(p[i], eps), 1.0 - eps)
+        if y[i] > 0.5:
+            total -= math.log(q)
+        else:
+            total -= math.log1p(-q)
+    return total
 
 
 @njit(parallel=True)

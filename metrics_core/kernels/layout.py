@@ -44,17 +44,16 @@ def offsets_from_sorted(user_codes, n_users):
 
 
 @njit(parallel=True)
-def sort_within_users(offsets, perm, score, item, item_key, n_threads):
-    """Reorder ``perm`` in place so each user's rows run by score desc, then tiebreak desc.
+def sort_within_users(offsets, perm, score, n_threads):
+    """Reorder ``perm`` in place so each user's rows run by score descending.
 
     A list already in that order is left as it is (run files usually are).
-    Otherwise one argsort of the negated scores, then each run of equal scores
-    (usually of length 1) is ordered by ``item_key[item[row]]`` (unique within a
-    user) descending, so the result does not depend on the sort's stability.
-    Returns the number of users whose rows moved.
+    Returns (users whose rows moved, users with tied scores); ties are ordered
+    afterwards by :func:`order_ties`, only when there are any.
     """
     n_users = offsets.shape[0] - 1
     moved = np.zeros(n_threads, dtype=np.int64)
+    tied = np.zeros(n_threads, dtype=np.int64)
     for t in nb.prange(n_threads):
         lo, hi = parallel_chunks(n_users, n_threads, t)
         longest = 1
@@ -69,36 +68,47 @@ def sort_within_users(offsets, perm, score, item, item_key, n_threads):
                 continue
             in_order = True
             for j in range(1, m):
-                s_prev = score[perm[a + j - 1]]
-                s_cur = score[perm[a + j]]
-                if s_cur > s_prev or (s_cur == s_prev and item_key[item[perm[a + j]]] > item_key[item[perm[a + j - 1]]]):
+                if score[perm[a + j]] > score[perm[a + j - 1]]:
                     in_order = False
                     break
-            if in_order:
-                continue
-            moved[t] += 1
-            for j in range(m):
-                rows[j] = perm[a + j]
-                neg[j] = -score[rows[j]]
-            order = np.argsort(neg[:m])
-            for j in range(m):
-                perm[a + j] = rows[order[j]]
-            j = 0
-            while j < m:
-                e = j + 1
-                s0 = score[perm[a + j]]
-                while e < m and score[perm[a + e]] == s0:
-                    e += 1
-                for x in range(j + 1, e):
-                    r = perm[a + x]
-                    key = item_key[item[r]]
-                    y = x - 1
-                    while y >= j and item_key[item[perm[a + y]]] < key:
-                        perm[a + y + 1] = perm[a + y]
-                        y -= 1
-                    perm[a + y + 1] = r
-                j = e
-    return moved.sum()
+            if not in_order:
+                moved[t] += 1
+                for j in range(m):
+                    rows[j] = perm[a + j]
+                    neg[j] = -score[rows[j]]
+                order = np.argsort(neg[:m])
+                for j in range(m):
+                    perm[a + j] = rows[order[j]]
+            for j in range(1, m):
+                if score[perm[a + j]] == score[perm[a + j - 1]]:
+                    tied[t] += 1
+                    break
+    return moved.sum(), tied.sum()
+
+
+@njit(parallel=True)
+def order_ties(offsets, perm, score, item, item_key):
+    """Within each run of equal scores, order rows by ``item_key[item[row]]`` descending
+    (keys are unique within a user, so the result does not depend on the sort's stability)."""
+    n_users = offsets.shape[0] - 1
+    for u in nb.prange(n_users):
+        a = offsets[u]
+        m = offsets[u + 1] - a
+        j = 0
+        while j < m:
+            e = j + 1
+            s0 = score[perm[a + j]]
+            while e < m and score[perm[a + e]] == s0:
+                e += 1
+            for x in range(j + 1, e):
+                r = perm[a + x]
+                key = item_key[item[r]]
+                y = x - 1
+                while y >= j and item_key[item[perm[a + y]]] < key:
+                    perm[a + y + 1] = perm[a + y]
+                    y -= 1
+                perm[a + y + 1] = r
+            j = e
 
 
 @njit(parallel=True)
@@ -207,3 +217,12 @@ def input_order_within_ties(offsets, score, row):
                     pos[j + x] = j + order[x]
             j = e
     return pos
+
+
+@njit
+def is_identity(perm):
+    """Whether ``perm`` is 0, 1, 2, ... (rows already grouped and sorted: no gather needed)."""
+    for i in range(perm.shape[0]):
+        if perm[i] != i:
+            return False
+    return True

@@ -10,7 +10,8 @@ ground truth, ``n`` the list length, ``K = min(k, n)`` (``k = 0`` means the whol
 list, then ``K = n``), ``kk = k`` (or ``n`` without a cutoff).
 
 - CG@k  = sum_{i<=K} g(rel_i)
-- DCG@k = sum_{i<=K} g(rel_i) / log2(i + 1)
+- DCG@k = sum_{i<=K} g(rel_i) / log2(i + 1) (discounts read from ``disc_table``,
+  ``disc_table[j] = 1 / log2(j + 2)``, long enough for every list, ideal list and k)
 - NDCG@k = DCG@k / IDCG@k; IDCG from the ideal gains (all judged items sorted
   descending, or the retrieved list re-sorted), cut at k; 0 when IDCG = 0.
 - AP@k = (1/D) sum_{i<=K} h_i * P@i, with D = R ("relevant"), min(k, R)
@@ -56,13 +57,18 @@ def gain_of(rel, gain_kind):
     return r
 
 
+def discount_table(size: int) -> np.ndarray:
+    """disc[j] = 1 / log2(j + 2): the discount of 0-based rank j (computed once per call)."""
+    return 1.0 / np.log2(np.arange(max(int(size), 1), dtype=np.float64) + 2.0)
+
+
 @njit(inline="always")
 def log_comb(n, r):
     return math.lgamma(n + 1.0) - math.lgamma(r + 1.0) - math.lgamma(n - r + 1.0)
 
 
 @njit
-def idcg_of(ideal_rel, a, b, cut, gain_kind):
+def idcg_of(ideal_rel, a, b, cut, gain_kind, disc):
     """DCG of the first ``cut`` entries of ideal_rel[a:b] (already sorted descending)."""
     total = 0.0
     m = min(b - a, cut)
@@ -70,7 +76,7 @@ def idcg_of(ideal_rel, a, b, cut, gain_kind):
         g = gain_of(ideal_rel[a + j], gain_kind)
         if g == 0.0:
             break
-        total += g / math.log2(j + 2.0)
+        total += g * disc[j]
     return total
 
 
@@ -104,7 +110,7 @@ def ap_retrieved_with_cut_group(ap_before, b_rel, s, m, r, c):
 
 @njit(parallel=True)
 def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
-                     ideal_kind, ap_norm, threshold, ties_average, out):
+                     ideal_kind, ap_norm, threshold, ties_average, disc_table, out):
     """Fill ``out[u, :]`` (columns ``FAMILIES``) for every user; see the module docstring."""
     n_users = offsets.shape[0] - 1
     for u in nb.prange(n_users):
@@ -144,7 +150,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
             if c > 0:
                 disc = 0.0
                 for j in range(s, s + c):
-                    disc += 1.0 / math.log2(j + 2.0)
+                    disc += disc_table[j]
                 dcg += G / m * disc
                 cg += G / m * c
                 hits += Rg / m * c
@@ -180,13 +186,13 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
         # normalisations
         if ideal_kind == IDEAL_JUDGED:
             cut = ideal_offsets[u + 1] - ideal_offsets[u] if k == 0 else k
-            idcg = idcg_of(ideal_rel, ideal_offsets[u], ideal_offsets[u + 1], cut, gain_kind)
+            idcg = idcg_of(ideal_rel, ideal_offsets[u], ideal_offsets[u + 1], cut, gain_kind, disc_table)
         else:
             seg = np.empty(n, dtype=np.float64)
             for j in range(n):
                 seg[j] = rel[a + j]
             seg = np.sort(seg)[::-1].copy()
-            idcg = idcg_of(seg, 0, n, n if k == 0 else k, gain_kind)
+            idcg = idcg_of(seg, 0, n, n if k == 0 else k, gain_kind, disc_table)
         if ap_value < 0.0:
             if ap_norm == AP_RELEVANT:
                 den = R
@@ -210,7 +216,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
 
 @njit(parallel=True)
 def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
-                  ideal_kind, ap_norm, threshold, ties_average, n_threads):
+                  ideal_kind, ap_norm, threshold, ties_average, disc_table, n_threads):
     """Sums over ``users`` of every family at each cutoff k = 1..k_max, in one pass per user.
 
     Returns ``sums[k - 1, family]``; dividing by ``len(users)`` gives the means
@@ -241,7 +247,7 @@ def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k
             run_idcg = 0.0
             for j in range(k_max):
                 if j < ideal.shape[0]:
-                    run_idcg += gain_of(ideal[j], gain_kind) / math.log2(j + 2.0)
+                    run_idcg += gain_of(ideal[j], gain_kind) * disc_table[j]
                 idcg_prefix[j] = run_idcg
             cg = 0.0
             dcg = 0.0
@@ -274,7 +280,7 @@ def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k
                 disc = 0.0
                 for c in range(1, m + 1):
                     j = c - 1
-                    disc += 1.0 / math.log2(s + j + 2.0)
+                    disc += disc_table[s + j]
                     if Rg > 0.0:
                         if m - Rg - j <= 0.0:
                             q = 0.0
