@@ -9,6 +9,7 @@ a cheap pass over these arrays; nothing is sorted again.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +18,7 @@ import pandas as pd
 from .encode import encode_pair, string_order
 from .errors import MetricsError
 from .kernels import layout
+from .kernels import strings as kstr
 from .kernels._jit import kernel_guard, n_threads
 
 USER, ITEM, SCORE, REL = "user_id", "item_id", "score", "relevance"
@@ -55,6 +57,43 @@ def _numeric(df, column, what) -> np.ndarray:
     return np.ascontiguousarray(values)
 
 
+class ItemCodes:
+    """Item codes of a Ranked, computed when first needed.
+
+    Ranking and classification metrics never need global item codes (the ground
+    truth is joined per user); diversity metrics, coverage and exports do. The
+    codes are then built once from the original columns: ``get()`` returns
+    ``(item_ids, run codes in ranked order, truth codes in CSR order)``.
+    """
+
+    def __init__(self, run_items: pd.Series, run_rows: np.ndarray, truth_items: pd.Series, truth_rows: np.ndarray,
+                 codes=None):
+        self._run_items, self._run_rows = run_items, run_rows
+        self._truth_items, self._truth_rows = truth_items, truth_rows
+        self._codes = codes
+        self._lock = threading.Lock()
+
+    def get(self):
+        if self._codes is None:
+            with self._lock:
+                if self._codes is None:
+                    same = self._truth_items is self._run_items
+                    run_codes, truth_codes, uniques = encode_pair(
+                        self._run_items, None if same else self._truth_items, what=f"column {ITEM}")
+                    if same:
+                        truth_codes = run_codes
+                    self._codes = (uniques, run_codes[self._run_rows], truth_codes[self._truth_rows])
+        return self._codes
+
+    def run_ids(self, rows: np.ndarray) -> np.ndarray:
+        """Original item ids of run rows (input row numbers)."""
+        return np.asarray(self._run_items.iloc[rows].to_numpy(dtype=object))
+
+    def truth_ids(self, positions: np.ndarray) -> np.ndarray:
+        """Original item ids of ground-truth rows (CSR positions)."""
+        return np.asarray(self._truth_items.iloc[self._truth_rows[positions]].to_numpy(dtype=object))
+
+
 @dataclass(frozen=True, eq=False)
 class Ranked:
     """A run joined with its ground truth and sorted once per user (CSR layout).
@@ -68,20 +107,33 @@ class Ranked:
     """
 
     user_ids: pd.Index
-    item_ids: pd.Index
+    items: "ItemCodes"
     offsets: np.ndarray
-    item: np.ndarray
     score: np.ndarray
     rel: np.ndarray
     judged: np.ndarray
     row: np.ndarray
     q_offsets: np.ndarray
-    q_item: np.ndarray
     q_rel: np.ndarray
     ideal_rel: np.ndarray
     in_truth: np.ndarray
     truth_from_run: bool
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def item_ids(self) -> pd.Index:
+        """Original item id of each item code."""
+        return self.items.get()[0]
+
+    @property
+    def item(self) -> np.ndarray:
+        """Item code of each ranked row."""
+        return self.items.get()[1]
+
+    @property
+    def q_item(self) -> np.ndarray:
+        """Item code of each ground-truth row (CSR order)."""
+        return self.items.get()[2]
 
     @property
     def n_users(self) -> int:
@@ -152,7 +204,7 @@ class Ranked:
         pos = self.positions_in_order(ties)[a:b]
         return pd.DataFrame({
             "rank": np.arange(1, b - a + 1),
-            "item_id": self.item_ids[self.item[pos]],
+            "item_id": self.items.run_ids(self.row[pos]),
             "score": self.score[pos],
             "relevance": self.rel[pos],
             "judged": self.judged[pos],
@@ -164,7 +216,7 @@ class Ranked:
         a, b = self.q_offsets[u], self.q_offsets[u + 1]
         rel = self.q_rel[a:b]
         keep = rel >= relevance_threshold
-        df = pd.DataFrame({"item_id": self.item_ids[self.q_item[a:b][keep]], "relevance": rel[keep]})
+        df = pd.DataFrame({"item_id": self.items.truth_ids(np.arange(a, b)[keep]), "relevance": rel[keep]})
         return df.sort_values("relevance", ascending=False, kind="stable").reset_index(drop=True)
 
 
@@ -202,51 +254,98 @@ def _prepare(run, qrels, name) -> Ranked:
 
     if truth_from_run:
         u_run, _, users = encode_pair(run[USER], what=f"{name} column {USER}")
-        i_run, _, items = encode_pair(run[ITEM], what=f"{name} column {ITEM}")
-        u_q, i_q = u_run, i_run
+        u_q = u_run
     else:
         u_run, u_q, users = encode_pair(run[USER], truth[USER], what=f"column {USER}")
-        i_run, i_q, items = encode_pair(run[ITEM], truth[ITEM], what=f"column {ITEM}")
-    n_users, n_items = len(users), len(items)
+    n_users = len(users)
     threads = n_threads()
-
-    # ground truth: CSR by user (order within a user does not matter)
-    q_offsets, q_perm = _group(u_q, n_users)
-    q_item = i_q[q_perm]
-    q_rel = q_rel_raw[q_perm]
-    keep, conflict = layout.qrels_conflicts(q_offsets, q_item, q_rel, n_items, threads)
-    if conflict >= 0:
-        row = int(q_perm[conflict])
-        raise MetricsError(
-            f"{truth_name}: user {truth[USER].iloc[row]!r} item {truth[ITEM].iloc[row]!r} is judged twice "
-            f"with different relevance (row {row + 1}); keep one judgment per (user, item)"
-        )
-    if not keep.all():
-        q_item, q_rel = q_item[keep], q_rel[keep]
-        q_offsets = np.concatenate([[0], np.cumsum(segment_sums(keep.astype(np.int64), q_offsets))])
-    in_truth = np.diff(q_offsets) > 0
-
-    # run: group by user, sort each list by score desc, ties by item string desc
+    run_items, truth_items = run[ITEM], truth[ITEM]
+    q_offsets, q_rows = _group(u_q, n_users)
     offsets, perm = _group(u_run, n_users)
     _, tied = layout.sort_within_users(offsets, perm, score, threads)
-    if tied:  # trec_eval's tie rule: item id descending as strings (key computed only when needed)
-        layout.order_ties(offsets, perm, score, i_run, string_order(items))
-    if layout.is_identity(perm):
-        item, ranked_score = i_run, score  # grouped and sorted already: no gather
+
+    strings = _string_buffers(run_items, truth_items, truth_from_run)
+    if strings is not None:
+        # string ids: join per user by hash, confirmed byte by byte; no global item table
+        (r_off, r_data), (q_off, q_data) = strings
+        r_hash = kstr.hash_strings(r_off, r_data)
+        q_hash = r_hash if truth_from_run else kstr.hash_strings(q_off, q_data)
+        kstr.sort_rows_by_hash(q_offsets, q_rows, q_hash)
+        keep, conflict = kstr.truth_conflicts(q_offsets, q_rows, q_hash, q_off, q_data, q_rel_raw)
+        if conflict >= 0:
+            _conflict_error(truth, truth_name, int(q_rows[conflict]))
+        q_offsets, q_rows = _drop(q_offsets, q_rows, keep)
+        q_rel = q_rel_raw[q_rows]
+        if tied:
+            kstr.order_ties_by_bytes(offsets, perm, score, r_off, r_data)
+        rel, judged, dup = kstr.join_relevance_hashed(offsets, perm, r_hash, r_off, r_data, q_offsets, q_rows,
+                                                      q_hash, q_off, q_data, q_rel, threads)
+        items = ItemCodes(run_items, perm, truth_items, q_rows)
     else:
-        item, ranked_score = i_run[perm], score[perm]
-    rel, judged, dup = layout.join_relevance(offsets, item, q_offsets, q_item, q_rel, n_items, threads)
+        if truth_from_run:
+            i_run, _, item_ids = encode_pair(run_items, what=f"{name} column {ITEM}")
+            i_q = i_run
+        else:
+            i_run, i_q, item_ids = encode_pair(run_items, truth_items, what=f"column {ITEM}")
+        n_items = len(item_ids)
+        keep, conflict = layout.qrels_conflicts(q_offsets, i_q[q_rows], q_rel_raw[q_rows], n_items, threads)
+        if conflict >= 0:
+            _conflict_error(truth, truth_name, int(q_rows[conflict]))
+        q_offsets, q_rows = _drop(q_offsets, q_rows, keep)
+        q_rel = q_rel_raw[q_rows]
+        if tied:  # trec_eval's tie rule: item id descending as strings (key computed only when needed)
+            layout.order_ties(offsets, perm, score, i_run, string_order(item_ids))
+        item = i_run if layout.is_identity(perm) else i_run[perm]
+        q_item = i_q[q_rows]
+        rel, judged, dup = layout.join_relevance(offsets, item, q_offsets, q_item, q_rel, n_items, threads)
+        items = ItemCodes(run_items, perm, truth_items, q_rows, codes=(item_ids, item, q_item))
     if dup >= 0:
         row = int(perm[dup])
         raise MetricsError(
-            f"{name}: user {run[USER].iloc[row]!r} recommends item {run[ITEM].iloc[row]!r} more than once "
+            f"{name}: user {run[USER].iloc[row]!r} recommends item {run_items.iloc[row]!r} more than once "
             f"(row {row + 1}); keep one row per (user, item)"
         )
+    ranked_score = score if layout.is_identity(perm) else score[perm]
+    in_truth = np.diff(q_offsets) > 0
     ideal_rel = layout.sort_desc_within_users(q_offsets, q_rel)
     return Ranked(
-        user_ids=users, item_ids=items, offsets=offsets, item=item, score=ranked_score, rel=rel,
-        judged=judged, row=perm, q_offsets=q_offsets, q_item=q_item, q_rel=q_rel, ideal_rel=ideal_rel,
-        in_truth=in_truth, truth_from_run=truth_from_run,
+        user_ids=users, items=items, offsets=offsets, score=ranked_score, rel=rel, judged=judged, row=perm,
+        q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel, in_truth=in_truth, truth_from_run=truth_from_run,
+    )
+
+
+def _string_buffers(run_items: pd.Series, truth_items: pd.Series, truth_from_run: bool):
+    """Arrow buffers of both item columns when both hold strings (else None: codes are used)."""
+    def buffers(s: pd.Series):
+        if not (pd.api.types.is_string_dtype(s.dtype) and hasattr(s.array, "__arrow_array__")):
+            return None
+        if s.isna().any():
+            return None  # encode_pair reports the empty ids
+        try:
+            return kstr.arrow_buffers(s.array.__arrow_array__())
+        except TypeError:
+            return None
+    run_buf = buffers(run_items)
+    if run_buf is None:
+        return None
+    truth_buf = run_buf if truth_from_run else buffers(truth_items)
+    if truth_buf is None:
+        return None
+    return run_buf, truth_buf
+
+
+def _drop(q_offsets: np.ndarray, q_rows: np.ndarray, keep: np.ndarray):
+    """Remove dropped ground-truth positions and recompute the CSR offsets."""
+    if keep.all():
+        return q_offsets, q_rows
+    kept = np.concatenate([[0], np.cumsum(segment_sums(keep.astype(np.int64), q_offsets))])
+    return kept, q_rows[keep]
+
+
+def _conflict_error(truth: pd.DataFrame, truth_name: str, row: int):
+    raise MetricsError(
+        f"{truth_name}: user {truth[USER].iloc[row]!r} item {truth[ITEM].iloc[row]!r} is judged twice "
+        f"with different relevance (row {row + 1}); keep one judgment per (user, item)"
     )
 
 
