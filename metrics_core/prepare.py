@@ -186,7 +186,10 @@ class Ranked:
 
     def labels(self, relevance_threshold: float = 1) -> np.ndarray:
         """Binary label per ranked row: relevance >= threshold (unjudged rows are 0)."""
-        return (self.rel >= relevance_threshold).astype(np.float64)
+        key = ("labels", float(relevance_threshold))
+        if key not in self._cache:
+            self._cache[key] = (self.rel >= relevance_threshold).astype(np.float64)
+        return self._cache[key]
 
     def user_code(self, user_id) -> int:
         """Code of a user id (accepts the id or its string form)."""

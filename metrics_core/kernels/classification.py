@@ -23,14 +23,41 @@ from ._jit import njit
 
 
 def roc_auc(y: np.ndarray, p: np.ndarray) -> float:
-    """ROC AUC with ties counted one half; NaN if only one class is present."""
-    pos = np.sort(p[y > 0.5])
-    neg = np.sort(p[y <= 0.5])
+    """ROC AUC with ties counted one half; NaN if only one class is present.
+
+    The positives' and the negatives' scores are sorted separately (together one
+    sort of the column) and merged in one linear pass.
+    """
+    positive = y > 0.5
+    pos = np.sort(p[positive])
+    neg = np.sort(p[~positive])
     if len(pos) == 0 or len(neg) == 0:
         return float("nan")
-    below = np.searchsorted(neg, pos, side="left").astype(np.float64)
-    upto = np.searchsorted(neg, pos, side="right").astype(np.float64)
-    return float((below.sum() + 0.5 * (upto - below).sum()) / (len(pos) * len(neg)))
+    return float(_auc_merge(pos, neg) / (len(pos) * len(neg)))
+
+
+@njit
+def _auc_merge(pos, neg):
+    """sum over positives of (#negatives below + 0.5 #negatives equal), both inputs sorted."""
+    total = 0.0
+    below = 0  # negatives strictly below the current positive score
+    j = 0
+    n_neg = neg.shape[0]
+    i = 0
+    n_pos = pos.shape[0]
+    while i < n_pos:
+        v = pos[i]
+        while below < n_neg and neg[below] < v:
+            below += 1
+        j = below
+        while j < n_neg and neg[j] == v:
+            j += 1
+        e = i
+        while e < n_pos and pos[e] == v:
+            e += 1
+        total += (e - i) * (below + 0.5 * (j - below))
+        i = e
+    return total
 
 
 def average_precision(y: np.ndarray, p: np.ndarray) -> float:

@@ -53,6 +53,8 @@ def gain_of(rel, gain_kind):
     """g(rel): max(rel, 0) (linear) or 2**max(rel, 0) - 1 (exponential)."""
     r = rel if rel > 0.0 else 0.0
     if gain_kind == GAIN_EXPONENTIAL:
+        if r < 53.0 and r == np.floor(r):  # integer grades: exact, and no pow() call
+            return float((np.int64(1) << np.int64(r)) - 1)
         return 2.0**r - 1.0
     return r
 
