@@ -49,7 +49,8 @@ def encode_pair(a, b=None, *, what: str = "id"):
 
     Returns ``(codes_a, codes_b, uniques)``: int64 code arrays (``codes_b`` is
     None without ``b``) and an array of the original id values, ``uniques[code]``.
-    Codes are assigned in order of first appearance in ``a``, then ``b``.
+    Codes are assigned in order of first appearance in ``a``, then ``b`` (in id
+    order for small non-negative integer ids).
     """
     sa = _as_id_series(a, what)
     sb = None if b is None else _as_id_series(b, what)
@@ -71,17 +72,30 @@ def encode_pair(a, b=None, *, what: str = "id"):
 
 
 def _dense_ints(sa: pd.Series, sb: pd.Series | None):
-    """Integer ids that are already small non-negative numbers are their own codes."""
+    """Small non-negative integer ids: codes by a presence table instead of hashing.
+
+    When every id lies in [0, 4 * rows], a boolean table marks the ids present and
+    each id's code is its rank among them (codes in id order, no unused codes).
+    """
     parts = [sa] if sb is None else [sa, sb]
     if not all(_kind(p) == "int" for p in parts):
         return None
     values = [p.to_numpy(dtype=np.int64) for p in parts]
     lo = min(int(v.min()) for v in values)
     hi = max(int(v.max()) for v in values)
-    if lo < 0 or hi >= 2 * sum(len(v) for v in values) + 1024:
+    if lo < 0 or hi >= 4 * sum(len(v) for v in values) + 1024:
         return None
-    uniq = pd.Index(np.arange(hi + 1, dtype=np.int64))
-    return values[0], (values[1] if sb is not None else None), uniq
+    present = np.zeros(hi + 1, dtype=bool)
+    for v in values:
+        present[v] = True
+    if present.all():
+        codes = values
+        uniq = pd.Index(np.arange(hi + 1, dtype=np.int64))
+    else:
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        codes = [rank[v] for v in values]
+        uniq = pd.Index(np.flatnonzero(present).astype(np.int64))
+    return codes[0], (codes[1] if sb is not None else None), uniq
 
 
 def factorize(s: pd.Series):

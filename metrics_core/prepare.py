@@ -46,15 +46,18 @@ def _require(df, columns, what):
 
 def _numeric(df, column, what) -> np.ndarray:
     s = df[column]
-    values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
+    if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype) and not s.hasnans:
+        values = np.ascontiguousarray(s.to_numpy(dtype=np.float64))
+    else:
+        values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    first = layout.first_non_finite(values)
+    if first >= 0:
+        bad = int(np.count_nonzero(~np.isfinite(values)))
         raise MetricsError(
-            f"{what}: column '{column}' has {int(bad.sum())} non-numeric, empty, NaN or infinite value(s), "
+            f"{what}: column '{column}' has {bad} non-numeric, empty, NaN or infinite value(s), "
             f"first at row {first + 1} ({s.iloc[first]!r}); fix or drop those rows"
         )
-    return np.ascontiguousarray(values)
+    return values
 
 
 class ItemCodes:
@@ -153,7 +156,10 @@ class Ranked:
 
     @property
     def list_lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
+        """Number of ranked rows of each user (0 for users only in the ground truth)."""
+        if "lengths" not in self._cache:
+            self._cache["lengths"] = np.diff(self.offsets)
+        return self._cache["lengths"]
 
     @property
     def in_run(self) -> np.ndarray:

@@ -226,3 +226,12 @@ def is_identity(perm):
         if perm[i] != i:
             return False
     return True
+
+
+@njit
+def first_non_finite(values):
+    """Index of the first NaN or infinite value, or -1 (one pass, no temporary array)."""
+    for i in range(values.shape[0]):
+        if not np.isfinite(values[i]):
+            return i
+    return -1
