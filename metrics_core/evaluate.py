@@ -56,6 +56,20 @@ def _choice(value, allowed, what):
     return value
 
 
+def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, relevance_threshold, threshold):
+    """Validate every convention keyword (one-line MetricsError); returns the two thresholds as floats."""
+    _choice(gain, GAINS, "gain")
+    _choice(ideal, IDEALS, "ideal")
+    _choice(ap_norm, AP_NORMS, "ap_norm")
+    _choice(ties, TIES, "ties")
+    _choice(empty_users, EMPTY_USERS, "empty_users")
+    _choice(gauc_weight, GAUC_WEIGHTS, "gauc_weight")
+    try:
+        return float(relevance_threshold), float(threshold)
+    except (TypeError, ValueError):
+        raise MetricsError("relevance_threshold and threshold must be numbers") from None
+
+
 @dataclass
 class Evaluation:
     """Result of :func:`evaluate`.
@@ -161,17 +175,9 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="jud
 
 def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold,
               gauc_weight, item_features, interactions) -> Evaluation:
-    _choice(gain, GAINS, "gain")
-    _choice(ideal, IDEALS, "ideal")
-    _choice(ap_norm, AP_NORMS, "ap_norm")
-    _choice(ties, TIES, "ties")
-    _choice(empty_users, EMPTY_USERS, "empty_users")
-    _choice(gauc_weight, GAUC_WEIGHTS, "gauc_weight")
-    try:
-        relevance_threshold = float(relevance_threshold)
-        threshold = float(threshold)
-    except (TypeError, ValueError):
-        raise MetricsError("relevance_threshold and threshold must be numbers") from None
+    relevance_threshold, threshold = check_conventions(
+        gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
+        relevance_threshold=relevance_threshold, threshold=threshold)
     specs = registry.parse_metrics(metrics)
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..evaluate import AP_NORMS, EMPTY_USERS, GAINS, GAUC_WEIGHTS, IDEALS, TIES, _choice
+from ..evaluate import check_conventions
 from ..metrics import parse_metrics
 from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
@@ -212,16 +212,9 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
     _env.require_pyspark()
     from pyspark.sql import functions as F
 
-    _choice(gain, GAINS, "gain")
-    _choice(ideal, IDEALS, "ideal")
-    _choice(ap_norm, AP_NORMS, "ap_norm")
-    _choice(ties, TIES, "ties")
-    _choice(empty_users, EMPTY_USERS, "empty_users")
-    _choice(gauc_weight, GAUC_WEIGHTS, "gauc_weight")
-    try:
-        thr, threshold = float(relevance_threshold), float(threshold)
-    except (TypeError, ValueError):
-        raise MetricsError("relevance_threshold and threshold must be numbers") from None
+    thr, threshold = check_conventions(
+        gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
+        relevance_threshold=relevance_threshold, threshold=threshold)
     specs = parse_metrics(metrics)
     names = {s.name for s in specs}
     if "ils" in names and item_features is None:
