@@ -23,6 +23,8 @@ from .kernels._jit import kernel_guard, n_threads
 
 USER, ITEM, SCORE, REL = "user_id", "item_id", "score", "relevance"
 RELEVANCE_ALIASES = ("relevance", "label")
+_NO_INT = np.zeros(1, dtype=np.int64)  # placeholders for the comparator a kernel call does not use
+_NO_BYTES = np.zeros(1, dtype=np.uint8)
 
 
 def _relevance_column(df: pd.DataFrame) -> str | None:
@@ -285,8 +287,8 @@ def _prepare(run, qrels, name) -> Ranked:
             _conflict_error(truth, truth_name, int(q_rows[conflict]))
         q_offsets, q_rows = _drop(q_offsets, q_rows, keep)
         q_rel = q_rel_raw[q_rows]
-        if tied:
-            kstr.order_ties_by_bytes(offsets, perm, score, r_off, r_data)
+        if tied:  # trec_eval's tie rule: item id descending as byte strings
+            layout.order_ties(offsets, perm, score, True, _NO_INT, _NO_INT, r_off, r_data)
         rel, judged, dup = kstr.join_relevance_hashed(offsets, perm, r_hash, r_off, r_data, q_offsets, q_rows,
                                                       q_hash, q_off, q_data, q_rel, threads)
         items = ItemCodes(run_items, perm, truth_items, q_rows)
@@ -303,7 +305,7 @@ def _prepare(run, qrels, name) -> Ranked:
         q_offsets, q_rows = _drop(q_offsets, q_rows, keep)
         q_rel = q_rel_raw[q_rows]
         if tied:  # trec_eval's tie rule: item id descending as strings (key computed only when needed)
-            layout.order_ties(offsets, perm, score, i_run, string_order(item_ids))
+            layout.order_ties(offsets, perm, score, False, i_run, string_order(item_ids), _NO_INT, _NO_BYTES)
         item = i_run if layout.is_identity(perm) else i_run[perm]
         q_item = i_q[q_rows]
         rel, judged, dup = layout.join_relevance(offsets, item, q_offsets, q_item, q_rel, n_items, threads)

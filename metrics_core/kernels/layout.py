@@ -11,6 +11,7 @@ import numba as nb
 import numpy as np
 
 from ._jit import njit, parallel_chunks
+from .strings import compare_bytes
 
 
 @njit
@@ -86,10 +87,22 @@ def sort_within_users(offsets, perm, score, n_threads):
     return moved.sum(), tied.sum()
 
 
+@njit(inline="always")
+def _item_below(x, y, by_bytes, item, item_key, off, data):
+    """Whether row x's item id sorts below row y's: by byte string, or by ``item_key[item[row]]``."""
+    if by_bytes:
+        return compare_bytes(off, data, x, off, data, y) < 0
+    return item_key[item[x]] < item_key[item[y]]
+
+
 @njit(parallel=True)
-def order_ties(offsets, perm, score, item, item_key):
-    """Within each run of equal scores, order rows by ``item_key[item[row]]`` descending
-    (keys are unique within a user, so the result does not depend on the sort's stability)."""
+def order_ties(offsets, perm, score, by_bytes, item, item_key, off, data):
+    """Within each run of equal scores, order rows by item id descending (trec_eval's rule).
+
+    Ids compare as byte strings (``off``/``data`` Arrow buffers, ``by_bytes``) or
+    through an order-preserving key per item code. Ids are unique within a user,
+    so the result does not depend on the order the rows arrived in.
+    """
     n_users = offsets.shape[0] - 1
     for u in nb.prange(n_users):
         a = offsets[u]
@@ -102,9 +115,8 @@ def order_ties(offsets, perm, score, item, item_key):
                 e += 1
             for x in range(j + 1, e):
                 r = perm[a + x]
-                key = item_key[item[r]]
                 y = x - 1
-                while y >= j and item_key[item[perm[a + y]]] < key:
+                while y >= j and _item_below(perm[a + y], r, by_bytes, item, item_key, off, data):
                     perm[a + y + 1] = perm[a + y]
                     y -= 1
                 perm[a + y + 1] = r

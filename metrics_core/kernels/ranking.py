@@ -69,6 +69,29 @@ def log_comb(n, r):
     return math.lgamma(n + 1.0) - math.lgamma(r + 1.0) - math.lgamma(n - r + 1.0)
 
 
+@njit(inline="always")
+def ap_denominator(ap_norm, R, k, hits):
+    """D of AP@k: R ("relevant"), min(k, R) ("min_k"; R without a cutoff, k = 0) or hits@k ("retrieved")."""
+    if ap_norm == AP_RELEVANT:
+        return R
+    if ap_norm == AP_MIN_K:
+        return R if k == 0 else min(float(k), R)
+    return hits
+
+
+@njit(inline="always")
+def group_sums(rel, a, s, e, gain_kind, threshold):
+    """(sum of gains, number of relevant rows) over ranked rows a+s .. a+e-1 (one tie group)."""
+    G = 0.0
+    Rg = 0.0
+    for j in range(s, e):
+        x = rel[a + j]
+        G += gain_of(x, gain_kind)
+        if x >= threshold:
+            Rg += 1.0
+    return G, Rg
+
+
 @njit
 def idcg_of(ideal_rel, a, b, cut, gain_kind, disc):
     """DCG of the first ``cut`` entries of ideal_rel[a:b] (already sorted descending)."""
@@ -141,13 +164,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
                 while e < n and score[a + e] == s0:
                     e += 1
             m = e - s
-            G = 0.0
-            Rg = 0.0
-            for j in range(s, e):
-                x = rel[a + j]
-                G += gain_of(x, gain_kind)
-                if x >= threshold:
-                    Rg += 1.0
+            G, Rg = group_sums(rel, a, s, e, gain_kind, threshold)
             c = min(max(K - s, 0), m)
             if c > 0:
                 disc = 0.0
@@ -196,12 +213,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
             seg = np.sort(seg)[::-1].copy()
             idcg = idcg_of(seg, 0, n, n if k == 0 else k, gain_kind, disc_table)
         if ap_value < 0.0:
-            if ap_norm == AP_RELEVANT:
-                den = R
-            elif ap_norm == AP_MIN_K:
-                den = R if k == 0 else min(float(k), R)
-            else:
-                den = hits
+            den = ap_denominator(ap_norm, R, k, hits)
             ap_value = ap_num / den if den > 0.0 else 0.0
         out[u, 0] = cg
         out[u, 1] = dcg
@@ -267,13 +279,7 @@ def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k
                     while e < n and score[a + e] == score[a + s]:
                         e += 1
                 m = e - s
-                G = 0.0
-                Rg = 0.0
-                for j in range(s, e):
-                    x = rel[a + j]
-                    G += gain_of(x, gain_kind)
-                    if x >= threshold:
-                        Rg += 1.0
+                G, Rg = group_sums(rel, a, s, e, gain_kind, threshold)
                 # partial state inside the group, cutoff k = s + c
                 q = 1.0
                 rr_part = 0.0
@@ -304,12 +310,7 @@ def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k
                     if ap_norm == AP_RETRIEVED and c < m:
                         ap = ap_retrieved_with_cut_group(ap_num, b_rel, s, m, int(Rg), c)
                     else:
-                        if ap_norm == AP_RELEVANT:
-                            den = R
-                        elif ap_norm == AP_MIN_K:
-                            den = min(float(kc), R)
-                        else:
-                            den = h
+                        den = ap_denominator(ap_norm, R, kc, h)
                         ap = (ap_num + ap_part) / den if den > 0.0 else 0.0
                     d = dcg + G / m * disc
                     row = acc[kc - 1]
@@ -340,12 +341,7 @@ def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k
                     break
             # cutoffs beyond the list: only the normalisations change
             for kc in range(k + 1, k_max + 1):
-                if ap_norm == AP_RELEVANT:
-                    den = R
-                elif ap_norm == AP_MIN_K:
-                    den = min(float(kc), R)
-                else:
-                    den = hits
+                den = ap_denominator(ap_norm, R, kc, hits)
                 row = acc[kc - 1]
                 row[0] += cg
                 row[1] += dcg

@@ -5,7 +5,7 @@ string ``i`` is ``data[offsets[i]:offsets[i + 1]]``. Each string gets a 64-bit
 hash once (in parallel); joining the run to the ground truth, finding duplicate
 (user, item) rows and ordering tied scores by item id then happen inside each
 user's short list, comparing hashes and confirming every match byte by byte, so
-ids stay exact. No table over the whole catalogue is built (with a million
+ids stay exact (ties are then ordered by ``layout.order_ties``). No table over the whole catalogue is built (with a million
 distinct items such tables are what makes id encoding slow).
 """
 
@@ -184,26 +184,3 @@ def join_relevance_hashed(offsets, perm, r_hash, r_off, r_data, q_offsets, q_row
         if dup[t] >= 0 and (first < 0 or dup[t] < first):
             first = dup[t]
     return rel, judged, first
-
-
-@njit(parallel=True)
-def order_ties_by_bytes(offsets, perm, score, off, data):
-    """Within each run of equal scores, order rows by item id descending as byte strings (trec_eval)."""
-    n_users = offsets.shape[0] - 1
-    for u in nb.prange(n_users):
-        a = offsets[u]
-        m = offsets[u + 1] - a
-        j = 0
-        while j < m:
-            e = j + 1
-            s0 = score[perm[a + j]]
-            while e < m and score[perm[a + e]] == s0:
-                e += 1
-            for x in range(j + 1, e):
-                r = perm[a + x]
-                y = x - 1
-                while y >= j and compare_bytes(off, data, perm[a + y], off, data, r) < 0:
-                    perm[a + y + 1] = perm[a + y]
-                    y -= 1
-                perm[a + y + 1] = r
-            j = e
