@@ -15,25 +15,86 @@
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import njit, parallel_chunks
 
 
 def roc_auc(y: np.ndarray, p: np.ndarray) -> float:
     """ROC AUC with ties counted one half; NaN if only one class is present.
 
-    The positives' and the negatives' scores are sorted separately (together one
-    sort of the column) and merged in one linear pass.
+    One pass splits the scores into positives and negatives; the parts are
+    sorted on every core at once (the negatives in one block per core, so
+    together they cost at most one sort of the column) and each negative block
+    is merged with the positives in one linear pass:
+    AUC = sum over blocks of merge(pos, neg_block) / (P N).
     """
-    positive = y > 0.5
-    pos = np.sort(p[positive])
-    neg = np.sort(p[~positive])
-    if len(pos) == 0 or len(neg) == 0:
+    n_chunks = max(1, min(os.cpu_count() or 1, y.shape[0] // 1_000_000))
+    pos_counts = _count_positive(y, n_chunks)
+    n_pos = int(pos_counts.sum())
+    n_neg = y.shape[0] - n_pos
+    if n_pos == 0 or n_neg == 0:
         return float("nan")
-    return float(_auc_merge(pos, neg) / (len(pos) * len(neg)))
+    pos, neg, neg_bounds = _split_by_label(y, p, pos_counts)
+    parts = [pos] + [neg[neg_bounds[b]:neg_bounds[b + 1]] for b in range(n_chunks)]
+    if n_chunks == 1:
+        for part in parts:
+            part.sort()
+        total = _auc_merge(pos, neg)
+    else:  # numpy's sort and the compiled merge both release the GIL
+        with ThreadPoolExecutor(n_chunks) as pool:
+            list(pool.map(np.ndarray.sort, sorted(parts, key=len, reverse=True)))
+            total = sum(pool.map(lambda part: _auc_merge(pos, part), parts[1:]))
+    return float(total / (n_pos * n_neg))
+
+
+@njit(parallel=True)
+def _count_positive(y, n_chunks):
+    """Positive rows in each of ``n_chunks`` contiguous chunks of ``y``."""
+    counts = np.zeros(n_chunks, dtype=np.int64)
+    for t in nb.prange(n_chunks):
+        lo, hi = parallel_chunks(y.shape[0], n_chunks, t)
+        n = 0
+        for i in range(lo, hi):
+            if y[i] > 0.5:
+                n += 1
+        counts[t] = n
+    return counts
+
+
+@njit(parallel=True)
+def _split_by_label(y, p, pos_counts):
+    """Scores of the positive rows and of the negative rows, chunk by chunk in parallel.
+
+    Returns ``(pos, neg, neg_bounds)``: chunk ``t``'s negatives are
+    ``neg[neg_bounds[t]:neg_bounds[t + 1]]``.
+    """
+    n_chunks = pos_counts.shape[0]
+    n = y.shape[0]
+    pos_start = np.zeros(n_chunks + 1, dtype=np.int64)
+    neg_bounds = np.zeros(n_chunks + 1, dtype=np.int64)
+    for t in range(n_chunks):
+        lo, hi = parallel_chunks(n, n_chunks, t)
+        pos_start[t + 1] = pos_start[t] + pos_counts[t]
+        neg_bounds[t + 1] = neg_bounds[t] + (hi - lo) - pos_counts[t]
+    pos = np.empty(pos_start[n_chunks], dtype=np.float64)
+    neg = np.empty(neg_bounds[n_chunks], dtype=np.float64)
+    for t in nb.prange(n_chunks):
+        lo, hi = parallel_chunks(n, n_chunks, t)
+        a = pos_start[t]
+        b = neg_bounds[t]
+        for i in range(lo, hi):
+            if y[i] > 0.5:
+                pos[a] = p[i]
+                a += 1
+            else:
+                neg[b] = p[i]
+                b += 1
+    return pos, neg, neg_bounds
 
 
 @njit
