@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from .encode import encode_pair, string_order
+from .encode import _as_id_series, _kind, _to_str, encode_pair
 from .errors import MetricsError
-from .kernels import layout
+from .grouping import group_users
+from .kernels import assemble, layout
 from .kernels import strings as kstr
 from .kernels._jit import kernel_guard, n_threads
 
@@ -62,6 +64,30 @@ def _numeric(df, column, what) -> np.ndarray:
     return values
 
 
+class RunRows:
+    """The input run row of each ranked position, stored as one byte per row when it can be.
+
+    With every list at most 256 rows long the layout keeps only each row's
+    index within its user's input rows (``local``); the int64 row numbers are
+    built on first use (exports, diversity metrics, ``ties="input"``) as
+    ``user's first input position + local`` (through the grouping permutation
+    when the input was not grouped).
+    """
+
+    def __init__(self, full=None, local=None, start=None, lengths=None, perm=None):
+        self._full, self._local, self._start, self._lengths, self._perm = full, local, start, lengths, perm
+        self._lock = threading.Lock()
+
+    def get(self) -> np.ndarray:
+        if self._full is None:
+            with self._lock:
+                if self._full is None:
+                    rows = np.repeat(self._start, self._lengths)
+                    rows += self._local
+                    self._full = rows if self._perm is None else self._perm[rows]
+        return self._full
+
+
 class ItemCodes:
     """Item codes of a Ranked, computed when first needed.
 
@@ -71,7 +97,7 @@ class ItemCodes:
     ``(item_ids, run codes in ranked order, truth codes in CSR order)``.
     """
 
-    def __init__(self, run_items: pd.Series, run_rows: np.ndarray, truth_items: pd.Series, truth_rows: np.ndarray,
+    def __init__(self, run_items: pd.Series, run_rows: RunRows, truth_items: pd.Series, truth_rows: np.ndarray,
                  codes=None):
         self._run_items, self._run_rows = run_items, run_rows
         self._truth_items, self._truth_rows = truth_items, truth_rows
@@ -87,7 +113,7 @@ class ItemCodes:
                         self._run_items, None if same else self._truth_items, what=f"column {ITEM}")
                     if same:
                         truth_codes = run_codes
-                    self._codes = (uniques, run_codes[self._run_rows], truth_codes[self._truth_rows])
+                    self._codes = (uniques, run_codes[self._run_rows.get()], truth_codes[self._truth_rows])
         return self._codes
 
     def run_ids(self, rows: np.ndarray) -> np.ndarray:
@@ -105,7 +131,7 @@ class Ranked:
 
     Users are coded ``0..n_users-1`` (``user_ids[code]`` is the original id);
     ``offsets[u]:offsets[u+1]`` index user ``u``'s ranked rows in ``item``,
-    ``score``, ``rel``, ``judged`` and ``row`` (the input row number), sorted by
+    ``score``, ``rel``, ``judged`` and ``row`` (the input row number, built on first use), sorted by
     score descending with ties by item id string descending. The ground truth is
     a second CSR (``q_offsets``, ``q_item``, ``q_rel``) and ``ideal_rel`` holds
     each user's judged relevances sorted descending.
@@ -117,13 +143,18 @@ class Ranked:
     score: np.ndarray
     rel: np.ndarray
     judged: np.ndarray
-    row: np.ndarray
+    rows: RunRows
     q_offsets: np.ndarray
     q_rel: np.ndarray
     ideal_rel: np.ndarray
     in_truth: np.ndarray
     truth_from_run: bool
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def row(self) -> np.ndarray:
+        """Input run row number of each ranked position."""
+        return self.rows.get()
 
     @property
     def item_ids(self) -> pd.Index:
@@ -264,93 +295,98 @@ def _prepare(run, qrels, name) -> Ranked:
     q_rel_raw = _numeric(truth, truth_rel_col, truth_name)
 
     if truth_from_run:
-        u_run, _, users = encode_pair(run[USER], what=f"{name} column {USER}")
-        u_q = u_run
+        users, run_rows, _ = group_users(run[USER], what=f"{name} column {USER}")
+        truth_rows = run_rows
     else:
-        u_run, u_q, users = encode_pair(run[USER], truth[USER], what=f"column {USER}")
-    n_users = len(users)
-    threads = n_threads()
+        users, run_rows, truth_rows = group_users(run[USER], truth[USER], what=f"column {USER}")
     run_items, truth_items = run[ITEM], truth[ITEM]
-    q_offsets, q_rows = _group(u_q, n_users)
-    offsets, perm = _group(u_run, n_users)
-    _, tied = layout.sort_within_users(offsets, perm, score, threads)
+    by_bytes, (r_ints, r_off, r_data), (q_ints, q_off, q_data) = _item_keys(run_items, truth_items, truth_from_run)
 
-    strings = _string_buffers(run_items, truth_items, truth_from_run)
-    if strings is not None:
-        # string ids: join per user by hash, confirmed byte by byte; no global item table
-        (r_off, r_data), (q_off, q_data) = strings
-        r_hash = kstr.hash_strings(r_off, r_data)
-        q_hash = r_hash if truth_from_run else kstr.hash_strings(q_off, q_data)
-        kstr.sort_rows_by_hash(q_offsets, q_rows, q_hash)
-        keep, conflict = kstr.truth_conflicts(q_offsets, q_rows, q_hash, q_off, q_data, q_rel_raw)
-        if conflict >= 0:
-            _conflict_error(truth, truth_name, int(q_rows[conflict]))
-        q_offsets, q_rows = _drop(q_offsets, q_rows, keep)
-        q_rel = q_rel_raw[q_rows]
-        if tied:  # trec_eval's tie rule: item id descending as byte strings
-            layout.order_ties(offsets, perm, score, True, _NO_INT, _NO_INT, r_off, r_data)
-        rel, judged, dup = kstr.join_relevance_hashed(offsets, perm, r_hash, r_off, r_data, q_offsets, q_rows,
-                                                      q_hash, q_off, q_data, q_rel, threads)
-        items = ItemCodes(run_items, perm, truth_items, q_rows)
-    else:
-        if truth_from_run:
-            i_run, _, item_ids = encode_pair(run_items, what=f"{name} column {ITEM}")
-            i_q = i_run
-        else:
-            i_run, i_q, item_ids = encode_pair(run_items, truth_items, what=f"column {ITEM}")
-        n_items = len(item_ids)
-        keep, conflict = layout.qrels_conflicts(q_offsets, i_q[q_rows], q_rel_raw[q_rows], n_items, threads)
-        if conflict >= 0:
-            _conflict_error(truth, truth_name, int(q_rows[conflict]))
-        q_offsets, q_rows = _drop(q_offsets, q_rows, keep)
-        q_rel = q_rel_raw[q_rows]
-        if tied:  # trec_eval's tie rule: item id descending as strings (key computed only when needed)
-            layout.order_ties(offsets, perm, score, False, i_run, string_order(item_ids), _NO_INT, _NO_BYTES)
-        item = i_run if layout.is_identity(perm) else i_run[perm]
-        q_item = i_q[q_rows]
-        rel, judged, dup = layout.join_relevance(offsets, item, q_offsets, q_item, q_rel, n_items, threads)
-        items = ItemCodes(run_items, perm, truth_items, q_rows, codes=(item_ids, item, q_item))
+    offsets = _offsets(run_rows.length)
+    q_offsets = _offsets(truth_rows.length)
+    n, nq = int(offsets[-1]), int(q_offsets[-1])
+    lengths = run_rows.length
+    local_rows = int(lengths.max(initial=0)) <= 256
+    ranked_score, rel, judged = np.empty(n), np.empty(n), np.empty(n, dtype=bool)
+    row = np.empty(1 if local_rows else n, dtype=np.int64)
+    local = np.empty(n if local_rows else 1, dtype=np.uint8)
+    q_row, q_rel, ideal_rel, q_keep = np.empty(nq, dtype=np.int64), np.empty(nq), np.empty(nq), np.empty(nq, dtype=bool)
+    kept = np.empty(len(users), dtype=np.int64)
+    dup, conflict = assemble.rank_and_join(
+        _chunks(offsets, q_offsets, n_threads()), offsets, q_offsets,
+        run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data,
+        truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_ints, q_off, q_data, by_bytes,
+        ranked_score, row, local, local_rows, rel, judged, q_row, q_rel, ideal_rel, q_keep, kept)
+    rows = RunRows(local=local, start=run_rows.start, lengths=lengths,
+                   perm=None if run_rows.grouped else run_rows.rows) if local_rows else RunRows(full=row)
+    if conflict >= 0:
+        _conflict_error(truth, truth_name, int(q_row[conflict]))
     if dup >= 0:
-        row = int(perm[dup])
+        at = int(rows.get()[dup])
         raise MetricsError(
-            f"{name}: user {run[USER].iloc[row]!r} recommends item {run_items.iloc[row]!r} more than once "
-            f"(row {row + 1}); keep one row per (user, item)"
+            f"{name}: user {run[USER].iloc[at]!r} recommends item {run_items.iloc[at]!r} more than once "
+            f"(row {at + 1}); keep one row per (user, item)"
         )
-    ranked_score = score if layout.is_identity(perm) else score[perm]
-    in_truth = np.diff(q_offsets) > 0
-    ideal_rel = layout.sort_desc_within_users(q_offsets, q_rel)
+    if kept.sum() < q_row.shape[0]:  # exact repeats in the ground truth: drop them
+        q_lengths = np.diff(q_offsets)
+        within = np.arange(q_row.shape[0]) - np.repeat(q_offsets[:-1], q_lengths)
+        ideal_rel = ideal_rel[within < np.repeat(kept, q_lengths)]
+        q_row, q_rel = q_row[q_keep], q_rel[q_keep]
+        q_offsets = _offsets(kept)
     return Ranked(
-        user_ids=users, items=items, offsets=offsets, score=ranked_score, rel=rel, judged=judged, row=perm,
-        q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel, in_truth=in_truth, truth_from_run=truth_from_run,
+        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_row), offsets=offsets, score=ranked_score,
+        rel=rel, judged=judged, rows=rows, q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel,
+        in_truth=kept > 0, truth_from_run=truth_from_run,
     )
 
 
-def _string_buffers(run_items: pd.Series, truth_items: pd.Series, truth_from_run: bool):
-    """Arrow buffers of both item columns when both hold strings (else None: codes are used)."""
-    def buffers(s: pd.Series):
-        if not (pd.api.types.is_string_dtype(s.dtype) and hasattr(s.array, "__arrow_array__")):
-            return None
-        if s.isna().any():
-            return None  # encode_pair reports the empty ids
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    out = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def _chunks(offsets: np.ndarray, q_offsets: np.ndarray, n: int) -> np.ndarray:
+    """User bounds of ``n`` blocks holding about the same number of run + truth rows."""
+    work = offsets + q_offsets
+    bounds = np.searchsorted(work, np.linspace(0, work[-1], n + 1)).astype(np.int64)
+    bounds[0], bounds[-1] = 0, offsets.shape[0] - 1
+    return np.maximum.accumulate(bounds)
+
+
+def _item_keys(run_items: pd.Series, truth_items: pd.Series, truth_from_run: bool):
+    """How item ids are compared: ``(by_bytes, run (ints, off, data), truth (ints, off, data))``.
+
+    Integer ids in [0, 10**17) on both sides compare as int64 (ties ordered by
+    their decimal strings); anything else compares as the bytes of its string
+    form (Arrow buffers), with integers and strings mixed compared as strings.
+    """
+    sa = _as_id_series(run_items, f"column {ITEM}")
+    sb = sa if truth_from_run else _as_id_series(truth_items, f"column {ITEM}")
+    if _kind(sa) == _kind(sb) == "int" and not (
+            pd.api.types.is_bool_dtype(sa.dtype) or pd.api.types.is_bool_dtype(sb.dtype)):
+        a = sa.to_numpy(dtype=np.int64)
+        b = a if truth_from_run else sb.to_numpy(dtype=np.int64)
+        if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 10**17:
+            return False, (a, _NO_INT, _NO_BYTES), (b, _NO_INT, _NO_BYTES)
+    mixed = _kind(sa) != _kind(sb)
+    a_off, a_data = _string_buffers(sa, mixed)
+    b_off, b_data = (a_off, a_data) if truth_from_run else _string_buffers(sb, mixed)
+    return True, (_NO_INT, a_off, a_data), (_NO_INT, b_off, b_data)
+
+
+def _string_buffers(s: pd.Series, mixed: bool):
+    """Arrow (offsets, data) buffers of the ids' string form."""
+    if _kind(s) != "str" or mixed:
+        s = _to_str(s)
+    elif not (pd.api.types.is_string_dtype(s.dtype) and hasattr(s.array, "__arrow_array__")):
+        s = s.astype(str)
+    if hasattr(s.array, "__arrow_array__"):
         try:
             return kstr.arrow_buffers(s.array.__arrow_array__())
         except TypeError:
-            return None
-    run_buf = buffers(run_items)
-    if run_buf is None:
-        return None
-    truth_buf = run_buf if truth_from_run else buffers(truth_items)
-    if truth_buf is None:
-        return None
-    return run_buf, truth_buf
-
-
-def _drop(q_offsets: np.ndarray, q_rows: np.ndarray, keep: np.ndarray):
-    """Remove dropped ground-truth positions and recompute the CSR offsets."""
-    if keep.all():
-        return q_offsets, q_rows
-    kept = np.concatenate([[0], np.cumsum(segment_sums(keep.astype(np.int64), q_offsets))])
-    return kept, q_rows[keep]
+            pass
+    return kstr.arrow_buffers(pa.array(s.astype(str).to_numpy(dtype=object), type=pa.large_string()))
 
 
 def _conflict_error(truth: pd.DataFrame, truth_name: str, row: int):
@@ -364,10 +400,3 @@ def segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Sum of ``values[offsets[u]:offsets[u+1]]`` for every segment (empty segments give 0)."""
     cs = np.concatenate([[0], np.cumsum(values)])
     return cs[offsets[1:]] - cs[offsets[:-1]]
-
-
-def _group(user_codes: np.ndarray, n_users: int):
-    """CSR offsets and row permutation grouping rows by user (no work if already grouped)."""
-    if user_codes.shape[0] == 0 or bool(np.all(user_codes[1:] >= user_codes[:-1])):
-        return layout.offsets_from_sorted(user_codes, n_users), np.arange(user_codes.shape[0], dtype=np.int64)
-    return layout.group_by_user(user_codes, n_users)

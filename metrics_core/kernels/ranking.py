@@ -163,6 +163,26 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
                 s0 = score[a + s]
                 while e < n and score[a + e] == s0:
                     e += 1
+            if e == s + 1:  # a lone item: the general terms below with m = 1, without divisions
+                x = rel[a + s]
+                relevant = x >= threshold
+                if s < K:
+                    g = gain_of(x, gain_kind)
+                    cg += g
+                    dcg += g * disc_table[s]
+                    if relevant:
+                        hits += 1.0
+                        none_prob = 0.0
+                        if not rr_done:
+                            rr = 1.0 / (s + 1.0)
+                            rr_done = True
+                        ap_num += (b_rel + 1.0) / (s + 1.0)
+                if relevant:
+                    if s < R_int:
+                        hits_R += 1.0
+                    b_rel += 1.0
+                s = e
+                continue
             m = e - s
             G, Rg = group_sums(rel, a, s, e, gain_kind, threshold)
             c = min(max(K - s, 0), m)

@@ -1,0 +1,372 @@
+"""One parallel pass per user that lays a run out for every metric.
+
+For each user (in code order) the kernel
+
+1. reads the user's ground-truth rows, drops exact repeats of an item, reports
+   an item judged twice with different relevance, and writes the user's judged
+   relevances sorted descending (the ideal ranking);
+2. reads the user's run rows and sorts them by score descending, ties by item
+   id descending compared as strings (trec_eval's rule), skipping the sort when
+   the list already arrives in that order;
+3. writes the sorted scores and input row numbers, and the relevance of each
+   ranked row, found in a small per-user hash table of the ground truth; a
+   second table reports an item the user's list holds twice.
+
+Nothing is built over the whole catalogue: item ids are compared inside one
+user's short lists, as 64-bit integers or as Arrow byte strings (a 64-bit hash
+first, the bytes to confirm). Integer ids order ties as their decimal strings
+("10" < "9"), the same order trec_eval's ``strcmp`` gives.
+
+Rows of a user are addressed as ``start[u] + j`` (rows grouped in the input:
+no permutation exists) or ``rows[start[u] + j]`` (rows grouped by a counting
+sort), so grouped input, the usual case, is never copied to be grouped.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ._jit import njit
+from .strings import compare_bytes
+
+_EMPTY_INT = np.zeros(1, dtype=np.int64)
+_EMPTY_BYTES = np.zeros(1, dtype=np.uint8)
+
+
+@njit(inline="always")
+def _mix(h):
+    """MurmurHash3's 64-bit finaliser."""
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(inline="always")
+def _item_hash(row, by_bytes, ints, off, data):
+    """64-bit hash of a row's item id whose top bits pick a table slot: FNV-1a over its
+    bytes then mixed, or Fibonacci hashing of its integer value (one multiply)."""
+    if by_bytes:
+        h = np.uint64(14695981039346656037)
+        for j in range(off[row], off[row + 1]):
+            h = (h ^ np.uint64(data[j])) * np.uint64(1099511628211)
+        return _mix(h)
+    return np.uint64(ints[row]) * np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(inline="always")
+def _same_item(a, a_ints, a_off, a_data, b, b_ints, b_off, b_data, by_bytes):
+    if by_bytes:
+        return compare_bytes(a_off, a_data, a, b_off, b_data, b) == 0
+    return a_ints[a] == b_ints[b]
+
+
+@njit(inline="always")
+def _decimal_key(x):
+    """Order-preserving key of a non-negative integer's decimal string (left-aligned digits)."""
+    digits = 1
+    scale = np.int64(10) ** 16
+    bound = np.int64(10)
+    while digits < 17 and x >= bound:
+        digits += 1
+        bound *= 10
+        scale //= 10
+    return x * scale * 32 + digits
+
+
+@njit(inline="always")
+def _item_above(a, b, by_bytes, ints, off, data):
+    """Whether row a's item id sorts above row b's as strings (ties are ranked by item id descending)."""
+    if by_bytes:
+        return compare_bytes(off, data, a, off, data, b) > 0
+    return _decimal_key(ints[a]) > _decimal_key(ints[b])
+
+
+@njit(inline="always")
+def _insertion_sort_desc(k, p, lo, hi):
+    for x in range(lo + 1, hi):
+        kv = k[x]
+        pv = p[x]
+        y = x - 1
+        while y >= lo and k[y] < kv:
+            k[y + 1] = k[y]
+            p[y + 1] = p[y]
+            y -= 1
+        k[y + 1] = kv
+        p[y + 1] = pv
+
+
+@njit
+def _sort_desc(k, p, k2, p2, m):
+    """Sort keys ``k[:m]`` descending carrying ``p`` along (insertion sort in blocks of 32,
+    then merges between (k, p) and the scratch (k2, p2)); the result is in (k, p)."""
+    block = 32
+    for lo in range(0, m, block):
+        _insertion_sort_desc(k, p, lo, min(m, lo + block))
+    sk, sp, dk, dp = k, p, k2, p2
+    swapped = False
+    width = block
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid = min(m, lo + width)
+            hi = min(m, lo + 2 * width)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                if sk[j] > sk[i]:
+                    dk[o] = sk[j]
+                    dp[o] = sp[j]
+                    j += 1
+                else:
+                    dk[o] = sk[i]
+                    dp[o] = sp[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dk[o] = sk[i]
+                dp[o] = sp[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dk[o] = sk[j]
+                dp[o] = sp[j]
+                j += 1
+                o += 1
+        sk, sp, dk, dp = dk, dp, sk, sp
+        swapped = not swapped
+        width *= 2
+    if swapped:
+        for j in range(m):
+            k[j] = k2[j]
+            p[j] = p2[j]
+
+
+@njit
+def _order_ties(k, p, m, rows, by_bytes, ints, off, data):
+    """Within each run of equal keys, order entries by item id descending (insertion sort)."""
+    j = 0
+    while j < m:
+        e = j + 1
+        while e < m and k[e] == k[j]:
+            e += 1
+        for x in range(j + 1, e):
+            v = p[x]
+            y = x - 1
+            while y >= j and _item_above(rows[v], rows[p[y]], by_bytes, ints, off, data):
+                p[y + 1] = p[y]
+                y -= 1
+            p[y + 1] = v
+        j = e
+
+
+@njit
+def _table_bits(longest):
+    """log2 of an open-addressing table size at least twice ``longest``."""
+    bits = 3
+    while (1 << bits) < 2 * longest:
+        bits += 1
+    return bits
+
+
+@njit(parallel=True)
+def rank_and_join(chunks, offsets, q_offsets,
+                  r_rows, r_grouped, r_start, score, r_ints, r_off, r_data,
+                  q_rows_in, q_grouped, q_start, q_rel_raw, q_ints, q_off, q_data, by_bytes,
+                  out_score, out_row, out_local, local_rows, out_rel, out_judged, out_q_row, out_q_rel, out_ideal,
+                  q_keep, kept):
+    """The whole layout in one pass per user; users ``chunks[t]:chunks[t+1]`` go to thread t.
+
+    ``offsets`` / ``q_offsets`` are the output CSR offsets (user u has
+    ``offsets[u+1] - offsets[u]`` run rows starting at input position
+    ``r_start[u]``, likewise for the ground truth). Fills, per ranked
+    position, ``out_score``, the input run row (``out_row``, or with
+    ``local_rows`` its index within the user's rows, ``out_local``, one byte
+    per row when no list is longer than 256), ``out_rel`` and ``out_judged``; per truth position ``out_q_row`` (input truth row),
+    ``out_q_rel`` and ``q_keep`` (False for a dropped exact repeat, which keeps
+    its slot); ``kept[u]`` counts the user's kept judgments, whose relevances
+    come first, sorted descending, in the user's slice of ``out_ideal``. The
+    outputs are allocated by the caller (NumPy asks the kernel for huge pages,
+    numba's allocator does not: first-touch page faults then dominate).
+
+    Returns ``(dup, conflict)``: the first ranked position repeating an item of
+    the same user (or -1), and the first truth position judging an item again
+    with another relevance (or -1).
+    """
+    n_users = offsets.shape[0] - 1
+    n_chunks = chunks.shape[0] - 1
+    dup = np.full(n_chunks, -1, dtype=np.int64)
+    bad = np.full(n_chunks, -1, dtype=np.int64)
+    for t in nb.prange(n_chunks):
+        lo = chunks[t]
+        hi = chunks[t + 1]
+        longest = 1
+        longest_q = 1
+        for u in range(lo, hi):
+            longest = max(longest, offsets[u + 1] - offsets[u])
+            longest_q = max(longest_q, q_offsets[u + 1] - q_offsets[u])
+        r_bits = _table_bits(longest)
+        q_bits = _table_bits(longest_q)
+        r_size = 1 << r_bits
+        q_size = 1 << q_bits
+        r_shift = np.uint64(64 - r_bits)
+        q_shift = np.uint64(64 - q_bits)
+        r_mask = np.uint64(r_size - 1)
+        q_mask = np.uint64(q_size - 1)
+        r_table = np.full(r_size, -1, dtype=np.int64)
+        q_table = np.full(q_size, -1, dtype=np.int64)
+        r_hash = np.empty(longest, dtype=np.uint64)
+        q_hash = np.empty(longest_q, dtype=np.uint64)
+        q_slots = np.empty(longest_q, dtype=np.int64)
+        r_slots = np.empty(longest, dtype=np.int64)
+        gains = np.empty(longest_q, dtype=np.float64)
+        keys = np.empty(longest, dtype=np.float64)
+        keys2 = np.empty(longest, dtype=np.float64)
+        rows = np.empty(longest, dtype=np.int64)
+        idx = np.empty(longest, dtype=np.int64)
+        tmp = np.empty(longest, dtype=np.int64)
+        for u in range(lo, hi):
+            # ---- ground truth: dedupe, conflicts, ideal gains
+            qa = q_offsets[u]
+            ql = q_offsets[u + 1] - qa
+            n_q_slots = 0
+            n_kept = 0
+            for j in range(ql):
+                src = q_start[u] + j if q_grouped else q_rows_in[q_start[u] + j]
+                out_q_row[qa + j] = src
+                rv = q_rel_raw[src]
+                out_q_rel[qa + j] = rv
+                h = _item_hash(src, by_bytes, q_ints, q_off, q_data)
+                q_hash[j] = h
+                slot = h >> q_shift
+                repeat = False
+                while q_table[slot] >= 0:
+                    p = q_table[slot]
+                    if q_hash[p] == h and _same_item(out_q_row[qa + p], q_ints, q_off, q_data,
+                                                     src, q_ints, q_off, q_data, by_bytes):
+                        repeat = True
+                        if out_q_rel[qa + p] != rv and bad[t] < 0:
+                            bad[t] = qa + j
+                        break
+                    slot = (slot + np.uint64(1)) & q_mask
+                q_keep[qa + j] = not repeat
+                if not repeat:
+                    q_table[slot] = j
+                    q_slots[n_q_slots] = slot
+                    n_q_slots += 1
+                    gains[n_kept] = rv
+                    n_kept += 1
+            kept[u] = n_kept
+            if n_kept > 1:
+                g = np.sort(gains[:n_kept])
+                for j in range(n_kept):
+                    out_ideal[qa + j] = g[n_kept - 1 - j]
+            elif n_kept == 1:
+                out_ideal[qa] = gains[0]
+            # ---- run: sort by score (ties by item id), then join
+            ra = offsets[u]
+            m = offsets[u + 1] - ra
+            in_order = True
+            tied = False
+            for j in range(m):
+                src = r_start[u] + j if r_grouped else r_rows[r_start[u] + j]
+                rows[j] = src
+                keys[j] = score[src]
+                idx[j] = j
+                if j > 0:
+                    if keys[j] > keys[j - 1]:
+                        in_order = False
+                    elif keys[j] == keys[j - 1]:
+                        tied = True
+            if not in_order:
+                _sort_desc(keys, idx, keys2, tmp, m)
+                tied = False
+                for j in range(1, m):
+                    if keys[j] == keys[j - 1]:
+                        tied = True
+                        break
+            if tied:
+                _order_ties(keys, idx, m, rows, by_bytes, r_ints, r_off, r_data)
+            n_r_slots = 0
+            for i in range(m):
+                src = rows[idx[i]]
+                out_score[ra + i] = keys[i]
+                if local_rows:
+                    out_local[ra + i] = idx[i]
+                else:
+                    out_row[ra + i] = src
+                h = _item_hash(src, by_bytes, r_ints, r_off, r_data)
+                r_hash[i] = h
+                slot = h >> r_shift
+                seen = False
+                while r_table[slot] >= 0:
+                    p = r_table[slot]
+                    if r_hash[p] == h and _same_item(rows[idx[p]], r_ints, r_off, r_data,
+                                                     src, r_ints, r_off, r_data, by_bytes):
+                        seen = True
+                        if dup[t] < 0:
+                            dup[t] = ra + i
+                        break
+                    slot = (slot + np.uint64(1)) & r_mask
+                if not seen:
+                    r_table[slot] = i
+                    r_slots[n_r_slots] = slot
+                    n_r_slots += 1
+                rel = 0.0
+                judged = False
+                if ql > 0:
+                    slot = h >> q_shift
+                    while q_table[slot] >= 0:
+                        p = q_table[slot]
+                        if q_hash[p] == h and _same_item(src, r_ints, r_off, r_data,
+                                                         out_q_row[qa + p], q_ints, q_off, q_data, by_bytes):
+                            rel = out_q_rel[qa + p]
+                            judged = True
+                            break
+                        slot = (slot + np.uint64(1)) & q_mask
+                out_rel[ra + i] = rel
+                out_judged[ra + i] = judged
+            for x in range(n_r_slots):
+                r_table[r_slots[x]] = -1
+            for x in range(n_q_slots):
+                q_table[q_slots[x]] = -1
+    first_dup = -1
+    first_bad = -1
+    for t in range(n_chunks):
+        if dup[t] >= 0 and (first_dup < 0 or dup[t] < first_dup):
+            first_dup = dup[t]
+        if bad[t] >= 0 and (first_bad < 0 or bad[t] < first_bad):
+            first_bad = bad[t]
+    return first_dup, first_bad
+
+
+@njit(parallel=True)
+def changes(values, out):
+    """``out[i]``: whether ``values[i]`` differs from the value before (position 0 always)."""
+    n = values.shape[0]
+    if n > 0:
+        out[0] = True
+    for i in nb.prange(1, n):
+        out[i] = values[i] != values[i - 1]
+
+
+@njit(parallel=True)
+def changes_bytes(off, data, out):
+    """``out[i]``: whether string ``i`` differs from the one before (Arrow buffers; position 0 always)."""
+    n = off.shape[0] - 1
+    if n > 0:
+        out[0] = True
+    for i in nb.prange(1, n):
+        a0 = off[i]
+        b0 = off[i - 1]
+        length = off[i + 1] - a0
+        same = length == a0 - b0
+        if same:
+            for x in range(length):
+                if data[a0 + x] != data[b0 + x]:
+                    same = False
+                    break
+        out[i] = not same
