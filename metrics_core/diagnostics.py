@@ -85,7 +85,7 @@ class Diagnostics:
 def diagnose(ranked, evaluated: np.ndarray, n_rel: np.ndarray, k: int) -> Diagnostics:
     """Diagnostics for the users of ``ranked`` (``evaluated`` mask, cutoff ``k``)."""
     in_run, in_truth = ranked.in_run, ranked.in_truth
-    tied, short, unjudged = top_k_facts(ranked.offsets, ranked.score, ranked.judged, k)
+    tied, short, unjudged = top_k_facts(ranked.offsets, ranked.tie_key, ranked.judged, k)
     ev_run = evaluated & in_run
     n_ev = int(evaluated.sum())
     top_rows = np.minimum(ranked.list_lengths, k)[ev_run].sum()

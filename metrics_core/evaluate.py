@@ -101,7 +101,7 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     """All ranking families at cutoff ``k`` for every user code: array (n_users, len(FAMILIES))."""
     out = np.empty((ranked.n_users, len(FAMILIES)), dtype=np.float64)
     ranking_families(
-        ranked.offsets, ranked.rel_in_order(ties), ranked.score, ranked.n_relevant(relevance_threshold),
+        ranked.offsets, ranked.rel_in_order(ties), ranked.tie_key, ranked.n_relevant(relevance_threshold),
         ranked.q_offsets, ranked.ideal_rel,
         int(k), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
         ties == "average", _discounts(ranked, k), out,
@@ -136,7 +136,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         n_rel = ranked.n_relevant(threshold)
-        sums = ranking_curve(ranked.offsets, ranked.rel_in_order(ties), ranked.score, n_rel, ranked.q_offsets,
+        sums = ranking_curve(ranked.offsets, ranked.rel_in_order(ties), ranked.tie_key, n_rel, ranked.q_offsets,
                              ranked.ideal_rel, users, int(k_max), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm],
                              threshold, ties == "average", _discounts(ranked, k_max), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
@@ -269,7 +269,7 @@ def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, rel
         elif name in ("accuracy", "precision", "recall", "f1"):
             summary[s.label] = _threshold_metric(name, y, p, threshold)
         elif name == "gauc":
-            auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.score, ranked.labels(relevance_threshold))
+            auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.tie_key, ranked.labels(relevance_threshold))
             ok = ~np.isnan(auc) & ranked.in_truth
             weights = {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[gauc_weight]
             w = weights[ok]
@@ -324,7 +324,7 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
     features = None
     for s in specs:
         k = s.k
-        incl = div.top_k_inclusion(ranked.offsets, ranked.score, k, average)
+        incl = div.top_k_inclusion(ranked.offsets, ranked.tie_key, k, average)
         weight = np.where(ev_rows, incl, 0.0)
         if s.name == "ils":
             if item_features is None:
@@ -333,7 +333,7 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
                 features = align_features(item_features, ranked.item_ids)
                 rec = np.unique(items[weight > 0])
                 diagnostics.items_missing_features = int((~features.known[rec]).sum())
-            values = div.ils(ranked.offsets, items, ranked.score, k, average, features.known,
+            values = div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known,
                              *_similarity_args(features))
             v = values[ev_codes]
             per_user[s.label] = v

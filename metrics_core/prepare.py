@@ -74,9 +74,20 @@ class RunRows:
     when the input was not grouped).
     """
 
-    def __init__(self, full=None, local=None, start=None, lengths=None, perm=None):
+    def __init__(self, full=None, local=None, start=None, lengths=None, perm=None, offsets=None):
         self._full, self._local, self._start, self._lengths, self._perm = full, local, start, lengths, perm
+        self._offsets = offsets
         self._lock = threading.Lock()
+
+    def gather(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per input run row) in ranked order, without building the row numbers."""
+        if self._full is not None:
+            return values[self._full]
+        out = np.empty(self._local.shape[0], dtype=values.dtype)
+        grouped = self._perm is None
+        assemble.gather_ranked(values, self._offsets, self._start, self._local,
+                               _NO_INT if grouped else self._perm, grouped, out)
+        return out
 
     def get(self) -> np.ndarray:
         if self._full is None:
@@ -131,8 +142,11 @@ class Ranked:
 
     Users are coded ``0..n_users-1`` (``user_ids[code]`` is the original id);
     ``offsets[u]:offsets[u+1]`` index user ``u``'s ranked rows in ``item``,
-    ``score``, ``rel``, ``judged`` and ``row`` (the input row number, built on first use), sorted by
-    score descending with ties by item id string descending. The ground truth is
+    ``score``, ``rel``, ``judged``, ``tie_key`` and ``row`` (the input row
+    number), sorted by score descending with ties by item id string
+    descending. ``tie_key`` is 0 or 1, alternating from one run of equal
+    scores to the next: the ranking kernels find tie groups with it (one byte
+    per row). ``score``, ``row`` and item codes are built on first use. The ground truth is
     a second CSR (``q_offsets``, ``q_item``, ``q_rel``) and ``ideal_rel`` holds
     each user's judged relevances sorted descending.
     """
@@ -140,7 +154,8 @@ class Ranked:
     user_ids: pd.Index
     items: "ItemCodes"
     offsets: np.ndarray
-    score: np.ndarray
+    input_score: np.ndarray
+    tie_key: np.ndarray
     rel: np.ndarray
     judged: np.ndarray
     rows: RunRows
@@ -150,6 +165,13 @@ class Ranked:
     in_truth: np.ndarray
     truth_from_run: bool
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def score(self) -> np.ndarray:
+        """Score of each ranked row (descending within each user)."""
+        if "score" not in self._cache:
+            self._cache["score"] = self.rows.gather(self.input_score)
+        return self._cache["score"]
 
     @property
     def row(self) -> np.ndarray:
@@ -177,7 +199,7 @@ class Ranked:
 
     @property
     def n_rows(self) -> int:
-        return int(self.score.shape[0])
+        return int(self.rel.shape[0])
 
     @property
     def n_items_seen(self) -> int:
@@ -211,7 +233,7 @@ class Ranked:
         if ties != "input":
             return self.rel
         if "rel_input" not in self._cache:
-            pos = layout.input_order_within_ties(self.offsets, self.score, self.row)
+            pos = layout.input_order_within_ties(self.offsets, self.tie_key, self.row)
             self._cache["rel_input"] = self.rel[pos]
             self._cache["pos_input"] = pos
         return self._cache["rel_input"]
@@ -307,7 +329,7 @@ def _prepare(run, qrels, name) -> Ranked:
     n, nq = int(offsets[-1]), int(q_offsets[-1])
     lengths = run_rows.length
     local_rows = int(lengths.max(initial=0)) <= 256
-    ranked_score, rel, judged = np.empty(n), np.empty(n), np.empty(n, dtype=bool)
+    tie_key, rel, judged = np.empty(n, dtype=np.uint8), np.empty(n), np.empty(n, dtype=bool)
     row = np.empty(1 if local_rows else n, dtype=np.int64)
     local = np.empty(n if local_rows else 1, dtype=np.uint8)
     q_row, q_rel, ideal_rel, q_keep = np.empty(nq, dtype=np.int64), np.empty(nq), np.empty(nq), np.empty(nq, dtype=bool)
@@ -316,8 +338,8 @@ def _prepare(run, qrels, name) -> Ranked:
         _chunks(offsets, q_offsets, n_threads()), offsets, q_offsets,
         run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data,
         truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_ints, q_off, q_data, by_bytes,
-        ranked_score, row, local, local_rows, rel, judged, q_row, q_rel, ideal_rel, q_keep, kept)
-    rows = RunRows(local=local, start=run_rows.start, lengths=lengths,
+        tie_key, row, local, local_rows, rel, judged, q_row, q_rel, ideal_rel, q_keep, kept)
+    rows = RunRows(local=local, start=run_rows.start, lengths=lengths, offsets=offsets,
                    perm=None if run_rows.grouped else run_rows.rows) if local_rows else RunRows(full=row)
     if conflict >= 0:
         _conflict_error(truth, truth_name, int(q_row[conflict]))
@@ -334,7 +356,7 @@ def _prepare(run, qrels, name) -> Ranked:
         q_row, q_rel = q_row[q_keep], q_rel[q_keep]
         q_offsets = _offsets(kept)
     return Ranked(
-        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_row), offsets=offsets, score=ranked_score,
+        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_row), offsets=offsets, input_score=score, tie_key=tie_key,
         rel=rel, judged=judged, rows=rows, q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel,
         in_truth=kept > 0, truth_from_run=truth_from_run,
     )

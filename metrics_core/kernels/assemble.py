@@ -8,7 +8,7 @@ For each user (in code order) the kernel
 2. reads the user's run rows and sorts them by score descending, ties by item
    id descending compared as strings (trec_eval's rule), skipping the sort when
    the list already arrives in that order;
-3. writes the sorted scores and input row numbers, and the relevance of each
+3. writes a tie-group key and the input row number of each ranked row, and the relevance of each
    ranked row, found in a small per-user hash table of the ground truth; a
    second table reports an item the user's list holds twice.
 
@@ -176,14 +176,16 @@ def _table_bits(longest):
 def rank_and_join(chunks, offsets, q_offsets,
                   r_rows, r_grouped, r_start, score, r_ints, r_off, r_data,
                   q_rows_in, q_grouped, q_start, q_rel_raw, q_ints, q_off, q_data, by_bytes,
-                  out_score, out_row, out_local, local_rows, out_rel, out_judged, out_q_row, out_q_rel, out_ideal,
+                  out_tie, out_row, out_local, local_rows, out_rel, out_judged, out_q_row, out_q_rel, out_ideal,
                   q_keep, kept):
     """The whole layout in one pass per user; users ``chunks[t]:chunks[t+1]`` go to thread t.
 
     ``offsets`` / ``q_offsets`` are the output CSR offsets (user u has
     ``offsets[u+1] - offsets[u]`` run rows starting at input position
     ``r_start[u]``, likewise for the ground truth). Fills, per ranked
-    position, ``out_score``, the input run row (``out_row``, or with
+    position, ``out_tie`` (a tie-group key: 0 or 1, alternating from one run of
+    equal scores to the next within a user, so equal adjacent keys mean tied
+    scores), the input run row (``out_row``, or with
     ``local_rows`` its index within the user's rows, ``out_local``, one byte
     per row when no list is longer than 256), ``out_rel`` and ``out_judged``; per truth position ``out_q_row`` (input truth row),
     ``out_q_rel`` and ``q_keep`` (False for a dropped exact repeat, which keeps
@@ -293,7 +295,12 @@ def rank_and_join(chunks, offsets, q_offsets,
             n_r_slots = 0
             for i in range(m):
                 src = rows[idx[i]]
-                out_score[ra + i] = keys[i]
+                if i == 0:
+                    out_tie[ra] = 0
+                elif keys[i] == keys[i - 1]:
+                    out_tie[ra + i] = out_tie[ra + i - 1]
+                else:
+                    out_tie[ra + i] = 1 - out_tie[ra + i - 1]
                 if local_rows:
                     out_local[ra + i] = idx[i]
                 else:
@@ -370,3 +377,13 @@ def changes_bytes(off, data, out):
                     same = False
                     break
         out[i] = not same
+
+
+@njit(parallel=True)
+def gather_ranked(values, offsets, start, local, perm, grouped, out):
+    """``out[i] = values[input row of ranked position i]`` from one-byte local rows."""
+    n_users = offsets.shape[0] - 1
+    for u in nb.prange(n_users):
+        for i in range(offsets[u], offsets[u + 1]):
+            r = start[u] + local[i]
+            out[i] = values[r] if grouped else values[perm[r]]

@@ -1,6 +1,8 @@
 """The per-user ranking kernel: every ranking metric family at one cutoff, one pass.
 
 Inputs are the ranked CSR arrays (each user's rows sorted by score descending).
+Tie groups are found by equality of neighbours in ``score``, which may be the
+scores themselves or the layout's one-byte tie key (:attr:`Ranked.tie_key`).
 For each user ``u`` it fills one row of ``out`` with the columns of ``FAMILIES``.
 
 Notation for one user: ``rel_i`` the relevance at rank ``i`` (1-based), ``g(rel)``

@@ -208,7 +208,7 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
     out["tp"], out["fp"] = int(np.sum(pred & pos)), int(np.sum(pred & ~pos))
     out["fn"], out["tn"] = int(np.sum(~pred & pos)), int(np.sum(~pred & ~pos))
     if "gauc" in names:
-        auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.score, ranked.labels(thr))
+        auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.tie_key, ranked.labels(thr))
         ok = ~np.isnan(auc) & ranked.in_truth
         weights = {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[conv["gauc_weight"]]
         out["gauc_num"] = float(np.sum(weights[ok] * auc[ok]))
@@ -228,7 +228,7 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
 
 def _inclusion(ranked: Ranked, k: int, ties: str) -> np.ndarray:
     """P(row in its user's top k): 0/1, or c/m for a tie group cut by k under ties="average" (as mc.evaluate)."""
-    return div.top_k_inclusion(ranked.offsets, ranked.score, k, ties == "average")
+    return div.top_k_inclusion(ranked.offsets, ranked.tie_key, k, ties == "average")
 
 
 def _novelty(ranked: Ranked, k: int, plan: BucketPlan, ev_codes: np.ndarray) -> np.ndarray:
