@@ -17,8 +17,8 @@ from .kernels._jit import njit
 
 
 @njit(parallel=True)
-def top_k_facts(offsets, score, judged, k):
-    """Per user: tied scores inside the top k, list shorter than k, unjudged rows in the top k."""
+def top_k_facts(offsets, tie_key, rel_code, k):
+    """Per user: tied scores inside the top k, list shorter than k, unjudged rows (code 0) in the top k."""
     n_users = offsets.shape[0] - 1
     tied = np.zeros(n_users, dtype=np.bool_)
     short = np.zeros(n_users, dtype=np.bool_)
@@ -29,9 +29,9 @@ def top_k_facts(offsets, score, judged, k):
         K = min(k, n)
         short[u] = n < k
         for j in range(K):
-            if not judged[a + j]:
+            if rel_code[a + j] == 0:
                 unjudged[u] += 1
-            if j > 0 and score[a + j] == score[a + j - 1]:
+            if j > 0 and tie_key[a + j] == tie_key[a + j - 1]:
                 tied[u] = True
     return tied, short, unjudged
 
@@ -85,7 +85,7 @@ class Diagnostics:
 def diagnose(ranked, evaluated: np.ndarray, n_rel: np.ndarray, k: int) -> Diagnostics:
     """Diagnostics for the users of ``ranked`` (``evaluated`` mask, cutoff ``k``)."""
     in_run, in_truth = ranked.in_run, ranked.in_truth
-    tied, short, unjudged = top_k_facts(ranked.offsets, ranked.tie_key, ranked.judged, k)
+    tied, short, unjudged = top_k_facts(ranked.offsets, ranked.tie_key, ranked.rel_code, k)
     ev_run = evaluated & in_run
     n_ev = int(evaluated.sum())
     top_rows = np.minimum(ranked.list_lengths, k)[ev_run].sum()

@@ -101,7 +101,8 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     """All ranking families at cutoff ``k`` for every user code: array (n_users, len(FAMILIES))."""
     out = np.empty((ranked.n_users, len(FAMILIES)), dtype=np.float64)
     ranking_families(
-        ranked.offsets, ranked.rel_in_order(ties), ranked.tie_key, ranked.n_relevant(relevance_threshold),
+        ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key,
+        ranked.n_relevant(relevance_threshold),
         ranked.q_offsets, ranked.ideal_rel,
         int(k), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
         ties == "average", _discounts(ranked, k), out,
@@ -136,7 +137,8 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         n_rel = ranked.n_relevant(threshold)
-        sums = ranking_curve(ranked.offsets, ranked.rel_in_order(ties), ranked.tie_key, n_rel, ranked.q_offsets,
+        sums = ranking_curve(ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key, n_rel,
+                             ranked.q_offsets,
                              ranked.ideal_rel, users, int(k_max), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm],
                              threshold, ties == "average", _discounts(ranked, k_max), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}

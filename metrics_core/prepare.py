@@ -146,7 +146,10 @@ class Ranked:
     number), sorted by score descending with ties by item id string
     descending. ``tie_key`` is 0 or 1, alternating from one run of equal
     scores to the next: the ranking kernels find tie groups with it (one byte
-    per row). ``score``, ``row`` and item codes are built on first use. The ground truth is
+    per row). ``rel_code`` codes each row's judgment (0: unjudged, relevance
+    ``rel_values[code]``; one byte per row when the ground truth has at most
+    254 distinct relevance values). ``score``, ``rel``, ``judged``, ``row``
+    and item codes are built from these on first use. The ground truth is
     a second CSR (``q_offsets``, ``q_item``, ``q_rel``) and ``ideal_rel`` holds
     each user's judged relevances sorted descending.
     """
@@ -156,8 +159,8 @@ class Ranked:
     offsets: np.ndarray
     input_score: np.ndarray
     tie_key: np.ndarray
-    rel: np.ndarray
-    judged: np.ndarray
+    rel_code: np.ndarray
+    rel_values: np.ndarray
     rows: RunRows
     q_offsets: np.ndarray
     q_rel: np.ndarray
@@ -165,6 +168,18 @@ class Ranked:
     in_truth: np.ndarray
     truth_from_run: bool
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def rel(self) -> np.ndarray:
+        """Relevance of each ranked row (0.0 when unjudged)."""
+        if "rel" not in self._cache:
+            self._cache["rel"] = self.rel_values[self.rel_code]
+        return self._cache["rel"]
+
+    @property
+    def judged(self) -> np.ndarray:
+        """Whether each ranked row is in the ground truth."""
+        return self.rel_code != 0
 
     @property
     def score(self) -> np.ndarray:
@@ -199,7 +214,7 @@ class Ranked:
 
     @property
     def n_rows(self) -> int:
-        return int(self.rel.shape[0])
+        return int(self.rel_code.shape[0])
 
     @property
     def n_items_seen(self) -> int:
@@ -228,28 +243,28 @@ class Ranked:
             self._cache[key] = segment_sums(hit, self.q_offsets)
         return self._cache[key]
 
-    def rel_in_order(self, ties: str) -> np.ndarray:
-        """Relevance per ranked position under a tie rule ('input' reorders tie groups)."""
+    def codes_in_order(self, ties: str) -> np.ndarray:
+        """Relevance codes per ranked position under a tie rule ('input' reorders tie groups)."""
         if ties != "input":
-            return self.rel
-        if "rel_input" not in self._cache:
+            return self.rel_code
+        if "code_input" not in self._cache:
             pos = layout.input_order_within_ties(self.offsets, self.tie_key, self.row)
-            self._cache["rel_input"] = self.rel[pos]
+            self._cache["code_input"] = self.rel_code[pos]
             self._cache["pos_input"] = pos
-        return self._cache["rel_input"]
+        return self._cache["code_input"]
 
     def positions_in_order(self, ties: str) -> np.ndarray:
         """Ranked positions in the order a tie rule presents them (identity but for 'input')."""
         if ties != "input":
             return np.arange(self.n_rows)
-        self.rel_in_order("input")
+        self.codes_in_order("input")
         return self._cache["pos_input"]
 
     def labels(self, relevance_threshold: float = 1) -> np.ndarray:
         """Binary label per ranked row: relevance >= threshold (unjudged rows are 0)."""
         key = ("labels", float(relevance_threshold))
         if key not in self._cache:
-            self._cache[key] = (self.rel >= relevance_threshold).astype(np.float64)
+            self._cache[key] = (self.rel_values >= relevance_threshold)[self.rel_code].astype(np.float64)
         return self._cache[key]
 
     def user_code(self, user_id) -> int:
@@ -329,7 +344,8 @@ def _prepare(run, qrels, name) -> Ranked:
     n, nq = int(offsets[-1]), int(q_offsets[-1])
     lengths = run_rows.length
     local_rows = int(lengths.max(initial=0)) <= 256
-    tie_key, rel, judged = np.empty(n, dtype=np.uint8), np.empty(n), np.empty(n, dtype=bool)
+    q_code, rel_values = _relevance_codes(q_rel_raw)
+    tie_key, rel_code = np.empty(n, dtype=np.uint8), np.empty(n, dtype=q_code.dtype)
     row = np.empty(1 if local_rows else n, dtype=np.int64)
     local = np.empty(n if local_rows else 1, dtype=np.uint8)
     q_row, q_rel, ideal_rel, q_keep = np.empty(nq, dtype=np.int64), np.empty(nq), np.empty(nq), np.empty(nq, dtype=bool)
@@ -337,8 +353,8 @@ def _prepare(run, qrels, name) -> Ranked:
     dup, conflict = assemble.rank_and_join(
         _chunks(offsets, q_offsets, n_threads()), offsets, q_offsets,
         run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data,
-        truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_ints, q_off, q_data, by_bytes,
-        tie_key, row, local, local_rows, rel, judged, q_row, q_rel, ideal_rel, q_keep, kept)
+        truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ints, q_off, q_data, by_bytes,
+        tie_key, row, local, local_rows, rel_code, q_row, q_rel, ideal_rel, q_keep, kept)
     rows = RunRows(local=local, start=run_rows.start, lengths=lengths, offsets=offsets,
                    perm=None if run_rows.grouped else run_rows.rows) if local_rows else RunRows(full=row)
     if conflict >= 0:
@@ -357,9 +373,25 @@ def _prepare(run, qrels, name) -> Ranked:
         q_offsets = _offsets(kept)
     return Ranked(
         user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_row), offsets=offsets, input_score=score, tie_key=tie_key,
-        rel=rel, judged=judged, rows=rows, q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel,
+        rel_code=rel_code, rel_values=rel_values, rows=rows, q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel,
         in_truth=kept > 0, truth_from_run=truth_from_run,
     )
+
+
+def _relevance_codes(rel: np.ndarray):
+    """``(code per ground-truth row, rel_values)``: relevance ``rel_values[code]``, code 0 unused (unjudged).
+
+    Integer grades spanning at most 254 values take one pass; other values are
+    coded through :func:`numpy.unique` (uint8 codes up to 254 distinct values,
+    int32 beyond).
+    """
+    codes = np.empty(rel.shape[0], dtype=np.uint8)
+    lo, hi = assemble.relevance_codes(rel, codes)
+    if not np.isnan(lo):
+        return codes, np.r_[0.0, np.arange(lo, hi + 1.0)]
+    values, inverse = np.unique(rel, return_inverse=True)
+    dtype = np.uint8 if len(values) <= 254 else np.int32
+    return (inverse + 1).astype(dtype), np.r_[0.0, values]
 
 
 def _offsets(lengths: np.ndarray) -> np.ndarray:

@@ -26,7 +26,9 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
     if n_relevant is None:
         n_relevant = float(np.sum(rel >= threshold)) if ideal_relevances is None else float(np.sum(ideal >= threshold))
     out = np.empty((1, len(FAMILIES)))
-    ranking_families(np.array([0, n], dtype=np.int64), rel, (np.arange(n) % 2).astype(np.uint8),
+    values, codes = np.unique(np.asarray(rel, dtype=np.float64), return_inverse=True)
+    codes = codes.astype(np.uint8 if len(values) <= 255 else np.int32).reshape(-1)
+    ranking_families(np.array([0, n], dtype=np.int64), codes, values, (np.arange(n) % 2).astype(np.uint8),
                      np.array([float(n_relevant)]), np.array([0, len(ideal)], dtype=np.int64),
                      np.ascontiguousarray(ideal), 0 if k is None else int(k), GAINS[gain], ideal_kind,
                      AP_NORMS[ap_norm], float(threshold), False,

@@ -175,30 +175,38 @@ def _table_bits(longest):
 @njit(parallel=True)
 def rank_and_join(chunks, offsets, q_offsets,
                   r_rows, r_grouped, r_start, score, r_ints, r_off, r_data,
-                  q_rows_in, q_grouped, q_start, q_rel_raw, q_ints, q_off, q_data, by_bytes,
-                  out_tie, out_row, out_local, local_rows, out_rel, out_judged, out_q_row, out_q_rel, out_ideal,
+                  q_rows_in, q_grouped, q_start, q_rel_raw, q_code_in, q_ints, q_off, q_data, by_bytes,
+                  out_tie, out_row, out_local, local_rows, out_code, out_q_row, out_q_rel, out_ideal,
                   q_keep, kept):
     """The whole layout in one pass per user; users ``chunks[t]:chunks[t+1]`` go to thread t.
 
     ``offsets`` / ``q_offsets`` are the output CSR offsets (user u has
     ``offsets[u+1] - offsets[u]`` run rows starting at input position
-    ``r_start[u]``, likewise for the ground truth). Fills, per ranked
-    position, ``out_tie`` (a tie-group key: 0 or 1, alternating from one run of
-    equal scores to the next within a user, so equal adjacent keys mean tied
-    scores), the input run row (``out_row``, or with
-    ``local_rows`` its index within the user's rows, ``out_local``, one byte
-    per row when no list is longer than 256), ``out_rel`` and ``out_judged``; per truth position ``out_q_row`` (input truth row),
-    ``out_q_rel`` and ``q_keep`` (False for a dropped exact repeat, which keeps
-    its slot); ``kept[u]`` counts the user's kept judgments, whose relevances
-    come first, sorted descending, in the user's slice of ``out_ideal``. The
-    outputs are allocated by the caller (NumPy asks the kernel for huge pages,
-    numba's allocator does not: first-touch page faults then dominate).
+    ``r_start[u]``, likewise for the ground truth). ``q_code_in`` codes each
+    ground-truth row's relevance (1, 2, ...; 0 is kept for "unjudged").
+
+    Fills, per ranked position: ``out_tie``, a tie-group key (0 or 1,
+    alternating from one run of equal scores to the next within a user, so
+    equal neighbours mean tied scores); the input run row (``out_row``, or with
+    ``local_rows`` its index within the user's rows, ``out_local``: one byte
+    per row when no list is longer than 256); ``out_code``, the relevance code
+    of the row's judgment (0 when unjudged). Per truth position:
+    ``out_q_row`` (input truth row), ``out_q_rel`` and ``q_keep`` (False for a
+    dropped exact repeat, which keeps its slot); ``kept[u]`` counts the user's
+    kept judgments, whose relevances come first, sorted descending, in the
+    user's slice of ``out_ideal``. The outputs are allocated by the caller
+    (NumPy asks the kernel for huge pages; numba's allocator does not, and
+    first-touch page faults then dominate).
+
+    One open-addressing table per user holds the judged items (entry ``j``,
+    the user's j-th truth row) and the run's unjudged items (entry ``-2 - i``,
+    ranked position i): each run row is looked up once, and an item met twice
+    in the run is a duplicate.
 
     Returns ``(dup, conflict)``: the first ranked position repeating an item of
     the same user (or -1), and the first truth position judging an item again
     with another relevance (or -1).
     """
-    n_users = offsets.shape[0] - 1
     n_chunks = chunks.shape[0] - 1
     dup = np.full(n_chunks, -1, dtype=np.int64)
     bad = np.full(n_chunks, -1, dtype=np.int64)
@@ -210,20 +218,14 @@ def rank_and_join(chunks, offsets, q_offsets,
         for u in range(lo, hi):
             longest = max(longest, offsets[u + 1] - offsets[u])
             longest_q = max(longest_q, q_offsets[u + 1] - q_offsets[u])
-        r_bits = _table_bits(longest)
-        q_bits = _table_bits(longest_q)
-        r_size = 1 << r_bits
-        q_size = 1 << q_bits
-        r_shift = np.uint64(64 - r_bits)
-        q_shift = np.uint64(64 - q_bits)
-        r_mask = np.uint64(r_size - 1)
-        q_mask = np.uint64(q_size - 1)
-        r_table = np.full(r_size, -1, dtype=np.int64)
-        q_table = np.full(q_size, -1, dtype=np.int64)
+        bits = _table_bits(longest + longest_q)
+        shift = np.uint64(64 - bits)
+        mask = np.uint64((1 << bits) - 1)
+        table = np.full(1 << bits, -1, dtype=np.int64)
+        slots = np.empty(longest + longest_q, dtype=np.int64)
         r_hash = np.empty(longest, dtype=np.uint64)
         q_hash = np.empty(longest_q, dtype=np.uint64)
-        q_slots = np.empty(longest_q, dtype=np.int64)
-        r_slots = np.empty(longest, dtype=np.int64)
+        q_seen = np.zeros(longest_q, dtype=np.bool_)
         gains = np.empty(longest_q, dtype=np.float64)
         keys = np.empty(longest, dtype=np.float64)
         keys2 = np.empty(longest, dtype=np.float64)
@@ -234,7 +236,7 @@ def rank_and_join(chunks, offsets, q_offsets,
             # ---- ground truth: dedupe, conflicts, ideal gains
             qa = q_offsets[u]
             ql = q_offsets[u + 1] - qa
-            n_q_slots = 0
+            n_slots = 0
             n_kept = 0
             for j in range(ql):
                 src = q_start[u] + j if q_grouped else q_rows_in[q_start[u] + j]
@@ -243,31 +245,30 @@ def rank_and_join(chunks, offsets, q_offsets,
                 out_q_rel[qa + j] = rv
                 h = _item_hash(src, by_bytes, q_ints, q_off, q_data)
                 q_hash[j] = h
-                slot = h >> q_shift
+                q_seen[j] = False
+                slot = h >> shift
                 repeat = False
-                while q_table[slot] >= 0:
-                    p = q_table[slot]
+                while table[slot] >= 0:
+                    p = table[slot]
                     if q_hash[p] == h and _same_item(out_q_row[qa + p], q_ints, q_off, q_data,
                                                      src, q_ints, q_off, q_data, by_bytes):
                         repeat = True
                         if out_q_rel[qa + p] != rv and bad[t] < 0:
                             bad[t] = qa + j
                         break
-                    slot = (slot + np.uint64(1)) & q_mask
+                    slot = (slot + np.uint64(1)) & mask
                 q_keep[qa + j] = not repeat
                 if not repeat:
-                    q_table[slot] = j
-                    q_slots[n_q_slots] = slot
-                    n_q_slots += 1
+                    table[slot] = j
+                    slots[n_slots] = slot
+                    n_slots += 1
                     gains[n_kept] = rv
                     n_kept += 1
             kept[u] = n_kept
-            if n_kept > 1:
+            if n_kept > 0:
                 g = np.sort(gains[:n_kept])
                 for j in range(n_kept):
                     out_ideal[qa + j] = g[n_kept - 1 - j]
-            elif n_kept == 1:
-                out_ideal[qa] = gains[0]
             # ---- run: sort by score (ties by item id), then join
             ra = offsets[u]
             m = offsets[u + 1] - ra
@@ -292,54 +293,46 @@ def rank_and_join(chunks, offsets, q_offsets,
                         break
             if tied:
                 _order_ties(keys, idx, m, rows, by_bytes, r_ints, r_off, r_data)
-            n_r_slots = 0
+            tie = 0
             for i in range(m):
                 src = rows[idx[i]]
-                if i == 0:
-                    out_tie[ra] = 0
-                elif keys[i] == keys[i - 1]:
-                    out_tie[ra + i] = out_tie[ra + i - 1]
-                else:
-                    out_tie[ra + i] = 1 - out_tie[ra + i - 1]
+                if i > 0 and keys[i] != keys[i - 1]:
+                    tie = 1 - tie
+                out_tie[ra + i] = tie
                 if local_rows:
                     out_local[ra + i] = idx[i]
                 else:
                     out_row[ra + i] = src
                 h = _item_hash(src, by_bytes, r_ints, r_off, r_data)
                 r_hash[i] = h
-                slot = h >> r_shift
-                seen = False
-                while r_table[slot] >= 0:
-                    p = r_table[slot]
-                    if r_hash[p] == h and _same_item(rows[idx[p]], r_ints, r_off, r_data,
-                                                     src, r_ints, r_off, r_data, by_bytes):
-                        seen = True
-                        if dup[t] < 0:
-                            dup[t] = ra + i
-                        break
-                    slot = (slot + np.uint64(1)) & r_mask
-                if not seen:
-                    r_table[slot] = i
-                    r_slots[n_r_slots] = slot
-                    n_r_slots += 1
-                rel = 0.0
-                judged = False
-                if ql > 0:
-                    slot = h >> q_shift
-                    while q_table[slot] >= 0:
-                        p = q_table[slot]
+                slot = h >> shift
+                code = 0
+                while table[slot] != -1:
+                    p = table[slot]
+                    if p >= 0:
                         if q_hash[p] == h and _same_item(src, r_ints, r_off, r_data,
                                                          out_q_row[qa + p], q_ints, q_off, q_data, by_bytes):
-                            rel = out_q_rel[qa + p]
-                            judged = True
+                            if q_seen[p]:
+                                if dup[t] < 0:
+                                    dup[t] = ra + i
+                            q_seen[p] = True
+                            code = q_code_in[out_q_row[qa + p]]
                             break
-                        slot = (slot + np.uint64(1)) & q_mask
-                out_rel[ra + i] = rel
-                out_judged[ra + i] = judged
-            for x in range(n_r_slots):
-                r_table[r_slots[x]] = -1
-            for x in range(n_q_slots):
-                q_table[q_slots[x]] = -1
+                    else:
+                        e = -2 - p
+                        if r_hash[e] == h and _same_item(src, r_ints, r_off, r_data,
+                                                         rows[idx[e]], r_ints, r_off, r_data, by_bytes):
+                            if dup[t] < 0:
+                                dup[t] = ra + i
+                            break
+                    slot = (slot + np.uint64(1)) & mask
+                if table[slot] == -1:
+                    table[slot] = -2 - i
+                    slots[n_slots] = slot
+                    n_slots += 1
+                out_code[ra + i] = code
+            for x in range(n_slots):
+                table[slots[x]] = -1
     first_dup = -1
     first_bad = -1
     for t in range(n_chunks):
@@ -348,6 +341,32 @@ def rank_and_join(chunks, offsets, q_offsets,
         if bad[t] >= 0 and (first_bad < 0 or bad[t] < first_bad):
             first_bad = bad[t]
     return first_dup, first_bad
+
+
+@njit(parallel=True)
+def relevance_codes(rel, out):
+    """Code relevance values as 1 + (value - min) when all are integers spanning at most 254 values.
+
+    Fills ``out`` (uint8) and returns ``(min, max)``, or ``(NaN, NaN)`` (``out``
+    then unusable) for other values: :func:`numpy.unique` codes those.
+    """
+    n = rel.shape[0]
+    if n == 0:
+        return 0.0, -1.0
+    lo = rel[0]
+    hi = rel[0]
+    integral = True
+    for i in range(n):
+        v = rel[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+        if v != np.floor(v):
+            integral = False
+    if not integral or hi - lo > 253.0:
+        return np.nan, np.nan
+    for i in nb.prange(n):
+        out[i] = np.uint8(rel[i] - lo + 1.0)
+    return lo, hi
 
 
 @njit(parallel=True)

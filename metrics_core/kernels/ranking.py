@@ -1,6 +1,7 @@
 """The per-user ranking kernel: every ranking metric family at one cutoff, one pass.
 
-Inputs are the ranked CSR arrays (each user's rows sorted by score descending).
+Inputs are the ranked CSR arrays (each user's rows sorted by score descending);
+the relevance of ranked row i is ``rel_values[rel_code[i]]``.
 Tie groups are found by equality of neighbours in ``score``, which may be the
 scores themselves or the layout's one-byte tie key (:attr:`Ranked.tie_key`).
 For each user ``u`` it fills one row of ``out`` with the columns of ``FAMILIES``.
@@ -82,12 +83,12 @@ def ap_denominator(ap_norm, R, k, hits):
 
 
 @njit(inline="always")
-def group_sums(rel, a, s, e, gain_kind, threshold):
+def group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold):
     """(sum of gains, number of relevant rows) over ranked rows a+s .. a+e-1 (one tie group)."""
     G = 0.0
     Rg = 0.0
     for j in range(s, e):
-        x = rel[a + j]
+        x = rel_values[rel_code[a + j]]
         G += gain_of(x, gain_kind)
         if x >= threshold:
             Rg += 1.0
@@ -136,7 +137,7 @@ def ap_retrieved_with_cut_group(ap_before, b_rel, s, m, r, c):
 
 
 @njit(parallel=True)
-def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
+def ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
                      ideal_kind, ap_norm, threshold, ties_average, disc_table, out):
     """Fill ``out[u, :]`` (columns ``FAMILIES``) for every user; see the module docstring."""
     n_users = offsets.shape[0] - 1
@@ -166,7 +167,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
                 while e < n and score[a + e] == s0:
                     e += 1
             if e == s + 1:  # a lone item: the general terms below with m = 1, without divisions
-                x = rel[a + s]
+                x = rel_values[rel_code[a + s]]
                 relevant = x >= threshold
                 if s < K:
                     g = gain_of(x, gain_kind)
@@ -186,7 +187,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
                 s = e
                 continue
             m = e - s
-            G, Rg = group_sums(rel, a, s, e, gain_kind, threshold)
+            G, Rg = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
             c = min(max(K - s, 0), m)
             if c > 0:
                 disc = 0.0
@@ -231,7 +232,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
         else:
             seg = np.empty(n, dtype=np.float64)
             for j in range(n):
-                seg[j] = rel[a + j]
+                seg[j] = rel_values[rel_code[a + j]]
             seg = np.sort(seg)[::-1].copy()
             idcg = idcg_of(seg, 0, n, n if k == 0 else k, gain_kind, disc_table)
         if ap_value < 0.0:
@@ -251,7 +252,7 @@ def ranking_families(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, k, ga
 
 
 @njit(parallel=True)
-def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
+def ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
                   ideal_kind, ap_norm, threshold, ties_average, disc_table, n_threads):
     """Sums over ``users`` of every family at each cutoff k = 1..k_max, in one pass per user.
 
@@ -278,7 +279,10 @@ def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k
                 ia = ideal_offsets[u]
                 ideal = ideal_rel[ia:ideal_offsets[u + 1]]
             else:
-                ideal = np.sort(rel[a:a + n])[::-1].copy()
+                ideal = np.empty(n)
+                for j in range(n):
+                    ideal[j] = rel_values[rel_code[a + j]]
+                ideal = np.sort(ideal)[::-1].copy()
             idcg_prefix = np.zeros(k_max)
             run_idcg = 0.0
             for j in range(k_max):
@@ -301,7 +305,7 @@ def ranking_curve(offsets, rel, score, n_rel, ideal_offsets, ideal_rel, users, k
                     while e < n and score[a + e] == score[a + s]:
                         e += 1
                 m = e - s
-                G, Rg = group_sums(rel, a, s, e, gain_kind, threshold)
+                G, Rg = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
                 # partial state inside the group, cutoff k = s + c
                 q = 1.0
                 rr_part = 0.0
