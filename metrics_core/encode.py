@@ -19,6 +19,8 @@ from .errors import MetricsError
 
 def _as_id_series(values, what: str) -> pd.Series:
     s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iub":
+        return s  # NumPy integers and booleans cannot be missing
     if s.isna().any():
         first = int(np.flatnonzero(s.isna().to_numpy())[0])
         raise MetricsError(

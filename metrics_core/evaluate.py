@@ -97,15 +97,22 @@ def _discounts(ranked: Ranked, k: int) -> np.ndarray:
 
 
 def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_norm="relevant",
-                  ties="average", relevance_threshold=1.0) -> np.ndarray:
-    """All ranking families at cutoff ``k`` for every user code: array (n_users, len(FAMILIES))."""
-    out = np.empty((ranked.n_users, len(FAMILIES)), dtype=np.float64)
+                  ties="average", relevance_threshold=1.0, families=None) -> np.ndarray:
+    """Ranking families at cutoff ``k`` for every user code: array (n_users, len(families)).
+
+    ``families`` names the columns (default: all of ``FAMILIES``, in that order);
+    asking only for what is needed keeps the table small.
+    """
+    names = FAMILIES if families is None else tuple(families)
+    columns = np.full(len(FAMILIES), -1, dtype=np.int64)
+    for position, name in enumerate(names):
+        columns[FAMILY_INDEX[name]] = position
+    out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
     ranking_families(
         ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key,
-        ranked.n_relevant(relevance_threshold),
-        ranked.q_offsets, ranked.ideal_rel,
+        ranked.n_relevant(relevance_threshold), ranked.q_offsets, ranked.ideal_rel,
         int(k), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
-        ties == "average", _discounts(ranked, k), out,
+        ties == "average", _discounts(ranked, k), columns, out,
     )
     return out
 
@@ -198,21 +205,26 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
 
     summary: dict = {}
     per_user: dict = {}
-    tables: dict[int, np.ndarray] = {}
     conv = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=relevance_threshold)
+    needed: dict[int, list] = {}  # cutoff -> families, so each cutoff is one kernel pass
     for s in specs:
         if s.kind in ("ranking", "pooled"):
-            if s.k not in tables:
-                tables[s.k] = ranking_table(ranked, s.k, **conv)
-            t = tables[s.k]
+            family = registry.RANKING[s.name] if s.kind == "ranking" else "hits"
+            if family not in needed.setdefault(s.k, []):
+                needed[s.k].append(family)
+    tables = {k: ranking_table(ranked, k, families=fams, **conv) for k, fams in needed.items()}
+    every_user = len(ev_codes) == ranked.n_users
+    for s in specs:
+        if s.kind in ("ranking", "pooled"):
+            family = registry.RANKING[s.name] if s.kind == "ranking" else "hits"
+            column = tables[s.k][:, needed[s.k].index(family)]
+            values = column if every_user else column[ev_codes]
             if s.kind == "ranking":
-                values = t[ev_codes, FAMILY_INDEX[registry.RANKING[s.name]]]
                 per_user[s.label] = values
                 summary[s.label] = float(values.mean())
             else:
-                hits = t[ev_codes, FAMILY_INDEX["hits"]].sum()
                 total = n_rel[ev_codes].sum()
-                summary[s.label] = float(hits / total) if total > 0 else 0.0
+                summary[s.label] = float(values.sum() / total) if total > 0 else 0.0
 
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
     diagnostics = diagnose(ranked, evaluated, n_rel, diag_k)

@@ -18,9 +18,11 @@ import pandas as pd
 
 from .encode import _as_id_series, _kind, encode_pair
 from .kernels import assemble, layout
+from .kernels._jit import n_threads
 from .kernels import strings as kstr
 
 _NO_ROWS = np.zeros(1, dtype=np.int64)
+_NO_BYTES = np.zeros(1, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -58,24 +60,22 @@ def _at(s: pd.Series, positions: np.ndarray) -> pd.Series:
 
 def _heads(s: pd.Series) -> np.ndarray:
     """Positions where the id differs from the row before (always position 0)."""
-    if len(s) == 0:
+    n = len(s)
+    if n == 0:
         return np.zeros(0, dtype=np.int64)
+    chunks = 4 * n_threads()
     kind = _kind(s)
     if kind in ("int", "float") and not pd.api.types.is_bool_dtype(s.dtype):
         values = s.to_numpy()
         if values.dtype.kind in "iuf":
-            out = np.empty(values.shape[0], dtype=np.bool_)
-            assemble.changes(values, out)
-            return np.flatnonzero(out)
+            return assemble.heads(values, _NO_ROWS, _NO_BYTES, False, n, chunks)
     if kind == "str" and pd.api.types.is_string_dtype(s.dtype) and hasattr(s.array, "__arrow_array__"):
         try:
             off, data = kstr.arrow_buffers(s.array.__arrow_array__())
         except TypeError:
             off = None
         if off is not None:
-            out = np.empty(off.shape[0] - 1, dtype=np.bool_)
-            assemble.changes_bytes(off, data, out)
-            return np.flatnonzero(out)
+            return assemble.heads(_NO_ROWS, off, data, True, n, chunks)
     values = s.to_numpy(dtype=object)
     return np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
 

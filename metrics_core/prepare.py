@@ -50,8 +50,8 @@ def _require(df, columns, what):
 
 def _numeric(df, column, what) -> np.ndarray:
     s = df[column]
-    if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype) and not s.hasnans:
-        values = np.ascontiguousarray(s.to_numpy(dtype=np.float64))
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iuf":
+        values = np.ascontiguousarray(s.to_numpy(dtype=np.float64))  # no copy for float64; NaN is caught below
     else:
         values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     first = layout.first_non_finite(values)

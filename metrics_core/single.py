@@ -32,7 +32,8 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
                      np.array([float(n_relevant)]), np.array([0, len(ideal)], dtype=np.int64),
                      np.ascontiguousarray(ideal), 0 if k is None else int(k), GAINS[gain], ideal_kind,
                      AP_NORMS[ap_norm], float(threshold), False,
-                     discount_table(max(n, len(ideal), 0 if k is None else int(k)) + 1), out)
+                     discount_table(max(n, len(ideal), 0 if k is None else int(k)) + 1),
+                     np.arange(len(FAMILIES), dtype=np.int64), out)
     return {name: float(out[0, FAMILY_INDEX[name]]) for name in FAMILIES}
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import njit, parallel_chunks
 from .strings import compare_bytes
 
 _EMPTY_INT = np.zeros(1, dtype=np.int64)
@@ -369,33 +369,53 @@ def relevance_codes(rel, out):
     return lo, hi
 
 
-@njit(parallel=True)
-def changes(values, out):
-    """``out[i]``: whether ``values[i]`` differs from the value before (position 0 always)."""
-    n = values.shape[0]
-    if n > 0:
-        out[0] = True
-    for i in nb.prange(1, n):
-        out[i] = values[i] != values[i - 1]
+@njit(inline="always")
+def _differs(values, i):
+    return values[i] != values[i - 1]
+
+
+@njit(inline="always")
+def _differs_bytes(off, data, i):
+    a0 = off[i]
+    b0 = off[i - 1]
+    length = off[i + 1] - a0
+    if length != a0 - b0:
+        return True
+    for x in range(length):
+        if data[a0 + x] != data[b0 + x]:
+            return True
+    return False
 
 
 @njit(parallel=True)
-def changes_bytes(off, data, out):
-    """``out[i]``: whether string ``i`` differs from the one before (Arrow buffers; position 0 always)."""
-    n = off.shape[0] - 1
+def heads(values, off, data, by_bytes, n, n_chunks):
+    """Positions where a value differs from the one before (position 0 always), in two
+    parallel passes (count per chunk, then fill) without a per-row mask.
+
+    Values are ``values[i]`` or, with ``by_bytes``, string ``i`` of Arrow buffers.
+    """
+    counts = np.zeros(n_chunks + 1, dtype=np.int64)
+    for t in nb.prange(n_chunks):
+        lo, hi = parallel_chunks(n, n_chunks, t)
+        c = 0
+        for i in range(max(lo, 1), hi):
+            if _differs_bytes(off, data, i) if by_bytes else _differs(values, i):
+                c += 1
+        counts[t + 1] = c
+    total = 1 if n > 0 else 0
+    for t in range(n_chunks):
+        counts[t + 1] += counts[t]
+    out = np.empty(counts[n_chunks] + total, dtype=np.int64)
     if n > 0:
-        out[0] = True
-    for i in nb.prange(1, n):
-        a0 = off[i]
-        b0 = off[i - 1]
-        length = off[i + 1] - a0
-        same = length == a0 - b0
-        if same:
-            for x in range(length):
-                if data[a0 + x] != data[b0 + x]:
-                    same = False
-                    break
-        out[i] = not same
+        out[0] = 0
+    for t in nb.prange(n_chunks):
+        lo, hi = parallel_chunks(n, n_chunks, t)
+        w = counts[t] + total
+        for i in range(max(lo, 1), hi):
+            if _differs_bytes(off, data, i) if by_bytes else _differs(values, i):
+                out[w] = i
+                w += 1
+    return out
 
 
 @njit(parallel=True)

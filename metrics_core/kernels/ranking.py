@@ -136,10 +136,18 @@ def ap_retrieved_with_cut_group(ap_before, b_rel, s, m, r, c):
     return total
 
 
+@njit(inline="always")
+def _put(out, u, columns, family, value):
+    c = columns[family]
+    if c >= 0:
+        out[u, c] = value
+
+
 @njit(parallel=True)
 def ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
-                     ideal_kind, ap_norm, threshold, ties_average, disc_table, out):
-    """Fill ``out[u, :]`` (columns ``FAMILIES``) for every user; see the module docstring."""
+                     ideal_kind, ap_norm, threshold, ties_average, disc_table, columns, out):
+    """Fill ``out[u, columns[f]]`` with family ``f`` of ``FAMILIES`` for every user (families
+    with ``columns[f] < 0`` are not stored); see the module docstring."""
     n_users = offsets.shape[0] - 1
     for u in nb.prange(n_users):
         a = offsets[u]
@@ -238,17 +246,17 @@ def ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets,
         if ap_value < 0.0:
             den = ap_denominator(ap_norm, R, k, hits)
             ap_value = ap_num / den if den > 0.0 else 0.0
-        out[u, 0] = cg
-        out[u, 1] = dcg
-        out[u, 2] = dcg / idcg if idcg > 0.0 else 0.0
-        out[u, 3] = ap_value
-        out[u, 4] = rr
-        out[u, 5] = hits / kk if kk > 0 else 0.0
-        out[u, 6] = hits / R if R > 0.0 else 0.0
-        out[u, 7] = 2.0 * hits / (kk + R) if kk + R > 0.0 else 0.0
-        out[u, 8] = 1.0 - none_prob
-        out[u, 9] = hits_R / R if R > 0.0 else 0.0
-        out[u, 10] = hits
+        _put(out, u, columns, 0, cg)
+        _put(out, u, columns, 1, dcg)
+        _put(out, u, columns, 2, dcg / idcg if idcg > 0.0 else 0.0)
+        _put(out, u, columns, 3, ap_value)
+        _put(out, u, columns, 4, rr)
+        _put(out, u, columns, 5, hits / kk if kk > 0 else 0.0)
+        _put(out, u, columns, 6, hits / R if R > 0.0 else 0.0)
+        _put(out, u, columns, 7, 2.0 * hits / (kk + R) if kk + R > 0.0 else 0.0)
+        _put(out, u, columns, 8, 1.0 - none_prob)
+        _put(out, u, columns, 9, hits_R / R if R > 0.0 else 0.0)
+        _put(out, u, columns, 10, hits)
 
 
 @njit(parallel=True)
