@@ -239,8 +239,9 @@ class Ranked:
         """Relevant ground-truth items per user (relevance >= threshold)."""
         key = ("n_rel", float(relevance_threshold))
         if key not in self._cache:
-            hit = (self.q_rel >= relevance_threshold).astype(np.float64)
-            self._cache[key] = segment_sums(hit, self.q_offsets)
+            counts = np.empty(self.n_users)
+            assemble.count_at_least(self.q_offsets, self.q_rel, float(relevance_threshold), counts)
+            self._cache[key] = counts
         return self._cache[key]
 
     def codes_in_order(self, ties: str) -> np.ndarray:

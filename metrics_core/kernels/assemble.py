@@ -265,10 +265,20 @@ def rank_and_join(chunks, offsets, q_offsets,
                     gains[n_kept] = rv
                     n_kept += 1
             kept[u] = n_kept
-            if n_kept > 0:
+            if n_kept > 32:
                 g = np.sort(gains[:n_kept])
                 for j in range(n_kept):
                     out_ideal[qa + j] = g[n_kept - 1 - j]
+            elif n_kept > 0:  # short lists: insertion sort in place, no allocation
+                for x in range(1, n_kept):
+                    v = gains[x]
+                    y = x - 1
+                    while y >= 0 and gains[y] < v:
+                        gains[y + 1] = gains[y]
+                        y -= 1
+                    gains[y + 1] = v
+                for j in range(n_kept):
+                    out_ideal[qa + j] = gains[j]
             # ---- run: sort by score (ties by item id), then join
             ra = offsets[u]
             m = offsets[u + 1] - ra
@@ -426,3 +436,14 @@ def gather_ranked(values, offsets, start, local, perm, grouped, out):
         for i in range(offsets[u], offsets[u + 1]):
             r = start[u] + local[i]
             out[i] = values[r] if grouped else values[perm[r]]
+
+
+@njit(parallel=True)
+def count_at_least(offsets, values, threshold, out):
+    """``out[u]`` = number of ``values[offsets[u]:offsets[u+1]]`` that are >= threshold."""
+    for u in nb.prange(offsets.shape[0] - 1):
+        c = 0
+        for j in range(offsets[u], offsets[u + 1]):
+            if values[j] >= threshold:
+                c += 1
+        out[u] = c
