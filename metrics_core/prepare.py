@@ -412,8 +412,8 @@ def _chunks(offsets: np.ndarray, q_offsets: np.ndarray, n: int) -> np.ndarray:
 def _item_keys(run_items: pd.Series, truth_items: pd.Series, truth_from_run: bool):
     """How item ids are compared: ``(by_bytes, run (ints, off, data), truth (ints, off, data))``.
 
-    Integer ids in [0, 10**17) on both sides compare as int64 (ties ordered by
-    their decimal strings); anything else compares as the bytes of its string
+    Integer ids on both sides compare as int64 (ties ordered by their decimal
+    strings); anything else compares as the bytes of its string
     form (Arrow buffers), with integers and strings mixed compared as strings.
     """
     sa = _as_id_series(run_items, f"column {ITEM}")
@@ -422,8 +422,7 @@ def _item_keys(run_items: pd.Series, truth_items: pd.Series, truth_from_run: boo
             pd.api.types.is_bool_dtype(sa.dtype) or pd.api.types.is_bool_dtype(sb.dtype)):
         a = sa.to_numpy(dtype=np.int64)
         b = a if truth_from_run else sb.to_numpy(dtype=np.int64)
-        if min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 10**17:
-            return False, (a, _NO_INT, _NO_BYTES), (b, _NO_INT, _NO_BYTES)
+        return False, (a, _NO_INT, _NO_BYTES), (b, _NO_INT, _NO_BYTES)
     mixed = _kind(sa) != _kind(sb)
     a_off, a_data = _string_buffers(sa, mixed)
     b_off, b_data = (a_off, a_data) if truth_from_run else _string_buffers(sb, mixed)

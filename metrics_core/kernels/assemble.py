@@ -15,7 +15,7 @@ For each user (in code order) the kernel
 Nothing is built over the whole catalogue: item ids are compared inside one
 user's short lists, as 64-bit integers or as Arrow byte strings (a 64-bit hash
 first, the bytes to confirm). Integer ids order ties as their decimal strings
-("10" < "9"), the same order trec_eval's ``strcmp`` gives.
+("10" < "9", "-5" < "3"), the same order trec_eval's ``strcmp`` gives.
 
 Rows of a user are addressed as ``start[u] + j`` (rows grouped in the input:
 no permutation exists) or ``rows[start[u] + j]`` (rows grouped by a counting
@@ -65,16 +65,34 @@ def _same_item(a, a_ints, a_off, a_data, b, b_ints, b_off, b_data, by_bytes):
 
 
 @njit(inline="always")
-def _decimal_key(x):
-    """Order-preserving key of a non-negative integer's decimal string (left-aligned digits)."""
+def _magnitude_digits(x):
+    """(|x| as uint64, number of decimal digits, 10**(digits - 1)) of an int64."""
+    ux = np.uint64(0) - np.uint64(x) if x < 0 else np.uint64(x)
     digits = 1
-    scale = np.int64(10) ** 16
-    bound = np.int64(10)
-    while digits < 17 and x >= bound:
+    top = np.uint64(1)
+    while digits < 20 and ux // top >= np.uint64(10):
+        top *= np.uint64(10)
         digits += 1
-        bound *= 10
-        scale //= 10
-    return x * scale * 32 + digits
+    return ux, digits, top
+
+
+@njit(inline="always")
+def _decimal_compare(x, y):
+    """-1, 0 or 1 as ``str(x)`` sorts below, equal to or above ``str(y)`` byte-wise (int64 ids)."""
+    if x == y:
+        return 0
+    if (x < 0) != (y < 0):
+        return -1 if x < 0 else 1  # "-" sorts below every digit
+    ux, dx, px = _magnitude_digits(x)
+    uy, dy, py = _magnitude_digits(y)
+    for _ in range(min(dx, dy)):
+        a = (ux // px) % np.uint64(10)
+        b = (uy // py) % np.uint64(10)
+        if a != b:
+            return -1 if a < b else 1
+        px //= np.uint64(10)
+        py //= np.uint64(10)
+    return -1 if dx < dy else 1
 
 
 @njit(inline="always")
@@ -82,7 +100,7 @@ def _item_above(a, b, by_bytes, ints, off, data):
     """Whether row a's item id sorts above row b's as strings (ties are ranked by item id descending)."""
     if by_bytes:
         return compare_bytes(off, data, a, off, data, b) > 0
-    return _decimal_key(ints[a]) > _decimal_key(ints[b])
+    return _decimal_compare(ints[a], ints[b]) > 0
 
 
 @njit(inline="always")
@@ -143,6 +161,36 @@ def _sort_desc(k, p, k2, p2, m):
         for j in range(m):
             k[j] = k2[j]
             p[j] = p2[j]
+
+
+@njit
+def _sort_packed(keys, key_bits, idx, packed, keys2, m):
+    """Sort ``keys[:m]`` descending with their positions in ``idx`` (m <= 4096).
+
+    Each key becomes an order-preserving unsigned integer whose low bits are
+    replaced by the entry's position, so one in-place integer sort orders key
+    and payload together; a final insertion pass restores exact order among
+    keys that differed only in the replaced bits. ``key_bits`` is ``keys``
+    viewed as uint64.
+    """
+    bits = 1
+    while (1 << bits) < m:
+        bits += 1
+    low = np.uint64((1 << bits) - 1)
+    sign = np.uint64(0x8000000000000000)
+    for j in range(m):
+        b = key_bits[j]
+        ascending = ~b if b & sign else b | sign
+        packed[j] = (~ascending & ~low) | np.uint64(j)
+    part = packed[:m]
+    part.sort()
+    for j in range(m):
+        e = np.int64(packed[j] & low)
+        idx[j] = e
+        keys2[j] = keys[e]
+    for j in range(m):
+        keys[j] = keys2[j]
+    _insertion_sort_desc(keys, idx, 0, m)
 
 
 @njit
@@ -228,6 +276,8 @@ def rank_and_join(chunks, offsets, q_offsets,
         q_seen = np.zeros(longest_q, dtype=np.bool_)
         gains = np.empty(longest_q, dtype=np.float64)
         keys = np.empty(longest, dtype=np.float64)
+        key_bits = keys.view(np.uint64)
+        packed = np.empty(min(longest, 4096), dtype=np.uint64)
         keys2 = np.empty(longest, dtype=np.float64)
         rows = np.empty(longest, dtype=np.int64)
         idx = np.empty(longest, dtype=np.int64)
@@ -295,7 +345,10 @@ def rank_and_join(chunks, offsets, q_offsets,
                     elif keys[j] == keys[j - 1]:
                         tied = True
             if not in_order:
-                _sort_desc(keys, idx, keys2, tmp, m)
+                if m <= 4096:
+                    _sort_packed(keys, key_bits, idx, packed, keys2, m)
+                else:
+                    _sort_desc(keys, idx, keys2, tmp, m)
                 tied = False
                 for j in range(1, m):
                     if keys[j] == keys[j - 1]:
