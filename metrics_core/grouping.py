@@ -74,8 +74,10 @@ def _heads(s: pd.Series) -> np.ndarray:
             off, data = kstr.arrow_buffers(s.array.__arrow_array__())
         except TypeError:
             off = None
-        if off is not None:
-            return assemble.heads(_NO_ROWS, off, data, True, n, chunks)
+        if off is not None:  # comparing strings costs more than a byte mask: compare once
+            mask = np.empty(n, dtype=np.uint8)
+            assemble.changes_bytes(off, data, mask)
+            return np.flatnonzero(mask)
     values = s.to_numpy(dtype=object)
     return np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
 

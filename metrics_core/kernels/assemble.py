@@ -451,6 +451,16 @@ def _differs_bytes(off, data, i):
 
 
 @njit(parallel=True)
+def changes_bytes(off, data, out):
+    """``out[i]`` = 1 where string ``i`` differs from the one before (position 0 always)."""
+    n = off.shape[0] - 1
+    if n > 0:
+        out[0] = 1
+    for i in nb.prange(1, n):
+        out[i] = 1 if _differs_bytes(off, data, i) else 0
+
+
+@njit(parallel=True)
 def heads(values, off, data, by_bytes, n, n_chunks):
     """Positions where a value differs from the one before (position 0 always), in two
     parallel passes (count per chunk, then fill) without a per-row mask.

@@ -28,7 +28,8 @@ def arrow_buffers(array) -> tuple[np.ndarray, np.ndarray]:
     else:
         raise TypeError(f"not a string array: {arr.type}")
     _, off_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(off_buf, dtype=offsets_type)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
+    offsets = np.frombuffer(off_buf, dtype=offsets_type)[arr.offset:arr.offset + len(arr) + 1]
+    offsets = offsets.astype(np.int64, copy=False)  # large_string: no copy
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
     return offsets, data
 
