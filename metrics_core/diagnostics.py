@@ -28,11 +28,15 @@ def top_k_facts(offsets, tie_key, rel_code, k):
         n = offsets[u + 1] - a
         K = min(k, n)
         short[u] = n < k
+        missing = 0
         for j in range(K):
             if rel_code[a + j] == 0:
-                unjudged[u] += 1
-            if j > 0 and tie_key[a + j] == tie_key[a + j - 1]:
+                missing += 1
+        unjudged[u] = missing
+        for j in range(1, K):
+            if tie_key[a + j] == tie_key[a + j - 1]:
                 tied[u] = True
+                break
     return tied, short, unjudged
 
 

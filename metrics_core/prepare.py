@@ -99,6 +99,38 @@ class RunRows:
         return self._full
 
 
+class TruthRows:
+    """The input ground-truth row of each truth position, built on first use.
+
+    Position ``j`` of user ``u`` is input row ``start[u] + j`` (through the
+    grouping permutation when the input was not grouped), before exact repeats
+    were dropped (``keep``).
+    """
+
+    def __init__(self, offsets, start, perm=None, keep=None):
+        self._offsets, self._start, self._perm, self._keep = offsets, start, perm, keep
+        self._full = None
+        self._lock = threading.Lock()
+
+    def at(self, position: int) -> int:
+        """Input row of one truth position, counted before repeats were dropped."""
+        u = int(np.searchsorted(self._offsets, position, side="right") - 1)
+        row = int(self._start[u] + position - self._offsets[u])
+        return row if self._perm is None else int(self._perm[row])
+
+    def get(self) -> np.ndarray:
+        if self._full is None:
+            with self._lock:
+                if self._full is None:
+                    lengths = np.diff(self._offsets)
+                    rows = np.arange(int(self._offsets[-1]), dtype=np.int64)
+                    rows += np.repeat(self._start - self._offsets[:-1], lengths)
+                    if self._perm is not None:
+                        rows = self._perm[rows]
+                    self._full = rows if self._keep is None else rows[self._keep]
+        return self._full
+
+
 class ItemCodes:
     """Item codes of a Ranked, computed when first needed.
 
@@ -108,7 +140,7 @@ class ItemCodes:
     ``(item_ids, run codes in ranked order, truth codes in CSR order)``.
     """
 
-    def __init__(self, run_items: pd.Series, run_rows: RunRows, truth_items: pd.Series, truth_rows: np.ndarray,
+    def __init__(self, run_items: pd.Series, run_rows: RunRows, truth_items: pd.Series, truth_rows: TruthRows,
                  codes=None):
         self._run_items, self._run_rows = run_items, run_rows
         self._truth_items, self._truth_rows = truth_items, truth_rows
@@ -124,7 +156,7 @@ class ItemCodes:
                         self._run_items, None if same else self._truth_items, what=f"column {ITEM}")
                     if same:
                         truth_codes = run_codes
-                    self._codes = (uniques, run_codes[self._run_rows.get()], truth_codes[self._truth_rows])
+                    self._codes = (uniques, run_codes[self._run_rows.get()], truth_codes[self._truth_rows.get()])
         return self._codes
 
     def run_ids(self, rows: np.ndarray) -> np.ndarray:
@@ -133,7 +165,7 @@ class ItemCodes:
 
     def truth_ids(self, positions: np.ndarray) -> np.ndarray:
         """Original item ids of ground-truth rows (CSR positions)."""
-        return np.asarray(self._truth_items.iloc[self._truth_rows[positions]].to_numpy(dtype=object))
+        return np.asarray(self._truth_items.iloc[self._truth_rows.get()[positions]].to_numpy(dtype=object))
 
 
 @dataclass(frozen=True, eq=False)
@@ -349,31 +381,34 @@ def _prepare(run, qrels, name) -> Ranked:
     tie_key, rel_code = np.empty(n, dtype=np.uint8), np.empty(n, dtype=q_code.dtype)
     row = np.empty(1 if local_rows else n, dtype=np.int64)
     local = np.empty(n if local_rows else 1, dtype=np.uint8)
-    q_row, q_rel, ideal_rel, q_keep = np.empty(nq, dtype=np.int64), np.empty(nq), np.empty(nq), np.empty(nq, dtype=bool)
+    q_rel, ideal_rel, q_keep = np.empty(nq), np.empty(nq), np.empty(nq, dtype=bool)
     kept = np.empty(len(users), dtype=np.int64)
     dup, conflict = assemble.rank_and_join(
         _chunks(offsets, q_offsets, n_threads()), offsets, q_offsets,
         run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data,
         truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ints, q_off, q_data, by_bytes,
-        tie_key, row, local, local_rows, rel_code, q_row, q_rel, ideal_rel, q_keep, kept)
+        tie_key, row, local, local_rows, rel_code, q_rel, ideal_rel, q_keep, kept)
+    truth_perm = None if truth_rows.grouped else truth_rows.rows
     rows = RunRows(local=local, start=run_rows.start, lengths=lengths, offsets=offsets,
                    perm=None if run_rows.grouped else run_rows.rows) if local_rows else RunRows(full=row)
     if conflict >= 0:
-        _conflict_error(truth, truth_name, int(q_row[conflict]))
+        _conflict_error(truth, truth_name, TruthRows(q_offsets, truth_rows.start, truth_perm).at(conflict))
     if dup >= 0:
         at = int(rows.get()[dup])
         raise MetricsError(
             f"{name}: user {run[USER].iloc[at]!r} recommends item {run_items.iloc[at]!r} more than once "
             f"(row {at + 1}); keep one row per (user, item)"
         )
-    if kept.sum() < q_row.shape[0]:  # exact repeats in the ground truth: drop them
+    q_rows = TruthRows(q_offsets, truth_rows.start, truth_perm)
+    if kept.sum() < nq:  # exact repeats in the ground truth: drop them
         q_lengths = np.diff(q_offsets)
-        within = np.arange(q_row.shape[0]) - np.repeat(q_offsets[:-1], q_lengths)
+        within = np.arange(nq) - np.repeat(q_offsets[:-1], q_lengths)
         ideal_rel = ideal_rel[within < np.repeat(kept, q_lengths)]
-        q_row, q_rel = q_row[q_keep], q_rel[q_keep]
+        q_rel = q_rel[q_keep]
+        q_rows = TruthRows(q_offsets, truth_rows.start, truth_perm, keep=q_keep)
         q_offsets = _offsets(kept)
     return Ranked(
-        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_row), offsets=offsets, input_score=score, tie_key=tie_key,
+        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_rows), offsets=offsets, input_score=score, tie_key=tie_key,
         rel_code=rel_code, rel_values=rel_values, rows=rows, q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel,
         in_truth=kept > 0, truth_from_run=truth_from_run,
     )
