@@ -195,11 +195,19 @@ class Ranked:
     rel_values: np.ndarray
     rows: RunRows
     q_offsets: np.ndarray
-    q_rel: np.ndarray
+    q_rows: TruthRows
+    input_relevance: np.ndarray
     ideal_rel: np.ndarray
     in_truth: np.ndarray
     truth_from_run: bool
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def q_rel(self) -> np.ndarray:
+        """Relevance of each ground-truth position (CSR order)."""
+        if "q_rel" not in self._cache:
+            self._cache["q_rel"] = self.input_relevance[self.q_rows.get()]
+        return self._cache["q_rel"]
 
     @property
     def rel(self) -> np.ndarray:
@@ -271,8 +279,8 @@ class Ranked:
         """Relevant ground-truth items per user (relevance >= threshold)."""
         key = ("n_rel", float(relevance_threshold))
         if key not in self._cache:
-            counts = np.empty(self.n_users)
-            assemble.count_at_least(self.q_offsets, self.q_rel, float(relevance_threshold), counts)
+            counts = np.empty(self.n_users)  # the ideal gains hold each user's judgments
+            assemble.count_at_least(self.q_offsets, self.ideal_rel, float(relevance_threshold), counts)
             self._cache[key] = counts
         return self._cache[key]
 
@@ -381,13 +389,13 @@ def _prepare(run, qrels, name) -> Ranked:
     tie_key, rel_code = np.empty(n, dtype=np.uint8), np.empty(n, dtype=q_code.dtype)
     row = np.empty(1 if local_rows else n, dtype=np.int64)
     local = np.empty(n if local_rows else 1, dtype=np.uint8)
-    q_rel, ideal_rel, q_keep = np.empty(nq), np.empty(nq), np.empty(nq, dtype=bool)
+    ideal_rel, q_keep = np.empty(nq), np.empty(nq, dtype=bool)
     kept = np.empty(len(users), dtype=np.int64)
     dup, conflict = assemble.rank_and_join(
         _chunks(offsets, q_offsets, n_threads()), offsets, q_offsets,
         run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data,
         truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ints, q_off, q_data, by_bytes,
-        tie_key, row, local, local_rows, rel_code, q_rel, ideal_rel, q_keep, kept)
+        tie_key, row, local, local_rows, rel_code, ideal_rel, q_keep, kept)
     truth_perm = None if truth_rows.grouped else truth_rows.rows
     rows = RunRows(local=local, start=run_rows.start, lengths=lengths, offsets=offsets,
                    perm=None if run_rows.grouped else run_rows.rows) if local_rows else RunRows(full=row)
@@ -404,12 +412,11 @@ def _prepare(run, qrels, name) -> Ranked:
         q_lengths = np.diff(q_offsets)
         within = np.arange(nq) - np.repeat(q_offsets[:-1], q_lengths)
         ideal_rel = ideal_rel[within < np.repeat(kept, q_lengths)]
-        q_rel = q_rel[q_keep]
         q_rows = TruthRows(q_offsets, truth_rows.start, truth_perm, keep=q_keep)
         q_offsets = _offsets(kept)
     return Ranked(
         user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_rows), offsets=offsets, input_score=score, tie_key=tie_key,
-        rel_code=rel_code, rel_values=rel_values, rows=rows, q_offsets=q_offsets, q_rel=q_rel, ideal_rel=ideal_rel,
+        rel_code=rel_code, rel_values=rel_values, rows=rows, q_offsets=q_offsets, q_rows=q_rows, input_relevance=q_rel_raw, ideal_rel=ideal_rel,
         in_truth=kept > 0, truth_from_run=truth_from_run,
     )
 

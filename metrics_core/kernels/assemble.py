@@ -224,7 +224,7 @@ def _table_bits(longest):
 def rank_and_join(chunks, offsets, q_offsets,
                   r_rows, r_grouped, r_start, score, r_ints, r_off, r_data,
                   q_rows_in, q_grouped, q_start, q_rel_raw, q_code_in, q_ints, q_off, q_data, by_bytes,
-                  out_tie, out_row, out_local, local_rows, out_code, out_q_rel, out_ideal,
+                  out_tie, out_row, out_local, local_rows, out_code, out_ideal,
                   q_keep, kept):
     """The whole layout in one pass per user; users ``chunks[t]:chunks[t+1]`` go to thread t.
 
@@ -239,7 +239,7 @@ def rank_and_join(chunks, offsets, q_offsets,
     ``local_rows`` its index within the user's rows, ``out_local``: one byte
     per row when no list is longer than 256); ``out_code``, the relevance code
     of the row's judgment (0 when unjudged). Per truth position:
-    ``out_q_rel`` and ``q_keep`` (False for a
+    ``q_keep`` (False for a
     dropped exact repeat, which keeps its slot); ``kept[u]`` counts the user's
     kept judgments, whose relevances come first, sorted descending, in the
     user's slice of ``out_ideal``. The outputs are allocated by the caller
@@ -275,6 +275,7 @@ def rank_and_join(chunks, offsets, q_offsets,
         q_hash = np.empty(longest_q, dtype=np.uint64)
         q_seen = np.zeros(longest_q, dtype=np.bool_)
         q_src = np.empty(longest_q, dtype=np.int64)
+        q_val = np.empty(longest_q, dtype=np.float64)
         gains = np.empty(longest_q, dtype=np.float64)
         keys = np.empty(longest, dtype=np.float64)
         key_bits = keys.view(np.uint64)
@@ -293,7 +294,7 @@ def rank_and_join(chunks, offsets, q_offsets,
                 src = q_start[u] + j if q_grouped else q_rows_in[q_start[u] + j]
                 q_src[j] = src
                 rv = q_rel_raw[src]
-                out_q_rel[qa + j] = rv
+                q_val[j] = rv
                 h = _item_hash(src, by_bytes, q_ints, q_off, q_data)
                 q_hash[j] = h
                 q_seen[j] = False
@@ -304,7 +305,7 @@ def rank_and_join(chunks, offsets, q_offsets,
                     if q_hash[p] == h and _same_item(q_src[p], q_ints, q_off, q_data,
                                                      src, q_ints, q_off, q_data, by_bytes):
                         repeat = True
-                        if out_q_rel[qa + p] != rv and bad[t] < 0:
+                        if q_val[p] != rv and bad[t] < 0:
                             bad[t] = qa + j
                         break
                     slot = (slot + np.uint64(1)) & mask
