@@ -227,14 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     print(machine() + "\n", flush=True)
     all_ok = True
     raw: dict = {"users": {}, "extras": {}}
-    last_by_label: dict = {}
     for n in args.users:
         ok, by_label, results = bench_users(n, args)
         all_ok &= ok
         raw["users"][str(n)] = results
         print(f"#### Targets at {n:,} users (issue 6 item 2 sets them at 100,000 users; floor and memory "
               f"at 1,000,000)\n\n{report.targets(by_label, {})}\n", flush=True)
-        last_by_label = by_label
     extras = {}
     if args.parquet:
         extras["parquet"] = bench_extra("parquet", args.parquet, args)

@@ -99,8 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"largest difference {worst:.2e}: {status}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(f"driver Python peak RSS {peak:.2f} GiB (the JVM and Python workers are separate processes)")
-    print(f"\n| rows | Spark session start | Spark evaluate cold | Spark evaluate warm | single machine |")
-    print(f"|---|---|---|---|---|")
+    print("\n| rows | Spark session start | Spark evaluate cold | Spark evaluate warm | single machine |")
+    print("|---|---|---|---|---|")
     print(f"| {n_rows:,} | {t_session:.1f} s | {timings[0]:.1f} s | {timings[1]:.1f} s | {t_read + t_eval:.1f} s |")
     spark.stop()
     if status != "OK":

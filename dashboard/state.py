@@ -408,7 +408,6 @@ def _read_side_cached(sha: str, name: str, id_column: str, _data: bytes) -> pd.D
 
 def file_columns(blob: Blob) -> list[str]:
     """The column names of a file's header (to let the user map them)."""
-    import pyarrow as pa
 
     from metrics_core.io.delimited import first_line, header_names
     from metrics_core.io.parquet import parquet_names

@@ -144,24 +144,3 @@ def _lookup(uniq: pd.Index, s: pd.Series) -> np.ndarray:
     return uniq.get_indexer(s).astype(np.int64, copy=False)
 
 
-_POW10 = 10 ** np.arange(19, dtype=np.uint64)
-
-
-def string_order(uniques: pd.Index) -> np.ndarray:
-    """An int64 key per unique id that orders ids as byte-wise strings (trec_eval's strcmp).
-
-    Integer ids are ordered as their decimal strings ("10" < "9"): an id ``x``
-    with ``d`` digits gets ``x * 10**(17 - d) * 32 + d`` (left-aligned digits,
-    shorter first on a common prefix). Other ids get their rank in Arrow's
-    byte-wise string sort.
-    """
-    if pd.api.types.is_integer_dtype(uniques.dtype) and len(uniques):
-        x = uniques.to_numpy(dtype=np.int64)
-        if x.min() >= 0 and x.max() < 10**17:
-            digits = np.searchsorted(_POW10[:18], x.astype(np.uint64), side="right").clip(min=1)
-            return (x * (10 ** (17 - digits)) * 32 + digits).astype(np.int64)
-    strings = pa.array(np.asarray(uniques.astype(str), dtype=object), type=pa.string())
-    order = pc.array_sort_indices(strings).to_numpy()
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    return rank

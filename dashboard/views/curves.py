@@ -3,10 +3,8 @@ a reliability plot with PCOPC, and a confusion matrix at a chosen threshold."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-import metrics_core as mc
 from dashboard import charts, state
 
 st.title("Curves")

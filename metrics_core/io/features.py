@@ -13,7 +13,6 @@ Formats as for runs (CSV, TSV, Parquet, JSON lines, gzip), TREC excepted.
 
 from __future__ import annotations
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 

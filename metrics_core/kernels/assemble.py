@@ -30,8 +30,6 @@ import numpy as np
 from ._jit import njit, parallel_chunks
 from .strings import compare_bytes
 
-_EMPTY_INT = np.zeros(1, dtype=np.int64)
-_EMPTY_BYTES = np.zeros(1, dtype=np.uint8)
 
 
 @njit(inline="always")
