@@ -5,9 +5,11 @@
 * In ground truth, exact repeats (same relevance) are dropped silently; the
   same pair with different relevance is an error.
 
-Pairs are compared as integer keys (dictionary codes of user and item,
-``key = user_code * n_items + item_code``) with one stable sort: no Python
-loop over rows.
+When the rows of each user are together (files almost always are), the
+pairs are checked inside each user's rows with a small hash table per user
+(:func:`earlier_pairs`); otherwise they are compared as integer keys
+(dictionary codes of user and item, ``key = user_code * n_items + item_code``)
+with one stable sort. No Python loop over rows either way.
 """
 
 from __future__ import annotations
@@ -18,7 +20,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import MetricsError
+from ..kernels import assemble
+from ..kernels import strings as kstr
+from ..kernels._jit import n_threads
 from .lines import LineMap
+
+
+def earlier_pairs(users, items, rel=None) -> np.ndarray | None:
+    """Per row: -1 for the first (user, item) occurrence, else that first row (``-2 - row``
+    when ``rel`` differs from it); None when users are not grouped or ids are not strings."""
+    arrays = [v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for v in (users, items)]
+    if not all(isinstance(a, pa.Array) and (pa.types.is_string(a.type) or pa.types.is_large_string(a.type))
+               and a.null_count == 0 for a in arrays):
+        return None
+    users, items = arrays
+    n = len(users)
+    u_off, u_data = kstr.arrow_buffers(users)
+    change = np.empty(n, dtype=np.uint8)
+    assemble.changes_bytes(u_off, u_data, change)
+    heads = np.flatnonzero(change)
+    if pc.count_distinct(users.take(pa.array(heads))).as_py() < len(heads):
+        return None  # some user's rows are split: fall back to keys
+    bounds = np.r_[heads, n].astype(np.int64)
+    work = np.linspace(0, n, 4 * n_threads() + 1)
+    chunks = np.maximum.accumulate(np.searchsorted(bounds, work).astype(np.int64))
+    chunks[0], chunks[-1] = 0, len(heads)
+    i_off, i_data = kstr.arrow_buffers(items)
+    out = np.empty(n, dtype=np.int64)
+    values = np.zeros(0) if rel is None else np.ascontiguousarray(rel, dtype=np.float64)
+    assemble.first_of_pair(bounds, chunks, i_off, i_data, values, out)
+    return out
 
 
 def _codes(values) -> tuple[np.ndarray, int]:
@@ -50,22 +81,35 @@ def _pair(df: pd.DataFrame, i: int) -> str:
     return f"({df['user_id'].iat[i]!r}, {df['item_id'].iat[i]!r})"
 
 
-def check_run_duplicates(df: pd.DataFrame, name: str, lines: LineMap, key: np.ndarray | None = None) -> None:
-    """Refuse a run with a repeated (user_id, item_id); ``key`` from :func:`pair_keys` if already known."""
-    key = pair_keys(df["user_id"], df["item_id"]) if key is None else key
-    bad = repeats(key)
+def check_run_duplicates(df: pd.DataFrame, name: str, lines: LineMap, key: np.ndarray | None = None,
+                         earlier: np.ndarray | None = None) -> None:
+    """Refuse a run with a repeated (user_id, item_id); ``key`` from :func:`pair_keys` or
+    ``earlier`` from :func:`earlier_pairs` if already known."""
+    if earlier is not None:
+        bad = np.flatnonzero(earlier != -1)
+        first = (lambda i: int(earlier[i]))
+    else:
+        key = pair_keys(df["user_id"], df["item_id"]) if key is None else key
+        bad = repeats(key)
+        first = (lambda i: int(np.flatnonzero(key == key[i])[0]))
     if len(bad):
         i = int(bad[0])
-        j = int(np.flatnonzero(key == key[i])[0])
+        j = first(i)
         raise MetricsError(
             f"{name}: {lines(i)}: duplicate (user_id, item_id) = {_pair(df, i)}, first seen on {lines(j)}; "
             f"{len(bad)} duplicate row(s). Keep one row per user and item"
         )
 
 
-def dedupe_qrels(df: pd.DataFrame, name: str, lines: LineMap,
-                 key: np.ndarray | None = None) -> tuple[pd.DataFrame, LineMap]:
-    """Drop exact repeats; refuse a pair labelled with two different relevances."""
+def dedupe_qrels(df: pd.DataFrame, name: str, lines: LineMap, key: np.ndarray | None = None,
+                 earlier: np.ndarray | None = None) -> tuple[pd.DataFrame, LineMap]:
+    """Drop exact repeats; refuse a pair labelled with two different relevances.
+
+    ``key`` from :func:`pair_keys` or ``earlier`` from :func:`earlier_pairs`
+    (given the relevance) if already known.
+    """
+    if earlier is not None:
+        return _dedupe_grouped(df, name, lines, earlier)
     key = pair_keys(df["user_id"], df["item_id"]) if key is None else key
     rel = df["relevance"].to_numpy()
     order = np.lexsort((np.arange(len(key)), rel, key))
@@ -84,4 +128,23 @@ def dedupe_qrels(df: pd.DataFrame, name: str, lines: LineMap,
             f"{df['relevance'].iat[i]:g} here but {df['relevance'].iat[j]:g} on {lines(j)}; "
             f"{len(bad)} conflicting row(s). Keep one label per user and item"
         )
+    return df, lines
+
+
+def _dedupe_grouped(df: pd.DataFrame, name: str, lines: LineMap, earlier: np.ndarray):
+    """:func:`dedupe_qrels` from :func:`earlier_pairs` (a repeat compared with the pair's first label)."""
+    conflict = np.flatnonzero(earlier <= -2)
+    if len(conflict):
+        i = int(conflict[0])
+        j = -2 - int(earlier[i])
+        raise MetricsError(
+            f"{name}: {lines(i)}: conflicting relevance for (user_id, item_id) = {_pair(df, i)}: "
+            f"{df['relevance'].iat[i]:g} here but {df['relevance'].iat[j]:g} on {lines(j)}; "
+            f"{len(conflict)} conflicting row(s). Keep one label per user and item"
+        )
+    repeat = earlier >= 0
+    if repeat.any():
+        keep = np.flatnonzero(~repeat)
+        lines = lines.subset(keep)
+        df = df.iloc[keep].reset_index(drop=True)
     return df, lines

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..errors import MetricsError
 from . import formats as F
-from .checks import check_run_duplicates, dedupe_qrels, pair_keys
+from .checks import check_run_duplicates, dedupe_qrels, earlier_pairs, pair_keys
 from .columns import ALIASES, ColumnMapping, detect, normalise, role_of_key
 from .convert import ids, numbers
 from .delimited import first_line, header_names, read_delimited
@@ -115,11 +115,13 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
         cols["relevance"] = numbers(table[roles["relevance"]], "relevance", roles["relevance"], name, lines)
     frame = pa.table({k: v if isinstance(v, pa.Array) else pa.array(v, pa.float64()) for k, v in cols.items()})
     df = frame.to_pandas()
-    key = pair_keys(cols["user_id"], cols["item_id"])
-    if "score" in df.columns:
-        check_run_duplicates(df, name, lines, key)
+    is_run = "score" in df.columns
+    earlier = earlier_pairs(cols["user_id"], cols["item_id"], None if is_run else cols.get("relevance"))
+    key = pair_keys(cols["user_id"], cols["item_id"]) if earlier is None else None
+    if is_run:
+        check_run_duplicates(df, name, lines, key, earlier)
     elif "relevance" in df.columns:
-        df, lines = dedupe_qrels(df, name, lines, key)
+        df, lines = dedupe_qrels(df, name, lines, key, earlier)
     explicit = tuple(sorted({r for r in roles if columns and any(role_of_key(k) == r for k in columns)}))
     mapping = ColumnMapping(
         source=name,
