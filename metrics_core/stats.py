@@ -41,7 +41,6 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from metrics_core.errors import MetricsError
 
@@ -72,6 +71,13 @@ LOWER_IS_BETTER = frozenset({"rmse", "mae", "logloss"})
 
 # Memory budget for one batch of resampled indices / signs (number of matrix cells).
 _BATCH_CELLS = 4_000_000
+
+
+def _scipy_stats():
+    """scipy.stats, imported on first use (it adds about 2 s to every command-line start)."""
+    from scipy import stats
+
+    return stats
 
 
 def _as_float_array(values) -> np.ndarray:
@@ -150,7 +156,7 @@ def paired_t_test(a, b) -> tuple[float, float]:
         return (0.0, 1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = _st.ttest_rel(np.asarray(b, dtype=float), np.asarray(a, dtype=float))
+        res = _scipy_stats().ttest_rel(np.asarray(b, dtype=float), np.asarray(a, dtype=float))
     return (float(res.statistic), float(res.pvalue))
 
 
@@ -167,7 +173,7 @@ def wilcoxon_test(a, b) -> tuple[float, float]:
         return (0.0, 1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = _st.wilcoxon(d, zero_method="wilcox")
+        res = _scipy_stats().wilcoxon(d, zero_method="wilcox")
     return (float(res.statistic), float(res.pvalue))
 
 
@@ -281,7 +287,7 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> np.ndarray:
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     if ok.any():
-        out[ok] = _st.false_discovery_control(p[ok], method="bh")
+        out[ok] = _scipy_stats().false_discovery_control(p[ok], method="bh")
     return out
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import sys
 
-from ..compare import compare as compare_models
 from ..errors import MetricsError
 from ..stats import CORRECTIONS, LOWER_IS_BETTER, TESTS
 from . import _output
@@ -187,6 +186,7 @@ def run(args) -> int:
             "use ranking metrics such as ndcg@10, map@100 or recall@20")
     if skipped:
         notes.append(f"not compared (no per-user values): {', '.join(skipped)}")
+    from ..compare import compare as compare_models  # scipy: imported only when comparing
     comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
                                 correction=args.correction, alpha=args.alpha, n_resamples=args.bootstrap,
                                 n_permutations=args.permutations, seed=args.seed)

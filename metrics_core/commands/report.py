@@ -17,7 +17,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..compare import compare as compare_models
 from ..errors import MetricsError
 from .compare import add_test_arguments, check_test_arguments, evaluate_runs, print_notes
 from .evaluate import add_convention_arguments, add_input_arguments, conventions, metric_labels
@@ -55,6 +54,7 @@ def run(args) -> int:
             baseline = None if args.all_pairs else (args.baseline or next(iter(evaluations)))
             if baseline is not None and baseline not in evaluations:
                 raise MetricsError(f"--baseline {baseline!r} is not one of the models: {', '.join(evaluations)}")
+            from ..compare import compare as compare_models  # scipy: imported only when comparing
             comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
                                         correction=args.correction, alpha=args.alpha,
                                         n_resamples=args.bootstrap, n_permutations=args.permutations,
