@@ -74,12 +74,28 @@ def _heads(s: pd.Series) -> np.ndarray:
             off, data = kstr.arrow_buffers(s.array.__arrow_array__())
         except TypeError:
             off = None
-        if off is not None:  # comparing strings costs more than a byte mask: compare once
-            mask = np.empty(n, dtype=np.uint8)
-            assemble.changes_bytes(off, data, mask)
-            return np.flatnonzero(mask)
+        if off is not None:
+            return string_heads(off, data)
     values = s.to_numpy(dtype=object)
     return np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+
+
+def string_heads(off: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """Heads of a string column given as Arrow buffers (strings are compared once, into a byte mask)."""
+    mask = np.empty(off.shape[0] - 1, dtype=np.uint8)
+    assemble.changes_bytes(off, data, mask)
+    return np.flatnonzero(mask)
+
+
+def balanced_chunks(work: np.ndarray, n_chunks: int) -> np.ndarray:
+    """Bounds of ``n_chunks`` contiguous blocks of segments holding about equal work.
+
+    ``work`` is cumulative (``work[s]`` = work before segment ``s``, one entry
+    per segment plus the total); returns segment bounds ``chunks[t]:chunks[t+1]``.
+    """
+    bounds = np.searchsorted(work, np.linspace(0, work[-1], n_chunks + 1)).astype(np.int64)
+    bounds[0], bounds[-1] = 0, work.shape[0] - 1
+    return np.maximum.accumulate(bounds)
 
 
 def _user_rows(head_codes: np.ndarray, heads: np.ndarray, n_rows: int, n_users: int) -> UserRows:

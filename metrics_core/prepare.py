@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from .encode import _as_id_series, _kind, _to_str, encode_pair
 from .errors import MetricsError
-from .grouping import group_users
+from .grouping import balanced_chunks, group_users
 from .kernels import assemble, layout
 from .kernels import strings as kstr
 from .kernels._jit import kernel_guard, n_threads
@@ -64,25 +64,35 @@ def _numeric(df, column, what) -> np.ndarray:
     return values
 
 
-class RunRows:
-    """The input run row of each ranked position, stored as one byte per row when it can be.
+class InputRows:
+    """The input row number of each position of a CSR layout, built on first use.
 
-    With every list at most 256 rows long the layout keeps only each row's
-    index within its user's input rows (``local``); the int64 row numbers are
-    built on first use (exports, diversity metrics, ``ties="input"``) as
-    ``user's first input position + local`` (through the grouping permutation
-    when the input was not grouped).
+    Position ``j`` of user ``u`` (``offsets[u] <= j < offsets[u + 1]``) comes
+    from input row ``start[u] + local[j]``, through the grouping permutation
+    ``perm`` when the input was not grouped. ``local`` is each ranked row's
+    index within its user's input rows (one byte per row: the layout keeps
+    nothing else); without it a position's index within its user is its own
+    order (the ground truth keeps input order). ``keep`` drops positions
+    afterwards (exact repeats in the ground truth). ``full`` gives the row
+    numbers outright (lists longer than 256 rows).
     """
 
-    def __init__(self, full=None, local=None, start=None, lengths=None, perm=None, offsets=None):
-        self._full, self._local, self._start, self._lengths, self._perm = full, local, start, lengths, perm
-        self._offsets = offsets
+    def __init__(self, offsets=None, start=None, perm=None, local=None, keep=None, full=None):
+        self._offsets, self._start, self._perm, self._local, self._keep = offsets, start, perm, local, keep
+        self._full = full
         self._lock = threading.Lock()
 
+    def at(self, position: int) -> int:
+        """Input row of one position (counted before ``keep``)."""
+        u = int(np.searchsorted(self._offsets, position, side="right") - 1)
+        within = int(self._local[position]) if self._local is not None else position - int(self._offsets[u])
+        row = int(self._start[u]) + within
+        return row if self._perm is None else int(self._perm[row])
+
     def gather(self, values: np.ndarray) -> np.ndarray:
-        """``values`` (one per input run row) in ranked order, without building the row numbers."""
-        if self._full is not None:
-            return values[self._full]
+        """``values`` (one per input row) in layout order, without building the row numbers."""
+        if self._full is not None or self._local is None or self._keep is not None:
+            return values[self.get()]
         out = np.empty(self._local.shape[0], dtype=values.dtype)
         grouped = self._perm is None
         assemble.gather_ranked(values, self._offsets, self._start, self._local,
@@ -93,38 +103,13 @@ class RunRows:
         if self._full is None:
             with self._lock:
                 if self._full is None:
-                    rows = np.repeat(self._start, self._lengths)
-                    rows += self._local
-                    self._full = rows if self._perm is None else self._perm[rows]
-        return self._full
-
-
-class TruthRows:
-    """The input ground-truth row of each truth position, built on first use.
-
-    Position ``j`` of user ``u`` is input row ``start[u] + j`` (through the
-    grouping permutation when the input was not grouped), before exact repeats
-    were dropped (``keep``).
-    """
-
-    def __init__(self, offsets, start, perm=None, keep=None):
-        self._offsets, self._start, self._perm, self._keep = offsets, start, perm, keep
-        self._full = None
-        self._lock = threading.Lock()
-
-    def at(self, position: int) -> int:
-        """Input row of one truth position, counted before repeats were dropped."""
-        u = int(np.searchsorted(self._offsets, position, side="right") - 1)
-        row = int(self._start[u] + position - self._offsets[u])
-        return row if self._perm is None else int(self._perm[row])
-
-    def get(self) -> np.ndarray:
-        if self._full is None:
-            with self._lock:
-                if self._full is None:
                     lengths = np.diff(self._offsets)
-                    rows = np.arange(int(self._offsets[-1]), dtype=np.int64)
-                    rows += np.repeat(self._start - self._offsets[:-1], lengths)
+                    if self._local is not None:
+                        rows = np.repeat(self._start, lengths)
+                        rows += self._local
+                    else:
+                        rows = np.arange(int(self._offsets[-1]), dtype=np.int64)
+                        rows += np.repeat(self._start - self._offsets[:-1], lengths)
                     if self._perm is not None:
                         rows = self._perm[rows]
                     self._full = rows if self._keep is None else rows[self._keep]
@@ -140,11 +125,10 @@ class ItemCodes:
     ``(item_ids, run codes in ranked order, truth codes in CSR order)``.
     """
 
-    def __init__(self, run_items: pd.Series, run_rows: RunRows, truth_items: pd.Series, truth_rows: TruthRows,
-                 codes=None):
+    def __init__(self, run_items: pd.Series, run_rows: InputRows, truth_items: pd.Series, truth_rows: InputRows):
         self._run_items, self._run_rows = run_items, run_rows
         self._truth_items, self._truth_rows = truth_items, truth_rows
-        self._codes = codes
+        self._codes = None
         self._lock = threading.Lock()
 
     def get(self):
@@ -193,9 +177,9 @@ class Ranked:
     tie_key: np.ndarray
     rel_code: np.ndarray
     rel_values: np.ndarray
-    rows: RunRows
+    rows: InputRows
     q_offsets: np.ndarray
-    q_rows: TruthRows
+    q_rows: InputRows
     input_relevance: np.ndarray
     ideal_rel: np.ndarray
     in_truth: np.ndarray
@@ -383,8 +367,7 @@ def _prepare(run, qrels, name) -> Ranked:
     offsets = _offsets(run_rows.length)
     q_offsets = _offsets(truth_rows.length)
     n, nq = int(offsets[-1]), int(q_offsets[-1])
-    lengths = run_rows.length
-    local_rows = int(lengths.max(initial=0)) <= 256
+    local_rows = int(run_rows.length.max(initial=0)) <= 256
     q_code, rel_values = _relevance_codes(q_rel_raw)
     tie_key, rel_code = np.empty(n, dtype=np.uint8), np.empty(n, dtype=q_code.dtype)
     row = np.empty(1 if local_rows else n, dtype=np.int64)
@@ -392,31 +375,33 @@ def _prepare(run, qrels, name) -> Ranked:
     ideal_rel, q_keep = np.empty(nq), np.empty(nq, dtype=bool)
     kept = np.empty(len(users), dtype=np.int64)
     dup, conflict = assemble.rank_and_join(
-        _chunks(offsets, q_offsets, n_threads()), offsets, q_offsets,
+        balanced_chunks(offsets + q_offsets, n_threads()), offsets, q_offsets,
         run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data,
         truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ints, q_off, q_data, by_bytes,
         tie_key, row, local, local_rows, rel_code, ideal_rel, q_keep, kept)
+    run_perm = None if run_rows.grouped else run_rows.rows
     truth_perm = None if truth_rows.grouped else truth_rows.rows
-    rows = RunRows(local=local, start=run_rows.start, lengths=lengths, offsets=offsets,
-                   perm=None if run_rows.grouped else run_rows.rows) if local_rows else RunRows(full=row)
+    rows = (InputRows(offsets, run_rows.start, run_perm, local=local) if local_rows
+            else InputRows(full=row))
+    q_rows = InputRows(q_offsets, truth_rows.start, truth_perm)
     if conflict >= 0:
-        _conflict_error(truth, truth_name, TruthRows(q_offsets, truth_rows.start, truth_perm).at(conflict))
+        _conflict_error(truth, truth_name, q_rows.at(conflict))
     if dup >= 0:
         at = int(rows.get()[dup])
         raise MetricsError(
             f"{name}: user {run[USER].iloc[at]!r} recommends item {run_items.iloc[at]!r} more than once "
             f"(row {at + 1}); keep one row per (user, item)"
         )
-    q_rows = TruthRows(q_offsets, truth_rows.start, truth_perm)
     if kept.sum() < nq:  # exact repeats in the ground truth: drop them
         q_lengths = np.diff(q_offsets)
         within = np.arange(nq) - np.repeat(q_offsets[:-1], q_lengths)
         ideal_rel = ideal_rel[within < np.repeat(kept, q_lengths)]
-        q_rows = TruthRows(q_offsets, truth_rows.start, truth_perm, keep=q_keep)
+        q_rows = InputRows(q_offsets, truth_rows.start, truth_perm, keep=q_keep)
         q_offsets = _offsets(kept)
     return Ranked(
-        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_rows), offsets=offsets, input_score=score, tie_key=tie_key,
-        rel_code=rel_code, rel_values=rel_values, rows=rows, q_offsets=q_offsets, q_rows=q_rows, input_relevance=q_rel_raw, ideal_rel=ideal_rel,
+        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_rows), offsets=offsets,
+        input_score=score, tie_key=tie_key, rel_code=rel_code, rel_values=rel_values, rows=rows,
+        q_offsets=q_offsets, q_rows=q_rows, input_relevance=q_rel_raw, ideal_rel=ideal_rel,
         in_truth=kept > 0, truth_from_run=truth_from_run,
     )
 
@@ -441,14 +426,6 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     out = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
     return out
-
-
-def _chunks(offsets: np.ndarray, q_offsets: np.ndarray, n: int) -> np.ndarray:
-    """User bounds of ``n`` blocks holding about the same number of run + truth rows."""
-    work = offsets + q_offsets
-    bounds = np.searchsorted(work, np.linspace(0, work[-1], n + 1)).astype(np.int64)
-    bounds[0], bounds[-1] = 0, offsets.shape[0] - 1
-    return np.maximum.accumulate(bounds)
 
 
 def _item_keys(run_items: pd.Series, truth_items: pd.Series, truth_from_run: bool):

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import MetricsError
+from ..grouping import balanced_chunks, string_heads
 from ..kernels import assemble
 from ..kernels import strings as kstr
 from ..kernels._jit import n_threads
@@ -35,16 +36,11 @@ def earlier_pairs(users, items, rel=None) -> np.ndarray | None:
         return None
     users, items = arrays
     n = len(users)
-    u_off, u_data = kstr.arrow_buffers(users)
-    change = np.empty(n, dtype=np.uint8)
-    assemble.changes_bytes(u_off, u_data, change)
-    heads = np.flatnonzero(change)
+    heads = string_heads(*kstr.arrow_buffers(users))
     if pc.count_distinct(users.take(pa.array(heads))).as_py() < len(heads):
         return None  # some user's rows are split: fall back to keys
     bounds = np.r_[heads, n].astype(np.int64)
-    work = np.linspace(0, n, 4 * n_threads() + 1)
-    chunks = np.maximum.accumulate(np.searchsorted(bounds, work).astype(np.int64))
-    chunks[0], chunks[-1] = 0, len(heads)
+    chunks = balanced_chunks(bounds, 4 * n_threads())
     i_off, i_data = kstr.arrow_buffers(items)
     out = np.empty(n, dtype=np.int64)
     values = np.zeros(0) if rel is None else np.ascontiguousarray(rel, dtype=np.float64)

@@ -537,7 +537,7 @@ def first_of_pair(bounds, chunks, off, data, rel, out):
             a = bounds[s]
             n_slots = 0
             for i in range(a, bounds[s + 1]):
-                h = _item_hash(i, True, bounds, off, data)
+                h = _item_hash(i, True, bounds, off, data)  # (bounds: unused integer ids)
                 hashes[i - a] = h
                 slot = h >> shift
                 first = -1
