@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import compare_charts as cc
-from dashboard import state
+from dashboard import state, tables, text, url
 from metrics_core.compare import compare
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
 
@@ -129,7 +129,7 @@ else:
     picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
                           key="compare_regressions",
                           column_config={col: fmt4 for col in worst.columns if col != "user_id"})
-    rows = picked.selection.rows if picked is not None else []
-    if rows:
-        state.request_drilldown(focus_model, worst.iloc[rows[0]]["user_id"])
-        st.switch_page("views/failures.py")
+    user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
+    if user is not None:
+        state.request_drilldown(focus_model, user)
+        url.switch_page("views/failures.py", user=user)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import state, tables, text, url
 
 st.title("Failures")
 models = state.require_models()
@@ -17,13 +17,16 @@ k = c["k"]
 focus = state.pop_drilldown()
 if focus is not None and focus[0] in models:
     st.session_state["failures_model"] = focus[0]
-    st.session_state["failures_focus"] = str(focus[1])
+    url.set(url.USER, focus[1])
+elif url.requested(url.USER) is not None and url.requested(url.USER) != url.get(url.USER):
+    url.set(url.USER, url.requested(url.USER))  # a link or a reload names the user
 
 left, mid, right = st.columns([2, 2, 1])
-model = left.selectbox("Model", list(models), key="failures_model")
+model = left.selectbox("Model", list(models), key="failures_model", bind="query-params")
 options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
-metric = mid.selectbox("Metric", options, key="failures_metric")
-n = right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5, key="failures_n")
+metric = mid.selectbox("Metric", options, key="failures_metric", bind="query-params")
+n = right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5, key="failures_n",
+                       bind="query-params")
 
 all_metrics = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
 with state.guard():
@@ -31,20 +34,25 @@ with state.guard():
 ev = evals[model]
 worst = state.worst_users(ev, metric, int(n))
 
-st.subheader(f"Worst {len(worst)} users of {model} by {metric}")
+st.subheader(text.md(f"Worst {len(worst)} users of {model} by {metric}"))
 st.caption("Select a row to inspect that user.")
 selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
                          column_config={metric: st.column_config.NumberColumn(format="%.4f")},
                          key="failures_worst")
-rows = selection.selection.rows if selection is not None else []
-if rows:
-    user = str(worst.iloc[rows[0]]["user_id"])
-    st.session_state["failures_focus"] = user
-else:
-    user = st.session_state.get("failures_focus")
+picked = tables.selected_value(worst, "user_id", selection.selection.rows if selection is not None else [])
+# A selection is taken once: it outlives the table it pointed into (another model,
+# metric or number of users shown) and must not override a later choice.
+signature = (model, metric, int(n), picked)
+if picked is not None and st.session_state.get("failures_taken") != signature:
+    st.session_state["failures_taken"] = signature
+    url.set(url.USER, picked)
+user = url.get(url.USER)
 
 if user is None:
     st.info("Select a user in the table above to see their ranked list.")
+    st.stop()
+if not tables.has_user(models[model], user):
+    st.info(text.md(f"User {user} is not among the users of {model}. Select a user in the table above."))
     st.stop()
 
 ranked = models[model]
@@ -53,13 +61,13 @@ with state.guard():
     full = ranked.user_list(user, ties=order)
     relevant = ranked.user_relevant_items(user)
 
-st.subheader(f"User {user}")
+st.subheader(text.md(f"User {user}"))
 top = full.head(k).assign(hit=lambda d: (d["relevance"] >= 1).map({True: "hit", False: "miss"}))
 if c["ties"] == "average":
     st.caption("Tied scores are shown in trec_eval order (score, then item id descending); the metrics "
                "average over every order of the ties.")
 col_list, col_missed = st.columns([3, 2])
-col_list.markdown(f"**Top {k} of {model}** ({len(full)} items in the list)")
+col_list.markdown(f"**Top {k} of {text.md(model)}** ({len(full)} items in the list)")
 col_list.dataframe(top[["rank", "item_id", "score", "relevance", "hit"]], hide_index=True,
                    key="failures_list")
 missed = relevant[~relevant["item_id"].isin(top["item_id"])]

@@ -97,3 +97,34 @@ def assert_no_exception(page, where: str = "") -> None:
     n = page.locator('[data-testid="stException"]').count()
     assert n == 0, f"{where}: the page shows {n} exception(s): " + \
         page.locator('[data-testid="stException"]').first.inner_text()
+
+
+def goto(page, url: str) -> None:
+    """Open ``url`` and wait for its first script run to finish."""
+    page.goto(url)
+    page.wait_for_selector('[data-testid="stApp"]')
+    wait_idle(page)
+
+
+def wait_rerun(page, timeout: int = 120_000) -> None:
+    """After an action: wait for the rerun it triggers to start (0.2-0.5 s later,
+    or never when the action changed nothing), then for it to finish."""
+    running = '[data-testid="stApp"][data-test-script-state="running"]'
+    try:
+        page.wait_for_selector(running, timeout=1500)
+    except Exception:  # noqa: BLE001 - no rerun started: nothing to wait for
+        pass
+    wait_idle(page, timeout=timeout)
+
+
+ROW_HEIGHT = 35
+
+
+def click_table_row(page, key: str, row: int) -> None:
+    """Select data row ``row`` (0-based) of the st.dataframe with widget key ``key``
+    by clicking its row marker (the grid is a canvas)."""
+    grid = page.locator(f'.st-key-{key} [data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 10, box["y"] + ROW_HEIGHT * (row + 1) + ROW_HEIGHT // 2)
+    wait_rerun(page)

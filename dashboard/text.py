@@ -1,0 +1,65 @@
+"""Showing strings that came from a user (ids, file, model and column names,
+URL values) as text, and writing CSV that is safe to open in a spreadsheet.
+
+Streamlit renders markdown in alerts, toasts, headers, captions, widget and
+button labels and expander titles; plotly renders a few HTML tags (links
+among them) in legends, titles and hover text. :func:`md` and :func:`plot`
+make a string inert for each.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping
+# all of them also disarms Streamlit's own syntax (``:red[...]``, ``:material/x:``,
+# ``$math$``) and raw HTML.
+_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+_MAX_SHOWN = 200
+
+
+def md(value: object, limit: int = _MAX_SHOWN) -> str:
+    """``value`` as markdown that displays exactly its characters (on one line,
+    cut to ``limit`` characters with an ellipsis)."""
+    s = str(value)
+    s = " ".join(s.splitlines()) if ("\n" in s or "\r" in s) else s
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def plot(value: object) -> str:
+    """``value`` for plotly text (legend, axis, hover): its tags shown, not rendered."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+#: Characters that make a spreadsheet cell a formula (OWASP "CSV injection").
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+SPREADSHEET_NOTE = ("Text cells that start with =, +, -, @, a tab or a carriage return get a leading ' "
+                    "so that a spreadsheet shows them instead of running them as formulas.")
+
+
+def _neutral(value: object) -> object:
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+        return "'" + value
+    return value
+
+
+def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells, column names and index labels never start a
+    formula (prefix ``'``); numbers are left as numbers."""
+    out = df.copy()
+    for col in out.columns:
+        if not (pd.api.types.is_numeric_dtype(out[col]) or pd.api.types.is_bool_dtype(out[col])):
+            out[col] = out[col].map(_neutral)
+    out.columns = [_neutral(str(c)) for c in out.columns]
+    if not pd.api.types.is_numeric_dtype(out.index):
+        out.index = out.index.map(_neutral)
+    return out
+
+
+def csv_bytes(df: pd.DataFrame, **to_csv) -> bytes:
+    """``df`` as UTF-8 CSV for people: formula-leading text cells neutralised."""
+    return spreadsheet_safe(df).to_csv(**to_csv).encode("utf-8")
