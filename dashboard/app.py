@@ -29,8 +29,8 @@ PAGES = [
     ("share.py", "Share", ":material/share:"),
 ]
 
-st.set_page_config(page_title="metrics_core workbench", page_icon=":material/leaderboard:",
-                   layout="wide")
+# A drawn icon, not ":material/...:" (the browser would fetch that favicon from Google's servers).
+st.set_page_config(page_title="metrics_core workbench", page_icon=state.app_icon(), layout="wide")
 
 pages = [
     st.Page(PAGES_DIR / fname, title=title, icon=icon, default=(fname == "overview.py"))

@@ -3,6 +3,9 @@
 Each function takes tables computed by metrics_core (curves, per-user
 metrics, summaries) and only lays them out: one colour per model (the same
 on every page), hover text, axes and legends. No metric is computed here.
+
+Model names and segment labels come from users: they pass through
+``dashboard.text.plot`` (plotly renders links and a few other tags in text).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from dashboard.text import plot as esc
+
 PALETTE = px.colors.qualitative.Safe + px.colors.qualitative.Vivid
 MAX_CURVE_POINTS = 2000
 
@@ -23,8 +28,15 @@ def model_colors(models: Sequence[str]) -> dict[str, str]:
     return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
 
 
+def _escaped(long: pd.DataFrame, colors: Mapping[str, str], *columns: str) -> tuple[pd.DataFrame, dict]:
+    """``long`` with the user-given text ``columns`` escaped for plotly, and ``colors``
+    keyed by the escaped model names."""
+    long = long.assign(**{c: long[c].astype(str).map(esc) for c in columns if c in long.columns})
+    return long, {esc(k): v for k, v in colors.items()}
+
+
 def _layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+    fig.update_layout(title=esc(title) if title else title, height=height, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
                       template="plotly_white")
     return fig
@@ -51,9 +63,9 @@ def summary_bars(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> 
         if pd.notna(row["ci_low"]):
             err = dict(type="data", symmetric=False, array=[row["ci_high"] - row["value"]],
                        arrayminus=[row["value"] - row["ci_low"]])
-        fig.add_bar(x=[row["model"]], y=[row["value"]], name=row["model"], error_y=err,
+        fig.add_bar(x=[esc(row["model"])], y=[row["value"]], name=esc(row["model"]), error_y=err,
                     marker_color=colors.get(row["model"]), showlegend=False,
-                    hovertemplate=f"{row['model']}<br>{metric} = %{{y:.4f}}<extra></extra>")
+                    hovertemplate=f"{esc(row['model'])}<br>{metric} = %{{y:.4f}}<extra></extra>")
     fig.update_yaxes(title=metric)
     return _layout(fig, f"{metric} with 95% bootstrap CI", height=360)
 
@@ -63,6 +75,7 @@ def metric_vs_k(long: pd.DataFrame, colors: Mapping[str, str], current_k: int | 
 
     ``long``: columns model, metric, k, value.
     """
+    long, colors = _escaped(long, colors, "model")
     metrics = list(dict.fromkeys(long["metric"]))
     fig = px.line(long, x="k", y="value", color="model", facet_col="metric", facet_col_wrap=3,
                   color_discrete_map=dict(colors), category_orders={"metric": metrics},
@@ -82,9 +95,9 @@ def roc(curves: Mapping[str, pd.DataFrame], auc: Mapping[str, float], colors: Ma
                     name="chance", hoverinfo="skip")
     for name, c in curves.items():
         c = thin(c)
-        fig.add_scatter(x=c["fpr"], y=c["tpr"], mode="lines", name=f"{name} (AUC {auc[name]:.3f})",
+        fig.add_scatter(x=c["fpr"], y=c["tpr"], mode="lines", name=f"{esc(name)} (AUC {auc[name]:.3f})",
                         line=dict(color=colors.get(name)),
-                        hovertemplate="FPR %{x:.3f}<br>TPR %{y:.3f}<extra>" + name + "</extra>")
+                        hovertemplate="FPR %{x:.3f}<br>TPR %{y:.3f}<extra>" + esc(name) + "</extra>")
     fig.update_xaxes(title="False positive rate", range=[0, 1])
     fig.update_yaxes(title="True positive rate", range=[0, 1.02])
     return _layout(fig, "ROC", height=440)
@@ -95,9 +108,9 @@ def pr(curves: Mapping[str, pd.DataFrame], ap: Mapping[str, float], colors: Mapp
     fig = go.Figure()
     for name, c in curves.items():
         c = thin(c)
-        fig.add_scatter(x=c["recall"], y=c["precision"], mode="lines", name=f"{name} (AP {ap[name]:.3f})",
+        fig.add_scatter(x=c["recall"], y=c["precision"], mode="lines", name=f"{esc(name)} (AP {ap[name]:.3f})",
                         line=dict(color=colors.get(name), shape="hv"),
-                        hovertemplate="recall %{x:.3f}<br>precision %{y:.3f}<extra>" + name + "</extra>")
+                        hovertemplate="recall %{x:.3f}<br>precision %{y:.3f}<extra>" + esc(name) + "</extra>")
     fig.update_xaxes(title="Recall", range=[0, 1])
     fig.update_yaxes(title="Precision", range=[0, 1.02])
     return _layout(fig, "Precision-recall", height=440)
@@ -111,10 +124,10 @@ def calibration(curves: Mapping[str, pd.DataFrame], pcopc: Mapping[str, float],
                     name="perfectly calibrated", hoverinfo="skip")
     for name, c in curves.items():
         fig.add_scatter(x=c["mean_predicted"], y=c["fraction_positive"], mode="lines+markers",
-                        name=f"{name} (PCOPC {pcopc[name]:.3f})", line=dict(color=colors.get(name)),
+                        name=f"{esc(name)} (PCOPC {pcopc[name]:.3f})", line=dict(color=colors.get(name)),
                         customdata=c["count"],
                         hovertemplate="predicted %{x:.3f}<br>observed %{y:.3f}<br>%{customdata} rows"
-                                      "<extra>" + name + "</extra>")
+                                      "<extra>" + esc(name) + "</extra>")
     fig.update_xaxes(title="Mean predicted score", range=[0, 1])
     fig.update_yaxes(title="Fraction positive", range=[0, 1.02])
     return _layout(fig, "Calibration (reliability)", height=440)
@@ -131,6 +144,7 @@ def confusion(cm: pd.DataFrame, title: str) -> go.Figure:
 
 def histogram(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
     """Overlaid histograms of a per-user metric (``long``: model, value)."""
+    long, colors = _escaped(long, colors, "model")
     fig = px.histogram(long, x="value", color="model", barmode="overlay", opacity=0.6,
                        nbins=40, color_discrete_map=dict(colors), labels={"value": metric})
     fig.update_yaxes(title="users")
@@ -139,6 +153,7 @@ def histogram(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.
 
 def ecdf(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
     """Empirical CDF of a per-user metric per model."""
+    long, colors = _escaped(long, colors, "model")
     fig = px.ecdf(long, x="value", color="model", color_discrete_map=dict(colors),
                   labels={"value": metric})
     fig.update_yaxes(title="share of users")
@@ -147,6 +162,7 @@ def ecdf(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figur
 
 def box(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
     """Box plot of a per-user metric per model."""
+    long, colors = _escaped(long, colors, "model")
     fig = px.box(long, x="model", y="value", color="model", color_discrete_map=dict(colors),
                  labels={"value": metric}, points=False)
     fig.update_layout(showlegend=False)
@@ -155,8 +171,9 @@ def box(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure
 
 def segments(table: pd.DataFrame, metric: str, segment: str, colors: Mapping[str, str]) -> go.Figure:
     """Grouped bars: mean per-user metric per segment and model (``table``: model, segment, mean, users)."""
+    table, colors = _escaped(table, colors, "model", "segment")
     fig = px.bar(table, x="segment", y="mean", color="model", barmode="group",
                  color_discrete_map=dict(colors), custom_data=["users"],
-                 labels={"segment": segment, "mean": f"mean {metric}"})
+                 labels={"segment": esc(segment), "mean": f"mean {metric}"})
     fig.update_traces(hovertemplate="%{x}<br>mean %{y:.4f}<br>%{customdata[0]} users")
     return _layout(fig, f"{metric} by {segment}", height=380)

@@ -1,25 +1,24 @@
 """Plotly figures for the Compare page (layout only: every number comes from metrics_core).
 
 User-supplied strings (model names, metric names, segment labels) are passed through
-``html.escape`` before they reach plotly: plotly renders a small HTML subset in labels and
-decodes entities, so an escaped name shows as literal text and can never become markup.
+``dashboard.text.plot`` before they reach plotly: plotly renders a small HTML subset in labels
+and decodes ``&lt;``, ``&gt;`` and ``&amp;``, so an escaped name shows as literal text and can
+never become markup.
 """
 
 from __future__ import annotations
 
-import html
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
+from dashboard.text import plot as esc
 
 WEBGL_ABOVE = 5000
 WTL_COLORS = {"wins": "#2e7d32", "ties": "#9e9e9e", "losses": "#c62828"}
 SEGMENT_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                    "#7f7f7f", "#bcbd22", "#17becf"]
 
-
-def esc(text) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:

@@ -47,6 +47,7 @@ import metrics_core as mc
 from metrics_core.errors import MetricsError
 
 from . import demo as demo_mod
+from . import text
 
 # ----------------------------------------------------------------------------
 # Controls
@@ -258,6 +259,18 @@ def is_demo() -> bool:
 # ----------------------------------------------------------------------------
 # Cached reading and preparation (keyed by content hash, never by DataFrame)
 # ----------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def app_icon():
+    """The browser tab icon: three bars of a leaderboard, drawn here (no request to any other host)."""
+    from PIL import Image, ImageDraw
+
+    img = Image.new("RGBA", (32, 32), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(img)
+    for i, h in enumerate((14, 24, 18)):
+        draw.rectangle((3 + 9 * i, 30 - h, 10 + 9 * i, 30), fill=(46, 94, 170, 255))
+    return img
+
 
 @st.cache_resource(show_spinner="Building the demo dataset...")
 def demo_data() -> demo_mod.DemoData:
@@ -722,7 +735,7 @@ def guard() -> Iterator[None]:
     try:
         yield
     except MetricsError as exc:
-        st.error(str(exc))
+        st.error(text.md(str(exc), limit=600))
         st.stop()
 
 
@@ -731,7 +744,7 @@ def require_models() -> dict[str, mc.Ranked]:
     models = get_models()
     errs = load_errors()
     for msg in errs:
-        st.error(msg)
+        st.error(text.md(msg, limit=600))
     if not models:
         st.info("No model could be loaded. Open the **Data** page to upload ranked results "
                 "or return to the demo data.")

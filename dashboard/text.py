@@ -18,15 +18,25 @@ import pandas as pd
 # ``$math$``) and raw HTML.
 _MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
 _MAX_SHOWN = 200
+# GitHub-flavoured markdown turns bare URLs, ``www.`` names and e-mail addresses into
+# links even when their punctuation is escaped: a zero-width space breaks each pattern.
+_ZWSP = "\u200b"
+_AUTOLINKS = (
+    (re.compile(r":(?=/)"), ":" + _ZWSP),
+    (re.compile(r"(?i)(www)\."), r"\1" + _ZWSP + "."),
+    (re.compile(r"@(?=[\w.+-]*\.\w)"), "@" + _ZWSP),
+)
 
 
 def md(value: object, limit: int = _MAX_SHOWN) -> str:
     """``value`` as markdown that displays exactly its characters (on one line,
-    cut to ``limit`` characters with an ellipsis)."""
+    cut to ``limit`` characters with an ellipsis; never a link)."""
     s = str(value)
     s = " ".join(s.splitlines()) if ("\n" in s or "\r" in s) else s
     if len(s) > limit:
         s = s[: limit - 1] + "…"
+    for pattern, repl in _AUTOLINKS:
+        s = pattern.sub(repl, s)
     return _MD_SPECIAL.sub(r"\\\1", s)
 
 
@@ -61,5 +71,7 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv_bytes(df: pd.DataFrame, **to_csv) -> bytes:
-    """``df`` as UTF-8 CSV for people: formula-leading text cells neutralised."""
+    """``df`` as UTF-8 CSV for people: formula-leading text cells neutralised, CRLF line
+    ends (RFC 4180; a cell holding a carriage return or a newline is then quoted)."""
+    to_csv.setdefault("lineterminator", "\r\n")
     return spreadsheet_safe(df).to_csv(**to_csv).encode("utf-8")

@@ -13,7 +13,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
-from dashboard import demo  # noqa: E402
+from dashboard import demo, text  # noqa: E402
 from metrics_core.compare import compare  # noqa: E402
 from metrics_core.store import AnalysisStore  # noqa: E402
 
@@ -136,7 +136,7 @@ def test_share_save_reopen_report_and_exports(monkeypatch, tmp_path):
     at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at2.query_params["analysis"] = aid
     ok(at2.switch_page("views/share.py").run())
-    assert any(aid in s.value for s in at2.success)
+    assert any(text.md(aid) in s.value for s in at2.success)
     assert at2.session_state["k"] == 5 and at2.session_state["gain"] == "exponential"
     ok(at2.switch_page("views/overview.py").run())
     table = frame_with(at2, "ndcg@5").set_index("model") if "model" in frame_with(at2, "ndcg@5").columns \

@@ -19,7 +19,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
-from dashboard import demo  # noqa: E402
+from dashboard import demo, text  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 TIMEOUT = 180
@@ -196,7 +196,7 @@ def test_bad_file_is_an_error_message_not_a_traceback():
     at.run()
     assert not at.exception
     messages = [e.value for e in at.error]
-    assert any("broken.csv" in m and "line 3" in m for m in messages), messages
+    assert any(text.md("broken.csv") in m and "line 3" in m for m in messages), messages
     # the other pages say the same, without a traceback
     page(at, "overview")
     assert any("broken" in e.value for e in at.error)

@@ -85,8 +85,9 @@ st.dataframe(
         "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f"),
         "significant": st.column_config.CheckboxColumn(f"significant ({TEST_LABELS[test]})"),
     })
-st.download_button("Download comparison CSV", table.to_csv(index=False).encode(), file_name="comparison.csv",
+st.download_button("Download comparison CSV", text.csv_bytes(table, index=False), file_name="comparison.csv",
                    mime="text/csv", key="compare_download", on_click="ignore", icon=":material/download:")
+st.caption(text.SPREADSHEET_NOTE)
 
 col_a, col_b = st.columns(2)
 col_a.plotly_chart(cc.difference_forest(table), key="compare_forest")
@@ -122,10 +123,10 @@ worst = (pairs.assign(difference=pairs["challenger"] - pairs["baseline"])
          .sort_values(["difference", "user_id"], kind="stable").head(int(n_show)))
 worst = worst[worst["difference"] < 0].rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})
 if worst.empty:
-    st.success(f"{focus_model} is never worse than {baseline} on {focus_metric}.")
+    st.success(text.md(f"{focus_model} is never worse than {baseline} on {focus_metric}."))
 else:
-    st.caption(f"Users where {focus_model} loses most against {baseline} on {focus_metric}. "
-               "Select a row to open that user on the Failures page.")
+    st.caption(text.md(f"Users where {focus_model} loses most against {baseline} on {focus_metric}. ")
+               + "Select a row to open that user on the Failures page.")
     picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
                           key="compare_regressions",
                           column_config={col: fmt4 for col in worst.columns if col != "user_id"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, state
+from dashboard import charts, state, text
 
 st.title("Curves")
 models = state.require_models()
@@ -38,7 +38,7 @@ else:
                     key="curves_calibration")
     skipped = sorted(set(models) - set(probabilistic))
     if skipped:
-        st.caption(f"Not shown (scores outside [0, 1]): {', '.join(skipped)}.")
+        st.caption(text.md(f"Not shown (scores outside [0, 1]): {', '.join(skipped)}."))
 
 st.subheader("Confusion matrix")
 threshold = st.slider("Threshold: a row is predicted positive when score >= threshold",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import state, text
 from metrics_core.io import ROLES, SUPPORTED_FORMATS
 
 st.title("Data")
@@ -28,7 +28,7 @@ with st.expander("Optional tables: item features (for ILS) and user attributes (
                                 key=f"upload_attributes_{gen}")
 added = state.ingest_uploads(up_runs, up_truth, up_feats, up_attrs)
 if added:
-    st.toast(f"Loaded {', '.join(added)}")
+    st.toast(text.md(f"Loaded {', '.join(added)}"))
 
 src = state.sources()
 if state.is_demo():
@@ -39,7 +39,7 @@ else:
 
 # --- problems first, each with a way to fix it --------------------------------
 for model, msg in state.load_problems():
-    st.error(msg)
+    st.error(text.md(msg, limit=600))
     blob = src.qrels if model is None else src.runs.get(model)
     if blob is None:
         continue
@@ -50,7 +50,7 @@ for model, msg in state.load_problems():
     if names:
         label = "the ground truth" if model is None else f"model {model}"
         with st.form(f"mapping_{model}"):
-            st.write(f"Map the columns of **{blob.name}** ({label}):")
+            st.write(f"Map the columns of **{text.md(blob.name)}** ({text.md(label)}):")
             cols = st.columns(len(ROLES))
             current = dict(blob.mapping)
             choice = {}
@@ -62,9 +62,9 @@ for model, msg in state.load_problems():
                 state.set_mapping(model, {r: c for r, c in choice.items() if c != "(none)"})
                 st.rerun()
     if model is not None:
-        st.button(f"Remove {model}", key=f"remove_bad_{model}", on_click=state.remove_run, args=(model,))
+        st.button(f"Remove {text.md(model)}", key=f"remove_bad_{model}", on_click=state.remove_run, args=(model,))
 for msg in state.side_errors():
-    st.error(msg)
+    st.error(text.md(msg, limit=600))
 
 # --- what is loaded -------------------------------------------------------------
 models = state.get_models()
@@ -85,20 +85,20 @@ st.dataframe(pd.DataFrame(rows).set_index("model"), key="data_models")
 if not state.is_demo():
     cols = st.columns(min(len(models), 6) or 1)
     for i, name in enumerate(models):
-        cols[i % len(cols)].button(f"Remove {name}", key=f"remove_{name}", on_click=state.remove_run,
+        cols[i % len(cols)].button(f"Remove {text.md(name)}", key=f"remove_{name}", on_click=state.remove_run,
                                    args=(name,), icon=":material/delete:")
 
 truth_mapping = state.read_mapping(None)
 if src.qrels is not None:
-    st.write(f"Ground truth: **{src.qrels.name}**" +
-             (f" ({truth_mapping.describe().split(': ', 1)[-1]})" if truth_mapping else ""))
+    st.write(f"Ground truth: **{text.md(src.qrels.name)}**" +
+             (f" ({text.md(truth_mapping.describe().split(': ', 1)[-1])})" if truth_mapping else ""))
     st.button("Remove the ground truth", key="remove_truth", on_click=state.set_blob, args=("qrels", None))
 elif not state.is_demo():
     st.write("Ground truth: taken from the relevance column of each result file.")
 feats = state.item_features()
 attrs = state.user_attributes()
 st.write(f"Item features: {'%d items, %d columns' % (len(feats), feats.shape[1] - 1) if feats is not None else 'none'}"
-         f" · User attributes: {', '.join(c for c in attrs.columns if c != 'user_id') if attrs is not None else 'none'}")
+         f" · User attributes: {text.md(', '.join(c for c in attrs.columns if c != 'user_id')) if attrs is not None else 'none'}")
 
 # --- diagnostics ----------------------------------------------------------------
 st.subheader("Diagnostics")
@@ -108,7 +108,7 @@ with state.guard():
 any_warning = False
 for name, ev in evals.items():
     for w in ev.diagnostics.warnings():
-        st.warning(f"**{name}**: {w}")
+        st.warning(f"**{text.md(name)}**: {text.md(w, limit=600)}")
         any_warning = True
 if not any_warning:
     st.success(f"No warnings at K = {c['k']}.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, state
+from dashboard import charts, state, text
 
 st.title("Overview")
 models = state.require_models()
@@ -76,9 +76,10 @@ summary = pd.concat([state.summary_table(ev_rank, ranking).set_index("model"),
                      state.summary_table(ev_div, diversity).set_index("model") if show_div else None], axis=1)
 summary = summary.reset_index()[["model", *all_metrics]]
 st.download_button(f"Download summary CSV (K={k}, {c['gain']} gain)",
-                   data=summary.to_csv(index=False, float_format="%.17g").encode(),
+                   data=text.csv_bytes(summary, index=False, float_format="%.17g"),
                    file_name=f"summary_k{k}_{c['gain']}.csv", mime="text/csv", key="overview_download",
                    on_click="ignore", icon=":material/download:")
+st.caption(text.SPREADSHEET_NOTE)
 
 if not show_curves:
     st.stop()

@@ -19,7 +19,7 @@ import io
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import state, text
 from metrics_core.store import AnalysisStore, SavedFile, StoreError
 
 _OPENED = "share_opened_analysis"
@@ -91,7 +91,7 @@ if analysis_id is not None and st.session_state.get(_OPENED) != analysis_id:
     try:
         saved = _store().load(analysis_id)
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(text.md(str(exc)))
     else:
         _restore(saved)
         st.session_state[_OPENED] = analysis_id
@@ -100,7 +100,7 @@ if analysis_id is not None and st.session_state.get(_OPENED) != analysis_id:
 
 opened = st.session_state.get(_OPENED)
 if opened is not None and opened == analysis_id:
-    st.success(f"Showing saved analysis `{opened}` (read-only: it cannot be changed; saving again creates a "
+    st.success(f"Showing saved analysis {text.md(opened)} (read-only: it cannot be changed; saving again creates a "
                "new link). Every page now shows this data.", icon=":material/lock:")
     st.page_link("views/overview.py", label="Open the Overview of this analysis", icon=":material/leaderboard:")
 
@@ -167,7 +167,7 @@ per_user = pd.concat(frames, ignore_index=True)
 per_user["user_id"] = per_user["user_id"].astype(str)
 st.dataframe(per_user.head(200), hide_index=True, key="share_per_user_preview")
 col_csv, col_parquet = st.columns(2)
-col_csv.download_button("Download per-user CSV", per_user.to_csv(index=False, float_format="%.17g").encode(),
+col_csv.download_button("Download per-user CSV", text.csv_bytes(per_user, index=False, float_format="%.17g"),
                         file_name=f"per_user_k{k}.csv", mime="text/csv", key="share_per_user_csv",
                         on_click="ignore", icon=":material/download:")
 buf = io.BytesIO()
@@ -175,3 +175,4 @@ per_user.to_parquet(buf, index=False)
 col_parquet.download_button("Download per-user Parquet", buf.getvalue(), file_name=f"per_user_k{k}.parquet",
                             mime="application/vnd.apache.parquet", key="share_per_user_parquet",
                             on_click="ignore", icon=":material/download:")
+st.caption(text.SPREADSHEET_NOTE + " The Parquet file keeps every value exact.")

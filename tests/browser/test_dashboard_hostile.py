@@ -1,0 +1,102 @@
+"""Hostile names and ids in headless Chromium: uploaded model names, file
+names, user ids and the ``?analysis=`` value are shown as text on every page,
+never as links, images or HTML, and the browser never contacts another host;
+the summary CSV neutralises formula-leading cells."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard import demo
+from dashboard_server import assert_no_exception, click_table_row, goto, wait_rerun
+
+pytestmark = pytest.mark.browser
+
+TRAP = "127.0.0.1:9"  # nothing listens there: any request or link to it is a failure
+HOSTILE_USER = f"![x](http://{TRAP}/p.png)"
+# File names cannot hold '/', and browsers percent-encode '"' in uploaded file names.
+HOSTILE_MODELS = {
+    "popularity": f"[Session expired](https:{TRAP})",
+    "matrix_factorization": "<img src=x onerror=alert(1)>",
+    "two_tower": "=HYPERLINK(A1)",
+}
+PAGES = ["Overview", "Data", "Curves", "Distributions", "Failures", "Compare", "Share"]
+
+
+def hostile_files() -> list[dict]:
+    d = demo.make_demo(n_users=120, n_items=80, list_length=10, seed=5)
+    first = d.runs["popularity"]["user_id"].iloc[0]
+    rename = lambda f: f.assign(user_id=f["user_id"].replace({first: HOSTILE_USER}))  # noqa: E731
+    files = [{"name": f"{HOSTILE_MODELS[n]}.csv", "mimeType": "text/csv",
+              "buffer": demo.to_csv_bytes(rename(run))} for n, run in d.runs.items()]
+    qrels = rename(d.qrels)
+    mine = qrels["user_id"] == HOSTILE_USER  # relevant items no model retrieves: ndcg 0, first row
+    qrels.loc[mine, "item_id"] = [f"unseen{i}" for i in range(int(mine.sum()))]
+    truth = {"name": f"![truth](https:{TRAP}).csv", "mimeType": "text/csv",
+             "buffer": demo.to_csv_bytes(qrels)}
+    return files, truth
+
+
+def assert_inert(page, where: str) -> None:
+    assert_no_exception(page, where)
+    for selector in (f'a[href*="{TRAP}"]', f'img[src*="{TRAP}"]', 'img[src="x"]', "img[onerror]"):
+        found = page.locator(selector)
+        assert found.count() == 0, f"{where}: {selector} in the DOM: " + found.first.evaluate(
+            "e => (e.closest('[data-testid]') || e).outerHTML.slice(0, 400)")
+
+
+def open_page(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+    wait_rerun(page)
+    page.wait_for_selector(f'h1:has-text("{title}")')
+
+
+def test_hostile_names_ids_and_analysis_value_stay_text(browser, streamlit_server, tmp_path):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    outside, dialogs = [], []
+    page.on("request", lambda r: outside.append(r.url) if not (
+        r.url.startswith(streamlit_server) or r.url.startswith(("data:", "blob:"))) else None)
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        goto(page, streamlit_server + "/data")
+        runs, truth = hostile_files()
+        page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").locator(
+            'input[type="file"]').set_input_files(truth)
+        wait_rerun(page)
+        page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").locator(
+            'input[type="file"]').set_input_files(runs)
+        wait_rerun(page)
+        page.wait_for_timeout(1500)  # the toast naming the models
+        assert_inert(page, "Data after upload")
+        for title in PAGES:
+            open_page(page, title)
+            if title in ("Overview", "Curves", "Distributions", "Compare"):
+                page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
+            assert_inert(page, title)
+        # the hostile user is the worst of every model (ndcg 0, and '!' sorts first)
+        open_page(page, "Failures")
+        click_table_row(page, "failures_worst", 0)
+        page.wait_for_selector('h3[id^="user-"]')
+        assert page.locator('h3[id^="user-"]').inner_text().replace("\u200b", "") == f"User {HOSTILE_USER}"
+        assert_inert(page, "Failures with the hostile user")
+
+        open_page(page, "Overview")
+        with page.expect_download() as info:
+            page.locator(".st-key-overview_download button", has_text="Download summary").first.click()
+        csv = pd.read_csv(io.BytesIO(Path(info.value.path()).read_bytes()), dtype={"model": str})
+        assert "'" + HOSTILE_MODELS["two_tower"] in set(csv["model"])
+        assert not any(str(m).startswith(("=", "+", "-", "@")) for m in csv["model"])
+
+        for path in ("/share", "/", "/compare"):
+            goto(page, f"{streamlit_server}{path}?analysis=[x](http://{TRAP}/)")
+            assert_inert(page, f"{path} with a hostile analysis value")
+        assert not outside, outside
+        assert not dialogs, dialogs
+    finally:
+        context.close()
