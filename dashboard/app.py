@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import state  # noqa: E402
+from dashboard import sources, state, text, url  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -38,8 +38,18 @@ pages = [
     if (PAGES_DIR / fname).exists()
 ]
 nav = st.navigation(pages)
+# The URL names the data (?analysis=<id>): load it before the controls are drawn, so that
+# a shared view's saved K, gain and ties can seed them.
+try:
+    view = sources.open_requested()
+except sources.StoreError as exc:
+    st.error(text.md(str(exc)))
+    view = None
+url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back
+if view:
+    state.apply_view(view)
 state.render_controls()
-if state.is_demo():
+if state.is_demo() and nav.title != "Data":
     st.info("**Demo data**: three synthetic models (popularity baseline, matrix factorization, "
             "two-tower) on 2,400 users with graded relevance. Open the **Data** page to "
             "upload your own results.", icon=":material/science:")

@@ -20,9 +20,9 @@ API below is what the pages (including Compare and Share) build on:
     ``item_id`` plus feature columns (passed to ``mc.evaluate`` for ILS).
 ``is_demo() -> bool``
     True while the bundled demo dataset is shown.
-``sources() -> Sources`` / ``load_sources(Sources)`` / ``use_demo()``
-    The raw bytes of everything loaded (to save an analysis) and a way to
-    restore them (to reopen one).
+``sources() -> Sources`` / ``load_sources(Sources)`` / ``reset_to_demo()``
+    The raw bytes of everything loaded, kept in the analysis store as a
+    working copy named in the URL (``dashboard/sources.py``).
 ``request_drilldown(model, user_id)``
     Ask the Failures page to open on this user (then ``st.switch_page``).
 ``guard()``
@@ -36,8 +36,7 @@ or Ranked.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import pandas as pd
@@ -47,7 +46,7 @@ import metrics_core as mc
 from metrics_core.errors import MetricsError
 
 from . import demo as demo_mod
-from . import text
+from . import cache, text
 
 # ----------------------------------------------------------------------------
 # Controls
@@ -106,6 +105,21 @@ def render_controls() -> None:
              "trec = score, then item id descending (trec_eval); input = the file's row order.")
 
 
+def apply_view(view: dict) -> None:
+    """Seed the sidebar controls from a stored view (before they are drawn); values the
+    URL already sets win, invalid ones are ignored."""
+    try:
+        k = int(view.get("k", K_DEFAULT))
+    except (TypeError, ValueError):
+        k = K_DEFAULT
+    wanted = {"k": k if 1 <= k <= K_MAX else K_DEFAULT,
+              "gain": view.get("gain") if view.get("gain") in GAINS else GAINS[0],
+              "ties": view.get("ties") if view.get("ties") in TIES else TIES[0]}
+    for key, value in wanted.items():
+        if key not in st.query_params:
+            st.session_state[key] = value
+
+
 def controls() -> dict[str, Any]:
     """Current ``k``, ``gain`` and ``ties`` (defaults when not yet drawn)."""
     ss = st.session_state
@@ -118,142 +132,14 @@ def controls() -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------
-# Sources (raw bytes of everything loaded)
+# Sources: what the user loaded (dashboard/sources.py, also the store access)
 # ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Blob:
-    """An uploaded file: its name, bytes, SHA-256 and optional column mapping."""
+from .sources import (  # noqa: E402,F401 - re-exported for the pages
+    Blob, Sources, add_run, ingest_uploads, is_demo, load_sources, model_name, remove_run,
+    reset_to_demo, set_blob, set_mapping, sources, upload_generation)
 
-    name: str
-    data: bytes = field(repr=False)
-    sha256: str = ""
-    mapping: tuple[tuple[str, str], ...] = ()
-
-    @staticmethod
-    def of(name: str, data: bytes, mapping: dict | None = None) -> "Blob":
-        return Blob(name=name, data=bytes(data), sha256=hashlib.sha256(data).hexdigest(),
-                    mapping=tuple(sorted((mapping or {}).items())))
-
-    @property
-    def key(self) -> str:
-        """Cache key: content hash plus the column mapping."""
-        return self.sha256 + "|" + ",".join(f"{a}={b}" for a, b in self.mapping)
-
-
-@dataclass(frozen=True)
-class Sources:
-    """Everything the user loaded. Empty ``runs`` means the demo dataset."""
-
-    runs: dict[str, Blob] = field(default_factory=dict)
-    qrels: Blob | None = None
-    item_features: Blob | None = None
-    user_attributes: Blob | None = None
-
-
-_SOURCES = "mcd_sources"
 _FOCUS = "mcd_focus"
-
-KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
-                    "ndjson", "trec", "run", "qrels", "res", "tab"}
-
-
-def model_name(filename: str) -> str:
-    """Model name of a result file: its name without extensions (``bm25.trec.gz`` -> ``bm25``)."""
-    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    parts = base.split(".")
-    while len(parts) > 1 and parts[-1].lower() in KNOWN_EXTENSIONS:
-        parts.pop()
-    return ".".join(parts) or base
-
-
-def sources() -> Sources:
-    """The raw inputs of the current analysis (empty runs: demo data)."""
-    return st.session_state.get(_SOURCES) or Sources()
-
-
-def load_sources(new: Sources) -> None:
-    """Replace the current data (e.g. with a saved analysis)."""
-    st.session_state[_SOURCES] = new
-
-
-def use_demo() -> None:
-    """Drop every upload and return to the demo dataset."""
-    st.session_state[_SOURCES] = Sources()
-
-
-def add_run(blob: Blob) -> str:
-    """Add or replace the model named after ``blob`` (returns the model name)."""
-    src = sources()
-    name = model_name(blob.name)
-    runs = dict(src.runs)
-    runs[name] = blob
-    load_sources(replace(src, runs=runs))
-    return name
-
-
-def remove_run(name: str) -> None:
-    src = sources()
-    load_sources(replace(src, runs={k: v for k, v in src.runs.items() if k != name}))
-
-
-def set_blob(kind: str, blob: Blob | None) -> None:
-    """Set ``qrels``, ``item_features`` or ``user_attributes`` (None removes it)."""
-    load_sources(replace(sources(), **{kind: blob}))
-
-
-_SEEN = "mcd_seen_uploads"
-_GEN = "mcd_upload_generation"
-
-
-def upload_generation() -> int:
-    """Suffix of the uploader keys; bumped to clear the uploaders."""
-    return st.session_state.setdefault(_GEN, 0)
-
-
-def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str]:
-    """Take newly uploaded files (``st.file_uploader`` values) into the sources.
-
-    A result file adds or replaces the model named after it; ground truth,
-    item features and user attributes replace the previous file. Files seen
-    before are ignored, so removing a model is not undone by the uploader
-    still holding its file. Returns the names of the models added.
-    """
-    seen: set = st.session_state.setdefault(_SEEN, set())
-    added = []
-    for f in runs or []:
-        if f.file_id not in seen:
-            seen.add(f.file_id)
-            added.append(add_run(Blob.of(f.name, f.getvalue())))
-    for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
-        if f is not None and f.file_id not in seen:
-            seen.add(f.file_id)
-            set_blob(kind, Blob.of(f.name, f.getvalue()))
-    return added
-
-
-def reset_to_demo() -> None:
-    """Return to the demo data and clear the uploaders."""
-    use_demo()
-    st.session_state[_SEEN] = set()
-    st.session_state[_GEN] = upload_generation() + 1
-
-
-def set_mapping(model: str | None, mapping: dict[str, str]) -> None:
-    """Explicit column mapping ``{role: column}`` for a model's file (or the ground truth when None)."""
-    src = sources()
-    if model is None:
-        if src.qrels is not None:
-            set_blob("qrels", Blob.of(src.qrels.name, src.qrels.data, mapping))
-        return
-    blob = src.runs[model]
-    runs = dict(src.runs)
-    runs[model] = Blob.of(blob.name, blob.data, mapping)
-    load_sources(replace(src, runs=runs))
-
-
-def is_demo() -> bool:
-    return not sources().runs
 
 
 # ----------------------------------------------------------------------------
@@ -279,20 +165,39 @@ def demo_data() -> demo_mod.DemoData:
 
 
 def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
-    """Parse an uploaded file with metrics_core's reader (cached by content hash)."""
-    return _read_cached(blob.key, kind, blob.name, dict(blob.mapping), _data=blob.data)
+    """Parse an uploaded file with metrics_core's reader (cached by content hash,
+    failures included, in the server's byte-bounded cache)."""
+    key = f"read|{kind}|{blob.key}|{blob.name}"
+    with st.spinner(text.md(f"Reading {blob.name}...")) if key not in cache.SHARED else contextlib.nullcontext():
+        return cache.SHARED.get_or_compute(key, lambda: _read(blob, kind))
 
 
-@st.cache_resource(show_spinner="Reading file...", max_entries=64)
-def _read_cached(key: str, kind: str, name: str, mapping: dict, _data: bytes):
+def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
     from metrics_core.io import read_table
-    return read_table(_data, name=name, kind=kind, columns=mapping or None)
+    try:
+        return read_table(blob.data, name=blob.name, kind=kind, columns=dict(blob.mapping) or None)
+    except MetricsError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
+        detail = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        raise MetricsError(f"{blob.name}: cannot read this file ({detail}); check its format "
+                           "and line endings, or remove it") from None
 
 
-@st.cache_resource(show_spinner="Sorting each user's list...", max_entries=32)
-def _prepare_cached(run_key: str, qrels_key: str, name: str, _run: pd.DataFrame,
-                    _qrels: pd.DataFrame | None) -> mc.Ranked:
-    return mc.prepare(_run, _qrels, name=name)
+def _prepare(run_key: str, qrels_key: str, name: str, run: pd.DataFrame,
+             qrels: pd.DataFrame | None) -> mc.Ranked:
+    """``mc.prepare`` of a model, cached by the content keys of its run and ground truth."""
+    def compute() -> mc.Ranked:
+        try:
+            return mc.prepare(run, qrels, name=name)
+        except MetricsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported as this model's problem
+            detail = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            raise MetricsError(f"cannot prepare this model ({detail})") from None
+    key = f"prepare|{run_key}|{qrels_key}|{name}"
+    with st.spinner("Sorting each user's list...") if key not in cache.SHARED else contextlib.nullcontext():
+        return cache.SHARED.get_or_compute(key, compute)
 
 
 @st.cache_resource(show_spinner=False)
@@ -308,15 +213,47 @@ class ModelEntry:
     ranked: mc.Ranked
 
 
+@dataclass(frozen=True)
+class Problem:
+    """A file that cannot be used: its role (``run``, ``qrels``, ``item_features``,
+    ``user_attributes``), model name (runs only), file name and one-line message."""
+
+    role: str
+    model: str | None
+    file: str
+    message: str
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """What the loaded files gave: prepared models, files that failed, and models
+    waiting for a ground truth (no ground truth yet and no relevance column)."""
+
+    entries: list[ModelEntry]
+    problems: list[Problem]
+    waiting: list[str]
+
+
 def _entries() -> tuple[list[ModelEntry], list[tuple[str | None, str]]]:
-    """Prepared models, and ``(model or None for the ground truth, message)``
-    for each file that failed."""
+    report = load_report()
+    return report.entries, [(p.model, p.message) for p in report.problems if p.role in ("run", "qrels")]
+
+
+def load_report() -> LoadReport:
+    """Read and prepare every loaded file (cached): see :class:`LoadReport`."""
     src = sources()
     if not src.runs:
         params = demo_data().params
         pkey = "demo:" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
-        return [ModelEntry(n, f"{pkey}:{n}", _demo_ranked(n)) for n in demo_data().runs], []
-    errors: list[str] = []
+        entries = [ModelEntry(n, f"{pkey}:{n}", _demo_ranked(n)) for n in demo_data().runs]
+        problems = []
+        if src.qrels is not None:
+            try:
+                read_blob(src.qrels, "qrels")
+            except MetricsError as exc:
+                problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
+        return LoadReport(entries, problems + _side_problems(), [])
+    problems: list[Problem] = []
     qrels_df = None
     qrels_key = ""
     if src.qrels is not None:
@@ -324,21 +261,27 @@ def _entries() -> tuple[list[ModelEntry], list[tuple[str | None, str]]]:
             qrels_df = read_blob(src.qrels, "qrels")[0]
             qrels_key = src.qrels.key
         except MetricsError as exc:
-            return [], [(None, f"Ground truth: {exc}")]
-    out = []
+            problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
+    out, waiting = [], []
     for name, blob in src.runs.items():
         try:
-            run_df = read_blob(blob, "run" if qrels_df is not None else "auto")[0]
-            ranked = _prepare_cached(blob.key, qrels_key, name, _run=run_df, _qrels=qrels_df)
+            run_df, mapping = read_blob(blob, "run" if src.qrels is not None else "auto")
+            if src.qrels is not None and qrels_df is None:
+                waiting.append(name)  # the ground truth itself has a problem (reported above)
+                continue
+            if qrels_df is None and getattr(mapping, "relevance", None) is None:
+                waiting.append(name)
+                continue
+            ranked = _prepare(blob.key, qrels_key, name, run_df, qrels_df)
         except MetricsError as exc:
-            errors.append((name, f"Model {name}: {exc}"))
+            problems.append(Problem("run", name, blob.name, f"Model {name}: {exc}"))
             continue
         out.append(ModelEntry(name, f"{blob.key}#{qrels_key}", ranked))
-    return out, errors
+    return LoadReport(out, problems + _side_problems(), waiting)
 
 
 def load_errors() -> list[str]:
-    """One-line messages for files that could not be read or prepared."""
+    """One-line messages for result or ground-truth files that could not be read or prepared."""
     return [msg for _, msg in _entries()[1]]
 
 
@@ -377,11 +320,18 @@ def _read_side(blob: Blob, id_column: str) -> pd.DataFrame:
     ``user_id``; the aliases of metrics_core.io are accepted) is kept as exact
     strings, other columns as parsed. Raises MetricsError with a one-line message.
     """
-    return _read_side_cached(blob.sha256, blob.name, id_column, _data=blob.data)
+    def compute() -> pd.DataFrame:
+        try:
+            return _parse_side(blob.name, id_column, blob.data)
+        except MetricsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
+            detail = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            raise MetricsError(f"{blob.name}: cannot read this file ({detail}); remove it or fix it") from None
+    return cache.SHARED.get_or_compute(f"side|{id_column}|{blob.sha256}|{blob.name}", compute)
 
 
-@st.cache_resource(show_spinner="Reading file...", max_entries=16)
-def _read_side_cached(sha: str, name: str, id_column: str, _data: bytes) -> pd.DataFrame:
+def _parse_side(name: str, id_column: str, _data: bytes) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.json as pajson
@@ -468,17 +418,23 @@ def user_attributes() -> pd.DataFrame | None:
         return None
 
 
-def side_errors() -> list[str]:
-    """Messages for an item-features or user-attributes file that cannot be read."""
+def _side_problems() -> list[Problem]:
+    """Problems of the item-features and user-attributes files."""
     src = sources()
     out = []
-    for blob, col in ((src.item_features, "item_id"), (src.user_attributes, "user_id")):
+    for role, col in (("item_features", "item_id"), ("user_attributes", "user_id")):
+        blob = getattr(src, role)
         if blob is not None:
             try:
                 _read_side(blob, col)
             except MetricsError as exc:
-                out.append(str(exc))
+                out.append(Problem(role, None, blob.name, str(exc)))
     return out
+
+
+def side_errors() -> list[str]:
+    """Messages for an item-features or user-attributes file that cannot be read."""
+    return [p.message for p in _side_problems()]
 
 
 def _features_key() -> str:
@@ -492,7 +448,7 @@ def _features_key() -> str:
 # Evaluation (cached per model x metrics x options)
 # ----------------------------------------------------------------------------
 
-@st.cache_resource(show_spinner=False, max_entries=128)
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=cache.SHARED.ttl_seconds)
 def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
                      features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
     kwargs = dict(options)
@@ -515,7 +471,7 @@ def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
     return tuple(out)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=cache.SHARED.ttl_seconds)
 def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple,
                         _ranked: mc.Ranked) -> pd.DataFrame:
     return mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options))
@@ -572,7 +528,7 @@ def summary_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["model", *metrics])
 
 
-@st.cache_data(show_spinner=False, max_entries=2048)
+@st.cache_data(show_spinner=False, max_entries=2048, ttl=cache.SHARED.ttl_seconds)
 def _bootstrap(model_key: str, metric: str, opt_key: tuple, _values) -> tuple[float, float]:
     from metrics_core.stats import bootstrap_ci
     low, high = bootstrap_ci(_values, n_resamples=1000, confidence=0.95, seed=0)
@@ -686,7 +642,7 @@ _CURVES = {
 }
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=cache.SHARED.ttl_seconds)
 def _curve_cached(kind: str, model_key: str, options: tuple, _ranked: mc.Ranked) -> pd.DataFrame:
     return _CURVES[kind](_ranked, **dict(options))
 

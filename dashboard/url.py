@@ -39,13 +39,16 @@ def set(key: str, value: Any) -> None:  # noqa: A001 - mirrors st.query_params
 
 
 def sync() -> None:
-    """Write the session's unbound values back into the URL (after a page switch
-    dropped them); a value already in the URL and not yet seen is adopted by the
-    caller through :func:`requested`."""
+    """Adopt unbound values the URL brings into a new session (a reload, a copied
+    address), then write the session's values back into the URL (after a page switch
+    dropped them). ``analysis`` is adopted by ``sources.open_requested`` only."""
     for key in _UNBOUND:
+        if key != ANALYSIS and get(key) is None and requested(key) is not None:
+            st.session_state[_PREFIX + key] = requested(key)
         value = get(key)
         if value is not None and st.query_params.get(key) != value:
             st.query_params[key] = value
+    _sync_choices()
 
 
 def requested(key: str) -> str | None:
@@ -70,3 +73,110 @@ def switch_page(page: str, **extra: Any) -> None:
     for key, value in params.items():
         st.session_state[_PREFIX + key] = value
     st.switch_page(page, query_params=params)
+
+
+# ----------------------------------------------------------------------------- page choices
+#
+# A page's choices (Compare's baseline, Failures' model, ...) are kept in the URL on every
+# page, not only while their page is shown (a widget bound with bind="query-params" leaves
+# the URL when its page does). Each page calls :func:`choice` before drawing a widget and
+# :func:`keep` after; :func:`sync` writes the remembered values back after navigation.
+
+_CHOICES = "mcd_url_choices"
+#: Every page choice kept in the URL (widget key = URL parameter).
+CHOICE_KEYS = (
+    "compare_baseline", "compare_challengers", "compare_metrics", "compare_test", "compare_correction",
+    "compare_alpha", "compare_focus_model", "compare_focus_metric", "compare_n_regressions",
+    "dist_metric", "dist_segment", "failures_model", "failures_metric", "failures_n",
+    "curves_bins", "curves_threshold", "overview_ci_on", "overview_diversity", "overview_curves_on",
+    "overview_bar_metric",
+)
+
+
+def _memory() -> dict[str, str | list[str]]:
+    return st.session_state.setdefault(_CHOICES, {})
+
+
+def _to_url(value: Any) -> str | list[str]:
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _from_url(raw: str | list[str], kind: type) -> Any:
+    try:
+        if kind is list:
+            return list(raw) if isinstance(raw, list) else [raw]
+        raw = raw[-1] if isinstance(raw, list) else raw
+        if kind is bool:
+            return {"true": True, "false": False}[raw.lower()]
+        if kind is int:
+            return int(raw)
+        if kind is float:
+            return float(raw)
+        return str(raw)
+    except (KeyError, ValueError, TypeError, IndexError):
+        return None
+
+
+def choice(key: str, kind: type = str, options=None, low=None, high=None) -> None:
+    """Before widget ``key`` is drawn: give it the value the session remembers or the
+    URL asks for, when its own state is gone (another page was shown) and the value is
+    valid (one of ``options``; within ``low``..``high``)."""
+    if key in st.session_state:
+        return
+    raw = _memory().get(key)
+    if raw is None:
+        raw = st.query_params.get_all(key) if key in st.query_params else None
+        if raw is not None and kind is not list:
+            raw = raw[-1] if raw else None
+    if raw is None:
+        return
+    value = _from_url(raw, kind)
+    if value is None:
+        return
+    if kind is list:
+        allowed = list(options) if options is not None else value
+        value = [v for v in dict.fromkeys(value) if v in allowed]
+    elif options is not None and value not in list(options):
+        return
+    if (low is not None and value < low) or (high is not None and value > high):
+        return
+    st.session_state[key] = value
+
+
+def keep(key: str, value: Any, default: Any) -> None:
+    """After widget ``key`` is drawn: remember its value and show it in the URL
+    (left out of the URL while it equals ``default``)."""
+    memory = _memory()
+    if value == default or value is None:
+        memory.pop(key, None)
+        if key in st.query_params:
+            del st.query_params[key]
+        return
+    form = _to_url(value)
+    memory[key] = form
+    current = st.query_params.get_all(key)
+    if current != (form if isinstance(form, list) else [form]):
+        st.query_params[key] = form
+
+
+def bound(draw, key: str, default: Any, kind: type = str, options=None, low=None, high=None) -> Any:
+    """Draw a widget with ``draw()`` between :func:`choice` and :func:`keep`; its value."""
+    choice(key, kind, options, low, high)
+    value = draw()
+    keep(key, value, default)
+    return value
+
+
+def _sync_choices() -> None:
+    memory = _memory()
+    for key in CHOICE_KEYS:  # a new session (reload, copied address) adopts the URL's choices
+        if key not in memory and key in st.query_params:
+            values = st.query_params.get_all(key)
+            memory[key] = values if len(values) != 1 else values[0]
+    for key, form in memory.items():
+        if st.query_params.get_all(key) != (form if isinstance(form, list) else [form]):
+            st.query_params[key] = form

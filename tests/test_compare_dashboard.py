@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
@@ -104,15 +105,44 @@ def test_compare_page_matches_metrics_core(monkeypatch, tmp_path):
     assert any(f"User {first_user}" in h.value for h in at.subheader)
 
 
-def test_share_save_reopen_report_and_exports(monkeypatch, tmp_path):
+def test_uploads_are_a_working_copy_named_in_the_url(monkeypatch, tmp_path):
+    at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
+    aid = at.query_params["analysis"]
+    saved = AnalysisStore(tmp_path / "store").load(aid)
+    assert saved.settings["kind"] == "working copy"
+    assert {f.name: f.data for f in saved.files} == files()
+    # another browser opening the same URL sees the same data and settings
+    at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in {"analysis": aid, "k": "5", "gain": "exponential"}.items():
+        at2.query_params[key] = value
+    ok(at2.run())
+    table = frame_with(at2, "ndcg@5").set_index("model") if "model" in frame_with(at2, "ndcg@5").columns \
+        else frame_with(at2, "ndcg@5")
+    ev = reference(["ndcg@5"], gain="exponential")
+    assert sorted(table.index) == sorted(ev)
+    for name, e in ev.items():
+        assert table.loc[name, "ndcg@5"] == pytest.approx(e.summary["ndcg@5"], abs=1e-12)
+    # navigating keeps the id
+    ok(at2.switch_page("views/compare.py").run())
+    assert at2.query_params["analysis"] == aid
+
+
+def test_share_snapshot_reopen_report_and_exports(monkeypatch, tmp_path):
     at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
     ok(at.switch_page("views/share.py").run())
-    ok(at.button(key="share_save").click().run())
+    at.text_input(key="share_title").input("Two-tower *against* [baseline](http://x/)")
+    at.text_area(key="share_notes").input("line one\nline two")
+    at.button[[b.label for b in at.button].index("Share: create a read-only link")].click()
+    ok(at.run())
     link = at.code[0].value
-    aid = link.rsplit("analysis=", 1)[1]
-    saved = AnalysisStore(tmp_path / "store").load(aid)
-    assert saved.settings["k"] == 5 and saved.settings["gain"] == "exponential"
-    assert sorted(f.name for f in saved.files) == sorted(files())
+    assert link.startswith("/?") or "/?analysis=" in link
+    query = parse_qs(urlparse(link).query)
+    sid = query["analysis"][0]
+    assert query["k"] == ["5"] and query["gain"] == ["exponential"]
+    saved = AnalysisStore(tmp_path / "store").load(sid)
+    assert saved.settings["kind"] == "snapshot" and saved.title == "Two-tower *against* [baseline](http://x/)"
+    assert saved.settings["notes"] == "line one\nline two"
+    assert saved.settings["view"]["k"] == "5" and saved.settings["view"]["gain"] == "exponential"
     assert {f.name: f.data for f in saved.files} == files()
 
     # per-user export = metrics_core per-user values of every model
@@ -130,15 +160,14 @@ def test_share_save_reopen_report_and_exports(monkeypatch, tmp_path):
     assert XSS not in report and "&lt;img src=x onerror=alert(1)&gt;" in report
     assert f"{ev['two_tower'].summary['ndcg@5']:.4f}" in report
 
-    # a fresh session opening the link gets the same data and settings
-    fresh = AnalysisStore(tmp_path / "store")
-    assert fresh.exists(aid)
+    # a fresh session opening only the id gets the data, the saved settings, title and notes
     at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at2.query_params["analysis"] = aid
-    ok(at2.switch_page("views/share.py").run())
-    assert any(text.md(aid) in s.value for s in at2.success)
+    at2.query_params["analysis"] = sid
+    ok(at2.run())
+    assert at2.title[0].value == "Overview"
+    assert at2.subheader[0].value == text.md(saved.title)
+    assert at2.text[0].value == "line one\nline two"
     assert at2.session_state["k"] == 5 and at2.session_state["gain"] == "exponential"
-    ok(at2.switch_page("views/overview.py").run())
     table = frame_with(at2, "ndcg@5").set_index("model") if "model" in frame_with(at2, "ndcg@5").columns \
         else frame_with(at2, "ndcg@5")
     for name, e in ev.items():
@@ -151,5 +180,6 @@ def test_share_bad_ids_are_messages(monkeypatch, tmp_path, bad, message):
     monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["analysis"] = bad
-    ok(at.switch_page("views/share.py").run())
+    ok(at.switch_page("views/overview.py").run())
     assert any(message in e.value for e in at.error)
+    assert not any("http" in e.value.replace("\\", "").replace("\u200b", "") for e in at.error)

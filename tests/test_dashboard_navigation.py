@@ -12,6 +12,13 @@ from dashboard import tables  # noqa: E402
 from test_dashboard_pages import app, page  # noqa: E402
 
 
+
+@pytest.fixture(autouse=True)
+def private_store(monkeypatch, tmp_path):
+    """Uploads are saved as working copies: keep them in a temporary store."""
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+
+
 def test_regression_click_switches_page_with_gain_off_default():
     at = app(gain="exponential", k=5)
     page(at, "compare")

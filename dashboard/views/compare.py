@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import compare_charts as cc
-from dashboard import state, tables, text, url
+from dashboard import cache, state, tables, text, url
 from metrics_core.compare import compare
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
 
@@ -22,7 +22,7 @@ CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)"
 N_PERMUTATIONS = 10000
 
 
-@st.cache_data(show_spinner="Running paired tests...", max_entries=64)
+@st.cache_data(show_spinner="Running paired tests...", max_entries=32, ttl=cache.SHARED.ttl_seconds)
 def _compare_cached(keys: tuple, metrics: tuple, baseline: str, test: str, correction: str, alpha: float,
                     opt_key: tuple, _evals: dict) -> pd.DataFrame:
     """metrics_core.compare, cached by the models' content keys and every option."""
@@ -42,16 +42,24 @@ k = c["k"]
 metric_options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
 
 left, right = st.columns(2)
-baseline = left.selectbox("Baseline", names, key="compare_baseline")
+baseline = url.bound(lambda: left.selectbox("Baseline", names, key="compare_baseline"),
+                     "compare_baseline", names[0], options=names)
 others = [n for n in names if n != baseline]
-challengers = right.multiselect("Challengers", others, default=others, key="compare_challengers")
+challengers = url.bound(lambda: right.multiselect("Challengers", others, default=others, key="compare_challengers"),
+                        "compare_challengers", others, kind=list, options=others)
 left, mid, right = st.columns([3, 2, 2])
-metrics = left.multiselect("Per-user metrics", metric_options, default=metric_options[:1], key="compare_metrics")
-test = mid.selectbox("Test for significance", TESTS, format_func=TEST_LABELS.get, key="compare_test")
-correction = right.selectbox("Correction over all pairs x metrics", CORRECTIONS,
-                             format_func=CORRECTION_LABELS.get, key="compare_correction")
-alpha = st.select_slider("Significance level (after correction)", options=[0.001, 0.01, 0.05, 0.1], value=0.05,
-                         key="compare_alpha")
+metrics = url.bound(lambda: left.multiselect("Per-user metrics", metric_options, default=metric_options[:1],
+                                             key="compare_metrics"),
+                    "compare_metrics", metric_options[:1], kind=list, options=metric_options)
+test = url.bound(lambda: mid.selectbox("Test for significance", TESTS, format_func=TEST_LABELS.get, key="compare_test"),
+                 "compare_test", TESTS[0], options=TESTS)
+correction = url.bound(lambda: right.selectbox("Correction over all pairs x metrics", CORRECTIONS,
+                                              format_func=CORRECTION_LABELS.get, key="compare_correction"),
+                       "compare_correction", CORRECTIONS[0], options=CORRECTIONS)
+ALPHAS = [0.001, 0.01, 0.05, 0.1]
+alpha = url.bound(lambda: st.select_slider("Significance level (after correction)", options=ALPHAS, value=0.05,
+                                           key="compare_alpha"),
+                  "compare_alpha", 0.05, kind=float, options=ALPHAS)
 if not challengers or not metrics:
     st.info("Pick at least one challenger and one metric.")
     st.stop()
@@ -95,8 +103,10 @@ col_b.plotly_chart(cc.win_tie_loss(table), key="compare_wtl")
 
 st.subheader("Per user")
 left, right = st.columns(2)
-focus_model = left.selectbox("Challenger", challengers, key="compare_focus_model")
-focus_metric = right.selectbox("Metric", metrics, key="compare_focus_metric")
+focus_model = url.bound(lambda: left.selectbox("Challenger", challengers, key="compare_focus_model"),
+                        "compare_focus_model", challengers[0], options=challengers)
+focus_metric = url.bound(lambda: right.selectbox("Metric", metrics, key="compare_focus_metric"),
+                         "compare_focus_metric", metrics[0], options=metrics)
 a_vals, b_vals, users = align_pairs(evals[baseline].per_user[focus_metric], evals[focus_model].per_user[focus_metric])
 pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challenger": b_vals})
 row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
@@ -118,7 +128,9 @@ col_b.plotly_chart(cc.diff_histogram(pairs["challenger"] - pairs["baseline"], fo
                                      ci=(row["ci_low"], row["ci_high"])), key="compare_hist")
 
 st.subheader("Largest regressions")
-n_show = st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5, key="compare_n_regressions")
+n_show = url.bound(lambda: st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5,
+                                           key="compare_n_regressions"),
+                   "compare_n_regressions", 20, kind=int, low=5, high=500)
 worst = (pairs.assign(difference=pairs["challenger"] - pairs["baseline"])
          .sort_values(["difference", "user_id"], kind="stable").head(int(n_show)))
 worst = worst[worst["difference"] < 0].rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})

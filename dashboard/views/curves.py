@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, state, text
+from dashboard import charts, state, text, url
 
 st.title("Curves")
 models = state.require_models()
@@ -31,7 +31,8 @@ probabilistic = {n: r for n, r in models.items() if state.scores_are_probabiliti
 if not probabilistic:
     st.info("No model has scores in [0, 1], so there is no reliability plot.")
 else:
-    n_bins = st.slider("Bins", min_value=5, max_value=30, value=10, key="curves_bins")
+    n_bins = url.bound(lambda: st.slider("Bins", min_value=5, max_value=30, value=10, key="curves_bins"),
+                       "curves_bins", 10, kind=int, low=5, high=30)
     with state.guard():
         cal = {n: state.curve("calibration", n, r, n_bins=n_bins) for n, r in probabilistic.items()}
     st.plotly_chart(charts.calibration(cal, {n: evals[n].summary["pcopc"] for n in cal}, colors),
@@ -41,8 +42,9 @@ else:
         st.caption(text.md(f"Not shown (scores outside [0, 1]): {', '.join(skipped)}."))
 
 st.subheader("Confusion matrix")
-threshold = st.slider("Threshold: a row is predicted positive when score >= threshold",
-                      min_value=0.0, max_value=1.0, value=0.5, step=0.01, key="curves_threshold")
+threshold = url.bound(lambda: st.slider("Threshold: a row is predicted positive when score >= threshold",
+                                        min_value=0.0, max_value=1.0, value=0.5, step=0.01, key="curves_threshold"),
+                      "curves_threshold", 0.5, kind=float, low=0.0, high=1.0)
 with state.guard():
     cm_evals = state.evaluate_all(["accuracy", "precision", "recall"], threshold=threshold)
 cols = st.columns(min(len(models), 3))

@@ -1,19 +1,21 @@
 """Data: upload result files (one model per file), ground truth, item
-features and user attributes; map unrecognised columns; read metrics_core's
-diagnostics; remove models or return to the demo data."""
+features and user attributes in any order; see what is loaded and what each
+file still needs; map columns where a mapping can help; remove any file on its
+own; read metrics_core's diagnostics as one table."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import state, text
+from dashboard import cache, files, sources, state, tables, text
 from metrics_core.io import ROLES, SUPPORTED_FORMATS
 
 st.title("Data")
 gen = state.upload_generation()
+st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
+           f"uploaded in any order. {cache.limits_text()}")
 
-st.markdown(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strings.")
 up_runs = st.file_uploader(
     "Ranked results: one file per model (the file name is the model name; uploading a file "
     "with the same name replaces that model)",
@@ -26,53 +28,78 @@ with st.expander("Optional tables: item features (for ILS) and user attributes (
                                 "or a tags column (Jaccard)", key=f"upload_features_{gen}")
     up_attrs = st.file_uploader("User attributes: user_id plus attribute columns (e.g. segment)",
                                 key=f"upload_attributes_{gen}")
+# Taken in before anything below is drawn, so the status is right on this very rerun.
 added = state.ingest_uploads(up_runs, up_truth, up_feats, up_attrs)
 if added:
     st.toast(text.md(f"Loaded {', '.join(added)}"))
 
 src = state.sources()
-if state.is_demo():
-    st.info("The dashboard shows the **demo data**. Upload ranked results above to analyse your own models.")
-else:
-    st.button("Return to the demo data", on_click=state.reset_to_demo, icon=":material/restart_alt:",
-              key="data_demo")
-
-# --- problems first, each with a way to fix it --------------------------------
-for model, msg in state.load_problems():
-    st.error(text.md(msg, limit=600))
-    blob = src.qrels if model is None else src.runs.get(model)
-    if blob is None:
-        continue
-    try:
-        names = state.file_columns(blob)
-    except Exception:  # the file itself is unreadable: the error above says why
-        names = []
-    if names:
-        label = "the ground truth" if model is None else f"model {model}"
-        with st.form(f"mapping_{model}"):
-            st.write(f"Map the columns of **{text.md(blob.name)}** ({text.md(label)}):")
-            cols = st.columns(len(ROLES))
-            current = dict(blob.mapping)
-            choice = {}
-            for col, role in zip(cols, ROLES):
-                options = ["(none)"] + names
-                default = options.index(current[role]) if current.get(role) in options else 0
-                choice[role] = col.selectbox(role, options, index=default, key=f"map_{model}_{role}")
-            if st.form_submit_button("Apply mapping"):
-                state.set_mapping(model, {r: c for r, c in choice.items() if c != "(none)"})
-                st.rerun()
-    if model is not None:
-        st.button(f"Remove {text.md(model)}", key=f"remove_bad_{model}", on_click=state.remove_run, args=(model,))
-for msg in state.side_errors():
-    st.error(text.md(msg, limit=600))
+report = state.load_report()
+problem = sources.store_problem()
+if problem:
+    st.warning(text.md(f"Your files are kept in this browser tab only (the analysis store is not "
+                       f"available: {problem}).", limit=600))
 
 # --- what is loaded -------------------------------------------------------------
-models = state.get_models()
-st.subheader("Models")
-if not models:
-    st.info("No model is loaded yet.")
-    st.stop()
+st.subheader("Your files")
+if src.empty:
+    st.info("The dashboard shows the **demo data**. Upload ranked results above to analyse your own "
+            "models.", icon=":material/science:")
+else:
+    listing = tables.loaded_files(src, report)
+    st.dataframe(listing, hide_index=True, key="data_files")
+    removers = [(row.role, row.model, row.file) for row in listing.itertuples()]
+    cols = st.columns(min(len(removers), 4))
+    for i, (role, model, fname) in enumerate(removers):
+        if role == "model":
+            cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{model}",
+                                       on_click=state.remove_run, args=(model,), icon=":material/delete:")
+        else:
+            kind = tables.ROLE_KINDS[role]
+            cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{kind}",
+                                       on_click=state.set_blob, args=(kind, None), icon=":material/delete:")
+    st.button("Return to the demo data", on_click=state.reset_to_demo, icon=":material/restart_alt:",
+              key="data_demo")
+    if not src.runs:
+        st.info("Your ground truth is loaded. Upload one ranked-results file per model above; until then "
+                "the other pages show the demo data.")
+    if report.waiting:
+        st.info(text.md(f"Waiting for a ground truth: {', '.join(report.waiting)} "
+                        f"{'has' if len(report.waiting) == 1 else 'have'} no relevance column. "
+                        "Upload the ground truth above to evaluate "
+                        f"{'it' if len(report.waiting) == 1 else 'them'}."))
 
+# --- problems, each with a way to fix it -------------------------------------------
+for p in report.problems:
+    st.error(text.md(p.message, limit=600))
+    if p.role not in ("run", "qrels"):
+        continue
+    blob = src.qrels if p.role == "qrels" else src.runs.get(p.model)
+    if blob is None:
+        continue
+    kind = "qrels" if p.role == "qrels" else ("run" if src.qrels is not None else "auto")
+    proposal = files.mapping_proposal(blob.data, blob.name, kind, dict(blob.mapping))
+    if proposal is None:
+        continue
+    names = files.columns_of(blob.data, blob.name)
+    what = "the ground truth" if p.model is None else f"model {p.model}"
+    with st.form(f"mapping_{p.model}"):
+        st.write(f"Which column of **{text.md(blob.name)}** ({text.md(what)}) holds each role?")
+        cols = st.columns(len(ROLES))
+        choice = {}
+        options = ["(none)"] + names
+        for col, role in zip(cols, ROLES):
+            default = options.index(proposal[role]) if proposal.get(role) in options else 0
+            choice[role] = col.selectbox(role, options, index=default, key=f"map_{p.model}_{role}")
+        if st.form_submit_button("Apply mapping"):
+            state.set_mapping(p.model, {r: c for r, c in choice.items() if c != "(none)"})
+            st.rerun()
+
+# --- models and diagnostics -------------------------------------------------------
+models = {e.name: e.ranked for e in report.entries}
+if not models:
+    st.stop()
+st.subheader("Models" if src.runs else "Models (demo data)")
 rows = []
 for name, ranked in models.items():
     blob = src.runs.get(name)
@@ -82,36 +109,28 @@ for name, ranked in models.items():
                  "columns used": mapping.describe().split(": ", 1)[-1] if mapping else "user_id, item_id, score",
                  "scores in [0, 1]": state.scores_are_probabilities(ranked)})
 st.dataframe(pd.DataFrame(rows).set_index("model"), key="data_models")
-if not state.is_demo():
-    cols = st.columns(min(len(models), 6) or 1)
-    for i, name in enumerate(models):
-        cols[i % len(cols)].button(f"Remove {text.md(name)}", key=f"remove_{name}", on_click=state.remove_run,
-                                   args=(name,), icon=":material/delete:")
 
 truth_mapping = state.read_mapping(None)
 if src.qrels is not None:
     st.write(f"Ground truth: **{text.md(src.qrels.name)}**" +
              (f" ({text.md(truth_mapping.describe().split(': ', 1)[-1])})" if truth_mapping else ""))
-    st.button("Remove the ground truth", key="remove_truth", on_click=state.set_blob, args=("qrels", None))
-elif not state.is_demo():
+elif src.runs:
     st.write("Ground truth: taken from the relevance column of each result file.")
 feats = state.item_features()
 attrs = state.user_attributes()
 st.write(f"Item features: {'%d items, %d columns' % (len(feats), feats.shape[1] - 1) if feats is not None else 'none'}"
          f" · User attributes: {text.md(', '.join(c for c in attrs.columns if c != 'user_id')) if attrs is not None else 'none'}")
 
-# --- diagnostics ----------------------------------------------------------------
 st.subheader("Diagnostics")
 c = state.controls()
 with state.guard():
     evals = state.evaluate_all([f"ndcg@{c['k']}"])
-any_warning = False
-for name, ev in evals.items():
-    for w in ev.diagnostics.warnings():
-        st.warning(f"**{text.md(name)}**: {text.md(w, limit=600)}")
-        any_warning = True
-if not any_warning:
-    st.success(f"No warnings at K = {c['k']}.")
-diag = pd.DataFrame({name: ev.diagnostics.to_dict() for name, ev in evals.items()})
-with st.expander("All diagnostics", expanded=False):
-    st.dataframe(diag.astype(str), key="data_diagnostics")
+diags = {name: ev.diagnostics for name, ev in evals.items()}
+st.dataframe(tables.diagnostics_table(diags), key="data_diagnostics")
+for sentence in tables.diagnostics_facts(diags):
+    st.caption(text.md(sentence, limit=600))
+serious = tables.diagnostics_problems(diags)
+for sentence in serious:
+    st.warning(text.md(sentence, limit=600))
+if not serious:
+    st.success(f"No problem found at K = {c['k']}.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, state
+from dashboard import charts, state, url
 
 st.title("Distributions")
 models = state.require_models()
@@ -13,7 +13,8 @@ colors = charts.model_colors(list(models))
 k = state.controls()["k"]
 
 options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
-metric = st.selectbox("Per-user metric", options, key="dist_metric")
+metric = url.bound(lambda: st.selectbox("Per-user metric", options, key="dist_metric"),
+                   "dist_metric", options[0], options=options)
 with state.guard():
     evals = state.evaluate_all([metric])
 long = state.per_user_long(evals, metric)
@@ -35,7 +36,8 @@ st.subheader("By segment")
 attrs = state.user_attributes()
 attr_cols = [c for c in attrs.columns if c != "user_id"] if attrs is not None else []
 if attr_cols:
-    segment_col = st.selectbox("User attribute", attr_cols, key="dist_segment")
+    segment_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="dist_segment"),
+                            "dist_segment", attr_cols[0], options=attr_cols)
     segment = attrs.set_index(attrs["user_id"].astype(str))[segment_col].astype(str)
 else:
     st.caption("No user attribute table: users are grouped by their number of relevant items.")

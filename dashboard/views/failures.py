@@ -22,11 +22,15 @@ elif url.requested(url.USER) is not None and url.requested(url.USER) != url.get(
     url.set(url.USER, url.requested(url.USER))  # a link or a reload names the user
 
 left, mid, right = st.columns([2, 2, 1])
-model = left.selectbox("Model", list(models), key="failures_model", bind="query-params")
+names = list(models)
+model = url.bound(lambda: left.selectbox("Model", names, key="failures_model"),
+                  "failures_model", names[0], options=names)
 options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
-metric = mid.selectbox("Metric", options, key="failures_metric", bind="query-params")
-n = right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5, key="failures_n",
-                       bind="query-params")
+metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric"),
+                   "failures_metric", options[0], options=options)
+n = url.bound(lambda: right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5,
+                                        key="failures_n"),
+              "failures_n", 25, kind=int, low=5, high=1000)
 
 all_metrics = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
 with state.guard():

@@ -7,9 +7,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, state, text
+from dashboard import charts, sources, state, text, url
 
 st.title("Overview")
+opened = sources.current()
+if opened is not None and opened.kind == sources.SNAPSHOT:
+    st.subheader(text.md(opened.title or "Shared analysis"), anchor=False)
+    if opened.notes:
+        st.text(opened.notes)
+    st.caption(text.md(f"Read-only snapshot saved {opened.created[:16].replace('T', ' ')} UTC."))
 models = state.require_models()
 c = state.controls()
 k = c["k"]
@@ -27,10 +33,13 @@ if large:
     st.caption("Large data: bootstrap CIs, beyond-accuracy metrics and metric-versus-K curves are off "
                "until you switch them on (each takes a few seconds per model).")
 toggles = st.columns(3)
-show_ci = toggles[0].toggle("Bootstrap 95% CIs", value=not large, key="overview_ci_on")
-show_div = toggles[1].toggle("Beyond-accuracy metrics", value=not large, key="overview_diversity",
-                             help="coverage, novelty, personalization and ILS at K")
-show_curves = toggles[2].toggle("Metrics against K", value=not large, key="overview_curves_on")
+show_ci = url.bound(lambda: toggles[0].toggle("Bootstrap 95% CIs", value=not large, key="overview_ci_on"),
+                    "overview_ci_on", not large, kind=bool)
+show_div = url.bound(lambda: toggles[1].toggle("Beyond-accuracy metrics", value=not large, key="overview_diversity",
+                                               help="coverage, novelty, personalization and ILS at K"),
+                     "overview_diversity", not large, kind=bool)
+show_curves = url.bound(lambda: toggles[2].toggle("Metrics against K", value=not large, key="overview_curves_on"),
+                        "overview_curves_on", not large, kind=bool)
 
 with state.guard():
     ev_rank = state.evaluate_all(ranking)
@@ -49,7 +58,8 @@ if show_ci:
         shown = cis.assign(interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
         ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
         st.dataframe(ci_wide, key="overview_ci")
-        metric = st.selectbox("Metric", ranking, key="overview_bar_metric")
+        metric = url.bound(lambda: st.selectbox("Metric", ranking, key="overview_bar_metric"),
+                           "overview_bar_metric", ranking[0], options=ranking)
         st.plotly_chart(charts.summary_bars(cis, metric, colors), key="overview_bars")
 
 st.subheader("Scored-row metrics")

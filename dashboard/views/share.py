@@ -1,129 +1,69 @@
-"""Share: a saved analysis behind an unguessable link, a self-contained HTML report and
-per-user exports.
+"""Share: a read-only snapshot of this analysis behind an unguessable link, a
+self-contained HTML report and per-user exports.
 
-* **Save** stores the exact bytes of every loaded file (with its name and column mapping)
-  and the settings (K, gain, ties) with ``metrics_core.store.AnalysisStore`` (SQLite under
-  ``$METRICS_CORE_STORE_DIR`` or the user data directory) and shows the link
-  ``<this page>?analysis=<id>``.
-* **Opening** that link loads exactly that data and those settings into the session; the
-  saved analysis itself can never be changed (saving again creates a new id). A malformed or
-  unknown id shows a one-line error.
+* The data the pages show is already kept on the server as a working copy named in the
+  URL (``?analysis=<id>``, see ``dashboard/sources.py``): copying the address bar shares
+  the current view.
+* **Share** saves a read-only *snapshot* of the files, with a title, notes and the view
+  settings (K, gain, ties and the pages' choices in the URL); its link opens on the
+  Overview. Changing the data afterwards saves a new working copy, never the snapshot.
 * **Report**: ``metrics_core.report.build_report`` (plotly.js inlined, every string escaped).
-* **Export**: per-user metrics of every model as CSV or Parquet.
+* **Export**: per-user metrics of every model as CSV (spreadsheet-safe) or Parquet (exact).
 """
 
 from __future__ import annotations
 
 import io
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import state, text
-from metrics_core.store import AnalysisStore, SavedFile, StoreError
+from dashboard import sources, state, text, url
 
-_OPENED = "share_opened_analysis"
-_SAVED = "share_saved_analysis"
+_SHARED = "share_snapshot_link"
 _REPORT = "share_report_html"
-ROLES = ("qrels", "item_features", "user_attributes")
-# Widget keys of the shared sidebar controls (dashboard/state.py render_controls).
-CONTROL_KEYS = ("k", "gain", "ties")
 
 
-def _store() -> AnalysisStore:
-    return AnalysisStore()
-
-
-def _snapshot() -> tuple[list[SavedFile], dict]:
-    """The current sources as files plus the settings that reproduce the view."""
-    src = state.sources()
-    files, runs = [], []
-    for model, blob in src.runs.items():
-        files.append(SavedFile(blob.name, blob.data, "run"))
-        runs.append({"model": model, "mapping": dict(blob.mapping)})
-    extra = {}
-    for role in ROLES:
-        blob = getattr(src, role)
-        if blob is not None:
-            files.append(SavedFile(blob.name, blob.data, role))
-            extra[role] = {"mapping": dict(blob.mapping)}
-    settings = {**state.controls(), "demo": state.is_demo(), "runs": runs, "files": extra}
-    return files, settings
-
-
-def _restore(saved) -> None:
-    """Load a saved analysis into this session: its sources, then its controls."""
-    settings = saved.settings
-    runs_meta = list(settings.get("runs", []))
-    run_files = saved.files_with_role("run")
-    runs = {}
-    for i, f in enumerate(run_files):
-        meta = runs_meta[i] if i < len(runs_meta) else {}
-        runs[str(meta.get("model") or state.model_name(f.name))] = state.Blob.of(f.name, f.data, meta.get("mapping"))
-    others = {}
-    for role in ROLES:
-        found = saved.files_with_role(role)
-        if found:
-            meta = settings.get("files", {}).get(role, {})
-            others[role] = state.Blob.of(found[0].name, found[0].data, meta.get("mapping"))
-    state.load_sources(state.Sources(runs=runs, **others))
-    try:
-        k = int(settings.get("k", state.K_DEFAULT))
-    except (TypeError, ValueError):
-        k = state.K_DEFAULT
-    wanted = {
-        "k": k if 1 <= k <= state.K_MAX else state.K_DEFAULT,
-        "gain": settings.get("gain") if settings.get("gain") in state.GAINS else state.GAINS[0],
-        "ties": settings.get("ties") if settings.get("ties") in state.TIES else state.TIES[0],
-    }
-    # The controls were drawn earlier in this run: drop their widget state, then set it, so the
-    # rerun below draws them with the saved values.
-    for key in CONTROL_KEYS:
-        if key in st.session_state:
-            del st.session_state[key]
-        st.session_state[key] = wanted[key]
+def _base_url() -> str:
+    """The app's root URL as the browser sees it (``st.context.url`` of this page)."""
+    page_url = (st.context.url or "").split("?", 1)[0].rstrip("/")
+    return page_url[: -len("/share")] if page_url.endswith("/share") else page_url
 
 
 st.title("Share")
-
-analysis_id = st.query_params.get("analysis")
-if analysis_id is not None and st.session_state.get(_OPENED) != analysis_id:
-    try:
-        saved = _store().load(analysis_id)
-    except StoreError as exc:
-        st.error(text.md(str(exc)))
-    else:
-        _restore(saved)
-        st.session_state[_OPENED] = analysis_id
-        st.session_state.pop(_REPORT, None)
-        st.rerun()
-
-opened = st.session_state.get(_OPENED)
-if opened is not None and opened == analysis_id:
-    st.success(f"Showing saved analysis {text.md(opened)} (read-only: it cannot be changed; saving again creates a "
-               "new link). Every page now shows this data.", icon=":material/lock:")
-    st.page_link("views/overview.py", label="Open the Overview of this analysis", icon=":material/leaderboard:")
-
 models = state.require_models()
 c = state.controls()
 k = c["k"]
 per_user_metrics = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
 
-# ---------------------------------------------------------------- save
-st.subheader("Save this analysis")
-st.caption("Stores the files you loaded (exact bytes) and the settings on this server under a random id "
-           "(192 bits). Anyone with the link on this deployment can open it; nobody can change it.")
-if st.button("Save analysis and create link", key="share_save", icon=":material/save:"):
+opened = sources.current()
+if opened is not None and opened.kind == sources.SNAPSHOT:
+    st.info(text.md(f"This is the shared snapshot \"{opened.title or 'untitled'}\" (read-only). "
+                    "Changing its data on the Data page starts a new working copy; the snapshot "
+                    "stays as it is."), icon=":material/lock:")
+
+# ---------------------------------------------------------------- share
+st.subheader("Share a snapshot")
+st.caption("Saves the files you loaded (exact bytes) and the current settings on this server under a "
+           "random id (192 bits). Anyone with the link on this deployment can open it; nobody can change "
+           "it. The link opens on the Overview.")
+with st.form("share_form"):
+    title = st.text_input("Title", max_chars=200, key="share_title",
+                          placeholder="e.g. Two-tower v3 against the popularity baseline")
+    notes = st.text_area("Notes", max_chars=5000, key="share_notes",
+                         placeholder="What was compared and what to look at")
+    submitted = st.form_submit_button("Share: create a read-only link", icon=":material/share:")
+if submitted:
+    view = {key: st.query_params.get_all(key) if len(st.query_params.get_all(key)) > 1
+            else st.query_params.get(key) for key in st.query_params if key not in (url.ANALYSIS,)}
     with state.guard():
-        files, settings = _snapshot()
-        st.session_state[_SAVED] = _store().save(files, settings, title=", ".join(models))
-saved_id = st.session_state.get(_SAVED)
-if saved_id:
-    base = (st.context.url or "").rstrip("/")
-    link = f"{base}?analysis={saved_id}" if base else f"?analysis={saved_id}"
-    st.success("Saved. Share this link:")
+        sid = sources.share(title.strip(), notes.strip(), view)
+    st.session_state[_SHARED] = f"{_base_url()}/?{urlencode({url.ANALYSIS: sid, **view}, doseq=True)}"
+link = st.session_state.get(_SHARED)
+if link:
+    st.success("Shared. Anyone with this link sees this snapshot on the Overview:")
     st.code(link, language=None)
-    st.markdown(f"[Open the saved analysis]({link})")
 
 # ---------------------------------------------------------------- report
 st.subheader("HTML report")

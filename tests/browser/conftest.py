@@ -3,7 +3,7 @@
 ``streamlit_server``: a ``streamlit run dashboard/app.py`` process on a free
 port (session scope), started from the repository root so that
 ``.streamlit/config.toml`` applies; ready when ``/_stcore/health`` answers
-"ok". Stopped with SIGTERM, then SIGKILL if it has not exited in 5 s.
+"ok", with its analysis store in a temporary directory. Stopped with SIGTERM, then SIGKILL if it has not exited in 5 s.
 
 ``browser``: Debian's Chromium (``/usr/bin/chromium``, or ``$CHROMIUM``)
 driven by Playwright's Python package. Browsers are never downloaded
@@ -23,8 +23,9 @@ from dashboard_server import CHROMIUM_ARGS, REPO_ROOT, chromium_path, start_serv
 
 @pytest.fixture(scope="session")
 def streamlit_server(tmp_path_factory):
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    proc, url = start_server(REPO_ROOT / "dashboard" / "app.py", log_path=log)
+    work = tmp_path_factory.mktemp("streamlit")
+    proc, url = start_server(REPO_ROOT / "dashboard" / "app.py", log_path=work / "server.log",
+                             extra_env={"METRICS_CORE_STORE_DIR": str(work / "store")})
     try:
         yield url
     finally:

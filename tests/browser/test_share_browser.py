@@ -1,11 +1,16 @@
-"""A saved analysis survives a restart of the Streamlit server: the link opened on a new
-server process gives exactly the same summary CSV (same data, same K and gain)."""
+"""The URL is the analysis, in headless Chromium.
+
+Three models and a ground truth uploaded, K = 5 and exponential gain, a baseline
+chosen on Compare and a user selected on Failures; then a reload, the address
+copied into a new browser context and a walk through every page all show the same
+data, settings and choices, and the summary CSV is identical. A shared snapshot
+opens on the Overview with its title after a restart of the server."""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 import pytest
@@ -14,16 +19,18 @@ import metrics_core as mc
 from dashboard import demo
 from metrics_core.io import read_table
 
-from dashboard_server import REPO_ROOT, assert_no_exception, start_server, stop_process, wait_idle
+from dashboard_server import (REPO_ROOT, assert_no_exception, click_table_row, goto, start_server,
+                              stop_process, wait_rerun)
 
 pytestmark = pytest.mark.browser
 
 APP = REPO_ROOT / "dashboard" / "app.py"
+PAGES = ["Overview", "Data", "Curves", "Distributions", "Failures", "Compare", "Share"]
 
 
 def open_page(page, title: str) -> None:
     page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
-    wait_idle(page)
+    wait_rerun(page)
     page.wait_for_selector(f'h1:has-text("{title}")')
 
 
@@ -32,12 +39,10 @@ def uploader_input(page, label: str):
 
 
 def download_summary(page) -> bytes:
-    open_page(page, "Overview")
-    page.wait_for_selector('[data-testid="stPlotlyChart"]')
+    page.wait_for_selector('h1:has-text("Overview")')
     assert_no_exception(page, "Overview")
-    button = page.locator('[data-testid="stDownloadButton"] button', has_text="summary")
     with page.expect_download() as info:
-        button.click()
+        page.locator(".st-key-overview_download button", has_text="Download summary").first.click()
     return Path(info.value.path()).read_bytes()
 
 
@@ -48,85 +53,122 @@ def new_page(browser):
     return context, page
 
 
-def test_saved_analysis_reopens_after_server_restart(browser, tmp_path):
+def query(page) -> dict:
+    return parse_qs(urlparse(page.url).query)
+
+
+def selectbox_value(page, key: str) -> str:
+    box = page.locator(f".st-key-{key} [data-testid='stSelectbox']")
+    return box.locator("input").input_value() or box.inner_text().strip().split("\n")[-1]
+
+
+def choose(page, key: str, option: str) -> None:
+    page.locator(f".st-key-{key} [data-testid='stSelectbox']").click()
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_rerun(page)
+
+
+def check_view(page, where: str, aid: str, baseline: str, user: str) -> None:
+    """Every page shows the uploaded data with K=5, exponential gain and the choices."""
+    q = query(page)
+    assert q.get("analysis") == [aid] and q.get("k") == ["5"] and q.get("gain") == ["exponential"], (where, page.url)
+    assert page.get_by_text("Demo data").count() == 0, where
+    for title in PAGES:
+        open_page(page, title)
+        assert_no_exception(page, f"{where}: {title}")
+        q = query(page)
+        assert q.get("analysis") == [aid] and q.get("k") == ["5"], (where, title, page.url)
+        assert q.get("compare_baseline") == [baseline] and q.get("user") == [user], (where, title, page.url)
+        if title == "Compare":
+            assert selectbox_value(page, "compare_baseline") == baseline, where
+        if title == "Failures":
+            assert page.locator('h3[id^="user-"]').inner_text().replace("\u200b", "") == f"User {user}", where
+    open_page(page, "Overview")
+
+
+def test_the_url_is_the_analysis(browser, tmp_path):
     d = demo.make_demo(n_users=150, n_items=120, list_length=15, seed=3)
     paths = demo.write_demo_files(tmp_path / "files", d)
     env = {"METRICS_CORE_STORE_DIR": str(tmp_path / "store")}
 
-    proc, url = start_server(APP, extra_env=env, log_path=tmp_path / "first.log")
+    proc, base = start_server(APP, extra_env=env, log_path=tmp_path / "first.log")
     try:
         context, page = new_page(browser)
-        page.goto(url)
-        wait_idle(page)
-        open_page(page, "Data")
+        goto(page, base + "/data")
+        # the page's own order is runs first, then the truth: nothing red meanwhile
+        uploader_input(page, "Ranked results").set_input_files([str(paths[n]) for n in d.runs])
+        wait_rerun(page)
+        assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+        assert page.locator('[data-testid="stAlertContentInfo"]', has_text="Waiting for a ground truth").count() == 1
+        uploader_input(page, "Ground truth").set_input_files(str(paths["qrels"]))
+        wait_rerun(page)
+        assert_no_exception(page, "Data after upload")
+        assert page.locator('[data-testid="stAlertContentError"]').count() == 0
         k_input = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')
         k_input.fill("5")
         k_input.press("Enter")
-        wait_idle(page)
+        wait_rerun(page)
         page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Gain").click()
         page.get_by_role("option", name="exponential").click()
-        wait_idle(page)
-        uploader_input(page, "Ranked results").set_input_files([str(paths[n]) for n in d.runs])
-        wait_idle(page)
-        uploader_input(page, "Ground truth").set_input_files(str(paths["qrels"]))
-        wait_idle(page)
-        assert_no_exception(page, "Data after upload")
-        open_page(page, "Share")
-        page.get_by_role("button", name="Save analysis and create link").click()
-        wait_idle(page)
-        link = page.locator('[data-testid="stCode"]').first.inner_text().strip()
-        assert "?analysis=" in link, link
+        wait_rerun(page)
+        aid = query(page)["analysis"][0]
+
+        open_page(page, "Compare")
+        choose(page, "compare_baseline", "two_tower")
+        open_page(page, "Failures")
+        click_table_row(page, "failures_worst", 2)
+        user = query(page)["user"][0]
+        open_page(page, "Overview")
         before = download_summary(page)
+
+        page.reload()
+        wait_rerun(page)
+        check_view(page, "after reload", aid, "two_tower", user)
+        assert download_summary(page) == before
+        address = page.url
+        context.close()
+
+        context, page = new_page(browser)
+        goto(page, address)
+        check_view(page, "copied address in a new browser", aid, "two_tower", user)
+        assert download_summary(page) == before
+
+        open_page(page, "Share")
+        page.locator(".st-key-share_title input").fill("Two-tower at K=5")
+        page.locator(".st-key-share_notes textarea").fill("exponential gain; look at new users")
+        page.get_by_role("button", name="Share: create a read-only link").click()
+        wait_rerun(page)
+        link = page.locator('[data-testid="stCode"]').first.inner_text().strip()
         context.close()
     finally:
         stop_process(proc)
 
-    proc, url2 = start_server(APP, extra_env=env, log_path=tmp_path / "second.log")
+    csv = pd.read_csv(io.BytesIO(before))
+    assert list(csv["model"]) == list(d.runs)
+    qrels = read_table(paths["qrels"], kind="qrels")[0]
+    for _, row in csv.iterrows():
+        ref = mc.evaluate(read_table(paths[row["model"]], kind="run")[0], qrels, metrics=["ndcg@5"],
+                          gain="exponential")
+        assert row["ndcg@5"] == pytest.approx(ref.summary["ndcg@5"], abs=1e-12)
+
+    proc, base2 = start_server(APP, extra_env=env, log_path=tmp_path / "second.log")
     try:
         context, page = new_page(browser)
         parts = urlparse(link)
-        page.goto(f"{url2}{parts.path}?{parts.query}")
-        wait_idle(page)
-        assert_no_exception(page, "Share opened from the link")
-        aid = parts.query.split("=", 1)[1]
-        assert page.get_by_text(f"Showing saved analysis {aid}").count() + \
-            page.locator("code", has_text=aid).count() >= 1
-        after = download_summary(page)
-        context.close()
-        # Once app.py has run (st.navigation), a new visitor of the link gets the sidebar
-        # controls set to the saved K and gain, and the same summary again.
-        context, page = new_page(browser)
-        page.goto(url2)
-        wait_idle(page)
-        page.goto(f"{url2}{parts.path}?{parts.query}")
-        wait_idle(page)
-        assert_no_exception(page, "Share opened from the link (second visitor)")
-        k_input = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')
-        assert k_input.input_value() == "5"
-        again = download_summary(page)
+        goto(page, f"{base2}{parts.path}?{parts.query}")
+        page.wait_for_selector('h1:has-text("Overview")')
+        assert page.get_by_role("heading", name="Two-tower at K=5").count() == 1
+        assert page.get_by_text("exponential gain; look at new users").count() == 1
+        assert download_summary(page) == before
         context.close()
     finally:
         stop_process(proc)
-
-    assert again == before
-
-    assert after == before
-    csv = pd.read_csv(io.BytesIO(after))
-    assert list(csv["model"]) == list(d.runs)
-    assert "ndcg@5" in csv.columns  # K = 5 came back from the saved settings
-    qrels = read_table(paths["qrels"], kind="qrels")[0]
-    for _, row in csv.iterrows():
-        run = read_table(paths[row["model"]], kind="run")[0]
-        ref = mc.evaluate(run, qrels, metrics=["ndcg@5", "recall@5"], gain="exponential")
-        assert row["ndcg@5"] == pytest.approx(ref.summary["ndcg@5"], abs=1e-12)
-        assert row["recall@5"] == pytest.approx(ref.summary["recall@5"], abs=1e-12)
 
 
 def test_malformed_link_is_a_message(browser, streamlit_server):
     context, page = new_page(browser)
     try:
-        page.goto(f"{streamlit_server}/share?analysis=..%2F..%2Fetc%2Fpasswd")
-        wait_idle(page)
+        goto(page, f"{streamlit_server}/share?analysis=..%2F..%2Fetc%2Fpasswd")
         assert_no_exception(page, "malformed id")
         assert page.get_by_text("malformed analysis id").count() >= 1
     finally:

@@ -1,0 +1,169 @@
+"""A server-wide cache bounded in bytes and in time, for parsed files and
+prepared models (the large objects of the dashboard).
+
+Entries are keyed by content (SHA-256 of the file plus the options that shape
+the result) and shared by every session. The least recently used entries are
+dropped when the total size passes ``max_bytes``; an entry older than
+``ttl_seconds`` since its last use is dropped when next looked at or when anything is added. A
+:class:`~metrics_core.errors.MetricsError` is remembered like a result, so a
+file that failed to read is not read again on every rerun.
+
+Limits come from the environment (stated on the Data page):
+``METRICS_CORE_DASHBOARD_CACHE_MB`` (default 1024) and
+``METRICS_CORE_DASHBOARD_CACHE_TTL`` (seconds, default 3600).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.errors import MetricsError
+
+MB_ENV = "METRICS_CORE_DASHBOARD_CACHE_MB"
+TTL_ENV = "METRICS_CORE_DASHBOARD_CACHE_TTL"
+DEFAULT_MB = 1024
+DEFAULT_TTL = 3600
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def nbytes(obj: Any, _seen: set | None = None, _depth: int = 0) -> int:
+    """Approximate memory held by ``obj``: numpy buffers, pandas frames (deep),
+    bytes and strings, and the attributes of plain objects, each counted once."""
+    seen = _seen if _seen is not None else set()
+    if id(obj) in seen or _depth > 6:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes) if obj.base is None or id(obj.base) not in seen else 0
+    if isinstance(obj, (pd.DataFrame, pd.Series)):
+        usage = obj.memory_usage(deep=True, index=True)
+        return int(usage.sum() if isinstance(usage, pd.Series) else usage)
+    if isinstance(obj, pd.Index):
+        return int(obj.memory_usage(deep=True))
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return len(obj)
+    if isinstance(obj, str):
+        return len(obj)
+    if isinstance(obj, dict):
+        return sum(nbytes(k, seen, _depth + 1) + nbytes(v, seen, _depth + 1) for k, v in obj.items())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return sum(nbytes(v, seen, _depth + 1) for v in obj)
+    attrs = getattr(obj, "__dict__", None)
+    if attrs is None and hasattr(obj, "__slots__"):
+        attrs = {s: getattr(obj, s, None) for s in obj.__slots__}
+    if attrs:
+        return sum(nbytes(v, seen, _depth + 1) for v in attrs.values())
+    return 0
+
+
+@dataclass
+class _Entry:
+    value: Any
+    error: MetricsError | None
+    size: int
+    used: float
+
+
+class ByteBudgetCache:
+    """Least-recently-used cache holding at most ``max_bytes``, each entry until ``ttl_seconds``
+    after its last use."""
+
+    def __init__(self, max_bytes: int, ttl_seconds: float, clock: Callable[[], float] = time.monotonic):
+        self.max_bytes = int(max_bytes)
+        self.ttl_seconds = float(ttl_seconds)
+        self._clock = clock
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+
+    @property
+    def total_bytes(self) -> int:
+        with self._lock:
+            return sum(e.size for e in self._entries.values())
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            self._expire()
+            return key in self._entries
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for key in [k for k, e in self._entries.items() if now - e.used > self.ttl_seconds]:
+            del self._entries[key]
+
+    def _lookup(self, key: str) -> _Entry | None:
+        with self._lock:
+            self._expire()
+            entry = self._entries.get(key)
+            if entry is not None:
+                entry.used = self._clock()
+                self._entries.move_to_end(key)
+            return entry
+
+    def _store(self, key: str, entry: _Entry) -> None:
+        with self._lock:
+            self._expire()
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            total = sum(e.size for e in self._entries.values())
+            while total > self.max_bytes and len(self._entries) > 1:
+                _, dropped = self._entries.popitem(last=False)
+                total -= dropped.size
+            if total > self.max_bytes:  # a single entry larger than the budget is not kept
+                self._entries.pop(key, None)
+
+    def get_or_compute(self, key: str, compute: Callable[[], Any]) -> Any:
+        """The cached value of ``key``, computing it once (other callers of the same key
+        wait); a cached :class:`MetricsError` is raised again without recomputing."""
+        entry = self._lookup(key)
+        if entry is None:
+            with self._lock:
+                key_lock = self._key_locks.setdefault(key, threading.Lock())
+            with key_lock:
+                entry = self._lookup(key)
+                if entry is None:
+                    try:
+                        value = compute()
+                    except MetricsError as exc:
+                        entry = _Entry(None, exc, len(str(exc)) + 256, self._clock())
+                    else:
+                        entry = _Entry(value, None, nbytes(value), self._clock())
+                    self._store(key, entry)
+            with self._lock:
+                self._key_locks.pop(key, None)
+        if entry.error is not None:
+            raise entry.error
+        return entry.value
+
+
+SHARED = ByteBudgetCache(int(_env_number(MB_ENV, DEFAULT_MB) * 2**20), _env_number(TTL_ENV, DEFAULT_TTL))
+
+
+def limits_text() -> str:
+    """The cache limits in one sentence (for the Data page)."""
+    return (f"Parsed files and prepared models are kept on the server up to "
+            f"{SHARED.max_bytes / 2**20:,.0f} MB in total for {SHARED.ttl_seconds / 60:,.0f} minutes "
+            f"after their last use ({MB_ENV}, {TTL_ENV}).")

@@ -1,0 +1,283 @@
+"""Everything the user loaded, and the only place the dashboard talks to the
+analysis store.
+
+The session holds the current :class:`Sources` (exact bytes of every file).
+As soon as the user uploads, removes or maps anything, the sources are saved
+in the store as a *working copy* and its id goes into the URL
+(``?analysis=<id>``), so a reload, a copied address or a new browser shows
+the same data. A working copy saved here is never changed afterwards: a
+later change saves a new one under a new id (the store keeps each copy).
+*Share* saves a read-only *snapshot* with a title and notes.
+
+Store API used (``metrics_core.store.AnalysisStore``): ``save(files, settings,
+title)``, ``load(id)``. Nothing else in the dashboard imports the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import streamlit as st
+
+from metrics_core.store import AnalysisStore, SavedFile, StoreError
+
+from . import url
+
+__all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
+           "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
+           "reset_to_demo", "upload_generation", "open_requested", "current", "share", "store_problem"]
+
+ROLES = ("qrels", "item_features", "user_attributes")
+KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
+                    "ndjson", "trec", "run", "qrels", "res", "tab"}
+WORKING, SNAPSHOT = "working copy", "snapshot"
+
+
+@dataclass(frozen=True)
+class Blob:
+    """An uploaded file: its name, bytes, SHA-256 and optional column mapping."""
+
+    name: str
+    data: bytes = field(repr=False)
+    sha256: str = ""
+    mapping: tuple[tuple[str, str], ...] = ()
+
+    @staticmethod
+    def of(name: str, data: bytes, mapping: dict | None = None) -> "Blob":
+        return Blob(name=name, data=bytes(data), sha256=hashlib.sha256(data).hexdigest(),
+                    mapping=tuple(sorted((mapping or {}).items())))
+
+    @property
+    def key(self) -> str:
+        """Cache key: content hash plus the column mapping."""
+        return self.sha256 + "|" + ",".join(f"{a}={b}" for a, b in self.mapping)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Everything the user loaded. Empty ``runs`` means the demo models."""
+
+    runs: dict[str, Blob] = field(default_factory=dict)
+    qrels: Blob | None = None
+    item_features: Blob | None = None
+    user_attributes: Blob | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.runs and all(getattr(self, r) is None for r in ROLES)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The stored analysis the session shows: id, kind, title and notes."""
+
+    id: str
+    kind: str = WORKING
+    title: str = ""
+    notes: str = ""
+    created: str = ""
+
+
+_SOURCES = "mcd_sources"
+_OPENED = "mcd_opened"
+_FAILED = "mcd_failed_analysis"
+_SEEN = "mcd_seen_uploads"
+_GEN = "mcd_upload_generation"
+_STORE_ERROR = "mcd_store_error"
+
+
+def model_name(filename: str) -> str:
+    """Model name of a result file: its name without extensions (``bm25.trec.gz`` -> ``bm25``)."""
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    parts = base.split(".")
+    while len(parts) > 1 and parts[-1].lower() in KNOWN_EXTENSIONS:
+        parts.pop()
+    return ".".join(parts) or base
+
+
+# ----------------------------------------------------------------------------- session
+
+def sources() -> Sources:
+    """The raw inputs of the current analysis (empty runs: demo models)."""
+    return st.session_state.get(_SOURCES) or Sources()
+
+
+def is_demo() -> bool:
+    return not sources().runs
+
+
+def current() -> Opened | None:
+    """The stored analysis shown (None: the demo, nothing uploaded)."""
+    return st.session_state.get(_OPENED)
+
+
+def load_sources(new: Sources, persist: bool = True) -> None:
+    """Replace the current data; with ``persist`` save it as a working copy and put
+    its id in the URL (no data: no id)."""
+    st.session_state[_SOURCES] = new
+    if not persist:
+        return
+    if new.empty:
+        st.session_state.pop(_OPENED, None)
+        url.set(url.ANALYSIS, None)
+        return
+    try:
+        aid = _store().save(*_to_files(new, WORKING))
+    except StoreError as exc:  # the data stays in this session; the page says why it is not kept
+        st.session_state[_STORE_ERROR] = str(exc)
+        st.session_state.pop(_OPENED, None)
+        url.set(url.ANALYSIS, None)
+        return
+    st.session_state.pop(_STORE_ERROR, None)
+    st.session_state[_OPENED] = Opened(aid, WORKING)
+    url.set(url.ANALYSIS, aid)
+
+
+def store_problem() -> str | None:
+    """Why the last change could not be saved in the store (None when it was)."""
+    return st.session_state.get(_STORE_ERROR)
+
+
+def add_run(blob: Blob) -> str:
+    """Add or replace the model named after ``blob`` (returns the model name)."""
+    src = sources()
+    name = model_name(blob.name)
+    load_sources(replace(src, runs={**src.runs, name: blob}))
+    return name
+
+
+def remove_run(name: str) -> None:
+    src = sources()
+    load_sources(replace(src, runs={k: v for k, v in src.runs.items() if k != name}))
+
+
+def set_blob(kind: str, blob: Blob | None) -> None:
+    """Set ``qrels``, ``item_features`` or ``user_attributes`` (None removes it)."""
+    load_sources(replace(sources(), **{kind: blob}))
+
+
+def set_mapping(model: str | None, mapping: dict[str, str]) -> None:
+    """Explicit column mapping ``{role: column}`` for a model's file (None: the ground truth)."""
+    src = sources()
+    if model is None:
+        if src.qrels is not None:
+            set_blob("qrels", Blob.of(src.qrels.name, src.qrels.data, mapping))
+        return
+    blob = src.runs[model]
+    load_sources(replace(src, runs={**src.runs, model: Blob.of(blob.name, blob.data, mapping)}))
+
+
+def upload_generation() -> int:
+    """Suffix of the uploader keys; bumped to clear the uploaders."""
+    return st.session_state.setdefault(_GEN, 0)
+
+
+def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str]:
+    """Take newly uploaded files (``st.file_uploader`` values) into the sources, in any
+    order, and save them as one new working copy.
+
+    A result file adds or replaces the model named after it; ground truth, item
+    features and user attributes replace the previous file. Files seen before are
+    ignored, so removing a model is not undone by the uploader still holding its
+    file. Returns the names of the models added.
+    """
+    seen: set = st.session_state.setdefault(_SEEN, set())
+    src = sources()
+    new_runs = dict(src.runs)
+    others = {}
+    added = []
+    for f in runs or []:
+        if f.file_id not in seen:
+            seen.add(f.file_id)
+            blob = Blob.of(f.name, f.getvalue())
+            new_runs[model_name(blob.name)] = blob
+            added.append(model_name(blob.name))
+    for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
+        if f is not None and f.file_id not in seen:
+            seen.add(f.file_id)
+            others[kind] = Blob.of(f.name, f.getvalue())
+    if added or others:
+        load_sources(replace(src, runs=new_runs, **others))
+    return added
+
+
+def reset_to_demo() -> None:
+    """Return to the demo data and clear the uploaders."""
+    load_sources(Sources())
+    st.session_state[_SEEN] = set()
+    st.session_state[_GEN] = upload_generation() + 1
+
+
+# ----------------------------------------------------------------------------- store
+
+def _store() -> AnalysisStore:
+    return AnalysisStore()
+
+
+def _to_files(src: Sources, kind: str, title: str = "", notes: str = "",
+              view: dict | None = None) -> tuple[list[SavedFile], dict, str]:
+    files, runs, extra = [], [], {}
+    for model, blob in src.runs.items():
+        files.append(SavedFile(blob.name, blob.data, "run"))
+        runs.append({"model": model, "mapping": dict(blob.mapping)})
+    for role in ROLES:
+        blob = getattr(src, role)
+        if blob is not None:
+            files.append(SavedFile(blob.name, blob.data, role))
+            extra[role] = {"mapping": dict(blob.mapping)}
+    settings = {"kind": kind, "runs": runs, "files": extra, "notes": notes, "view": dict(view or {}),
+                "demo": not src.runs}
+    return files, settings, title
+
+
+def _from_saved(saved) -> tuple[Sources, dict]:
+    settings = saved.settings if isinstance(saved.settings, dict) else {}
+    runs_meta = list(settings.get("runs", []))
+    runs = {}
+    for i, f in enumerate(saved.files_with_role("run")):
+        meta = runs_meta[i] if i < len(runs_meta) and isinstance(runs_meta[i], dict) else {}
+        runs[str(meta.get("model") or model_name(f.name))] = Blob.of(f.name, f.data, meta.get("mapping"))
+    others = {}
+    for role in ROLES:
+        found = saved.files_with_role(role)
+        if found:
+            meta = settings.get("files", {}).get(role, {})
+            others[role] = Blob.of(found[0].name, found[0].data, meta.get("mapping"))
+    return Sources(runs=runs, **others), settings
+
+
+def open_requested() -> dict | None:
+    """Follow the URL: when ``?analysis=`` names another stored analysis than the one
+    shown, load it into the session and return its saved view settings (K, gain, ...)
+    for the caller to apply (``url.sync`` then keeps the id in the URL).
+    A malformed or unknown id raises :class:`StoreError` (once per value)."""
+    requested = url.requested(url.ANALYSIS)
+    opened = current()
+    if requested is None or (opened is not None and requested == opened.id):
+        return None
+    if st.session_state.get(_FAILED) == requested:
+        return None
+    try:
+        saved = _store().load(requested)
+    except StoreError:
+        st.session_state[_FAILED] = requested
+        raise
+    src, settings = _from_saved(saved)
+    st.session_state[_SOURCES] = src
+    st.session_state[_OPENED] = Opened(saved.id, settings.get("kind", SNAPSHOT), saved.title,
+                                       str(settings.get("notes", "")), saved.created)
+    st.session_state[_SEEN] = set()
+    st.session_state[_GEN] = upload_generation() + 1
+    url.set(url.ANALYSIS, saved.id)
+    view = settings.get("view")
+    if not view and any(key in settings for key in ("k", "gain", "ties")):  # saved by older versions
+        view = {key: settings[key] for key in ("k", "gain", "ties") if key in settings}
+    return view if isinstance(view, dict) else {}
+
+
+def share(title: str, notes: str, view: dict[str, Any]) -> str:
+    """Save the current data as a read-only snapshot with ``title``, ``notes`` and the
+    view settings; return its id."""
+    return _store().save(*_to_files(sources(), SNAPSHOT, title=title, notes=notes, view=view))

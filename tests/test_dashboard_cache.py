@@ -1,0 +1,84 @@
+"""The server-wide byte-bounded, expiring cache of parsed files and prepared models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard.cache import ByteBudgetCache, nbytes
+from metrics_core.errors import MetricsError
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def array_of(n_floats: int):
+    return np.zeros(n_floats, dtype=np.float64)
+
+
+def test_least_recently_used_entries_leave_when_the_byte_budget_is_passed():
+    c = ByteBudgetCache(max_bytes=3 * 8000, ttl_seconds=100)
+    for key in "abc":
+        c.get_or_compute(key, lambda: array_of(1000))  # 8,000 bytes each
+    assert len(c) == 3 and c.total_bytes == 24000
+    c.get_or_compute("a", lambda: pytest.fail("a is cached"))  # a becomes the most recent
+    c.get_or_compute("d", lambda: array_of(1000))
+    assert "b" not in c and {"a", "c", "d"} <= {k for k in "abcd" if k in c}
+    assert c.total_bytes <= 24000
+
+
+def test_an_entry_larger_than_the_budget_is_returned_but_not_kept():
+    c = ByteBudgetCache(max_bytes=1000, ttl_seconds=100)
+    value = c.get_or_compute("big", lambda: array_of(1000))
+    assert value.size == 1000 and "big" not in c and c.total_bytes == 0
+
+
+def test_entries_expire_after_their_last_use():
+    clock = Clock()
+    c = ByteBudgetCache(max_bytes=10**6, ttl_seconds=60, clock=clock)
+    c.get_or_compute("a", lambda: 1)
+    clock.now = 50
+    c.get_or_compute("a", lambda: pytest.fail("still fresh"))
+    clock.now = 100  # 50 s after the last use
+    assert "a" in c
+    clock.now = 111
+    assert "a" not in c and len(c) == 0
+
+
+def test_a_failure_is_remembered_and_raised_again_without_recomputing():
+    c = ByteBudgetCache(max_bytes=10**6, ttl_seconds=60)
+    calls = []
+
+    def failing():
+        calls.append(1)
+        raise MetricsError("bad.csv: line 2: not a number")
+
+    for _ in range(3):
+        with pytest.raises(MetricsError, match="line 2"):
+            c.get_or_compute("bad", failing)
+    assert len(calls) == 1
+
+
+def test_other_exceptions_are_not_cached():
+    c = ByteBudgetCache(max_bytes=10**6, ttl_seconds=60)
+    with pytest.raises(ZeroDivisionError):
+        c.get_or_compute("x", lambda: 1 / 0)
+    assert "x" not in c
+
+
+def test_nbytes_counts_arrays_frames_and_object_attributes():
+    class Holder:
+        def __init__(self):
+            self.a = np.ones(100, dtype=np.int64)
+            self.b = self.a  # the same buffer counted once
+            self.c = pd.DataFrame({"x": np.arange(10, dtype=np.float64)})
+
+    frame_bytes = 10 * 8 + pd.RangeIndex(10).memory_usage()
+    assert nbytes(Holder()) == 800 + frame_bytes
+    assert nbytes(b"12345") == 5

@@ -1,0 +1,110 @@
+"""AppTest of the Data page as a guide: uploads in any order, plain sentences
+while something is missing, a bad file removable on its own, mapping forms
+only where a mapping helps (prefilled), failed reads remembered."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+import metrics_core as mc  # noqa: E402
+from dashboard import cache, demo, files, text  # noqa: E402
+from test_dashboard_pages import app, frame_with, page, small_demo  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def private_store(monkeypatch, tmp_path):
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+
+
+def upload(at, key, items):
+    at.file_uploader(key=key).set_value(items)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def runs_as_files(d):
+    return [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in d.runs.items()]
+
+
+def test_runs_before_truth_wait_with_a_sentence_then_evaluate():
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    upload(at, "upload_runs_0", runs_as_files(d))
+    assert not at.error, [e.value for e in at.error]
+    assert any("Waiting for a ground truth" in i.value for i in at.info)
+    listing = frame_with(at, "status")
+    assert set(listing["status"]) == {"waiting for a ground truth"}
+    assert not any("Demo data" in i.value for i in at.info)
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    assert not at.error and not any("Waiting" in i.value for i in at.info)
+    listing = frame_with(at, "status")
+    assert list(listing["status"]) == ["ready"] * 4
+    models = frame_with(at, "rows")
+    ref = mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10"])
+    assert models.loc["two_tower", "rows"] == len(d.runs["two_tower"])
+    page(at, "overview")
+    assert frame_with(at, "ndcg@10").loc["two_tower", "ndcg@10"] == pytest.approx(ref.summary["ndcg@10"], abs=1e-12)
+
+
+def test_truth_alone_is_listed_and_the_page_says_what_is_missing():
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    upload(at, "upload_truth_0", ("truth.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    listing = frame_with(at, "status")
+    assert list(listing["file"]) == ["truth.csv"] and list(listing["role"]) == ["ground truth"]
+    assert any("ground truth is loaded" in i.value for i in at.info)
+    assert not any("shows the **demo data**" in i.value for i in at.info)
+
+
+def test_cr_only_file_is_a_message_removable_on_its_own_and_read_once(monkeypatch):
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    cr = b"user_id,item_id,score\ru1,i1,0.5\ru1,i2,0.4\r"
+    upload(at, "upload_runs_0", runs_as_files(d)[:1] + [("cr_only.csv", cr, "text/csv")])
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    assert any(text.md("cr_only") in e.value for e in at.error)
+    assert not any(f.key and f.key.startswith("mapping_") for f in at.get("form"))
+    # every page still works with the good model
+    for name in ("overview", "curves", "distributions", "failures"):
+        page(at, name)
+    page(at, "data")
+    # the failure is remembered: no second read of the same bytes
+    calls = []
+    monkeypatch.setattr("metrics_core.io.read_table", lambda *a, **k: calls.append(1))
+    at.run()
+    assert calls == [] and any(text.md("cr_only") in e.value for e in at.error)
+    at.button(key="remove_cr_only").click().run()
+    assert not at.error and not at.exception
+    assert list(frame_with(at, "status")["file"]) == ["popularity.csv", "qrels.csv"]
+
+
+def test_mapping_form_only_when_it_helps_and_prefilled():
+    d = small_demo()
+    run = d.runs["two_tower"].rename(columns={"user_id": "customer", "item_id": "sku", "score": "affinity"})
+    at = app()
+    page(at, "data")
+    upload(at, "upload_runs_0", [("custom.csv", demo.to_csv_bytes(run), "text/csv")])
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    assert at.selectbox(key="map_custom_user_id").value == "(none)"
+    # a file whose columns are recognised but whose values are bad gets no form
+    bad = b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,abc\n"
+    assert files.mapping_proposal(bad, "bad.csv", "run", {}) is None
+    # partly recognised: the form is prefilled with what was detected
+    partial = b"user,sku,affinity\nu1,i1,0.5\n"
+    assert files.mapping_proposal(partial, "p.csv", "run", {}) == {
+        "user_id": "user", "item_id": None, "score": None, "rank": None, "relevance": None}
+    # TREC files never get a form
+    trec = b"q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 x bm25\n"
+    assert files.mapping_proposal(trec, "run.trec", "run", {}) is None
+    assert files.mapping_proposal(trec, "run.txt", "run", {}) is None
+
+
+def test_cache_limits_are_stated():
+    at = app()
+    page(at, "data")
+    assert any(f"{cache.SHARED.max_bytes // 2**20:,} MB" in c.value for c in at.caption)
