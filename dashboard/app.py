@@ -45,6 +45,7 @@ try:
 except sources.StoreError as exc:
     st.error(text.md(str(exc)))
     view = None
+sources.take_pending_uploads()  # files uploaded just before leaving the Data page
 url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back
 if view:
     state.apply_view(view)

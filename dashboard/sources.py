@@ -27,7 +27,7 @@ from . import url
 
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
-           "reset_to_demo", "upload_generation", "open_requested", "current", "share", "store_problem"]
+           "reset_to_demo", "upload_generation", "take_pending_uploads", "uploader_key", "open_requested", "current", "share", "store_problem"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
@@ -188,19 +188,46 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
     new_runs = dict(src.runs)
     others = {}
     added = []
-    for f in runs or []:
-        if f.file_id not in seen:
+    runs = runs if isinstance(runs, (list, tuple)) else [runs] if runs is not None else []
+    for f in runs:
+        if getattr(f, "file_id", None) is not None and f.file_id not in seen:
             seen.add(f.file_id)
             blob = Blob.of(f.name, f.getvalue())
             new_runs[model_name(blob.name)] = blob
             added.append(model_name(blob.name))
     for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
-        if f is not None and f.file_id not in seen:
+        if isinstance(f, (list, tuple)):
+            f = f[-1] if f else None
+        if f is not None and getattr(f, "file_id", None) is not None and f.file_id not in seen:
             seen.add(f.file_id)
             others[kind] = Blob.of(f.name, f.getvalue())
     if added or others:
         load_sources(replace(src, runs=new_runs, **others))
     return added
+
+
+UPLOADERS = ("upload_runs", "upload_truth", "upload_features", "upload_attributes")
+
+
+def uploader_key(name: str) -> str:
+    """Widget key of an uploader on the Data page (its generation suffix clears it)."""
+    return f"{name}_{upload_generation()}"
+
+
+def take_pending_uploads() -> list[str]:
+    """Ingest files the Data page's uploaders hold but the page never took in: the user
+    left the page (or the rerun was cut short) right after an upload finished. Called on
+    every run before any page draws; a no-op for files already taken."""
+    values = []
+    for name in UPLOADERS:
+        try:
+            values.append(st.session_state[uploader_key(name)] if uploader_key(name) in st.session_state
+                          else None)
+        except Exception:  # noqa: BLE001 - a widget state Streamlit has not filled in yet
+            values.append(None)
+    if not any(values):
+        return []
+    return ingest_uploads(*values)
 
 
 def reset_to_demo() -> None:

@@ -108,3 +108,16 @@ def test_cache_limits_are_stated():
     at = app()
     page(at, "data")
     assert any(f"{cache.SHARED.max_bytes // 2**20:,} MB" in c.value for c in at.caption)
+
+
+def test_files_uploaded_just_before_leaving_the_data_page_are_kept():
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_runs_0").set_value(runs_as_files(d))
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    page(at, "overview")  # the rerun that carries the upload runs the Overview
+    assert "analysis" in at.query_params
+    table = frame_with(at, "ndcg@10")
+    ref = mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10"])
+    assert table.loc["two_tower", "ndcg@10"] == pytest.approx(ref.summary["ndcg@10"], abs=1e-12)

@@ -12,22 +12,21 @@ from dashboard import cache, files, sources, state, tables, text
 from metrics_core.io import ROLES, SUPPORTED_FORMATS
 
 st.title("Data")
-gen = state.upload_generation()
 st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
            f"uploaded in any order. {cache.limits_text()}")
 
 up_runs = st.file_uploader(
     "Ranked results: one file per model (the file name is the model name; uploading a file "
     "with the same name replaces that model)",
-    accept_multiple_files=True, key=f"upload_runs_{gen}")
+    accept_multiple_files=True, key=sources.uploader_key("upload_runs"))
 up_truth = st.file_uploader(
     "Ground truth: user_id, item_id, relevance (optional when the result files carry a "
-    "relevance or label column)", key=f"upload_truth_{gen}")
+    "relevance or label column)", key=sources.uploader_key("upload_truth"))
 with st.expander("Optional tables: item features (for ILS) and user attributes (for segments)"):
     up_feats = st.file_uploader("Item features: item_id plus numeric feature columns (cosine) "
-                                "or a tags column (Jaccard)", key=f"upload_features_{gen}")
+                                "or a tags column (Jaccard)", key=sources.uploader_key("upload_features"))
     up_attrs = st.file_uploader("User attributes: user_id plus attribute columns (e.g. segment)",
-                                key=f"upload_attributes_{gen}")
+                                key=sources.uploader_key("upload_attributes"))
 # Taken in before anything below is drawn, so the status is right on this very rerun.
 added = state.ingest_uploads(up_runs, up_truth, up_feats, up_attrs)
 if added:

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from dashboard import demo
-from dashboard_server import ROW_HEIGHT, wait_idle
+from dashboard_server import ROW_HEIGHT
 
 pytestmark = pytest.mark.browser
 
@@ -35,12 +35,15 @@ SKIP_BUTTONS = re.compile(r"Deploy|Download|Browse files|Clear|Main menu|Collaps
 def rerun_done(page, where: str) -> None:
     """Wait for the rerun an action may start (0.2-0.5 s later), then for it to finish."""
     running = '[data-testid="stApp"][data-test-script-state="running"]'
+    idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
     try:
-        page.wait_for_selector(running, timeout=500)
+        page.wait_for_selector(running, timeout=450)
     except Exception:  # noqa: BLE001 - the action started no rerun
         pass
     try:
-        wait_idle(page, settle_ms=100, timeout=RUN_TIMEOUT)
+        page.wait_for_selector(idle, timeout=RUN_TIMEOUT)
+        page.wait_for_timeout(120)  # a switch_page or st.rerun starts a second run at once
+        page.wait_for_selector(idle, timeout=RUN_TIMEOUT)
     except Exception as exc:  # noqa: BLE001
         raise AssertionError(f"{where}: the script run did not finish within {RUN_TIMEOUT} ms") from exc
     exc_box = page.locator('[data-testid="stException"]')
