@@ -172,6 +172,11 @@ def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
         return cache.SHARED.get_or_compute(key, lambda: _read(blob, kind))
 
 
+def _first_line(exc: Exception) -> str:
+    """The first line of an unexpected exception's message (at most 200 characters)."""
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
 def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
     from metrics_core.io import read_table
     try:
@@ -179,7 +184,7 @@ def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
     except MetricsError:
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
-        detail = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        detail = _first_line(exc)
         raise MetricsError(f"{blob.name}: cannot read this file ({detail}); check its format "
                            "and line endings, or remove it") from None
 
@@ -193,7 +198,7 @@ def _prepare(run_key: str, qrels_key: str, name: str, run: pd.DataFrame,
         except MetricsError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported as this model's problem
-            detail = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            detail = _first_line(exc)
             raise MetricsError(f"cannot prepare this model ({detail})") from None
     key = f"prepare|{run_key}|{qrels_key}|{name}"
     with st.spinner("Sorting each user's list...") if key not in cache.SHARED else contextlib.nullcontext():
@@ -326,7 +331,7 @@ def _read_side(blob: Blob, id_column: str) -> pd.DataFrame:
         except MetricsError:
             raise
         except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
-            detail = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            detail = _first_line(exc)
             raise MetricsError(f"{blob.name}: cannot read this file ({detail}); remove it or fix it") from None
     return cache.SHARED.get_or_compute(f"side|{id_column}|{blob.sha256}|{blob.name}", compute)
 
