@@ -279,17 +279,19 @@ def open_requested() -> dict | None:
     """Follow the URL: when ``?analysis=`` names another stored analysis than the one
     shown, load it into the session and return its saved view settings (K, gain, ...)
     for the caller to apply (``url.sync`` then keeps the id in the URL).
-    A malformed or unknown id raises :class:`StoreError` (once per value)."""
+    A malformed or unknown id raises :class:`StoreError` on every run (the store is asked
+    once per value)."""
     requested = url.requested(url.ANALYSIS)
     opened = current()
     if requested is None or (opened is not None and requested == opened.id):
         return None
-    if st.session_state.get(_FAILED) == requested:
-        return None
+    failed = st.session_state.get(_FAILED)
+    if failed is not None and failed[0] == requested:  # said again on every run, looked up once
+        raise StoreError(failed[1])
     try:
         saved = _store().load(requested)
-    except StoreError:
-        st.session_state[_FAILED] = requested
+    except StoreError as exc:
+        st.session_state[_FAILED] = (requested, str(exc))
         raise
     src, settings = _from_saved(saved)
     st.session_state[_SOURCES] = src

@@ -182,4 +182,6 @@ def test_share_bad_ids_are_messages(monkeypatch, tmp_path, bad, message):
     at.query_params["analysis"] = bad
     ok(at.switch_page("views/overview.py").run())
     assert any(message in e.value for e in at.error)
+    ok(at.switch_page("views/curves.py").run())  # still said on the next page
+    assert any(message in e.value for e in at.error)
     assert not any("http" in e.value.replace("\\", "").replace("\u200b", "") for e in at.error)
