@@ -49,3 +49,34 @@ def test_selected_value_ignores_rows_past_the_end():
     assert tables.selected_value(t, "user_id", [3]) is None
     assert tables.selected_value(t, "user_id", [-1]) is None
     assert tables.selected_value(t, "user_id", []) is None
+
+
+def test_page_choices_stay_in_the_url_on_every_page_and_seed_a_new_session():
+    at = app()
+    at.toggle(key="overview_ci_on").set_value(False).run()
+    page(at, "distributions")
+    at.selectbox(key="dist_metric").set_value("recall@10").run()
+    page(at, "curves")
+    at.slider(key="curves_threshold").set_value(0.3).run()
+    page(at, "compare")
+    at.selectbox(key="compare_baseline").set_value("two_tower").run()
+    page(at, "overview")
+    assert not at.exception
+    wanted = {"overview_ci_on": "false", "dist_metric": "recall@10", "curves_threshold": "0.3",
+              "compare_baseline": "two_tower"}
+    for key, value in wanted.items():
+        assert at.query_params[key] == value, (key, dict(at.query_params))
+    assert at.toggle(key="overview_ci_on").value is False
+    # a new session opened on that address (a reload, a copied link) shows the same choices
+    fresh = app(**wanted)
+    assert fresh.toggle(key="overview_ci_on").value is False
+    page(fresh, "distributions")
+    assert fresh.selectbox(key="dist_metric").value == "recall@10"
+    page(fresh, "curves")
+    assert fresh.slider(key="curves_threshold").value == pytest.approx(0.3)
+    page(fresh, "compare")
+    assert fresh.selectbox(key="compare_baseline").value == "two_tower"
+    # an invalid value in the URL is ignored, not an error
+    odd = app(compare_baseline="no such model", curves_threshold="7", overview_ci_on="maybe")
+    page(odd, "compare")
+    assert odd.selectbox(key="compare_baseline").value == "popularity"
