@@ -48,6 +48,7 @@ AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVE
 TIES = ("average", "trec", "input")
 EMPTY_USERS = ("exclude", "zero")
 GAUC_WEIGHTS = ("rows", "positives", "uniform")
+MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
 
 
 def _choice(value, allowed, what):
@@ -70,6 +71,15 @@ def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, r
         raise MetricsError("relevance_threshold and threshold must be numbers") from None
 
 
+def check_frame(df, what: str) -> None:
+    """A run or ground truth must be a DataFrame whose column names are unique."""
+    if not isinstance(df, pd.DataFrame):
+        raise MetricsError(f"{what} must be a pandas DataFrame (or a prepared run), got {type(df).__name__}")
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise MetricsError(f"{what}: column {str(dup[0])[:80]!r} appears more than once; rename or drop the repeats")
+
+
 @dataclass
 class Evaluation:
     """Result of :func:`evaluate`.
@@ -88,11 +98,12 @@ class Evaluation:
 
 
 def _discounts(ranked: Ranked, k: int) -> np.ndarray:
-    """Discount table long enough for the longest list, ideal list and cutoff."""
-    key = ("disc", int(k))
+    """Discount table long enough for the longest list and ideal list (a larger cutoff reads no further)."""
+    longest = max(int(ranked.list_lengths.max(initial=0)), int(np.diff(ranked.q_offsets).max(initial=0)))
+    size = min(max(longest, int(k)), longest) + 1  # ranks beyond the longest list are never read
+    key = ("disc", size)
     if key not in ranked._cache:
-        longest = max(int(ranked.list_lengths.max(initial=0)), int(np.diff(ranked.q_offsets).max(initial=0)))
-        ranked._cache[key] = discount_table(max(longest, int(k)) + 1)
+        ranked._cache[key] = discount_table(size)
     return ranked._cache[key]
 
 
@@ -130,8 +141,9 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         _choice(ideal, IDEALS, "ideal")
         _choice(ap_norm, AP_NORMS, "ap_norm")
         _choice(ties, TIES, "ties")
-        if int(k_max) < 1:
-            raise MetricsError(f"k_max must be >= 1, got {k_max}")
+        if not isinstance(k_max, (int, np.integer)) or isinstance(k_max, bool) or not 1 <= k_max <= MAX_CURVE_K:
+            raise MetricsError(f"k_max must be a whole number from 1 to {MAX_CURVE_K:,} (one row per cutoff), "
+                               f"got {k_max!r}")
         specs = []
         for m in metrics:
             base = registry.parse_metric(m)
@@ -188,6 +200,10 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
         gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
         relevance_threshold=relevance_threshold, threshold=threshold)
     specs = registry.parse_metrics(metrics)
+    if not isinstance(run, Ranked):
+        check_frame(run, "run")
+        if qrels is not None:
+            check_frame(qrels, "qrels")
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 
     n_rel = ranked.n_relevant(relevance_threshold)

@@ -1,7 +1,9 @@
 """The metric registry: names such as ``"ndcg@10"`` -> what to compute.
 
 Names are case-insensitive; ``@k`` is optional and means the whole list when
-absent. ``precision``, ``recall`` and ``f1`` *with* ``@k`` are ranking metrics;
+absent. ``k`` is a whole number from 1 to ``MAX_K`` (2^62), kept as given (P@k
+divides by it) while memory is sized by the longest list, so ``ndcg@1000000000``
+on a short file costs what ``ndcg`` costs. ``precision``, ``recall`` and ``f1`` *with* ``@k`` are ranking metrics;
 without it they are the classification metrics at ``threshold``.
 """
 
@@ -32,6 +34,7 @@ ALIASES = {
 METRIC_NAMES = sorted(set(RANKING) | POOLED | SCORED | DIVERSITY)
 _TAKES_K = set(RANKING) | POOLED | DIVERSITY
 _NO_K = {"r_precision"} | (SCORED - {"precision", "recall", "f1"})
+MAX_K = 2**62
 _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(-?[0-9]+(?:\.[0-9]*)?))?\s*$")
 
 
@@ -51,28 +54,30 @@ class MetricSpec:
 
 def parse_metric(label: str) -> MetricSpec:
     """Parse ``"NDCG@10"`` -> MetricSpec(name="ndcg", k=10, ...); clear errors otherwise."""
-    if not isinstance(label, str) or not label.strip():
+    if not isinstance(label, str):
+        raise MetricsError(f"a metric name must be a string such as 'ndcg@10', got {type(label).__name__}")
+    if not label.strip():
         raise MetricsError(f"empty metric name {label!r}; known metrics: {', '.join(METRIC_NAMES)}")
     m = _PATTERN.match(label)
     if not m:
-        raise MetricsError(f"cannot read metric name {label!r}; write it as name or name@k, e.g. ndcg@10")
+        raise MetricsError(f"cannot read metric name {label[:80]!r}; write it as name or name@k, e.g. ndcg@10")
     base, k_text = m.group(1).lower().replace("-", "_"), m.group(2)
     base = ALIASES.get(base, base)
     if base not in METRIC_NAMES:
         close = difflib.get_close_matches(base, METRIC_NAMES + list(ALIASES), n=1, cutoff=0.5)
         hint = f"; did you mean '{close[0]}'?" if close else f"; known metrics: {', '.join(METRIC_NAMES)}"
-        raise MetricsError(f"unknown metric '{label}'{hint}")
+        raise MetricsError(f"unknown metric '{label[:80]}'{hint}")
     k = 0
     if k_text is not None:
         if base in _NO_K:
             raise MetricsError(f"metric '{base}' takes no cutoff; write '{base}' instead of '{label}'")
-        try:
-            value = float(k_text)
-        except ValueError:
-            value = -1
-        if value != int(value) or value <= 0:
+        whole, _, fraction = k_text.partition(".")
+        k = int(whole) if not fraction.strip("0") else -1
+        if k <= 0:
             raise MetricsError(f"cutoff k must be a whole number >= 1 in '{label}'")
-        k = int(value)
+        if k > MAX_K:
+            raise MetricsError(f"cutoff k in '{label[:40]}' is larger than the largest supported cutoff 2^62; "
+                               f"leave out @k to use the whole list")
     if base in RANKING and (k_text is not None or base not in SCORED):
         kind = "ranking"
     elif base in POOLED:
@@ -88,6 +93,15 @@ def parse_metrics(labels) -> list[MetricSpec]:
     """Parse a list (or a comma-separated string) of metric names."""
     if isinstance(labels, str):
         labels = [x for x in labels.split(",") if x.strip()]
+    if labels is None:
+        raise MetricsError("metrics is None; pass metric names, e.g. metrics=['ndcg@10', 'map@100']")
+    try:
+        labels = list(labels)
+    except TypeError:
+        raise MetricsError(f"metrics must be a list of names such as ['ndcg@10'], got {type(labels).__name__}") from None
+    if not all(isinstance(x, str) for x in labels):
+        bad = next(x for x in labels if not isinstance(x, str))
+        raise MetricsError(f"a metric name must be a string such as 'ndcg@10', got {bad!r}")
     specs = [parse_metric(x.strip()) for x in labels]
     if not specs:
         raise MetricsError("no metric requested; e.g. --metrics ndcg@10,map@100")

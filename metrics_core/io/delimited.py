@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
+from .quote import clip as _clip
 from .lines import LineMap, nonblank_line_numbers, text_line_map
 
 
@@ -33,25 +34,30 @@ def first_line(text: bytes) -> tuple[str, int, int]:
         skipped += 1
 
 
-def header_names(line: str, delimiter: str) -> list[str]:
-    """Column names of a header line (quotes honoured), trimmed."""
-    row = next(csv.reader([line], delimiter=delimiter), [])
+def header_names(line: str, delimiter: str, name: str = "input", line_no: int = 1) -> list[str]:
+    """Column names of a header line (quotes honoured), trimmed.
+
+    The line's length is bounded by the read limits, so the csv module's field
+    size limit (128 KiB by default) is raised to it rather than failing.
+    """
+    if len(line) >= csv.field_size_limit():
+        csv.field_size_limit(len(line) + 1)
+    try:
+        row = next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error as e:
+        raise MetricsError(f"{name}: line {line_no}: the header cannot be parsed ({e}); check its quotes") from None
     return [c.strip() for c in row]
-
-
-def _clip(text: str, n: int = 60) -> str:
-    text = text.strip()
-    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | None = None) -> tuple[pa.Table, LineMap]:
     """Parse ``text`` (UTF-8, BOM removed) into a table of strings; ``keep`` limits the columns."""
     line, start, shift = first_line(text)
-    names = header_names(line, delimiter)
+    names = header_names(line, delimiter, name, shift + 1)
     seen = set()
     for n in names:
         if n in seen:
-            raise MetricsError(f"{name}: line {shift + 1}: column {n!r} appears twice in the header; rename one")
+            raise MetricsError(
+                f"{name}: line {shift + 1}: column {_clip(n, 80)!r} appears twice in the header; rename one")
         seen.add(n)
     body = text[start:]
     bad: list = []
@@ -81,7 +87,8 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
             bad.clear()
             table = parse(False)  # record numbers are only known single-threaded
     except pa.ArrowInvalid as e:
-        raise MetricsError(f"{name}: cannot be parsed as {'TSV' if delimiter == chr(9) else 'CSV'} ({e})") from None
+        raise MetricsError(
+            f"{name}: cannot be parsed as {'TSV' if delimiter == chr(9) else 'CSV'} ({_clip(str(e), 200)})") from None
     if bad:
         first = bad[0]
         where = f"record {first.number}"
