@@ -13,6 +13,7 @@ import importlib
 import sys
 
 from .errors import MetricsError
+from .io.limits import set_limits
 
 COMMANDS = ("evaluate", "compare", "report")
 
@@ -64,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        set_limits(None)  # the options' read limits hold for this command only
 
 
 if __name__ == "__main__":
