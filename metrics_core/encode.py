@@ -46,11 +46,20 @@ EXACT_FLOAT_INTEGER = 2**53
 def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
     """``s`` as strings, integers or floats that compare as the module docstring says.
 
-    Categoricals become their categories' values; an ``object`` column becomes
-    int64 when it holds only integers that fit, else text.
+    Categoricals become their categories' values; whole floats become int64;
+    an ``object`` column becomes int64 when it holds only integers that fit,
+    else text.
     """
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype(s.cat.categories.dtype)
+    if _kind(s) == "float":
+        values = s.to_numpy(dtype=np.float64)
+        if (np.floor(values) == values).all():
+            big = np.abs(values) > EXACT_FLOAT_INTEGER
+            if big.any():
+                _id_text(float(values[big][0]), what)
+            return pd.Series(values.astype(np.int64), index=s.index)
+        return s
     if s.dtype != object:
         return s
     inferred = pd.api.types.infer_dtype(s, skipna=False)
@@ -89,14 +98,7 @@ def _kind(s: pd.Series) -> str:
 
 
 def _to_str(s: pd.Series) -> pd.Series:
-    if _kind(s) == "float":
-        # ids read as floats only because of a missing value elsewhere: 12.0 -> "12"
-        values = s.to_numpy(dtype=np.float64)
-        if (np.floor(values) == values).all():
-            if (np.abs(values) > EXACT_FLOAT_INTEGER).any():
-                _id_text(float(values[np.abs(values) > EXACT_FLOAT_INTEGER][0]), "id")
-            return s.astype("int64").astype(str)
-    return s.astype(str)
+    return s.astype(str)  # whole floats were made integers by canonical_ids
 
 
 def encode_pair(a, b=None, *, what: str = "id"):

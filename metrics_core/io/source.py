@@ -143,16 +143,16 @@ def gunzip(data: bytes, name: str, limits: ReadLimits) -> bytes:
                     break
                 parts.append(chunk)
                 total += len(chunk)
-        out = b"".join(parts)
     except (OSError, EOFError, zlib.error) as e:
         raise MetricsError(f"{name}: corrupt or truncated gzip data ({e}); re-compress the file") from None
-    if len(out) > allowed:
+    if total > allowed:
+        del parts
         if allowed == limits.max_bytes:
             raise limits.exceeded("max_bytes", f"{name}: decompresses to more than {format_size(allowed)}")
         raise limits.exceeded(
             "max_ratio", f"{name}: {format_size(len(data))} of gzip data decompress to more than "
                          f"{format_size(allowed)} (more than {limits.max_ratio} times the compressed size)")
-    return out
+    return b"".join(parts)
 
 
 def line_of_offset(data: bytes, offset: int) -> int:
