@@ -72,7 +72,8 @@ def parse_metric(label: str) -> MetricSpec:
         if base in _NO_K:
             raise MetricsError(f"metric '{base}' takes no cutoff; write '{base}' instead of '{label}'")
         whole, _, fraction = k_text.partition(".")
-        k = int(whole) if not fraction.strip("0") else -1
+        digits = whole.lstrip("-").lstrip("0")
+        k = -1 if fraction.strip("0") else MAX_K + 1 if len(digits) > 19 else int(whole)
         if k <= 0:
             raise MetricsError(f"cutoff k must be a whole number >= 1 in '{label}'")
         if k > MAX_K:
