@@ -292,3 +292,37 @@ def test_compare_csv_spreadsheet_safe(tmp_path, hostile):
     row = list(csv.DictReader(io.StringIO(safe.stdout)))[0]
     assert (row["baseline"], row["model"]) == ("'=cmd", "'+b")
     assert "note: --spreadsheet-safe" in safe.stderr
+
+
+# ------------------------------------------------------------------ process exit
+def test_entry_flushes_and_ends_with_mains_status(monkeypatch, capsys):
+    """entry() ends the process with os._exit (no interpreter shutdown) after flushing the output."""
+    from metrics_core import cli as cli_module
+
+    ended = []
+
+    def fake_exit(code):
+        ended.append((code, capsys.readouterr()))
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli_module.os, "_exit", fake_exit)
+    monkeypatch.setattr(cli_module.sys, "argv", ["metrics-core", "evaluate", "--run", "/dev/zero", "--metrics",
+                                                 "ndcg"])
+    monkeypatch.delitem(sys.modules, "pyspark", raising=False)
+    with pytest.raises(SystemExit):
+        cli_module.entry()
+    code, captured = ended[0]
+    assert code == 2 and captured.err.startswith("error: /dev/zero: is a character device")
+
+
+def test_large_output_is_complete_through_a_pipe(tmp_path):
+    """Every byte written before the fast exit reaches the reader."""
+    lines = ["user_id,item_id,relevance"] + [f"u{i},a,1" for i in range(3000)]
+    truth = tmp_path / "truth.csv"
+    truth.write_text("\n".join(lines) + "\n")
+    run = tmp_path / "run.csv"
+    run.write_text("\n".join(["user_id,item_id,score"] + [f"u{i},a,1" for i in range(3000)]) + "\n")
+    p = cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg@10", "--per-user", tmp_path / "pu.csv",
+            "--json")
+    assert json.loads(p.stdout)["models"]["run"]["ndcg@10"] == 1.0
+    assert len(list(csv.reader(open(tmp_path / "pu.csv")))) == 3001

@@ -19,7 +19,6 @@ refused with a message asking for JSON lines.
 
 from __future__ import annotations
 
-import io
 import json
 from decimal import Decimal, InvalidOperation
 
@@ -43,7 +42,7 @@ def read_jsonl(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
             f"e.g. with pandas: df.to_json(path, orient='records', lines=True)"
         )
     try:
-        table = pj.read_json(io.BytesIO(text))
+        table = pj.read_json(pa.BufferReader(text))
     except pa.ArrowInvalid:
         return read_jsonl_exact(text, name)
     if table.num_rows == 0:

@@ -17,8 +17,6 @@ memory whole); a line longer than ``max_line_bytes`` is refused before parsing.
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import stat
 import zlib
@@ -30,7 +28,7 @@ import pyarrow as pa
 from ..errors import MetricsError
 from . import formats as F
 from .quote import clip
-from .limits import RATIO_FREE_BYTES, MiB, ReadLimits, check_line_lengths, current, format_size
+from .limits import RATIO_FREE_BYTES, ReadLimits, check_line_lengths, current, format_size
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -132,18 +130,22 @@ def _read_buffer(obj, name: str, limits: ReadLimits) -> bytes:
 
 
 def gunzip(data: bytes, name: str, limits: ReadLimits) -> bytes:
-    """Decompress gzip data (every member) in a stream; stop once a limit is passed."""
+    """Decompress gzip data (every member) with zlib's ``max_length``: never more than the limit + 1 bytes."""
     allowed = min(limits.max_bytes, max(RATIO_FREE_BYTES, limits.max_ratio * len(data)))
+    parts, total = [], 0
+    rest = data
     try:
-        parts, total = [], 0
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-            while total <= allowed:
-                chunk = f.read(8 * MiB)
-                if not chunk:
-                    break
-                parts.append(chunk)
-                total += len(chunk)
-    except (OSError, EOFError, zlib.error) as e:
+        while rest:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one gzip member
+            chunk = d.decompress(rest, allowed + 1 - total)
+            parts.append(chunk)
+            total += len(chunk)
+            if total > allowed:
+                break
+            if not d.eof:
+                raise EOFError("compressed data ended before the end-of-stream marker")
+            rest = d.unused_data
+    except (zlib.error, EOFError) as e:
         raise MetricsError(f"{name}: corrupt or truncated gzip data ({e}); re-compress the file") from None
     if total > allowed:
         del parts
@@ -152,7 +154,7 @@ def gunzip(data: bytes, name: str, limits: ReadLimits) -> bytes:
         raise limits.exceeded(
             "max_ratio", f"{name}: {format_size(len(data))} of gzip data decompress to more than "
                          f"{format_size(allowed)} (more than {limits.max_ratio} times the compressed size)")
-    return b"".join(parts)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def line_of_offset(data: bytes, offset: int) -> int:
