@@ -42,6 +42,12 @@ def test_defaults_are_the_documented_ones():
     assert (d.max_bytes, d.max_ratio, d.max_line_bytes, d.max_rows) == (2 << 30, 100, 16 << 20, 200_000_000)
 
 
+def test_describe_states_every_limit():
+    text = ReadLimits(max_bytes=3 << 20, max_ratio=7, max_line_bytes=2048, max_rows=1234).describe()
+    assert text == ("Files are read up to 3 MiB (after decompression; a gzip file may expand at most 7 times "
+                    "beyond 64 MiB), with lines up to 2 KiB and at most 1,234 rows.")
+
+
 def test_environment_overrides_defaults():
     env = {"METRICS_CORE_MAX_BYTES": "3M", "METRICS_CORE_MAX_RATIO": "7", "METRICS_CORE_MAX_LINE": "1k",
            "METRICS_CORE_MAX_ROWS": "12"}

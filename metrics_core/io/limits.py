@@ -99,6 +99,12 @@ class ReadLimits:
         """A copy with the given (non-None) fields replaced."""
         return replace(self, **{k: int(v) for k, v in values.items() if v is not None})
 
+    def describe(self) -> str:
+        """One sentence stating the limits (e.g. a caption under an upload box)."""
+        return (f"Files are read up to {format_size(self.max_bytes)} (after decompression; a gzip file may expand "
+                f"at most {self.max_ratio} times beyond {format_size(RATIO_FREE_BYTES)}), with lines up to "
+                f"{format_size(self.max_line_bytes)} and at most {self.max_rows:,} rows.")
+
     def exceeded(self, field: str, detail: str) -> MetricsError:
         """The one-line error for a passed limit: what, the limit, and how to raise it."""
         value = getattr(self, field)
