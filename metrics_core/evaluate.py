@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import metrics as registry
+from . import conventions, registry
 from .diagnostics import Diagnostics, diagnose
 from .errors import MetricsError
 from .features import align_features
@@ -45,29 +45,14 @@ from .prepare import Ranked, prepare, segment_sums
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
 AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED}
-TIES = ("average", "trec", "input")
-EMPTY_USERS = ("exclude", "zero")
-GAUC_WEIGHTS = ("rows", "positives", "uniform")
-
-
-def _choice(value, allowed, what):
-    if value not in allowed:
-        raise MetricsError(f"{what} must be one of {', '.join(map(str, allowed))}; got {value!r}")
-    return value
 
 
 def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, relevance_threshold, threshold):
     """Validate every convention keyword (one-line MetricsError); returns the two thresholds as floats."""
-    _choice(gain, GAINS, "gain")
-    _choice(ideal, IDEALS, "ideal")
-    _choice(ap_norm, AP_NORMS, "ap_norm")
-    _choice(ties, TIES, "ties")
-    _choice(empty_users, EMPTY_USERS, "empty_users")
-    _choice(gauc_weight, GAUC_WEIGHTS, "gauc_weight")
-    try:
-        return float(relevance_threshold), float(threshold)
-    except (TypeError, ValueError):
-        raise MetricsError("relevance_threshold and threshold must be numbers") from None
+    checked = conventions.validate(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users,
+                                   gauc_weight=gauc_weight, relevance_threshold=relevance_threshold,
+                                   threshold=threshold)
+    return checked["relevance_threshold"], checked["threshold"]
 
 
 @dataclass
@@ -126,10 +111,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
     ``evaluate(ranked, [f"{m}@{k}"]).summary`` at each k.
     """
     with kernel_guard():
-        _choice(gain, GAINS, "gain")
-        _choice(ideal, IDEALS, "ideal")
-        _choice(ap_norm, AP_NORMS, "ap_norm")
-        _choice(ties, TIES, "ties")
+        conventions.validate(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties)
         if int(k_max) < 1:
             raise MetricsError(f"k_max must be >= 1, got {k_max}")
         specs = []
@@ -157,7 +139,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
                                      relevance_threshold=threshold)
                 out[s.label] = np.full(int(k_max), full[users, FAMILY_INDEX["r_precision"]].mean())
             else:
-                out[s.label] = sums[:, FAMILY_INDEX[registry.RANKING[s.name]]] / len(users)
+                out[s.label] = sums[:, FAMILY_INDEX[s.entry.family]] / len(users)
         return pd.DataFrame(out)
 
 
@@ -196,7 +178,7 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
     evaluated = evaluated_users(ranked, relevance_threshold, empty_users)
     ev_codes = np.flatnonzero(evaluated)
-    needs_users = any(s.kind != "scored" for s in specs)
+    needs_users = any(not s.entry.on_scored_rows for s in specs)
     if needs_users and len(ev_codes) == 0:
         raise MetricsError(
             f"no user has a relevant item (relevance >= {relevance_threshold:g}); "
@@ -209,14 +191,14 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
     needed: dict[int, list] = {}  # cutoff -> families, so each cutoff is one kernel pass
     for s in specs:
         if s.kind in ("ranking", "pooled"):
-            family = registry.RANKING[s.name] if s.kind == "ranking" else "hits"
+            family = s.entry.family
             if family not in needed.setdefault(s.k, []):
                 needed[s.k].append(family)
     tables = {k: ranking_table(ranked, k, families=fams, **conv) for k, fams in needed.items()}
     every_user = len(ev_codes) == ranked.n_users
     for s in specs:
         if s.kind in ("ranking", "pooled"):
-            family = registry.RANKING[s.name] if s.kind == "ranking" else "hits"
+            family = s.entry.family
             column = tables[s.k][:, needed[s.k].index(family)]
             values = column if every_user else column[ev_codes]
             if s.kind == "ranking":
@@ -229,7 +211,7 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
     diagnostics = diagnose(ranked, evaluated, n_rel, diag_k)
 
-    scored = [s for s in specs if s.kind == "scored"]
+    scored = [s for s in specs if s.entry.on_scored_rows]
     if scored:
         _scored_metrics(ranked, scored, summary, per_user, ev_codes, diagnostics, relevance_threshold,
                         threshold, gauc_weight)

@@ -4,7 +4,8 @@
 
     metrics-core evaluate --qrels FILE --run FILE [--run FILE ...] --metrics ndcg@10,map@100
         [--gain linear|exponential] [--ties average|trec|input] [--ideal judged|retrieved]
-        [--ap-norm relevant|min_k|retrieved] [--relevance-threshold N]
+        [--ap-norm relevant|min_k|retrieved] [--relevance-threshold N] [--empty-users exclude|zero]
+        [--threshold T] [--gauc-weight rows|positives|uniform]
         [--json | --csv] [--per-user FILE] [--engine local|spark] [--spark-master URL]
 
 * ``--qrels`` may be omitted when every run carries a relevance column.
@@ -31,6 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import conventions as convention_options
+from .. import registry
 from ..errors import MetricsError
 from ..io import ColumnMapping, read_table
 from ..io.columns import ALIASES, ROLES
@@ -66,21 +69,11 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_convention_arguments(p: argparse.ArgumentParser) -> None:
-    """The conventions of mc.evaluate, with its defaults."""
+    """--metrics, one option per convention of mc.evaluate (from metrics_core.conventions) and --item-features."""
     p.add_argument("--metrics", metavar="LIST", action="append", required=True,
-                   help="comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc")
-    p.add_argument("--gain", choices=("linear", "exponential"), default="linear")
-    p.add_argument("--ties", choices=("average", "trec", "input"), default="average",
-                   help="tied scores: expected value over orders (average), item id descending as "
-                        "trec_eval (trec), or file order (input)")
-    p.add_argument("--ideal", choices=("judged", "retrieved"), default="judged")
-    p.add_argument("--ap-norm", choices=("relevant", "min_k", "retrieved"), default="relevant")
-    p.add_argument("--relevance-threshold", metavar="N", type=float, default=1.0,
-                   help="relevance >= N counts as relevant (default 1)")
-    p.add_argument("--empty-users", choices=("exclude", "zero"), default="exclude",
-                   help="users of the ground truth without relevant items: excluded or scored 0")
-    p.add_argument("--threshold", type=float, default=0.5,
-                   help="classification threshold on scores for accuracy/precision/recall/f1")
+                   help="comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc. Known metrics ("
+                        "case-insensitive, @k optional where shown): " + registry.help_text().replace("%", "%%"))
+    convention_options.add_arguments(p)
     p.add_argument("--item-features", metavar="FILE",
                    help="item features for ils@k: item_id + numeric columns (cosine) or a tags column (Jaccard)")
 
@@ -202,10 +195,7 @@ def check_probabilities(run: RunInput) -> None:
 
 def conventions(args) -> dict:
     """Keyword arguments of mc.evaluate from the options (item features read here)."""
-    conv = dict(
-        gain=args.gain, ideal=args.ideal, ap_norm=args.ap_norm, ties=args.ties,
-        relevance_threshold=args.relevance_threshold, empty_users=args.empty_users, threshold=args.threshold,
-    )
+    conv = convention_options.from_args(args)
     if getattr(args, "item_features", None):
         from ..io import read_item_features
 
@@ -215,8 +205,6 @@ def conventions(args) -> dict:
 
 def metric_labels(args) -> list[str]:
     """Parse every --metrics value (unknown names and k <= 0 fail here, before any file is read)."""
-    from .. import metrics as registry
-
     specs = registry.parse_metrics([m for value in args.metrics for m in value.split(",") if m.strip()])
     labels = list(dict.fromkeys(s.label.strip() for s in specs))
     return labels
@@ -224,8 +212,6 @@ def metric_labels(args) -> list[str]:
 
 def metric_bases(labels: list[str]) -> set[str]:
     """Canonical base names of parsed metric labels (``log_loss`` -> ``logloss``)."""
-    from .. import metrics as registry
-
     return {registry.parse_metric(label).name for label in labels}
 
 

@@ -64,8 +64,8 @@ class BucketPlan:
     @property
     def per_user_specs(self) -> list[MetricSpec]:
         """Per-user columns in mc.evaluate's order: ranking, then gauc, then ILS / novelty."""
-        order = {"ranking": 0, "scored": 1, "diversity": 2}
-        chosen = [s for s in self.specs if s.per_user or s.name == "gauc"]
+        order = {"ranking": 0, "scored_per_user": 1, "diversity": 2}
+        chosen = [s for s in self.specs if s.per_user]
         return sorted(chosen, key=lambda s: order[s.kind])
 
     def output_columns(self) -> list[str]:
@@ -180,7 +180,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
             stats[f"hits@{s.k}"] = float(hits.sum())
     stats["n_rel"] = float(n_rel[ev_codes].sum())
 
-    scored = [s for s in specs if s.kind == "scored"]
+    scored = [s for s in specs if s.entry.on_scored_rows]
     if scored:
         _scored_sums(ranked, plan, thr, stats, parts, columns)
     _diversity_parts(ranked, plan, ev_codes, stats, parts, columns)
@@ -194,7 +194,7 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
     conv = plan.conventions
     keep = np.repeat(ranked.in_truth, ranked.list_lengths)
     p, y, rel = ranked.score[keep], ranked.labels(thr)[keep], ranked.rel[keep]
-    names = {s.name for s in plan.specs if s.kind == "scored"}
+    names = {s.name for s in plan.specs if s.entry.on_scored_rows}
     out = {"rows": int(p.shape[0]), "sum_p": float(p.sum()), "sum_y": float(y.sum()),
            "sq": float(np.sum((p - rel) ** 2)), "abs": float(np.sum(np.abs(p - rel)))}
     if p.shape[0]:

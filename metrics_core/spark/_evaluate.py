@@ -289,7 +289,7 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
     if not any(s["common"] for s in stats):
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
     n_ev = sum(s["n_evaluated"] for s in stats)
-    if any(s.kind != "scored" for s in specs) and n_ev == 0:
+    if any(not s.entry.on_scored_rows for s in specs) and n_ev == 0:
         raise MetricsError(
             f"no user has a relevant item (relevance >= {thr:g}); "
             "check the relevance column or lower the relevance threshold"
@@ -320,7 +320,7 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
                 auc_ap = _auc_ap(out, scored, score_ranges, spark, stats,
                                  any(x.name == "pr_auc" for x in specs))
             summary[label] = auc_ap[0] if name == "auc" else auc_ap[1]
-        elif spec.kind == "scored":
+        elif spec.entry.on_scored_rows:
             summary[label] = _scored_value(name, scored)
         elif name == "coverage":
             summary[label] = _coverage(out, specs.index(spec), run, truth, item_features)
