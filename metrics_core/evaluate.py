@@ -33,6 +33,7 @@ import pandas as pd
 from . import conventions, registry
 from .diagnostics import Diagnostics, diagnose
 from .errors import MetricsError
+from . import reductions
 from .features import align_features
 from .kernels import classification as cls
 from .kernels import diversity as div
@@ -229,73 +230,19 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
                                        gauc_weight=gauc_weight))
 
 
-def _scored_rows(ranked: Ranked, relevance_threshold: float):
-    """Scores, binary labels and raw relevance of the rows of users in the ground truth."""
-    keep_user = ranked.in_truth
-    if keep_user.all():
-        return ranked.score, ranked.labels(relevance_threshold), ranked.rel
-    mask = np.repeat(keep_user, ranked.list_lengths)
-    return ranked.score[mask], ranked.labels(relevance_threshold)[mask], ranked.rel[mask]
-
-
 def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, relevance_threshold,
                     threshold, gauc_weight):
-    p, y, rel = _scored_rows(ranked, relevance_threshold)
+    """Scored-row metrics: one partition's partial sums, finalized (see :mod:`metrics_core.reductions`)."""
+    rows = reductions.scored_rows(ranked, relevance_threshold, threshold, gauc_weight)
+    totals = reductions.scored_partials([s.name for s in specs], rows)
     for s in specs:
-        name = s.name
-        if name == "auc":
-            summary[s.label] = cls.roc_auc(y, p)
-        elif name == "pr_auc":
-            summary[s.label] = cls.average_precision(y, p)
-        elif name == "logloss":
-            bad = (p < 0) | (p > 1)
-            if bad.any():
-                raise MetricsError(
-                    f"logloss needs probabilities in [0, 1]; {int(bad.sum())} score(s) fall outside, "
-                    f"e.g. {p[bad][0]:g}; apply a sigmoid first or drop logloss"
-                )
-            summary[s.label] = cls.log_loss(y, p)
-        elif name == "rmse":
-            summary[s.label] = float(np.sqrt(np.mean((p - rel) ** 2)))
-        elif name == "mae":
-            summary[s.label] = float(np.mean(np.abs(p - rel)))
-        elif name == "pcopc":
-            total = y.sum()
-            summary[s.label] = float(p.sum() / total) if total > 0 else float("nan")
-        elif name in ("accuracy", "precision", "recall", "f1"):
-            summary[s.label] = _threshold_metric(name, y, p, threshold)
-        elif name == "gauc":
-            auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.tie_key, ranked.labels(relevance_threshold))
-            ok = ~np.isnan(auc) & ranked.in_truth
-            weights = {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[gauc_weight]
-            w = weights[ok]
-            summary[s.label] = float(np.sum(w * auc[ok]) / w.sum()) if w.sum() > 0 else float("nan")
-            diagnostics.gauc_users_skipped = int((ranked.in_truth & ranked.in_run & np.isnan(auc)).sum())
-            per_user[s.label] = auc[ev_codes]
-
-
-def confusion_counts(y: np.ndarray, p: np.ndarray, threshold: float):
-    """(tp, fp, fn, tn) with predicted positive = score >= threshold."""
-    pred = p >= threshold
-    pos = y > 0.5
-    tp = int(np.sum(pred & pos))
-    fp = int(np.sum(pred & ~pos))
-    fn = int(np.sum(~pred & pos))
-    tn = int(np.sum(~pred & ~pos))
-    return tp, fp, fn, tn
-
-
-def _threshold_metric(name, y, p, threshold) -> float:
-    tp, fp, fn, tn = confusion_counts(y, p, threshold)
-    if name == "accuracy":
-        return (tp + tn) / max(tp + fp + fn + tn, 1)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    if name == "precision":
-        return precision
-    if name == "recall":
-        return recall
-    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+        if s.name in reductions.RANK_STATISTICS:
+            summary[s.label] = reductions.rank_statistic(s.name, rows)
+        else:
+            summary[s.label] = reductions.finalize_scored(s.name, totals)
+        if s.name == "gauc":
+            diagnostics.gauc_users_skipped = int(totals["gauc_skipped"])
+            per_user[s.label] = rows.auc_per_user()[0][ev_codes]
 
 
 def _positions(ranked: Ranked, ties: str) -> np.ndarray:
@@ -329,30 +276,48 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
                 features = align_features(item_features, ranked.item_ids)
                 rec = np.unique(items[weight > 0])
                 diagnostics.items_missing_features = int((~features.known[rec]).sum())
-            values = div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known,
-                             *_similarity_args(features))
-            v = values[ev_codes]
+            v = ils_values(ranked, items, k, average, features)[ev_codes]
             per_user[s.label] = v
-            summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "novelty":
             info = _self_information(ranked, relevance_threshold, interactions)
-            lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
-            sums = segment_sums(incl * info[items], ranked.offsets)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                v = np.where(lengths > 0, sums / lengths, np.nan)[ev_codes]
+            v = novelty_values(ranked, items, incl, info, k)[ev_codes]
             per_user[s.label] = v
-            summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "coverage":
-            certain = np.bincount(items, weights=(weight >= 1.0), minlength=n_items)
-            partial = weight < 1.0
-            log_miss = np.bincount(items[partial], weights=np.log1p(-weight[partial]), minlength=n_items)
-            expected = np.where(certain > 0, 1.0, -np.expm1(log_miss)).sum()
+            expected = reductions.coverage_expected_items(*reductions.coverage_partial(items, weight, n_items))
             catalogue = ranked.n_items_seen
             if item_features is not None:
                 catalogue = len(pd.unique(item_features["item_id"]))
-            summary[s.label] = float(expected / catalogue) if catalogue else 0.0
+            summary[s.label] = reductions.finalize_coverage(expected, catalogue)
         elif s.name == "personalization":
-            summary[s.label] = _personalization(ranked, items, weight, ev_codes, k)
+            users = personalization_users(ranked, ev_codes)
+            shared = reductions.personalization_shared_pairs(*reductions.personalization_partial(items, weight, n_items))
+            summary[s.label] = reductions.finalize_personalization(shared, len(users),
+                                                                   personalization_k(ranked, users, k))
+
+
+def ils_values(ranked: Ranked, items: np.ndarray, k: int, average: bool, features) -> np.ndarray:
+    """ILS@k of every user code (NaN for lists with fewer than two items with features)."""
+    return div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known, *_similarity_args(features))
+
+
+def novelty_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np.ndarray, k: int) -> np.ndarray:
+    """novelty@k of every user code: sum of P(row in top k) * info(item) over min(k, n) (NaN for empty lists)."""
+    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
+    sums = segment_sums(incl * info[items], ranked.offsets)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(lengths > 0, sums / lengths, np.nan)
+
+
+def personalization_users(ranked: Ranked, codes: np.ndarray) -> np.ndarray:
+    """The users personalization compares: evaluated users with a non-empty list."""
+    return codes[ranked.list_lengths[codes] > 0]
+
+
+def personalization_k(ranked: Ranked, users: np.ndarray, k: int) -> int:
+    """The list size of personalization: k, or the longest list without a cutoff."""
+    return k if k > 0 else int(ranked.list_lengths[users].max(initial=0))
 
 
 def _similarity_args(features):
@@ -361,27 +326,6 @@ def _similarity_args(features):
     if features.kind == "cosine":
         return 0, features.feat_row, features.matrix, none_i, none_i, none_i
     return 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
-
-
-def _personalization(ranked: Ranked, items: np.ndarray, weight: np.ndarray, codes: np.ndarray, k: int) -> float:
-    """1 - E[mean over user pairs of |L_u & L_v| / k].
-
-    Shared pairs are sum_i C(c_i, 2) with c_i the number of users whose top k
-    holds item i; users are independent, so E[C(c_i, 2)] = (S1^2 - S2) / 2 with
-    S1, S2 the sums of inclusion probabilities and of their squares. Exact for
-    any number of users.
-    """
-    users = codes[ranked.list_lengths[codes] > 0]
-    n = len(users)
-    if n < 2:
-        return float("nan")
-    kk = k if k > 0 else int(ranked.list_lengths[users].max())
-    n_items = len(ranked.item_ids)
-    s1 = np.bincount(items, weights=weight, minlength=n_items)
-    s2 = np.bincount(items, weights=weight * weight, minlength=n_items)
-    shared = float(np.sum(s1 * s1 - s2) / 2.0)
-    pairs = n * (n - 1) / 2.0
-    return 1.0 - shared / (pairs * kk)
 
 
 def _self_information(ranked: Ranked, relevance_threshold: float, interactions) -> np.ndarray:
