@@ -13,7 +13,7 @@ from .diagnostics import Diagnostics
 from .errors import MetricsError
 from .evaluate import Evaluation, evaluate, metric_curve
 from .metrics import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
-from .prepare import Ranked, prepare
+from .layout import Ranked, prepare
 from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
                      reciprocal_rank)
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .errors import MetricsError
 from .reductions import confusion_counts, scored_rows
-from .prepare import Ranked
+from .layout import Ranked
 
 
 def _cumulative(ranked: Ranked, relevance_threshold):

@@ -39,9 +39,9 @@ from .kernels import classification as cls
 from .kernels import diversity as div
 from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
                               GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
-                              discount_table, ranking_curve, ranking_families)
+                              RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
-from .prepare import Ranked, prepare, segment_sums
+from .layout import Ranked, prepare, segment_sums
 
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
@@ -82,6 +82,19 @@ def _discounts(ranked: Ranked, k: int) -> np.ndarray:
     return ranked._cache[key]
 
 
+def _lists(ranked: Ranked, ties: str, relevance_threshold: float) -> RankedLists:
+    """The ranking kernels' view of ``ranked`` under a tie rule."""
+    return RankedLists(ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key,
+                       ranked.n_relevant(relevance_threshold), ranked.q_offsets, ranked.ideal_rel)
+
+
+def _options(ranked: Ranked, k: int, gain: str, ideal: str, ap_norm: str, ties: str,
+             relevance_threshold: float) -> RankingOptions:
+    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``."""
+    return RankingOptions(GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
+                          ties == "average", _discounts(ranked, k))
+
+
 def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_norm="relevant",
                   ties="average", relevance_threshold=1.0, families=None) -> np.ndarray:
     """Ranking families at cutoff ``k`` for every user code: array (n_users, len(families)).
@@ -94,12 +107,8 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     for position, name in enumerate(names):
         columns[FAMILY_INDEX[name]] = position
     out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
-    ranking_families(
-        ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key,
-        ranked.n_relevant(relevance_threshold), ranked.q_offsets, ranked.ideal_rel,
-        int(k), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
-        ties == "average", _discounts(ranked, k), columns, out,
-    )
+    ranking_families(_lists(ranked, ties, relevance_threshold), k,
+                     _options(ranked, k, gain, ideal, ap_norm, ties, relevance_threshold), columns, out)
     return out
 
 
@@ -127,10 +136,8 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         n_rel = ranked.n_relevant(threshold)
-        sums = ranking_curve(ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key, n_rel,
-                             ranked.q_offsets,
-                             ranked.ideal_rel, users, int(k_max), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm],
-                             threshold, ties == "average", _discounts(ranked, k_max), n_threads())
+        sums = ranking_curve(_lists(ranked, ties, threshold), users, k_max,
+                             _options(ranked, k_max, gain, ideal, ap_norm, ties, threshold), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
         for s in specs:
             if s.kind == "pooled":

@@ -6,10 +6,10 @@ lives in the registry.
 
 from __future__ import annotations
 
-from .registry import ALIASES, METRIC_NAMES, MetricSpec, metrics_of_kind, parse_metric, parse_metrics, ranking_families
+from .registry import ALIASES, METRIC_NAMES, MetricSpec, metrics_of_kind, parse_metric, parse_metrics, ranking_columns
 
 # ranking metric name -> its ranking kernel column
-RANKING = ranking_families()
+RANKING = ranking_columns()
 POOLED = {m.name for m in metrics_of_kind("pooled")}
 SCORED = {m.name for m in metrics_of_kind("scored", "scored_per_user")}
 DIVERSITY = {m.name for m in metrics_of_kind("diversity")}

@@ -266,7 +266,7 @@ def metrics_of_kind(*kinds: str) -> tuple[Metric, ...]:
     return tuple(m for m in METRICS if m.kind in kinds)
 
 
-def ranking_families() -> dict[str, str]:
+def ranking_columns() -> dict[str, str]:
     """Ranking metric name -> its ranking kernel column (``map`` -> ``ap``, ``mrr`` -> ``rr``)."""
     return {m.name: m.family for m in METRICS if m.kind == "ranking"}
 

@@ -17,7 +17,7 @@ from sklearn.metrics import roc_auc_score
 
 import metrics_core as mc
 from metrics_core.errors import MetricsError
-from metrics_core.kernels import assemble
+from metrics_core.kernels import item_ids
 from metrics_core.kernels.classification import roc_auc
 
 
@@ -154,7 +154,7 @@ def test_duplicate_run_rows_are_reported(judged, ids):
 def test_integer_ids_compare_as_decimal_strings():
     @numba.njit
     def compare(x, y):
-        return assemble._decimal_compare(x, y)
+        return item_ids.decimal_compare(x, y)
 
     rng = np.random.default_rng(11)
     special = [0, 1, 9, 10, 99, 100, -1, -10, -9, 2**63 - 1, -(2**63), 10**18, 123]

@@ -18,7 +18,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 import metrics_core as mc
-from metrics_core import conventions, docs_tables, registry, stats
+from metrics_core import conventions, docs_tables, naming, registry, stats
 from metrics_core.cli import main
 from metrics_core.kernels.ranking import FAMILIES
 
@@ -163,3 +163,18 @@ def test_cli_gauc_weight_option(tmp_path, capsys, weight):
     assert status == 0
     got = json.loads(capsys.readouterr().out)["models"]["run"]["gauc"]
     assert got == pytest.approx(_gauc_reference(rows, weight), abs=1e-12)
+
+
+@pytest.mark.parametrize("path, name", [
+    ("runs/bm25.trec.gz", "bm25"), ("two_tower.csv", "two_tower"), ("model.v2.parquet", "model.v2"),
+    ("C:\\x\\ctr.jsonl.gz", "ctr"), ("runs/bm25.parquet/", "bm25"), ("a/b/run.v1.2.tsv.bz2", "run.v1.2"),
+    ("noext", "noext"), ("weird.xyz", "weird.xyz"), (".csv", ".csv"),
+])
+def test_model_name_strips_only_known_data_and_compression_extensions(path, name):
+    assert naming.model_name(path) == name
+
+
+def test_model_names_prefer_the_short_name_and_tell_clashes_apart():
+    assert naming.model_names(["model.v2.parquet"]) == (["model"], [])
+    names, notes = naming.model_names(["model.v1.parquet", "model.v2.parquet", "other.csv"])
+    assert names == ["model.v1", "model.v2", "other"] and len(notes) == 1

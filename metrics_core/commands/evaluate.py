@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,7 +36,7 @@ from .. import registry
 from ..errors import MetricsError
 from ..io import ColumnMapping, read_table
 from ..io.columns import ALIASES, ROLES
-from ..io.formats import EXTENSIONS
+from ..naming import model_names
 from . import _output
 
 HELP = "metrics of one or more runs against ground truth"
@@ -94,49 +93,6 @@ def register(subparsers) -> None:
 
 
 # --------------------------------------------------------------------------- inputs
-def _first_part(path: str) -> str:
-    name = Path(path).name
-    return name.split(".", 1)[0] or name
-
-
-def _strip_known(path: str) -> str:
-    name = Path(path).name
-    parts = name.split(".")
-    while len(parts) > 1 and (parts[-1].lower() in EXTENSIONS or parts[-1].lower() == "gz"):
-        parts.pop()
-    return ".".join(parts)
-
-
-def model_names(paths: list[str]) -> tuple[list[str], list[str]]:
-    """Model name of each run path, and notes about disambiguated duplicates.
-
-    The name is the file name up to its first dot (``runs/bm25.trec.gz`` ->
-    ``bm25``). When two runs share it, the first of these that tells them
-    apart is used: the name without known format extensions (``bm25.v2``),
-    the full file name (``bm25.csv``), the parent folder and the name
-    (``a/bm25``, ``a/bm25.csv``), else a ``#n`` suffix.
-    """
-    names = [_first_part(p) for p in paths]
-    notes = []
-    for clash in sorted({n for n in names if names.count(n) > 1}):
-        idx = [i for i, n in enumerate(names) if n == clash]
-        for candidate in (
-            lambda i: _strip_known(paths[i]),
-            lambda i: Path(paths[i]).name,
-            lambda i: f"{Path(paths[i]).parent.name}/{_strip_known(paths[i])}",
-            lambda i: f"{Path(paths[i]).parent.name}/{Path(paths[i]).name}",
-        ):
-            new = [candidate(i) for i in idx]
-            if len(set(new)) == len(new) and not set(new) & (set(names) - {clash}):
-                break
-        else:
-            new = [clash if j == 0 else f"{clash}#{j + 1}" for j in range(len(idx))]
-        for i, n in zip(idx, new):
-            names[i] = n
-        notes.append(f"{len(idx)} runs are named {clash!r}; using {', '.join(repr(n) for n in new)}")
-    return names, notes
-
-
 @dataclass
 class RunInput:
     """One run as read: model name, path, tidy frame and the column mapping used."""

@@ -41,7 +41,7 @@ from ..features import align_features
 from ..kernels import diversity as div
 from ..kernels.ranking import FAMILY_INDEX
 from ..metrics import MetricSpec
-from ..prepare import Ranked, prepare
+from ..layout import Ranked, prepare
 
 USER, ITEM, SCORE = "user_id", "item_id", "score"
 QUANTILE_POINTS = 32  # score quantiles each group reports for the exact-AUC ranges
