@@ -78,21 +78,41 @@ def scored_rows(ranked, relevance_threshold: float, threshold: float = 0.5, gauc
                       counted=ranked.in_truth, in_run=ranked.in_run)
 
 
-def _logloss_partial(r: ScoredRows) -> dict:
+def _probabilities_partial(r: ScoredRows) -> dict:
+    """Rows, and scores outside [0, 1] (count and first one) for the metrics that read scores as probabilities."""
     bad = (r.score < 0) | (r.score > 1)
     n_bad = int(bad.sum())
-    out = {"rows": r.n, "outside_0_1": n_bad, "first_outside_0_1": float(r.score[bad][0]) if n_bad else None}
-    out["logloss_sum"] = cls.log_loss_sum(r.label, r.score) if not n_bad else 0.0
+    return {"rows": r.n, "outside_0_1": n_bad, "first_outside_0_1": float(r.score[bad][0]) if n_bad else None}
+
+
+def _check_probabilities(name: str, t: dict) -> None:
+    if t.get("outside_0_1"):
+        raise MetricsError(
+            f"{name} needs probabilities in [0, 1]; {int(t['outside_0_1'])} score(s) fall outside, "
+            f"e.g. {t['first_outside_0_1']:g}; apply a sigmoid first or drop {name}"
+        )
+
+
+def _logloss_partial(r: ScoredRows) -> dict:
+    out = _probabilities_partial(r)
+    out["logloss_sum"] = cls.log_loss_sum(r.label, r.score) if not out["outside_0_1"] else 0.0
     return out
 
 
 def _logloss_final(t: dict) -> float:
-    if t.get("outside_0_1"):
-        raise MetricsError(
-            f"logloss needs probabilities in [0, 1]; {int(t['outside_0_1'])} score(s) fall outside, "
-            f"e.g. {t['first_outside_0_1']:g}; apply a sigmoid first or drop logloss"
-        )
+    _check_probabilities("logloss", t)
     return _ratio(t["logloss_sum"], t["rows"])
+
+
+def _brier_partial(r: ScoredRows) -> dict:
+    out = _probabilities_partial(r)
+    out["brier_sum"] = float(np.sum((r.score - r.label) ** 2))
+    return out
+
+
+def _brier_final(t: dict) -> float:
+    _check_probabilities("brier", t)
+    return _ratio(t["brier_sum"], t["rows"])
 
 
 def confusion_counts(r: ScoredRows) -> dict:
@@ -155,6 +175,7 @@ class RowReduction:
 
 ROW_REDUCTIONS: dict[str, RowReduction] = {
     "logloss": RowReduction(_logloss_partial, _logloss_final),
+    "brier": RowReduction(_brier_partial, _brier_final),
     "rmse": RowReduction(_sum_partial("squared_error", lambda r: (r.score - r.relevance) ** 2),
                          lambda t: float(np.sqrt(t["squared_error"] / t["rows"])) if t["rows"] else float("nan")),
     "mae": RowReduction(_sum_partial("absolute_error", lambda r: np.abs(r.score - r.relevance)),

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import accuracy_score, f1_score, log_loss, precision_score, recall_score, roc_auc_score
+from sklearn.metrics import (accuracy_score, brier_score_loss, f1_score, log_loss, precision_score, recall_score,
+                             roc_auc_score)
 
 import metrics_core as mc
 from metrics_core import reductions, registry
@@ -42,6 +43,7 @@ def _reference(rows: pd.DataFrame, name: str, threshold: float = 0.5, gauc_weigh
         return num / den
     return {
         "logloss": lambda: log_loss(y, p, labels=[0, 1]),
+        "brier": lambda: brier_score_loss(y, p),
         "rmse": lambda: float(np.sqrt(np.mean((p - rows["relevance"].to_numpy()) ** 2))),
         "mae": lambda: float(np.mean(np.abs(p - rows["relevance"].to_numpy()))),
         "pcopc": lambda: p.sum() / y.sum(),
