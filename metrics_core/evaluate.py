@@ -1,19 +1,13 @@
 """evaluate(): a prepared (or raw) run + the metric registry -> summary, per-user table, diagnostics.
 
-Conventions (each a keyword, default first):
+Every metric name is parsed by :mod:`metrics_core.registry`, whose table says how it is
+computed: a column of the ranking kernel (ranking and pooled metrics), a
+reduction of :mod:`metrics_core.reductions` (scored rows: partial sums of this
+one partition, finalized), or the diversity code below. Every convention
+keyword (``gain``, ``ideal``, ``ap_norm``, ``ties``, ``relevance_threshold``,
+``empty_users``, ``threshold``, ``gauc_weight``) is declared, with its choices,
+default and meaning, in :mod:`metrics_core.conventions`.
 
-- ``gain``: "linear" g = rel, or "exponential" g = 2**rel - 1 (negative rel -> 0);
-  discount 1 / log2(rank + 1).
-- ``ideal``: "judged" (IDCG from every judged item of the user, trec_eval/ranx)
-  or "retrieved" (the retrieved list re-sorted by relevance).
-- ``ap_norm``: AP@k divided by all relevant items ("relevant", trec_eval
-  map_cut), by min(k, R) ("min_k", RecBole / Spark) or by the relevant items
-  retrieved in the top k ("retrieved", torchmetrics).
-- ``ties``: "average" (exact expected value over all orders of tied scores),
-  "trec" (score desc, then item id desc as strings, as trec_eval), "input"
-  (score desc, then the order of the rows as given).
-- ``relevance_threshold``: relevance >= threshold is relevant for binary metrics
-  (gains stay graded).
 - users: evaluated users have at least one relevant item in the ground truth;
   a user missing from the run scores 0; users without relevant items
   (``empty_users="exclude"``, or scored 0 with ``"zero"``) and users only in
@@ -30,12 +24,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import conventions, registry
+from . import conventions, reductions, registry
 from .diagnostics import Diagnostics, diagnose
 from .errors import MetricsError
-from . import reductions
 from .features import align_features
-from .kernels import classification as cls
 from .kernels import diversity as div
 from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
                               GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
@@ -151,6 +143,13 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         return pd.DataFrame(out)
 
 
+def check_needs(specs, *, item_features) -> None:
+    """Refuse metrics whose required side table is missing (the registry's ``needs``), before any work."""
+    for s in specs:
+        if "item_features" in s.entry.needs and item_features is None:
+            raise MetricsError(f"{s.name} needs an item-features table (item_id + feature columns or tags)")
+
+
 def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude") -> np.ndarray:
     """Mask of evaluated user codes: in the ground truth with >= 1 relevant item
     (or any user of the ground truth with ``empty_users="zero"``)."""
@@ -164,7 +163,8 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="jud
              gauc_weight="rows", item_features=None, interactions=None) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
-    See the module docstring for every convention. Returns an :class:`Evaluation`.
+    Every convention keyword is described in :mod:`metrics_core.conventions` (also
+    ``python -m metrics_core evaluate --help``). Returns an :class:`Evaluation`.
     """
     with kernel_guard():
         return _evaluate(run, qrels, metrics, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
@@ -178,6 +178,7 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
         gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
         relevance_threshold=relevance_threshold, threshold=threshold)
     specs = registry.parse_metrics(metrics)
+    check_needs(specs, item_features=item_features)
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 
     n_rel = ranked.n_relevant(relevance_threshold)
@@ -277,8 +278,6 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
         incl = div.top_k_inclusion(ranked.offsets, ranked.tie_key, k, average)
         weight = np.where(ev_rows, incl, 0.0)
         if s.name == "ils":
-            if item_features is None:
-                raise MetricsError("ils needs an item-features table (item_id + feature columns or tags)")
             if features is None:
                 features = align_features(item_features, ranked.item_ids)
                 rec = np.unique(items[weight > 0])

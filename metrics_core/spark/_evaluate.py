@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..evaluate import check_conventions
+from ..evaluate import check_conventions, check_needs
 from .. import reductions
 from ..registry import parse_metrics
 from . import _env
@@ -219,8 +219,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
         relevance_threshold=relevance_threshold, threshold=threshold)
     specs = parse_metrics(metrics)
     names = {s.name for s in specs}
-    if "ils" in names and item_features is None:
-        raise MetricsError("ils needs an item-features table (item_id + feature columns or tags)")
+    check_needs(specs, item_features=item_features)
 
     _require(run_df, [USER, ITEM, SCORE], "run")
     truth_in_run = qrels_df is None
