@@ -65,10 +65,16 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
                    help="explicit column mapping for the ground truth, e.g. relevance=clicked")
 
 
-def add_convention_arguments(p: argparse.ArgumentParser) -> None:
-    """The conventions of mc.evaluate, with its defaults."""
-    p.add_argument("--metrics", metavar="LIST", action="append", required=True,
-                   help="comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc")
+def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[str, ...] = ()) -> None:
+    """The conventions of mc.evaluate, with its defaults.
+
+    ``--metrics`` is required unless ``default_metrics`` is given (used when it is absent).
+    """
+    metrics_help = "comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc"
+    if default_metrics:
+        metrics_help += f" (default: {','.join(default_metrics)})"
+    p.add_argument("--metrics", metavar="LIST", action="append", required=not default_metrics,
+                   help=metrics_help)
     p.add_argument("--gain", choices=("linear", "exponential"), default="linear")
     p.add_argument("--ties", choices=("average", "trec", "input"), default="average",
                    help="tied scores: expected value over orders (average), item id descending as "
