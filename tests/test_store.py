@@ -315,6 +315,11 @@ def test_snapshot_is_read_only_and_independent_of_its_working_copy(backend):
     snap_again = store.load(receipt.id)
     assert snap_again.files[0].data == b"v1" and snap_again.settings == {"k": 10}
 
+    # without a title or notes, a snapshot takes the working copy's
+    store.update_working(wid, title="Draft title", notes="draft notes")
+    plain = store.load(store.snapshot(wid).id)
+    assert (plain.title, plain.notes, plain.settings) == ("Draft title", "draft notes", {"k": 3})
+
     # snapshots do not expire
     clock.advance(3650)
     assert store.purge_expired() == 1  # the working copy
@@ -374,6 +379,28 @@ def test_same_content_is_stored_once_in_chunks(backend):
     store.delete_snapshot(second.id, second.delete_token)
     assert backend.count("store_blobs") == backend.count("store_chunks") == 0
     assert store.usage().used_bytes == 0
+
+
+def test_chunks_keep_each_value_under_sqlites_length_limit(tmp_path):
+    """SQLite refuses values longer than SQLITE_LIMIT_LENGTH (1 GB by default). Lowered to
+    200 kB here, a 1 MB file still round-trips because it is stored in 100 kB chunks, and
+    fails (cleanly, one line) when the chunks are as large as the file."""
+    from metrics_core.store import engine as store_engine
+
+    def limited(store: AnalysisStore) -> AnalysisStore:
+        sa.event.listen(store_engine.get_engine(store.url), "connect",
+                        lambda dbapi_connection, _record: dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH,
+                                                                                    200_000))
+        return store
+    data = payload("large", 1_000_000)
+    chunked = limited(AnalysisStore(tmp_path / "chunked", chunk_bytes=100_000))
+    assert chunked.load(chunked.save_snapshot({"big.bin": data}, {}).id).files[0].data == data
+    whole = limited(AnalysisStore(tmp_path / "whole", chunk_bytes=2_000_000))
+    with pytest.raises(StoreError, match="cannot save in the analysis store") as info:
+        whole.save_snapshot({"big.bin": data}, {})
+    assert "\n" not in str(info.value)
+    for store in (chunked, whole):
+        store.close()
 
 
 def test_snapshot_of_a_working_copy_shares_its_content(backend):

@@ -120,8 +120,8 @@ class AnalysisStore:
             yield
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__])[0]
-            where = f"set {DIR_ENV} to a writable directory" if self.path is not None \
-                else f"check {URL_ENV} and that the database is reachable"
+            where = (f"check that {self.path.parent} is writable and has free space, or set {DIR_ENV}"
+                     if self.path is not None else f"check {URL_ENV} and that the database is reachable")
             raise StoreError(f"cannot {action} the analysis store at {self.location}: {reason}; {where}") from None
 
     def _engine(self):
@@ -159,7 +159,7 @@ class AnalysisStore:
         validate_analysis_id(analysis_id)
         engine_ = self._engine()
         now = self._now()
-        with self._errors("read"):
+        with self._errors("read from"):
             with engine.read_transaction(engine_) as conn:
                 row = self._live_row(conn, analysis_id, now)
                 file_rows = conn.execute(sa.select(schema.files).where(schema.files.c.analysis_id == analysis_id)
@@ -168,30 +168,39 @@ class AnalysisStore:
                 for f in file_rows:
                     if f.sha256 not in contents:
                         contents[f.sha256] = blobs.read(conn, f.sha256)
-            expires = row.expires_at
-            if row.kind == WORKING and expires - now < self.limits.working_seconds - _REFRESH_EVERY:
-                expires = now + self.limits.working_seconds
-                with engine.write_transaction(engine_) as conn:
-                    conn.execute(schema.analyses.update().where(schema.analyses.c.id == analysis_id,
-                                                                schema.analyses.c.kind == WORKING)
-                                 .values(expires_at=expires))
+        expires = row.expires_at
+        if row.kind == WORKING and expires - now < self.limits.working_seconds - _REFRESH_EVERY:
+            expires = self._refresh(engine_, analysis_id, now) or expires
         return SavedAnalysis(
             id=analysis_id, created=_iso(row.created_at), settings=json.loads(row.settings),
             files=tuple(SavedFile(name=f.name, role=f.role, data=contents[f.sha256]) for f in file_rows),
             title=row.title, notes=row.notes, kind=row.kind, updated=_iso(row.updated_at),
             expires=_iso(expires) if row.kind == WORKING else None)
 
+    def _refresh(self, engine_, analysis_id: str, now: float) -> float | None:
+        """Restart a working copy's retention; return the new expiry, or ``None`` when the
+        database is busy with a long save (the next use refreshes it; the load itself worked)."""
+        expires = now + self.limits.working_seconds
+        try:
+            with engine.write_transaction(engine_, lock=False) as conn:
+                conn.execute(schema.analyses.update().where(schema.analyses.c.id == analysis_id,
+                                                            schema.analyses.c.kind == WORKING)
+                             .values(expires_at=expires))
+        except sa.exc.OperationalError:
+            return None
+        return expires
+
     def exists(self, analysis_id: str) -> bool:
         """Whether a well-formed id names a live analysis (malformed ids raise StoreError)."""
         validate_analysis_id(analysis_id)
         now = self._now()
-        with self._errors("read"), engine.read_transaction(self._engine()) as conn:
+        with self._errors("read from"), engine.read_transaction(self._engine()) as conn:
             row = self._row(conn, analysis_id)
         return row is not None and not (row.kind == WORKING and row.expires_at <= now)
 
     def usage(self) -> StoreUsage:
         """Bytes stored (each distinct content once), the quota, and what still fits."""
-        with self._errors("read"), engine.read_transaction(self._engine()) as conn:
+        with self._errors("read from"), engine.read_transaction(self._engine()) as conn:
             used = blobs.used_bytes(conn)
         return StoreUsage(used_bytes=used, quota_bytes=self.limits.quota_bytes,
                           free_bytes=quota.room(used, self.limits.quota_bytes, quota.disk_free(self.directory)))
@@ -214,25 +223,27 @@ class AnalysisStore:
         return True
 
     # ------------------------------------------------------------------ writing
-    def _write(self, action: str, work: Callable[[Connection, float, list[int]], Any]) -> Any:
+    def _write(self, action: str, work: Callable[[Connection, float, list[int]], Any], purged: bool = False) -> Any:
         """Run ``work(conn, now, freed)`` in one write transaction after removing expired
         working copies; ``work`` adds the bytes it frees to ``freed[0]``. Freed space goes
-        back to the file system after the commit."""
+        back to the file system after the commit. Returns what ``work`` returns, or with
+        ``purged`` the number of expired working copies removed."""
         engine_ = self._engine()
         now = self._now()
         freed = [0]
         with self._errors(action):
             with engine.write_transaction(engine_) as conn:
-                freed[0] += self._purge(conn, now)
+                expired, freed[0] = self._purge(conn, now)
                 result = work(conn, now, freed)
             if freed[0]:
                 engine.reclaim_space(engine_)
-        return result
+        return expired if purged else result
 
-    def _purge(self, conn: Connection, now: float) -> int:
+    def _purge(self, conn: Connection, now: float) -> tuple[int, int]:
+        """Remove expired working copies; return how many and the bytes freed."""
         expired = conn.execute(sa.select(schema.analyses.c.id).where(
             schema.analyses.c.kind == WORKING, schema.analyses.c.expires_at <= now)).scalars().all()
-        return sum(self._remove(conn, analysis_id) for analysis_id in expired)
+        return len(expired), sum(self._remove(conn, analysis_id) for analysis_id in expired)
 
     def _remove(self, conn: Connection, analysis_id: str) -> int:
         """Delete an analysis and the contents nothing else uses; return bytes freed (+1 so
@@ -291,7 +302,7 @@ class AnalysisStore:
             analysis_id = self._insert(conn, now, WORKING, settings_json, title, notes)
             self._add_files(conn, analysis_id, items)
             return analysis_id
-        return self._write("save", work)
+        return self._write("save in", work)
 
     def update_working(self, analysis_id: str, *, files: FileInput | None = None,
                        settings: Mapping[str, Any] | None = None, title: str | None = None,
@@ -319,22 +330,24 @@ class AnalysisStore:
                 self._add_files(conn, analysis_id, items)
             conn.execute(schema.analyses.update().where(schema.analyses.c.id == analysis_id).values(
                 **values, updated_at=now, expires_at=now + self.limits.working_seconds))
-        self._write("save", work)
+        self._write("save in", work)
 
-    def snapshot(self, working_id: str, *, title: str = "", notes: str = "") -> SnapshotReceipt:
+    def snapshot(self, working_id: str, *, title: str | None = None, notes: str | None = None) -> SnapshotReceipt:
         """Freeze a working copy's current files and settings into a new read-only snapshot
-        with ``title`` and ``notes``. The working copy stays as it is; the files are shared,
-        not copied. The receipt's delete token is returned only here."""
+        with ``title`` and ``notes`` (``None``: the working copy's own). The working copy
+        stays as it is; the files are shared, not copied. The receipt's delete token is
+        returned only here."""
         validate_analysis_id(working_id)
-        title = _text(title, "title", MAX_TITLE_CHARS)
-        notes = _text(notes, "notes", MAX_NOTES_CHARS)
+        title = None if title is None else _text(title, "title", MAX_TITLE_CHARS)
+        notes = None if notes is None else _text(notes, "notes", MAX_NOTES_CHARS)
         token = new_delete_token()
 
         def work(conn, now, _freed):
             row = self._live_row(conn, working_id, now)
             if row.kind != WORKING:
                 raise StoreError(f"{working_id} is already a snapshot; share its link as it is")
-            snapshot_id = self._insert(conn, now, SNAPSHOT, row.settings, title, notes, hash_delete_token(token))
+            snapshot_id = self._insert(conn, now, SNAPSHOT, row.settings, row.title if title is None else title,
+                                       row.notes if notes is None else notes, hash_delete_token(token))
             conn.execute(schema.files.insert().from_select(
                 ["analysis_id", "position", "name", "role", "sha256"],
                 sa.select(sa.literal(snapshot_id, sa.String), schema.files.c.position, schema.files.c.name,
@@ -343,7 +356,7 @@ class AnalysisStore:
             conn.execute(schema.analyses.update().where(schema.analyses.c.id == working_id)
                          .values(expires_at=now + self.limits.working_seconds))
             return SnapshotReceipt(id=snapshot_id, delete_token=token)
-        return self._write("save", work)
+        return self._write("save in", work)
 
     def save_snapshot(self, files: FileInput, settings: Mapping[str, Any] | None = None, *,
                       title: str = "", notes: str = "") -> SnapshotReceipt:
@@ -358,7 +371,7 @@ class AnalysisStore:
             snapshot_id = self._insert(conn, now, SNAPSHOT, settings_json, title, notes, hash_delete_token(token))
             self._add_files(conn, snapshot_id, items)
             return SnapshotReceipt(id=snapshot_id, delete_token=token)
-        return self._write("save", work)
+        return self._write("save in", work)
 
     def save(self, files: FileInput, settings: Mapping[str, Any] | None = None, title: str = "") -> str:
         """Earlier interface: store a snapshot and return only its id (its delete token is not
@@ -424,14 +437,4 @@ class AnalysisStore:
 
     def purge_expired(self) -> int:
         """Remove working copies unused for longer than the retention; return how many."""
-        engine_ = self._engine()
-        now = self._now()
-        with self._errors("clean up"):
-            with engine.write_transaction(engine_) as conn:
-                expired = conn.execute(sa.select(sa.func.count()).select_from(schema.analyses).where(
-                    schema.analyses.c.kind == WORKING, schema.analyses.c.expires_at <= now)).scalar()
-                if expired:
-                    self._purge(conn, now)
-            if expired:
-                engine.reclaim_space(engine_)
-        return int(expired)
+        return self._write("clean up", lambda _conn, _now, _freed: None, purged=True)

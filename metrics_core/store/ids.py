@@ -30,10 +30,15 @@ _ID_BYTES = 24
 _TOKEN_BYTES = 32
 
 
-def _shown(value: Any) -> str:
-    """``repr`` of a rejected value, cut to 60 characters so a message stays one short line."""
+def _checked(value: Any, pattern: re.Pattern, what: str, noun: str, length: int, link: str) -> str:
+    """``value`` if it matches ``pattern``, else a one-line :class:`StoreError` (the value
+    cut to 60 characters)."""
+    if isinstance(value, str) and pattern.match(value):
+        return value
     shown = repr(value)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise StoreError(f"malformed {what} {shown}: {noun} is {length} letters, digits, '-' or '_'; "
+                     f"check that the {link} was copied completely")
 
 
 def new_analysis_id() -> str:
@@ -43,11 +48,7 @@ def new_analysis_id() -> str:
 
 def validate_analysis_id(analysis_id: Any) -> str:
     """Return ``analysis_id`` if it is well formed, else raise :class:`StoreError`."""
-    if not isinstance(analysis_id, str) or not ID_PATTERN.match(analysis_id):
-        raise StoreError(
-            f"malformed analysis id {_shown(analysis_id)}: an id is 32 letters, digits, '-' or '_'; "
-            "check that the link was copied completely")
-    return analysis_id
+    return _checked(analysis_id, ID_PATTERN, "analysis id", "an id", 32, "link")
 
 
 def new_delete_token() -> str:
@@ -57,11 +58,7 @@ def new_delete_token() -> str:
 
 def validate_delete_token(token: Any) -> str:
     """Return ``token`` if it is well formed, else raise :class:`StoreError`."""
-    if not isinstance(token, str) or not TOKEN_PATTERN.match(token):
-        raise StoreError(
-            f"malformed delete token {_shown(token)}: a token is 43 letters, digits, '-' or '_'; "
-            "check that the delete link was copied completely")
-    return token
+    return _checked(token, TOKEN_PATTERN, "delete token", "a token", 43, "delete link")
 
 
 def hash_delete_token(token: str) -> str:
