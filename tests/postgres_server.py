@@ -113,7 +113,12 @@ def start_postgres(bindir: Path) -> PostgresServer:
     """Start a server on a new temporary directory (owned by ``postgres`` when we are root)."""
     root = Path(tempfile.mkdtemp(prefix="metrics-core-pg-"))
     if os.geteuid() == 0:
-        entry = pwd.getpwnam(SERVER_USER)
+        try:
+            entry = pwd.getpwnam(SERVER_USER)
+        except KeyError:
+            shutil.rmtree(root, ignore_errors=True)
+            raise RuntimeError(f"PostgreSQL refuses to run as root and there is no {SERVER_USER!r} user to run it "
+                               "(Debian's postgresql package creates it)") from None
         os.chown(root, entry.pw_uid, entry.pw_gid)
     last_error: Exception | None = None
     for _ in range(3):  # another process may take the free port first

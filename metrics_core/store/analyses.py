@@ -150,8 +150,8 @@ class AnalysisStore:
             raise self._missing(analysis_id)
         if row.kind == WORKING and row.expires_at is not None and row.expires_at <= now:
             days = self.limits.working_seconds / 86400
-            raise StoreError(f"the working copy {analysis_id} expired after {days:g} days without use "
-                             "and its files were removed; upload the files again")
+            raise StoreError(f"the working copy {analysis_id} expired after {days:g} days without use; "
+                             "upload the files again")
         return row
 
     def load(self, analysis_id: str) -> SavedAnalysis:
