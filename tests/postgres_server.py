@@ -111,7 +111,8 @@ class PostgresServer:
 
 def start_postgres(bindir: Path) -> PostgresServer:
     """Start a server on a new temporary directory (owned by ``postgres`` when we are root)."""
-    root = Path(tempfile.mkdtemp(prefix="metrics-core-pg-"))
+    # As root, under /tmp: a $TMPDIR inside root's home would be closed to the postgres user.
+    root = Path(tempfile.mkdtemp(prefix="metrics-core-pg-", dir="/tmp" if os.geteuid() == 0 else None))
     if os.geteuid() == 0:
         try:
             entry = pwd.getpwnam(SERVER_USER)
