@@ -301,7 +301,8 @@ def markdown_table() -> str:
     for m in METRICS:
         names = f"`{m.display}`"
         if m.aliases:
-            names += " (" + ", ".join(f"`{a}`" for a in m.aliases) + ")"
+            suffix = "" if m.cutoff == CUTOFF_NONE else "@k"
+            names += " (" + ", ".join(f"`{a}{suffix}`" for a in m.aliases) + ")"
         lines.append(f"| {names} | {KIND_TITLES[m.kind]} | {_cell(m.formula)} | {m.direction} | "
                      f"{_cell(m.convention)} |")
     return "\n".join(lines)

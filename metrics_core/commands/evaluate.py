@@ -67,11 +67,17 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
                    help="explicit column mapping for the ground truth, e.g. relevance=clicked")
 
 
-def add_convention_arguments(p: argparse.ArgumentParser) -> None:
-    """--metrics, one option per convention of mc.evaluate (from metrics_core.conventions) and --item-features."""
-    p.add_argument("--metrics", metavar="LIST", action="append", required=True,
-                   help="comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc. Known metrics ("
-                        "case-insensitive, @k optional where shown): " + registry.help_text().replace("%", "%%"))
+def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[str, ...] = ()) -> None:
+    """--metrics, one option per convention of mc.evaluate (from metrics_core.conventions) and --item-features.
+
+    ``--metrics`` is required unless ``default_metrics`` is given (used when it is absent).
+    """
+    metrics_help = "comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc"
+    if default_metrics:
+        metrics_help += f" (default: {','.join(default_metrics)})"
+    metrics_help += ". Known metrics (case-insensitive, @k optional where shown): " + registry.help_text()
+    p.add_argument("--metrics", metavar="LIST", action="append", required=not default_metrics,
+                   help=metrics_help.replace("%", "%%"))
     convention_options.add_arguments(p)
     p.add_argument("--item-features", metavar="FILE",
                    help="item features for ils@k: item_id + numeric columns (cosine) or a tags column (Jaccard)")

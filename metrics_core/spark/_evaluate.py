@@ -236,6 +236,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
         run = run_df.select(USER, ITEM, SCORE)
         truth = qrels_df.select(USER, ITEM, rel_col)
     spark = run_df.sparkSession
+    _env.use_driver_python(spark)
     run, truth, user_type = _common_type(run, truth, USER)
     run, truth, item_type = _common_type(run, truth, ITEM)
     if ties == "input":
