@@ -27,7 +27,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import MetricsError
-from ..stats import CORRECTIONS, LOWER_IS_BETTER, TESTS
+from ..registry import higher_is_better
+from ..stats import CORRECTIONS, TESTS
 from . import _output
 from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
                        load_inputs, metric_bases, metric_labels)
@@ -133,7 +134,7 @@ def marked_summary(evaluations: dict, labels: list[str], comparison) -> tuple[li
         if not r.significant or r.diff == 0:
             continue
         higher = r.model_mean > r.baseline_mean
-        if str(r.metric).split("@")[0].lower() in LOWER_IS_BETTER:
+        if not higher_is_better(str(r.metric)):
             higher = not higher
         winner, loser = (r.model, r.baseline) if higher else (r.baseline, r.model)
         beats.setdefault((winner, r.metric), []).append(letter[loser])
