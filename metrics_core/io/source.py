@@ -103,7 +103,10 @@ def _read_path(p: Path, name: str, limits: ReadLimits) -> bytes | Path:
         raise limits.exceeded("max_bytes", f"{name}: the file holds {format_size(st.st_size)}")
     try:
         with open(p, "rb") as f:
-            data = f.read(limits.max_bytes + 1)  # the file may grow while it is read
+            want = min(st.st_size, limits.max_bytes) + 1  # a buffer sized by the file, not by the limit
+            data = f.read(want)
+            if len(data) == want:  # the file grew while it was read: read on, up to the limit
+                data += f.read(limits.max_bytes + 1 - len(data))
     except PermissionError:
         raise MetricsError(f"{name}: permission denied; check the file's read permission") from None
     except OSError as e:
