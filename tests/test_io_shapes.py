@@ -150,3 +150,30 @@ def test_reference_rows_match_pandas():
     text = _text(",", "\n", True)
     df = pd.read_csv(io.StringIO(text), dtype={"user_id": str, "item_id": str})
     assert list(zip(df["user_id"], df["item_id"], df["score"])) == ROWS
+
+
+# ------------------------------------------------------------ native sources for Arrow's readers
+def test_arrow_readers_get_native_buffers_not_python_files(monkeypatch):
+    """Arrow's I/O threads must never call back into Python to read: when a read fails early, a
+    read still queued on a Python file object takes the GIL while the interpreter shuts down and
+    the process aborts ("terminate called without an active exception", exit 134)."""
+    import pyarrow.csv as pcsv
+    import pyarrow.json as pj
+
+    seen = []
+
+    def wrap(real):
+        def reader(source, *a, **k):
+            seen.append(type(source).__name__)
+            assert isinstance(source, pa.NativeFile), type(source)
+            return real(source, *a, **k)
+        return reader
+
+    monkeypatch.setattr(pcsv, "read_csv", wrap(pcsv.read_csv))
+    monkeypatch.setattr(pj, "read_json", wrap(pj.read_json))
+    read_run(b"user_id,item_id,score\nu1,a,1\n", name="r.csv")
+    read_run(b"q1 Q0 d1 1 2.5 tag\n", name="r.trec")
+    read_run(b'{"user_id": "u", "item_id": "a", "score": 1}\n', name="r.jsonl")
+    with pytest.raises(MetricsError):
+        read_run(b'user_id,item_id,score\nu1,"a,1\n', name="r.csv")
+    assert len(seen) >= 4
