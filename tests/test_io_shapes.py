@@ -177,3 +177,15 @@ def test_arrow_readers_get_native_buffers_not_python_files(monkeypatch):
     with pytest.raises(MetricsError):
         read_run(b'user_id,item_id,score\nu1,"a,1\n', name="r.csv")
     assert len(seen) >= 4
+
+
+@pytest.mark.parametrize("ext,sep", [("csv", ","), ("tsv", "\t")])
+def test_line_longer_than_arrows_block_reads(ext, sep):
+    """A 1.5 MiB id (under the line limit) is longer than pyarrow's 1 MiB parse block."""
+    long_id = "i" * (3 << 19)
+    text = sep.join(["user_id", "item_id", "score"]) + "\n" + sep.join(["u1", long_id, "1"]) + "\n" + \
+        "".join(sep.join([f"u{i}", f"i{i}", "0.5"]) + "\n" for i in range(2, 60_000))
+    df, mapping = read_run(text.encode(), name=f"r.{ext}")
+    assert len(df) == 60_000 - 1
+    assert df["item_id"].iat[0] == long_id and df["user_id"].iat[-1] == "u59999"
+    assert mapping.where(len(df) - 1) == f"line {len(df) + 1}"

@@ -67,10 +67,13 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
         bad.append(row)
         return "skip"
 
+    block = {"size": 1 << 20}  # pyarrow's default; a line longer than a block needs one block
+
     def parse(use_threads: bool) -> pa.Table:
         return pcsv.read_csv(
             pa.BufferReader(body),  # read in native code: no Python file calls on Arrow threads
-            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=use_threads),
+            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=use_threads,
+                                          block_size=block["size"]),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
             convert_options=pcsv.ConvertOptions(
                 column_types={n: pa.string() for n in names},
@@ -81,7 +84,14 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
         )
 
     try:
-        table = parse(True)
+        try:
+            table = parse(True)
+        except pa.ArrowInvalid as e:
+            if "straddl" not in str(e):
+                raise
+            bad.clear()
+            block["size"] = len(body) + 1  # a line longer than a block (lines are bounded by the read limits)
+            table = parse(True)
         if bad:
             bad.clear()
             table = parse(False)  # record numbers are only known single-threaded
