@@ -1,1 +1,1 @@
-"""Benchmark harness of metrics_core (issue 6): data generator, compiled-loop floor, runner."""
+"""Benchmark harness of metrics_core: data generator, compiled-loop floor, runner, report."""

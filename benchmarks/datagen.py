@@ -1,4 +1,4 @@
-"""Deterministic synthetic ranking data for the benchmarks (issue 6, item 1).
+"""Deterministic synthetic ranking data for the benchmarks.
 
 Shape
     ``n_users`` users x ``n_candidates`` (default 100) scored candidates each.

@@ -1,4 +1,4 @@
-"""The compiled-loop floor of issue 6: the least work any tool must do.
+"""The compiled-loop floor: the least work any evaluation tool must do.
 
 A minimal numba loop over users, run on every core (the kernel releases the
 GIL; a thread pool gives each core a contiguous block of users), over arrays that are

@@ -1,4 +1,4 @@
-"""Markdown tables of the benchmark: timings per tool, agreement, targets of issue 6.
+"""Markdown tables of the benchmark: timings per tool, agreement, performance targets.
 
 Every time is in seconds; "min" and "median" are over the repeats of one run.
 Ratios use medians.  A ratio "x faster" is the other tool's time divided by
@@ -76,8 +76,9 @@ def _row(name, value, target, op, unit="x"):
 
 
 def targets(by_label: dict[str, dict], extras: dict[str, dict]) -> str:
-    """The targets of issue 6 items 2 and 3: those of the per-user-count run when ``by_label`` is
-    given, then those of the extra measurements (first call, classification) in ``extras``."""
+    """The performance targets (speed against ranx, pytrec_eval and the floor; memory; ties): those of the
+    per-user-count run when ``by_label`` is given, then those of the extra measurements (first call,
+    classification) in ``extras``."""
     def phase(label, step):
         r = by_label.get(label)
         return med(r["phases"][step]) if r and step in r["phases"] else None

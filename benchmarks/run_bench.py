@@ -1,4 +1,4 @@
-"""Benchmark of metrics_core against ranx, pytrec_eval and a compiled-loop floor (issue 6).
+"""Benchmark of metrics_core against ranx, pytrec_eval and a compiled-loop floor .
 
 Usage (from the repository root)::
 
@@ -38,7 +38,7 @@ from benchmarks.tools import METRICS  # noqa: E402
 
 TOOLS = ("metrics_core", "ranx", "pytrec_eval", "floor")
 BASELINES = ("ranx", "pytrec_eval")
-BASELINE_MAX_USERS = 100_000  # beyond this ranx runs out of 24 GiB (issue 6)
+BASELINE_MAX_USERS = 100_000  # beyond this ranx needs more than the 24 GiB of this machine
 
 
 def machine() -> str:
@@ -125,7 +125,7 @@ def bench_users(n_users: int, args) -> tuple[bool, dict, list[dict]]:
     for tool, ties in runs:
         if tool in BASELINES and n_users > BASELINE_MAX_USERS and not args.force_baselines:
             notes.append(f"- {tool} skipped at {n_users:,} users: it runs out of this machine's memory "
-                         f"(issue 6: ranx > 24 GiB, pytrec_eval ~19 GiB and ~100 s); --force-baselines runs it.")
+                         f"(ranx > 24 GiB, pytrec_eval ~19 GiB and ~100 s); --force-baselines runs it.")
             continue
         spec = {"tool": tool, "users": n_users, "ids": ids, "ties": ties, "repeats": args.repeats,
                 "profile": args.profile}
@@ -199,7 +199,7 @@ def parse_args(argv):
     p.add_argument("--ties", action="store_true",
                    help="also measure metrics_core on tied scores (ties=average) for the 1.5x target")
     p.add_argument("--ids", choices=["auto", "str", "int"], default="auto",
-                   help="id type (auto: str below 1M users, int at 1M as in issue 6)")
+                   help="id type (auto: str below 1M users, int at 1M where string ids would not fit in memory)")
     p.add_argument("--parquet", type=int, metavar="USERS", nargs="?", const=100_000,
                    help="also split metrics-core evaluate on a Parquet pair (default 100000 users = 10M rows)")
     p.add_argument("--classification", type=int, metavar="USERS", nargs="?", const=1_000_000,
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         ok, by_label, results = bench_users(n, args)
         all_ok &= ok
         raw["users"][str(n)] = results
-        print(f"#### Targets at {n:,} users (issue 6 item 2 sets them at 100,000 users; floor and memory "
+        print(f"#### Targets at {n:,} users (speed targets are set at 100,000 users; floor and memory "
               f"at 1,000,000)\n\n{report.targets(by_label, {})}\n", flush=True)
     extras = {}
     if args.parquet:

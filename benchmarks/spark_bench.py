@@ -1,11 +1,11 @@
-"""What the Spark engine costs on this machine, against the single-machine path (issue 7).
+"""What the Spark engine costs on this machine, against the single-machine path.
 
 Generates the benchmark data set (``benchmarks/datagen.py``: U users x 100
 candidates, string ids, graded relevance), writes it as Parquet, then times:
 
 1. starting a local SparkSession (``local[*]``);
 2. ``metrics_core.spark.evaluate_files`` on the Parquet pair for the five
-   ranking metrics of the performance issue plus ``auc`` and ``gauc``
+   ranking metrics of the other benchmarks plus ``auc`` and ``gauc``
    (read + group by user + per-user kernels + exact AUC), twice (cold: Python
    workers start and load the compiled kernels; warm);
 3. ``metrics_core.evaluate`` on the same data in this process (read with

@@ -8,19 +8,20 @@ Prepare once, evaluate many::
     ev.summary, ev.per_user, ev.diagnostics
 """
 
+from . import conventions, registry
 from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
 from .diagnostics import Diagnostics
 from .errors import MetricsError
 from .evaluate import Evaluation, evaluate, metric_curve
-from .metrics import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
-from .prepare import Ranked, prepare
+from .layout import Ranked, prepare
+from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
 from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
                      reciprocal_rank)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Diagnostics", "Evaluation", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
+    "Diagnostics", "Evaluation", "conventions", "registry", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
     "average_precision", "calibration_curve", "confusion_matrix", "dcg_at_k", "evaluate", "hit_ratio", "metric_curve",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metrics_core import stats
+from metrics_core import registry, stats
 from metrics_core.errors import MetricsError
 
 __all__ = ["compare", "summary_table", "per_user_table", "COMPARE_COLUMNS"]
@@ -46,10 +46,6 @@ def _resolve_metric(name: str, columns: Sequence[str]) -> str | None:
         return name
     lowered = {str(c).lower(): c for c in columns}
     return lowered.get(str(name).lower())
-
-
-def _metric_base(name: str) -> str:
-    return str(name).split("@", 1)[0].strip().lower()
 
 
 def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
@@ -135,7 +131,7 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
 
     rows = []
     for m in metric_names:
-        higher = _metric_base(m) not in stats.LOWER_IS_BETTER
+        higher = registry.higher_is_better(m)
         for base, other in pairs:
             a = tables[base][resolved[m][base]]
             b = tables[other][resolved[m][other]]

@@ -11,12 +11,15 @@ import numpy as np
 import pandas as pd
 
 from .errors import MetricsError
-from .evaluate import _scored_rows, confusion_counts
-from .prepare import Ranked
+from .reductions import confusion_counts, scored_rows
+from .layout import Ranked
+
+MAX_BINS = 1_000_000  # one count per bin is allocated
 
 
 def _cumulative(ranked: Ranked, relevance_threshold):
-    p, y, _ = _scored_rows(ranked, relevance_threshold)
+    rows = scored_rows(ranked, relevance_threshold, 0.5)
+    p, y = rows.score, rows.label
     order = np.argsort(-p, kind="stable")
     ys, ps = y[order], p[order]
     last = np.flatnonzero(np.r_[ps[1:] != ps[:-1], True])
@@ -55,7 +58,10 @@ def pr_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
 def calibration_curve(ranked: Ranked, n_bins: int = 10, relevance_threshold: float = 1) -> pd.DataFrame:
     """Reliability curve over equal-width score bins on [0, 1]: mean predicted score,
     observed fraction of positives and row count per non-empty bin."""
-    p, y, _ = _scored_rows(ranked, relevance_threshold)
+    if not isinstance(n_bins, (int, np.integer)) or isinstance(n_bins, bool) or not 1 <= n_bins <= MAX_BINS:
+        raise MetricsError(f"n_bins must be a whole number from 1 to {MAX_BINS:,}, got {n_bins!r}")
+    rows = scored_rows(ranked, relevance_threshold, 0.5)
+    p, y = rows.score, rows.label
     if (p < 0).any() or (p > 1).any():
         raise MetricsError("a calibration curve needs scores that are probabilities in [0, 1]")
     bins = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
@@ -73,8 +79,8 @@ def calibration_curve(ranked: Ranked, n_bins: int = 10, relevance_threshold: flo
 
 def confusion_matrix(ranked: Ranked, threshold: float = 0.5, relevance_threshold: float = 1) -> pd.DataFrame:
     """2x2 counts: rows actual (negative, positive), columns predicted (score >= threshold)."""
-    p, y, _ = _scored_rows(ranked, relevance_threshold)
-    tp, fp, fn, tn = confusion_counts(y, p, threshold)
+    counts = confusion_counts(scored_rows(ranked, relevance_threshold, threshold))
+    tp, fp, fn, tn = (counts[key] for key in ("tp", "fp", "fn", "tn"))
     return pd.DataFrame([[tn, fp], [fn, tp]],
                         index=pd.Index(["negative", "positive"], name="actual"),
                         columns=pd.Index(["negative", "positive"], name="predicted"))

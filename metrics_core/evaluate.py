@@ -1,19 +1,13 @@
 """evaluate(): a prepared (or raw) run + the metric registry -> summary, per-user table, diagnostics.
 
-Conventions (each a keyword, default first):
+Every metric name is parsed by :mod:`metrics_core.registry`, whose table says how it is
+computed: a column of the ranking kernel (ranking and pooled metrics), a
+reduction of :mod:`metrics_core.reductions` (scored rows: partial sums of this
+one partition, finalized), or the diversity code below. Every convention
+keyword (``gain``, ``ideal``, ``ap_norm``, ``ties``, ``relevance_threshold``,
+``empty_users``, ``threshold``, ``gauc_weight``) is declared, with its choices,
+default and meaning, in :mod:`metrics_core.conventions`.
 
-- ``gain``: "linear" g = rel, or "exponential" g = 2**rel - 1 (negative rel -> 0);
-  discount 1 / log2(rank + 1).
-- ``ideal``: "judged" (IDCG from every judged item of the user, trec_eval/ranx)
-  or "retrieved" (the retrieved list re-sorted by relevance).
-- ``ap_norm``: AP@k divided by all relevant items ("relevant", trec_eval
-  map_cut), by min(k, R) ("min_k", RecBole / Spark) or by the relevant items
-  retrieved in the top k ("retrieved", torchmetrics).
-- ``ties``: "average" (exact expected value over all orders of tied scores),
-  "trec" (score desc, then item id desc as strings, as trec_eval), "input"
-  (score desc, then the order of the rows as given).
-- ``relevance_threshold``: relevance >= threshold is relevant for binary metrics
-  (gains stay graded).
 - users: evaluated users have at least one relevant item in the ground truth;
   a user missing from the run scores 0; users without relevant items
   (``empty_users="exclude"``, or scored 0 with ``"zero"``) and users only in
@@ -30,44 +24,38 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import metrics as registry
+from . import conventions, reductions, registry
 from .diagnostics import Diagnostics, diagnose
 from .errors import MetricsError
 from .features import align_features
-from .kernels import classification as cls
 from .kernels import diversity as div
 from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
                               GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
-                              discount_table, ranking_curve, ranking_families)
+                              RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
-from .prepare import Ranked, prepare, segment_sums
+from .layout import Ranked, prepare, segment_sums
 
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
 AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED}
-TIES = ("average", "trec", "input")
-EMPTY_USERS = ("exclude", "zero")
-GAUC_WEIGHTS = ("rows", "positives", "uniform")
-
-
-def _choice(value, allowed, what):
-    if value not in allowed:
-        raise MetricsError(f"{what} must be one of {', '.join(map(str, allowed))}; got {value!r}")
-    return value
+MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
 
 
 def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, relevance_threshold, threshold):
     """Validate every convention keyword (one-line MetricsError); returns the two thresholds as floats."""
-    _choice(gain, GAINS, "gain")
-    _choice(ideal, IDEALS, "ideal")
-    _choice(ap_norm, AP_NORMS, "ap_norm")
-    _choice(ties, TIES, "ties")
-    _choice(empty_users, EMPTY_USERS, "empty_users")
-    _choice(gauc_weight, GAUC_WEIGHTS, "gauc_weight")
-    try:
-        return float(relevance_threshold), float(threshold)
-    except (TypeError, ValueError):
-        raise MetricsError("relevance_threshold and threshold must be numbers") from None
+    checked = conventions.validate(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users,
+                                   gauc_weight=gauc_weight, relevance_threshold=relevance_threshold,
+                                   threshold=threshold)
+    return checked["relevance_threshold"], checked["threshold"]
+
+
+def check_frame(df, what: str) -> None:
+    """A run or ground truth must be a DataFrame whose column names are unique."""
+    if not isinstance(df, pd.DataFrame):
+        raise MetricsError(f"{what} must be a pandas DataFrame (or a prepared run), got {type(df).__name__}")
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise MetricsError(f"{what}: column {str(dup[0])[:80]!r} appears more than once; rename or drop the repeats")
 
 
 @dataclass
@@ -88,12 +76,26 @@ class Evaluation:
 
 
 def _discounts(ranked: Ranked, k: int) -> np.ndarray:
-    """Discount table long enough for the longest list, ideal list and cutoff."""
-    key = ("disc", int(k))
+    """Discount table long enough for the longest list and ideal list (a larger cutoff reads no further)."""
+    longest = max(int(ranked.list_lengths.max(initial=0)), int(np.diff(ranked.q_offsets).max(initial=0)))
+    size = min(max(longest, int(k)), longest) + 1  # ranks beyond the longest list are never read
+    key = ("disc", size)
     if key not in ranked._cache:
-        longest = max(int(ranked.list_lengths.max(initial=0)), int(np.diff(ranked.q_offsets).max(initial=0)))
-        ranked._cache[key] = discount_table(max(longest, int(k)) + 1)
+        ranked._cache[key] = discount_table(size)
     return ranked._cache[key]
+
+
+def _lists(ranked: Ranked, ties: str, relevance_threshold: float) -> RankedLists:
+    """The ranking kernels' view of ``ranked`` under a tie rule."""
+    return RankedLists(ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key,
+                       ranked.n_relevant(relevance_threshold), ranked.q_offsets, ranked.ideal_rel)
+
+
+def _options(ranked: Ranked, k: int, gain: str, ideal: str, ap_norm: str, ties: str,
+             relevance_threshold: float) -> RankingOptions:
+    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``."""
+    return RankingOptions(GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
+                          ties == "average", _discounts(ranked, k))
 
 
 def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_norm="relevant",
@@ -108,12 +110,8 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     for position, name in enumerate(names):
         columns[FAMILY_INDEX[name]] = position
     out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
-    ranking_families(
-        ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key,
-        ranked.n_relevant(relevance_threshold), ranked.q_offsets, ranked.ideal_rel,
-        int(k), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
-        ties == "average", _discounts(ranked, k), columns, out,
-    )
+    ranking_families(_lists(ranked, ties, relevance_threshold), k,
+                     _options(ranked, k, gain, ideal, ap_norm, ties, relevance_threshold), columns, out)
     return out
 
 
@@ -126,12 +124,10 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
     ``evaluate(ranked, [f"{m}@{k}"]).summary`` at each k.
     """
     with kernel_guard():
-        _choice(gain, GAINS, "gain")
-        _choice(ideal, IDEALS, "ideal")
-        _choice(ap_norm, AP_NORMS, "ap_norm")
-        _choice(ties, TIES, "ties")
-        if int(k_max) < 1:
-            raise MetricsError(f"k_max must be >= 1, got {k_max}")
+        conventions.validate(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties)
+        if not isinstance(k_max, (int, np.integer)) or isinstance(k_max, bool) or not 1 <= k_max <= MAX_CURVE_K:
+            raise MetricsError(f"k_max must be a whole number from 1 to {MAX_CURVE_K:,} (one row per cutoff), "
+                               f"got {k_max!r}")
         specs = []
         for m in metrics:
             base = registry.parse_metric(m)
@@ -144,10 +140,8 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         n_rel = ranked.n_relevant(threshold)
-        sums = ranking_curve(ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key, n_rel,
-                             ranked.q_offsets,
-                             ranked.ideal_rel, users, int(k_max), GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm],
-                             threshold, ties == "average", _discounts(ranked, k_max), n_threads())
+        sums = ranking_curve(_lists(ranked, ties, threshold), users, k_max,
+                             _options(ranked, k_max, gain, ideal, ap_norm, ties, threshold), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
         for s in specs:
             if s.kind == "pooled":
@@ -157,8 +151,15 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
                                      relevance_threshold=threshold)
                 out[s.label] = np.full(int(k_max), full[users, FAMILY_INDEX["r_precision"]].mean())
             else:
-                out[s.label] = sums[:, FAMILY_INDEX[registry.RANKING[s.name]]] / len(users)
+                out[s.label] = sums[:, FAMILY_INDEX[s.entry.family]] / len(users)
         return pd.DataFrame(out)
+
+
+def check_needs(specs, *, item_features) -> None:
+    """Refuse metrics whose required side table is missing (the registry's ``needs``), before any work."""
+    for s in specs:
+        if "item_features" in s.entry.needs and item_features is None:
+            raise MetricsError(f"{s.name} needs an item-features table (item_id + feature columns or tags)")
 
 
 def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude") -> np.ndarray:
@@ -174,7 +175,8 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="jud
              gauc_weight="rows", item_features=None, interactions=None) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
-    See the module docstring for every convention. Returns an :class:`Evaluation`.
+    Every convention keyword is described in :mod:`metrics_core.conventions` (also
+    ``python -m metrics_core evaluate --help``). Returns an :class:`Evaluation`.
     """
     with kernel_guard():
         return _evaluate(run, qrels, metrics, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
@@ -188,6 +190,11 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
         gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
         relevance_threshold=relevance_threshold, threshold=threshold)
     specs = registry.parse_metrics(metrics)
+    if not isinstance(run, Ranked):
+        check_frame(run, "run")
+        if qrels is not None:
+            check_frame(qrels, "qrels")
+    check_needs(specs, item_features=item_features)
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 
     n_rel = ranked.n_relevant(relevance_threshold)
@@ -196,7 +203,7 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
     evaluated = evaluated_users(ranked, relevance_threshold, empty_users)
     ev_codes = np.flatnonzero(evaluated)
-    needs_users = any(s.kind != "scored" for s in specs)
+    needs_users = any(not s.entry.on_scored_rows for s in specs)
     if needs_users and len(ev_codes) == 0:
         raise MetricsError(
             f"no user has a relevant item (relevance >= {relevance_threshold:g}); "
@@ -209,14 +216,14 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
     needed: dict[int, list] = {}  # cutoff -> families, so each cutoff is one kernel pass
     for s in specs:
         if s.kind in ("ranking", "pooled"):
-            family = registry.RANKING[s.name] if s.kind == "ranking" else "hits"
+            family = s.entry.family
             if family not in needed.setdefault(s.k, []):
                 needed[s.k].append(family)
     tables = {k: ranking_table(ranked, k, families=fams, **conv) for k, fams in needed.items()}
     every_user = len(ev_codes) == ranked.n_users
     for s in specs:
         if s.kind in ("ranking", "pooled"):
-            family = registry.RANKING[s.name] if s.kind == "ranking" else "hits"
+            family = s.entry.family
             column = tables[s.k][:, needed[s.k].index(family)]
             values = column if every_user else column[ev_codes]
             if s.kind == "ranking":
@@ -229,7 +236,7 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
     diagnostics = diagnose(ranked, evaluated, n_rel, diag_k)
 
-    scored = [s for s in specs if s.kind == "scored"]
+    scored = [s for s in specs if s.entry.on_scored_rows]
     if scored:
         _scored_metrics(ranked, scored, summary, per_user, ev_codes, diagnostics, relevance_threshold,
                         threshold, gauc_weight)
@@ -247,73 +254,19 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
                                        gauc_weight=gauc_weight))
 
 
-def _scored_rows(ranked: Ranked, relevance_threshold: float):
-    """Scores, binary labels and raw relevance of the rows of users in the ground truth."""
-    keep_user = ranked.in_truth
-    if keep_user.all():
-        return ranked.score, ranked.labels(relevance_threshold), ranked.rel
-    mask = np.repeat(keep_user, ranked.list_lengths)
-    return ranked.score[mask], ranked.labels(relevance_threshold)[mask], ranked.rel[mask]
-
-
 def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, relevance_threshold,
                     threshold, gauc_weight):
-    p, y, rel = _scored_rows(ranked, relevance_threshold)
+    """Scored-row metrics: one partition's partial sums, finalized (see :mod:`metrics_core.reductions`)."""
+    rows = reductions.scored_rows(ranked, relevance_threshold, threshold, gauc_weight)
+    totals = reductions.scored_partials([s.name for s in specs], rows)
     for s in specs:
-        name = s.name
-        if name == "auc":
-            summary[s.label] = cls.roc_auc(y, p)
-        elif name == "pr_auc":
-            summary[s.label] = cls.average_precision(y, p)
-        elif name == "logloss":
-            bad = (p < 0) | (p > 1)
-            if bad.any():
-                raise MetricsError(
-                    f"logloss needs probabilities in [0, 1]; {int(bad.sum())} score(s) fall outside, "
-                    f"e.g. {p[bad][0]:g}; apply a sigmoid first or drop logloss"
-                )
-            summary[s.label] = cls.log_loss(y, p)
-        elif name == "rmse":
-            summary[s.label] = float(np.sqrt(np.mean((p - rel) ** 2)))
-        elif name == "mae":
-            summary[s.label] = float(np.mean(np.abs(p - rel)))
-        elif name == "pcopc":
-            total = y.sum()
-            summary[s.label] = float(p.sum() / total) if total > 0 else float("nan")
-        elif name in ("accuracy", "precision", "recall", "f1"):
-            summary[s.label] = _threshold_metric(name, y, p, threshold)
-        elif name == "gauc":
-            auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.tie_key, ranked.labels(relevance_threshold))
-            ok = ~np.isnan(auc) & ranked.in_truth
-            weights = {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[gauc_weight]
-            w = weights[ok]
-            summary[s.label] = float(np.sum(w * auc[ok]) / w.sum()) if w.sum() > 0 else float("nan")
-            diagnostics.gauc_users_skipped = int((ranked.in_truth & ranked.in_run & np.isnan(auc)).sum())
-            per_user[s.label] = auc[ev_codes]
-
-
-def confusion_counts(y: np.ndarray, p: np.ndarray, threshold: float):
-    """(tp, fp, fn, tn) with predicted positive = score >= threshold."""
-    pred = p >= threshold
-    pos = y > 0.5
-    tp = int(np.sum(pred & pos))
-    fp = int(np.sum(pred & ~pos))
-    fn = int(np.sum(~pred & pos))
-    tn = int(np.sum(~pred & ~pos))
-    return tp, fp, fn, tn
-
-
-def _threshold_metric(name, y, p, threshold) -> float:
-    tp, fp, fn, tn = confusion_counts(y, p, threshold)
-    if name == "accuracy":
-        return (tp + tn) / max(tp + fp + fn + tn, 1)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    if name == "precision":
-        return precision
-    if name == "recall":
-        return recall
-    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+        if s.name in reductions.RANK_STATISTICS:
+            summary[s.label] = reductions.rank_statistic(s.name, rows)
+        else:
+            summary[s.label] = reductions.finalize_scored(s.name, totals)
+        if s.name == "gauc":
+            diagnostics.gauc_users_skipped = int(totals["gauc_skipped"])
+            per_user[s.label] = rows.auc_per_user()[0][ev_codes]
 
 
 def _positions(ranked: Ranked, ties: str) -> np.ndarray:
@@ -341,36 +294,52 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
         incl = div.top_k_inclusion(ranked.offsets, ranked.tie_key, k, average)
         weight = np.where(ev_rows, incl, 0.0)
         if s.name == "ils":
-            if item_features is None:
-                raise MetricsError("ils needs an item-features table (item_id + feature columns or tags)")
             if features is None:
                 features = align_features(item_features, ranked.item_ids)
                 rec = np.unique(items[weight > 0])
                 diagnostics.items_missing_features = int((~features.known[rec]).sum())
-            values = div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known,
-                             *_similarity_args(features))
-            v = values[ev_codes]
+            v = ils_values(ranked, items, k, average, features)[ev_codes]
             per_user[s.label] = v
-            summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "novelty":
             info = _self_information(ranked, relevance_threshold, interactions)
-            lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
-            sums = segment_sums(incl * info[items], ranked.offsets)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                v = np.where(lengths > 0, sums / lengths, np.nan)[ev_codes]
+            v = novelty_values(ranked, items, incl, info, k)[ev_codes]
             per_user[s.label] = v
-            summary[s.label] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "coverage":
-            certain = np.bincount(items, weights=(weight >= 1.0), minlength=n_items)
-            partial = weight < 1.0
-            log_miss = np.bincount(items[partial], weights=np.log1p(-weight[partial]), minlength=n_items)
-            expected = np.where(certain > 0, 1.0, -np.expm1(log_miss)).sum()
+            expected = reductions.coverage_expected_items(*reductions.coverage_partial(items, weight, n_items))
             catalogue = ranked.n_items_seen
             if item_features is not None:
                 catalogue = len(pd.unique(item_features["item_id"]))
-            summary[s.label] = float(expected / catalogue) if catalogue else 0.0
+            summary[s.label] = reductions.finalize_coverage(expected, catalogue)
         elif s.name == "personalization":
-            summary[s.label] = _personalization(ranked, items, weight, ev_codes, k)
+            users = personalization_users(ranked, ev_codes)
+            shared = reductions.personalization_shared_pairs(*reductions.personalization_partial(items, weight, n_items))
+            summary[s.label] = reductions.finalize_personalization(shared, len(users),
+                                                                   personalization_k(ranked, users, k))
+
+
+def ils_values(ranked: Ranked, items: np.ndarray, k: int, average: bool, features) -> np.ndarray:
+    """ILS@k of every user code (NaN for lists with fewer than two items with features)."""
+    return div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known, *_similarity_args(features))
+
+
+def novelty_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np.ndarray, k: int) -> np.ndarray:
+    """novelty@k of every user code: sum of P(row in top k) * info(item) over min(k, n) (NaN for empty lists)."""
+    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
+    sums = segment_sums(incl * info[items], ranked.offsets)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(lengths > 0, sums / lengths, np.nan)
+
+
+def personalization_users(ranked: Ranked, codes: np.ndarray) -> np.ndarray:
+    """The users personalization compares: evaluated users with a non-empty list."""
+    return codes[ranked.list_lengths[codes] > 0]
+
+
+def personalization_k(ranked: Ranked, users: np.ndarray, k: int) -> int:
+    """The list size of personalization: k, or the longest list without a cutoff."""
+    return k if k > 0 else int(ranked.list_lengths[users].max(initial=0))
 
 
 def _similarity_args(features):
@@ -379,27 +348,6 @@ def _similarity_args(features):
     if features.kind == "cosine":
         return 0, features.feat_row, features.matrix, none_i, none_i, none_i
     return 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
-
-
-def _personalization(ranked: Ranked, items: np.ndarray, weight: np.ndarray, codes: np.ndarray, k: int) -> float:
-    """1 - E[mean over user pairs of |L_u & L_v| / k].
-
-    Shared pairs are sum_i C(c_i, 2) with c_i the number of users whose top k
-    holds item i; users are independent, so E[C(c_i, 2)] = (S1^2 - S2) / 2 with
-    S1, S2 the sums of inclusion probabilities and of their squares. Exact for
-    any number of users.
-    """
-    users = codes[ranked.list_lengths[codes] > 0]
-    n = len(users)
-    if n < 2:
-        return float("nan")
-    kk = k if k > 0 else int(ranked.list_lengths[users].max())
-    n_items = len(ranked.item_ids)
-    s1 = np.bincount(items, weights=weight, minlength=n_items)
-    s2 = np.bincount(items, weights=weight * weight, minlength=n_items)
-    shared = float(np.sum(s1 * s1 - s2) / 2.0)
-    pairs = n * (n - 1) / 2.0
-    return 1.0 - shared / (pairs * kk)
 
 
 def _self_information(ranked: Ranked, relevance_threshold: float, interactions) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .encode import _as_id_series, _kind, encode_pair
-from .kernels import assemble, layout
+from .kernels import group_rows
 from .kernels._jit import n_threads
 from .kernels import strings as kstr
 
@@ -68,7 +68,7 @@ def _heads(s: pd.Series) -> np.ndarray:
     if kind in ("int", "float") and not pd.api.types.is_bool_dtype(s.dtype):
         values = s.to_numpy()
         if values.dtype.kind in "iuf":
-            return assemble.heads(values, _NO_ROWS, _NO_BYTES, False, n, chunks)
+            return group_rows.heads(values, _NO_ROWS, _NO_BYTES, False, n, chunks)
     if kind == "str" and pd.api.types.is_string_dtype(s.dtype) and hasattr(s.array, "__arrow_array__"):
         try:
             off, data = kstr.arrow_buffers(s.array.__arrow_array__())
@@ -83,7 +83,7 @@ def _heads(s: pd.Series) -> np.ndarray:
 def string_heads(off: np.ndarray, data: np.ndarray) -> np.ndarray:
     """Heads of a string column given as Arrow buffers (strings are compared once, into a byte mask)."""
     mask = np.empty(off.shape[0] - 1, dtype=np.uint8)
-    assemble.changes_bytes(off, data, mask)
+    group_rows.changes_bytes(off, data, mask)
     return np.flatnonzero(mask)
 
 
@@ -108,5 +108,5 @@ def _user_rows(head_codes: np.ndarray, heads: np.ndarray, n_rows: int, n_users: 
         length[head_codes] = lengths
         return UserRows(True, _NO_ROWS, start, length)
     codes = np.repeat(head_codes.astype(np.int64, copy=False), lengths)
-    offsets, perm = layout.group_by_user(codes, n_users)
+    offsets, perm = group_rows.group_by_user(codes, n_users)
     return UserRows(False, perm, offsets[:-1].copy(), np.diff(offsets))

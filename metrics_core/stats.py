@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import MetricsError
+from metrics_core.registry import lower_is_better_names
 
 __all__ = [
     "TESTS",
@@ -66,8 +67,9 @@ __all__ = [
 
 TESTS = ("t", "wilcoxon", "randomization")
 CORRECTIONS = ("holm", "bh", "none")
-#: base metric names for which a smaller value is better (win/tie/loss flips for them)
-LOWER_IS_BETTER = frozenset({"rmse", "mae", "logloss"})
+#: names and aliases of the metrics for which a smaller value is better (win/tie/loss flips for them),
+#: read from the metric table; ``registry.higher_is_better(label)`` answers for a full label
+LOWER_IS_BETTER = lower_is_better_names()
 
 # Memory budget for one batch of resampled indices / signs (number of matrix cells).
 _BATCH_CELLS = 4_000_000

@@ -1,6 +1,6 @@
 """Small parsers for trec_eval's test fixtures (TEST use only).
 
-Files (see ../shared/conformance/trec_eval/README.md):
+Files (see tests/data/trec_eval/README.md):
 
 * qrels:   ``qid  iter  docno  rel``           -> DataFrame user_id, item_id, relevance
 * results: ``qid  Q0  docno  rank  score  tag [junk...]`` -> DataFrame user_id, item_id, score
@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+
+TREC_EVAL_DIR = Path(__file__).resolve().parent / "data" / "trec_eval"
 
 
 def read_qrels(path: str | Path) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from metrics_core.commands.evaluate import model_names
 
 HERE = Path(__file__).resolve().parent
 FORMATS = HERE / "data" / "formats"
-TREC = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "trec_eval"
+from _trec import TREC_EVAL_DIR as TREC
 
 RUN = [
     ("u1", "i01", 0.9), ("u1", "i02", 0.8), ("u1", "i03", 0.7), ("u1", "i04", 0.35),
@@ -196,7 +196,6 @@ def _trec_expected() -> dict[str, str]:
     return out
 
 
-@pytest.mark.skipif(not TREC.is_dir(), reason=f"trec_eval fixtures not found at {TREC} (clone shared/ next to the repo)")
 def test_trec_eval_fixtures_print_trec_evals_numbers(capsys):
     expected = _trec_expected()
     assert set(expected) == set(TREC_MEASURES)

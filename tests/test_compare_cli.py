@@ -127,3 +127,31 @@ def test_report_bad_output(files, capsys):
     rc = main(["report", "--qrels", str(qrels), "--run", str(paths["good"]), "--metrics", "ndcg@5",
                "--output", str(tmp)])
     assert rc == 2 and "is a directory" in capsys.readouterr().err
+
+
+def test_report_without_metrics_uses_the_default_set(files, capsys):
+    tmp, qrels, paths, frames, qdf = files
+    out = tmp / "report.html"
+    rc = main(["report", "--qrels", str(qrels), "--run", str(paths["random"]), "--run", str(paths["good"]),
+               "--output", str(out), "-q"])
+    assert rc == 0, capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    from metrics_core.commands.report import DEFAULT_METRICS
+
+    assert len(DEFAULT_METRICS) >= 8
+    for label in DEFAULT_METRICS:
+        assert label in text, label
+    # the printed value of one metric is the library's value for the same file
+    ndcg = mc.evaluate(frames["good"], qdf, metrics=["ndcg@10"]).summary["ndcg@10"]
+    assert f"{ndcg:.4f}" in text
+
+
+def test_report_names_inputs_by_file_name_only(files, capsys):
+    tmp, qrels, paths, _, _ = files
+    out = tmp / "report.html"
+    rc = main(["report", "--qrels", str(qrels), "--run", str(paths["good"]), "--metrics", "ndcg@5",
+               "--output", str(out), "-q"])
+    assert rc == 0, capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    assert str(tmp) not in text
+    assert "qrels.txt" in text and "good.trec" in text

@@ -1,4 +1,8 @@
-"""metric_curve (one pass for K = 1..k_max) equals evaluate() at each K separately."""
+"""metric_curve (one pass for K = 1..k_max) against a plain-Python reference at each K.
+
+The reference (tests/_ranking_reference.py) orders each list by the tie rule and sums
+the formulas rank by rank; averaged ties are the mean over every order of the tied items.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,16 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
+from _ranking_reference import summary as reference_summary
 
 NAMES = ["cg", "dcg", "ndcg", "map", "mrr", "precision", "recall", "f1", "hit_rate", "hit_ratio", "r_precision"]
 
 
-def _data(seed: int):
+def _data(seed: int, max_len: int = 14):
     rng = np.random.default_rng(seed)
     rows, qrows = [], []
     for u in range(40):
-        n = int(rng.integers(0, 14))
+        n = int(rng.integers(0, max_len))
         scores = rng.integers(0, 4, size=n).astype(float)  # many ties
         for j in range(n):
             rows.append((f"u{u}", f"i{j}", scores[j]))
@@ -23,7 +28,16 @@ def _data(seed: int):
             qrows.append((f"u{u}", f"i{int(rng.integers(0, 18))}", float(rng.integers(-1, 4))))
     run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
     qrels = pd.DataFrame(qrows, columns=["user_id", "item_id", "relevance"]).drop_duplicates(["user_id", "item_id"])
-    return mc.prepare(run, qrels)
+    return run, qrels
+
+
+def _reference_inputs(run, qrels):
+    run_rows, truth = {}, {}
+    for row, (user, item, score) in enumerate(run.itertuples(index=False)):
+        run_rows.setdefault(user, []).append((score, item, row))
+    for user, item, rel in qrels.itertuples(index=False):
+        truth.setdefault(user, {})[item] = rel
+    return run_rows, truth
 
 
 @pytest.mark.parametrize("ties", ["average", "trec", "input"])
@@ -32,22 +46,36 @@ def _data(seed: int):
     dict(gain="exponential", ideal="retrieved", ap_norm="retrieved"),
     dict(ap_norm="min_k", relevance_threshold=2, empty_users="zero"),
 ])
-def test_curve_equals_evaluate_at_each_k(ties, conv):
-    ranked = _data(3)
+def test_curve_matches_plain_reference_at_each_k(ties, conv):
+    # averaged ties are brute-forced over every order: short lists keep tie groups small
+    run, qrels = _data(3, max_len=7 if ties == "average" else 14)
+    ranked = mc.prepare(run, qrels)
     k_max = 16  # beyond the longest list, so the tail past each list is covered too
     curve = mc.metric_curve(ranked, NAMES, k_max=k_max, ties=ties, **conv)
     assert list(curve["k"]) == list(range(1, k_max + 1))
+    run_rows, truth = _reference_inputs(run, qrels)
+    ref_conv = {"gain_kind": conv.get("gain", "linear"), "ideal": conv.get("ideal", "judged"),
+                "ap_norm": conv.get("ap_norm", "relevant"), "threshold": conv.get("relevance_threshold", 1.0)}
     for k in range(1, k_max + 1):
-        want = mc.evaluate(ranked, metrics=[f"{m}@{k}" if m != "r_precision" else m for m in NAMES],
-                           ties=ties, **conv).summary
+        want = reference_summary(run_rows, truth, k, ties=ties, empty_users=conv.get("empty_users", "exclude"),
+                                 **ref_conv)
         got = curve.iloc[k - 1]
         for m in NAMES:
-            label = m if m == "r_precision" else f"{m}@{k}"
-            assert got[m] == pytest.approx(want[label], abs=1e-12), (m, k)
+            # r_precision has no cutoff: the same value at every K
+            assert got[m] == pytest.approx(want[m], abs=1e-12), (m, k)
+
+
+def test_curve_equals_evaluate_at_each_k():
+    ranked = mc.prepare(*_data(5))
+    curve = mc.metric_curve(ranked, NAMES, k_max=12, ties="average")
+    for k in (1, 5, 12):
+        want = mc.evaluate(ranked, metrics=[f"{m}@{k}" if m != "r_precision" else m for m in NAMES]).summary
+        for m in NAMES:
+            assert curve.iloc[k - 1][m] == pytest.approx(want[m if m == "r_precision" else f"{m}@{k}"], abs=1e-12)
 
 
 def test_curve_rejects_cutoffs_and_scored_metrics():
-    ranked = _data(4)
+    ranked = mc.prepare(*_data(4))
     with pytest.raises(mc.MetricsError):
         mc.metric_curve(ranked, ["ndcg@10"])
     with pytest.raises(mc.MetricsError):

@@ -1,14 +1,144 @@
-"""metrics_core.store: saved analyses under unguessable, validated ids."""
+"""metrics_core.store: working copies and snapshots under unguessable ids, on SQLite and on a
+real PostgreSQL server started for the session (see postgres_server.py).
 
+Every test taking ``backend`` runs on both databases. Time is a fake clock, never a sleep.
+Expected values come from plain Python (hashlib, os.stat, counting rows with SQL), never
+from the store itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sqlite3
+import stat
 import subprocess
 import sys
+import threading
+import uuid
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
-from metrics_core.store import (ID_PATTERN, AnalysisStore, SavedFile, StoreError, default_store_dir,
-                                new_analysis_id, validate_analysis_id)
+from metrics_core.store import (ID_PATTERN, TOKEN_PATTERN, AnalysisStore, SavedFile, StoreError, StoreFullError,
+                                default_store_dir, new_analysis_id, validate_analysis_id)
+
+from postgres_server import postgres_bindir, remove, start_postgres
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DAY = 86400.0
 
 
+# ---------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the whole session (fails in CI when PostgreSQL is missing)."""
+    bindir = postgres_bindir()
+    if bindir is None:
+        message = ("PostgreSQL server binaries not found (pg_config --bindir, /usr/lib/postgresql/*/bin): "
+                   "install Debian's postgresql package")
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    server = start_postgres(bindir)
+    try:
+        yield server
+    finally:
+        remove(server)
+
+
+class Clock:
+    """A fake clock: seconds since the epoch, moved forward by the test."""
+
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, days: float) -> None:
+        self.now += days * DAY
+
+
+class Backend:
+    """One store location (a SQLite directory or a fresh PostgreSQL database) and a factory
+    of ``AnalysisStore`` objects on it."""
+
+    def __init__(self, name: str, url: str | None, directory: Path | None):
+        self.name, self.url, self.directory = name, url, directory
+        self.stores: list[AnalysisStore] = []
+
+    def store(self, **kw) -> AnalysisStore:
+        store = AnalysisStore(self.directory, **kw) if self.url is None else AnalysisStore(url=self.url, **kw)
+        self.stores.append(store)
+        return store
+
+    @property
+    def location_url(self) -> str:
+        return self.url or f"sqlite:///{self.directory / 'analyses.sqlite3'}"
+
+    def count(self, table: str) -> int:
+        engine = sa.create_engine(self.location_url, poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                return conn.execute(sa.text(f"SELECT COUNT(*) FROM {table}")).scalar()
+        finally:
+            engine.dispose()
+
+    def rows(self, sql: str) -> list:
+        engine = sa.create_engine(self.location_url, poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                return conn.execute(sa.text(sql)).all()
+        finally:
+            engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request, tmp_path):
+    if request.param == "sqlite":
+        b = Backend("sqlite", None, tmp_path / "store")
+        b.store().usage()  # the tables exist from the start, as on a running server
+        yield b
+        for s in b.stores:
+            s.close()
+        return
+    server = request.getfixturevalue("postgres")
+    name = f"store_{uuid.uuid4().hex}"
+    admin = sa.create_engine(server.url(), isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
+    with admin.connect() as conn:
+        conn.execute(sa.text(f"CREATE DATABASE {name}"))
+    b = Backend("postgresql", server.url(name), None)
+    try:
+        b.store().usage()
+        yield b
+    finally:
+        for s in b.stores:
+            s.close()
+        with admin.connect() as conn:
+            conn.execute(sa.text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+
+
+def payload(tag: str, size: int) -> bytes:
+    """Deterministic bytes of ``size`` that differ for every ``tag`` (SHA-256 in counter mode)."""
+    out = bytearray()
+    counter = 0
+    while len(out) < size:
+        out += hashlib.sha256(f"{tag}:{counter}".encode()).digest()
+        counter += 1
+    return bytes(out[:size])
+
+
+FILES = [SavedFile("qrels.tsv", b"u1\ti1\t1\n", "qrels"),
+         SavedFile("bm25.trec", bytes(range(256)), "run"),
+         ("<img src=x onerror=alert(1)>.csv", b"user_id,item_id,score\n", "run")]
+SETTINGS = {"k": 20, "gain": "exponential", "ties": "trec", "metrics": ["ndcg@20"], "alpha": 0.05}
+
+
+# ---------------------------------------------------------------------------- ids
 def test_ids_are_long_random_and_valid():
     ids = {new_analysis_id() for _ in range(200)}
     assert len(ids) == 200
@@ -17,62 +147,572 @@ def test_ids_are_long_random_and_valid():
         assert validate_analysis_id(i) == i
 
 
-@pytest.mark.parametrize("bad", ["", "../../etc/passwd", "a" * 31, "a" * 33, "abc/def" + "a" * 25,
-                                 "a" * 31 + "\n", "a" * 31 + ".", None, 12345, "%2e%2e%2f" + "a" * 23,
-                                 "' OR 1=1 --" + "a" * 21])
-def test_malformed_ids_rejected(tmp_path, bad):
-    store = AnalysisStore(tmp_path)
-    with pytest.raises(StoreError, match="malformed analysis id"):
-        store.load(bad)
+HOSTILE_IDS = ["", "../../etc/passwd", "a" * 31, "a" * 33, "abc/def" + "a" * 25, "a" * 31 + "\n", "a" * 31 + ".",
+               None, 12345, "%2e%2e%2f" + "a" * 23, "' OR 1=1 --" + "a" * 21, "a" * 21 + "'; DROP TABLE x",
+               "a" * 32 + "' OR '1'='1", "\u0430" * 32, "a" * 1000]
 
 
-def test_save_load_roundtrip_and_unknown(tmp_path):
-    store = AnalysisStore(tmp_path / "nested")
-    files = [SavedFile("qrels.tsv", b"u1\ti1\t1\n", "qrels"),
-             SavedFile("bm25.trec", bytes(range(256)), "run"),
-             ("<img src=x onerror=alert(1)>.csv", b"user_id,item_id,score\n", "run")]
-    settings = {"k": 20, "gain": "exponential", "ties": "trec", "metrics": ["ndcg@20"]}
-    aid = store.save(files, settings, title="demo")
-    got = store.load(aid)
-    assert got.id == aid and got.settings == settings and got.title == "demo"
+@pytest.mark.parametrize("bad", HOSTILE_IDS)
+def test_hostile_ids_rejected_before_any_query(bad):
+    # Nothing listens on port 1: any query would fail with a connection error instead.
+    store = AnalysisStore(url="postgresql+psycopg://nobody@127.0.0.1:1/none")
+    for call in (lambda: store.load(bad), lambda: store.exists(bad), lambda: store.delete(bad),
+                 lambda: store.update_working(bad, settings={}), lambda: store.snapshot(bad),
+                 lambda: store.delete_snapshot(bad, "t" * 43), lambda: store.operator_delete(bad)):
+        with pytest.raises(StoreError, match="malformed analysis id"):
+            call()
+
+
+def test_hostile_ids_leave_the_store_intact(backend):
+    store = backend.store()
+    receipt = store.save_snapshot(FILES, SETTINGS)
+    for bad in HOSTILE_IDS:
+        with pytest.raises(StoreError, match="malformed analysis id"):
+            store.load(bad)
+    for bad in ["", "x" * 42, "x" * 44, "' OR 1=1 --" + "x" * 32, None]:
+        with pytest.raises(StoreError, match="malformed delete token"):
+            store.delete_snapshot(receipt.id, bad)
+    assert store.load(receipt.id).settings == SETTINGS
+    assert backend.count("store_analyses") == 1
+
+
+# ---------------------------------------------------------------------------- round trip
+def test_save_load_round_trip(backend):
+    store = backend.store()
+    receipt = store.save_snapshot(FILES, SETTINGS, title="Q3 models <b>", notes="line 1\nline 2 [x](http://a)")
+    got = store.load(receipt.id)
+    assert got.id == receipt.id and got.settings == SETTINGS
+    assert got.title == "Q3 models <b>" and got.notes == "line 1\nline 2 [x](http://a)"
+    assert got.kind == "snapshot" and got.read_only and got.expires is None
     assert [(f.name, f.role, f.data) for f in got.files] == [
         ("qrels.tsv", "qrels", b"u1\ti1\t1\n"), ("bm25.trec", "run", bytes(range(256))),
         ("<img src=x onerror=alert(1)>.csv", "run", b"user_id,item_id,score\n")]
     assert [f.name for f in got.files_with_role("run")] == ["bm25.trec", "<img src=x onerror=alert(1)>.csv"]
-    assert store.exists(aid)
+    assert got.created.endswith("+00:00")
+    assert store.exists(receipt.id)
+    # the earlier interface: save() returns the id of a snapshot
+    aid = store.save({"run.csv": b"a,b\n1,2\n"}, {"k": 5}, title="demo")
+    assert ID_PATTERN.match(aid) and store.load(aid).title == "demo"
+    assert store.load(aid).files == (SavedFile("run.csv", b"a,b\n1,2\n", ""),)
     other = new_analysis_id()
     assert not store.exists(other)
     with pytest.raises(StoreError, match="no saved analysis"):
         store.load(other)
-    assert store.delete(aid) and not store.exists(aid)
 
 
-def test_settings_must_be_json(tmp_path):
+def test_empty_files_and_settings(backend):
+    store = backend.store()
+    wid = store.create_working()
+    got = store.load(wid)
+    assert got.files == () and got.settings == {} and got.kind == "working"
+    receipt = store.save_snapshot({"empty.csv": b""}, {})
+    assert store.load(receipt.id).files == (SavedFile("empty.csv", b"", ""),)
+
+
+def test_settings_and_texts_are_checked(backend):
+    store = backend.store()
     with pytest.raises(StoreError, match="JSON"):
-        AnalysisStore(tmp_path).save({"a": b""}, {"x": object()})
+        store.save({"a": b""}, {"x": object()})
+    with pytest.raises(StoreError, match="title has 301 characters; at most 300"):
+        store.save_snapshot({}, {}, title="t" * 301)
+    with pytest.raises(StoreError, match="at most 1048576 bytes|more than 1048576 bytes"):
+        store.create_working({}, {"big": "x" * (1024 * 1024)})
+    assert backend.count("store_analyses") == 0
 
 
-def test_env_var_and_default_dir(tmp_path, monkeypatch):
+# ---------------------------------------------------------------------------- working copies
+def test_working_copy_update_refresh_and_expiry(backend):
+    clock = Clock()
+    store = backend.store(clock=clock)  # default retention: 30 days
+    wid = store.create_working([SavedFile("run.csv", b"u,i,s\n1,2,0.5\n", "run")], {"k": 10})
+    first = store.load(wid)
+    assert first.kind == "working" and not first.read_only and first.settings == {"k": 10}
+    assert ID_PATTERN.match(wid)
+
+    clock.advance(1)
+    store.update_working(wid, settings={"k": 5, "gain": "exponential"})
+    got = store.load(wid)
+    assert got.settings == {"k": 5, "gain": "exponential"}
+    assert got.files == first.files  # settings-only update keeps the files
+    store.update_working(wid, files=[SavedFile("run.csv", b"u,i,s\n1,2,0.5\n", "run"),
+                                     SavedFile("qrels.csv", b"u,i,r\n1,2,1\n", "qrels")], title="draft")
+    got = store.load(wid)
+    assert [f.name for f in got.files] == ["run.csv", "qrels.csv"] and got.title == "draft"
+    assert got.settings == {"k": 5, "gain": "exponential"}
+    store.update_working(wid, files=[SavedFile("qrels.csv", b"u,i,r\n1,2,1\n", "qrels")])
+    assert backend.count("store_blobs") == 1  # the replaced run's content is gone
+
+    # used every 29 days it lives on; 30 days without use and it is gone
+    for _ in range(3):
+        clock.advance(29)
+        assert store.load(wid).settings["k"] == 5
+    clock.advance(30.01)
+    assert not store.exists(wid)
+    with pytest.raises(StoreError, match="expired after 30 days without use"):
+        store.load(wid)
+    with pytest.raises(StoreError, match="expired"):
+        store.update_working(wid, settings={"k": 1})
+    assert store.purge_expired() == 1
+    with pytest.raises(StoreError, match="no saved analysis"):
+        store.load(wid)
+    assert backend.count("store_blobs") == backend.count("store_chunks") == backend.count("store_files") == 0
+
+
+def test_retention_is_configurable(backend, monkeypatch):
+    clock = Clock()
+    monkeypatch.setenv("METRICS_CORE_STORE_WORKING_DAYS", "2")
+    store = backend.store(clock=clock)
+    wid = store.create_working({"a.csv": b"1"}, {})
+    clock.advance(1.9)
+    assert store.exists(wid)
+    clock.advance(2.1)  # the exists() above is not a use: 4 days since the last one
+    assert not store.exists(wid)
+    short = backend.store(clock=clock, working_days=0.5)
+    wid2 = short.create_working({"b.csv": b"2"}, {})
+    clock.advance(0.6)
+    with pytest.raises(StoreError, match="expired after 0.5 days"):
+        short.load(wid2)
+    monkeypatch.setenv("METRICS_CORE_STORE_WORKING_DAYS", "zero")
+    with pytest.raises(StoreError, match="METRICS_CORE_STORE_WORKING_DAYS"):
+        backend.store()
+
+
+def test_expired_working_copies_are_removed_by_the_next_write(backend):
+    clock = Clock()
+    store = backend.store(clock=clock)
+    old = store.create_working({"old.csv": payload("old", 5000)}, {})
+    clock.advance(31)
+    store.save_snapshot({"new.csv": b"new"}, {})
+    assert backend.rows("SELECT id FROM store_analyses WHERE id = :i".replace(":i", f"'{old}'")) == []
+    assert backend.count("store_blobs") == 1
+
+
+# ---------------------------------------------------------------------------- snapshots
+def test_snapshot_is_read_only_and_independent_of_its_working_copy(backend):
+    clock = Clock()
+    store = backend.store(clock=clock)
+    wid = store.create_working([SavedFile("run.csv", b"v1", "run")], {"k": 10})
+    receipt = store.snapshot(wid, title="Shared view", notes="baseline: bm25")
+    assert receipt.id != wid and ID_PATTERN.match(receipt.id) and TOKEN_PATTERN.match(receipt.delete_token)
+    snap = store.load(receipt.id)
+    assert snap.kind == "snapshot" and snap.read_only and snap.title == "Shared view"
+    assert snap.notes == "baseline: bm25" and snap.settings == {"k": 10} and snap.files[0].data == b"v1"
+
+    with pytest.raises(StoreError, match="read-only"):
+        store.update_working(receipt.id, settings={"k": 1})
+    with pytest.raises(StoreError, match="read-only"):
+        store.update_working(receipt.id, files={"x.csv": b"x"})
+    with pytest.raises(StoreError, match="already a snapshot"):
+        store.snapshot(receipt.id)
+    with pytest.raises(StoreError, match="needs its delete link"):
+        store.delete_working(receipt.id)
+    with pytest.raises(StoreError, match="needs its delete link"):
+        store.delete(receipt.id)
+
+    # the working copy goes on changing; the snapshot does not
+    store.update_working(wid, files=[SavedFile("run.csv", b"v2", "run")], settings={"k": 3})
+    assert store.load(wid).files[0].data == b"v2"
+    snap_again = store.load(receipt.id)
+    assert snap_again.files[0].data == b"v1" and snap_again.settings == {"k": 10}
+
+    # without a title or notes, a snapshot takes the working copy's
+    store.update_working(wid, title="Draft title", notes="draft notes")
+    plain = store.load(store.snapshot(wid).id)
+    assert (plain.title, plain.notes, plain.settings) == ("Draft title", "draft notes", {"k": 3})
+
+    # snapshots do not expire
+    clock.advance(3650)
+    assert store.purge_expired() == 1  # the working copy
+    assert store.load(receipt.id).files[0].data == b"v1"
+
+
+# ---------------------------------------------------------------------------- delete token
+def test_delete_needs_the_token_stored_only_as_a_hash(backend):
+    store = backend.store()
+    a = store.save_snapshot({"a.csv": b"aaa"}, {"k": 1}, title="A")
+    b = store.save_snapshot({"b.csv": b"bbb"}, {"k": 2}, title="B")
+    assert a.delete_token != b.delete_token and TOKEN_PATTERN.match(a.delete_token)
+    stored = dict(backend.rows("SELECT id, delete_token_sha256 FROM store_analyses"))
+    assert stored[a.id] == hashlib.sha256(a.delete_token.encode()).hexdigest()
+    everything = " ".join(str(v) for row in backend.rows("SELECT * FROM store_analyses") for v in row)
+    assert a.delete_token not in everything and b.delete_token not in everything
+    if backend.name == "sqlite":
+        raw = (backend.directory / "analyses.sqlite3").read_bytes()
+        assert a.delete_token.encode() not in raw
+
+    with pytest.raises(StoreError, match="does not belong to snapshot"):
+        store.delete_snapshot(a.id, b.delete_token)
+    with pytest.raises(StoreError, match="does not belong to snapshot"):
+        store.delete(a.id, "A" * 43)
+    assert store.exists(a.id)
+    store.delete_snapshot(a.id, a.delete_token)
+    assert not store.exists(a.id) and store.exists(b.id)
+    with pytest.raises(StoreError, match="no saved analysis"):
+        store.delete_snapshot(a.id, a.delete_token)
+    assert store.delete(b.id, b.delete_token) is True
+    assert store.delete(b.id, b.delete_token) is False
+    wid = store.create_working({"w.csv": b"w"}, {})
+    with pytest.raises(StoreError, match="working copy, not a snapshot"):
+        store.delete_snapshot(wid, a.delete_token)
+    assert store.delete(wid) is True and store.delete(wid) is False
+    assert backend.count("store_blobs") == 0
+
+
+# ---------------------------------------------------------------------------- content storage
+def test_same_content_is_stored_once_in_chunks(backend):
+    store = backend.store(chunk_bytes=1000)
+    big = payload("big", 10_500)
+    first = store.save_snapshot([SavedFile("model.csv", big, "run")], {"k": 5})
+    second = store.save_snapshot([SavedFile("renamed.csv", big, "run"), SavedFile("same.csv", big, "run")], {"k": 10})
+    wid = store.create_working({"again.csv": big}, {})
+    assert backend.count("store_blobs") == 1
+    assert backend.count("store_chunks") == 11  # ceil(10500 / 1000)
+    assert max(n for (n,) in backend.rows("SELECT LENGTH(data) FROM store_chunks")) == 1000
+    digest = hashlib.sha256(big).hexdigest()
+    assert backend.rows("SELECT sha256, size FROM store_blobs") == [(digest, 10_500)]
+    assert store.usage().used_bytes == 10_500
+    assert [f.data for f in store.load(second.id).files] == [big, big]
+
+    store.delete_snapshot(first.id, first.delete_token)
+    store.delete_working(wid)
+    assert backend.count("store_blobs") == 1 and store.load(second.id).files[0].data == big
+    store.delete_snapshot(second.id, second.delete_token)
+    assert backend.count("store_blobs") == backend.count("store_chunks") == 0
+    assert store.usage().used_bytes == 0
+
+
+def test_chunks_keep_each_value_under_sqlites_length_limit(tmp_path):
+    """SQLite refuses values longer than SQLITE_LIMIT_LENGTH (1 GB by default). Lowered to
+    200 kB here, a 1 MB file still round-trips because it is stored in 100 kB chunks, and
+    fails (cleanly, one line) when the chunks are as large as the file."""
+    from metrics_core.store import engine as store_engine
+
+    def limited(store: AnalysisStore) -> AnalysisStore:
+        sa.event.listen(store_engine.get_engine(store.url), "connect",
+                        lambda dbapi_connection, _record: dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH,
+                                                                                    200_000))
+        return store
+    data = payload("large", 1_000_000)
+    chunked = limited(AnalysisStore(tmp_path / "chunked", chunk_bytes=100_000))
+    assert chunked.load(chunked.save_snapshot({"big.bin": data}, {}).id).files[0].data == data
+    whole = limited(AnalysisStore(tmp_path / "whole", chunk_bytes=2_000_000))
+    with pytest.raises(StoreError, match="cannot save in the analysis store") as info:
+        whole.save_snapshot({"big.bin": data}, {})
+    assert "\n" not in str(info.value)
+    for store in (chunked, whole):
+        store.close()
+
+
+def test_snapshot_of_a_working_copy_shares_its_content(backend):
+    store = backend.store(quota_bytes=15_000)
+    data = payload("shared", 10_000)
+    wid = store.create_working({"run.csv": data}, {})
+    receipts = [store.snapshot(wid, title=f"v{i}") for i in range(3)]  # would be 40 KB as copies
+    assert backend.count("store_blobs") == 1 and store.usage().used_bytes == 10_000
+    assert all(store.load(r.id).files[0].data == data for r in receipts)
+
+
+def test_damaged_content_is_reported(backend):
+    store = backend.store()
+    receipt = store.save_snapshot({"a.csv": b"original"}, {})
+    engine = sa.create_engine(backend.location_url, poolclass=sa.pool.NullPool)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE store_chunks SET data = :d"), {"d": b"tampered"})
+    engine.dispose()
+    with pytest.raises(StoreError, match="damaged content"):
+        store.load(receipt.id)
+
+
+# ---------------------------------------------------------------------------- quota
+def test_quota_full_is_one_clear_line_and_stores_nothing(backend):
+    store = backend.store(quota_bytes=10_000)
+    kept = store.save_snapshot({"a.csv": payload("a", 6000)}, {})
+    analyses, blobs = backend.count("store_analyses"), backend.count("store_blobs")
+    with pytest.raises(StoreFullError) as info:
+        store.save_snapshot({"b.csv": payload("b", 6000), "c.csv": b"small"}, {"k": 1})
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("the analysis store is full: 5.9 KiB of its 9.8 KiB quota are used")
+    assert "needs 5.9 KiB more" in message and "METRICS_CORE_STORE_QUOTA" in message
+    assert (backend.count("store_analyses"), backend.count("store_blobs")) == (analyses, blobs)
+    wid = store.create_working({"a.csv": b"x"}, {})
+    with pytest.raises(StoreFullError, match="is full"):
+        store.update_working(wid, files={"b.csv": payload("b", 6000)})
+    assert store.load(wid).files[0].data == b"x"  # the failed update changed nothing
+    # content already stored costs nothing: the same 6000 bytes again fit
+    store.save_snapshot({"same-as-a.csv": payload("a", 6000)}, {})
+    # after deleting, the other file fits
+    store.delete_working(wid)
+    store.operator_delete(kept.id)
+    assert store.usage().used_bytes == 6000
+    for other in backend.rows("SELECT id FROM store_analyses"):
+        store.operator_delete(other[0])
+    store.save_snapshot({"b.csv": payload("b", 6000)}, {})
+
+
+def test_quota_from_the_environment(backend, monkeypatch):
+    monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", "2KiB")
+    store = backend.store()
+    assert store.limits.quota_bytes == 2048 and store.usage().quota_bytes == 2048
+    with pytest.raises(StoreFullError, match="whole quota of 2.0 KiB"):
+        store.save_snapshot({"a": payload("a", 2049)}, {})
+    monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", "500MB")
+    assert backend.store().limits.quota_bytes == 500_000_000
+    monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", "lots")
+    with pytest.raises(StoreError, match="METRICS_CORE_STORE_QUOTA='lots' is not a size"):
+        backend.store()
+
+
+def test_oversize_uploads_are_refused_up_front(backend):
+    clock = Clock()
+    store = backend.store(quota_bytes=10_000, clock=clock)
+    assert store.can_store(10_000) and not store.can_store(10_001)
+    with pytest.raises(StoreFullError) as info:
+        store.check_can_store(10_001)
+    assert str(info.value) == ("this needs 9.8 KiB, more than the analysis store's whole quota of 9.8 KiB; "
+                               "an administrator can raise METRICS_CORE_STORE_QUOTA")
+    store.create_working({"a.csv": payload("a", 6000)}, {})
+    assert store.usage().free_bytes == 4000
+    assert store.can_store(4000) and not store.can_store(4001)
+    with pytest.raises(StoreFullError, match="store is full"):
+        store.check_can_store(4001)
+    clock.advance(31)  # the working copy expires: checking an upload makes room
+    assert store.can_store(10_000)
+    assert backend.count("store_blobs") == 0
+
+
+# ---------------------------------------------------------------------------- deletion is real
+def _postgres_bytes(backend) -> int:
+    """Disk size of the chunk table (with its TOAST data) after a VACUUM, which is what
+    autovacuum does on its own: deleted rows' pages are cut off the end of the table."""
+    engine = sa.create_engine(backend.url, isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("VACUUM store_chunks"))
+            return conn.execute(sa.text("SELECT pg_total_relation_size('store_chunks')")).scalar()
+    finally:
+        engine.dispose()
+
+
+def test_deleting_gives_the_space_back(backend):
+    store = backend.store()
+    receipts = [store.save_snapshot({f"{i}.bin": payload(f"r{i}", 2_000_000)}, {}) for i in range(3)]
+    if backend.name == "sqlite":
+        db = backend.directory / "analyses.sqlite3"
+        full = db.stat().st_size
+    else:
+        full = _postgres_bytes(backend)
+    assert full > 6_000_000
+    for r in receipts:
+        store.delete_snapshot(r.id, r.delete_token)
+    assert backend.count("store_chunks") == backend.count("store_blobs") == backend.count("store_analyses") == 0
+    after = db.stat().st_size if backend.name == "sqlite" else _postgres_bytes(backend)
+    assert after < 300_000, (full, after)
+
+
+def test_sqlite_files_are_owner_only(tmp_path):
+    store = AnalysisStore(tmp_path / "new" / "store")
+    store.save_snapshot({"a.csv": b"secret"}, {})
+    assert stat.S_IMODE((tmp_path / "new" / "store").stat().st_mode) == 0o700
+    db = tmp_path / "new" / "store" / "analyses.sqlite3"
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    assert not list(db.parent.glob("*-journal"))  # no journal left behind after a commit
+    store.close()
+    os.chmod(db, 0o644)  # an earlier version left it world-readable
+    AnalysisStore(tmp_path / "new" / "store").load(store.save_snapshot({"b.csv": b"x"}, {}).id)
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+
+
+def test_sqlite_file_of_the_earlier_format_is_moved_in(tmp_path):
+    directory = tmp_path / "old"
+    directory.mkdir()
+    conn = sqlite3.connect(directory / "analyses.sqlite3")
+    conn.executescript("""
+        CREATE TABLE analyses (id TEXT PRIMARY KEY, created TEXT NOT NULL, title TEXT NOT NULL DEFAULT '',
+                               settings TEXT NOT NULL);
+        CREATE TABLE files (analysis_id TEXT NOT NULL REFERENCES analyses(id), position INTEGER NOT NULL,
+                            name TEXT NOT NULL, role TEXT NOT NULL, data BLOB NOT NULL,
+                            PRIMARY KEY (analysis_id, position));""")
+    aid = "A" * 16 + "b" * 16
+    big = payload("legacy", 300_000)
+    conn.execute("INSERT INTO analyses VALUES (?, ?, ?, ?)", (aid, "2026-01-02T03:04:05+00:00", "old", '{"k": 7}'))
+    conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
+                     [(aid, 0, "run.csv", "run", big), (aid, 1, "copy.csv", "run", big),
+                      (aid, 2, "qrels.csv", "qrels", b"q")])
+    conn.commit()
+    conn.close()
+    store = AnalysisStore(directory)
+    got = store.load(aid)
+    assert got.kind == "snapshot" and got.title == "old" and got.settings == {"k": 7}
+    assert got.created == "2026-01-02T03:04:05+00:00"
+    assert [(f.name, f.role, f.data) for f in got.files] == [("run.csv", "run", big), ("copy.csv", "run", big),
+                                                            ("qrels.csv", "qrels", b"q")]
+    check = sqlite3.connect(directory / "analyses.sqlite3")
+    tables = {r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "files" not in tables and "analyses" not in tables
+    assert check.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental from now on
+    check.close()
+    assert (directory / "analyses.sqlite3").stat().st_size < 2 * 300_000  # one copy, not two
+
+
+# ---------------------------------------------------------------------------- concurrency and crashes
+def test_concurrent_writers_in_threads_lose_nothing(backend):
+    store = backend.store()
+    shared = payload("shared", 50_000)
+    results: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            mine = []
+            wid = store.create_working({"shared.csv": shared}, {"writer": n})
+            for step in range(4):
+                own = payload(f"w{n}s{step}", 20_000)
+                store.update_working(wid, files={"shared.csv": shared, "own.csv": own}, settings={"step": step})
+                receipt = store.snapshot(wid, title=f"{n}-{step}")
+                mine.append((receipt.id, own, step))
+            results[n] = mine
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for n, mine in results.items():
+        for snapshot_id, own, step in mine:
+            got = store.load(snapshot_id)
+            assert got.settings == {"step": step} and got.title == f"{n}-{step}"
+            assert {f.name: f.data for f in got.files} == {"shared.csv": shared, "own.csv": own}
+    # the last own file of each writer is still used by its working copy and snapshot; all
+    # 16 are used by snapshots: 1 shared + 16 own contents
+    assert backend.count("store_blobs") == 17
+    assert backend.count("store_analyses") == 4 + 16
+
+
+WRITER = """
+import hashlib, sys
+from metrics_core.store import AnalysisStore
+
+def payload(tag, size):
+    out, counter = bytearray(), 0
+    while len(out) < size:
+        out += hashlib.sha256(f"{tag}:{counter}".encode()).digest()
+        counter += 1
+    return bytes(out[:size])
+
+location, prefix, count, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+store = AnalysisStore(url=location) if "://" in location else AnalysisStore(location)
+for i in range(count):
+    receipt = store.save_snapshot({"shared.bin": payload("shared", 100_000),
+                                   f"{prefix}{i}.bin": payload(f"{prefix}{i}", size)}, {"i": i}, title=prefix)
+    print(receipt.id, i, flush=True)
+"""
+
+
+def _writer(backend, prefix: str, count: int, size: int) -> subprocess.Popen:
+    location = backend.url or str(backend.directory)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p))
+    return subprocess.Popen([sys.executable, "-c", WRITER, location, prefix, str(count), str(size)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _check_saved(store: AnalysisStore, prefix: str, lines: list[str], size: int) -> None:
+    for line in lines:
+        snapshot_id, i = line.split()
+        got = store.load(snapshot_id)
+        assert got.settings == {"i": int(i)} and got.title == prefix
+        assert {f.name: f.data for f in got.files} == {"shared.bin": payload("shared", 100_000),
+                                                       f"{prefix}{i}.bin": payload(f"{prefix}{i}", size)}
+
+
+def test_concurrent_writer_processes_lose_nothing(backend):
+    procs = {p: _writer(backend, p, 5, 30_000) for p in ("x", "y", "z")}
+    outputs = {p: proc.communicate(timeout=300) for p, proc in procs.items()}
+    for p, (out, err) in outputs.items():
+        assert procs[p].returncode == 0, err
+        assert len(out.split("\n")) - 1 == 5
+    store = backend.store()
+    for p, (out, _) in outputs.items():
+        _check_saved(store, p, out.splitlines(), 30_000)
+    assert backend.count("store_blobs") == 1 + 15
+
+
+def test_sigkill_during_saves_loses_no_committed_snapshot(backend):
+    store = backend.store()
+    size = 3_000_000  # a save takes long enough to be interrupted mid-transaction
+    for attempt in range(3):
+        prefix = f"k{attempt}_"
+        proc = _writer(backend, prefix, 50, size)
+        lines = [proc.stdout.readline().strip() for _ in range(attempt + 1)]  # let some saves commit
+        os.kill(proc.pid, signal.SIGKILL)
+        rest, _ = proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL
+        _check_saved(store, prefix, lines + rest.split("\n")[:-1] if rest else lines, size)
+    # nothing half-written: every content has all its chunks and is used by a file, every
+    # file's content exists
+    assert backend.rows("SELECT sha256 FROM store_blobs WHERE sha256 NOT IN (SELECT sha256 FROM store_files)") == []
+    assert backend.rows("SELECT sha256 FROM store_files WHERE sha256 NOT IN (SELECT sha256 FROM store_blobs)") == []
+    assert backend.rows("SELECT b.sha256 FROM store_blobs b WHERE b.chunk_count <> "
+                        "(SELECT COUNT(*) FROM store_chunks c WHERE c.sha256 = b.sha256)") == []
+    receipt = store.save_snapshot({"after.csv": b"still works"}, {})
+    assert store.load(receipt.id).files[0].data == b"still works"
+
+
+# ---------------------------------------------------------------------------- location
+def test_env_vars_choose_the_location(tmp_path, monkeypatch):
+    monkeypatch.delenv("METRICS_CORE_STORE_URL", raising=False)
     monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "s"))
     assert default_store_dir() == tmp_path / "s"
     assert AnalysisStore().directory == tmp_path / "s"
+    assert AnalysisStore().path == tmp_path / "s" / "analyses.sqlite3"
+    monkeypatch.setenv("METRICS_CORE_STORE_URL", f"sqlite:///{tmp_path / 'u' / 'x.sqlite3'}")
+    store = AnalysisStore()
+    assert store.path == tmp_path / "u" / "x.sqlite3"
+    aid = store.save({"a.csv": b"1"}, {})
+    assert (tmp_path / "u" / "x.sqlite3").is_file() and store.load(aid).files[0].data == b"1"
+    assert AnalysisStore(tmp_path / "explicit").path == tmp_path / "explicit" / "analyses.sqlite3"
     monkeypatch.delenv("METRICS_CORE_STORE_DIR")
+    monkeypatch.delenv("METRICS_CORE_STORE_URL")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     if sys.platform.startswith("linux"):
         assert default_store_dir() == tmp_path / "xdg" / "metrics-core"
 
 
-def test_survives_a_new_process(tmp_path):
-    aid = AnalysisStore(tmp_path).save({"run.csv": b"a,b\n1,2\n"}, {"k": 5})
+def test_postgres_url_from_the_environment(backend, monkeypatch):
+    url = backend.url or f"sqlite:///{backend.directory / 'analyses.sqlite3'}"
+    monkeypatch.setenv("METRICS_CORE_STORE_URL", url)
+    receipt = AnalysisStore().save_snapshot({"a.csv": b"via env"}, {"k": 3})
+    assert backend.store().load(receipt.id).files[0].data == b"via env"
+
+
+def test_survives_a_new_process(backend):
+    aid = backend.store().save({"run.csv": b"a,b\n1,2\n"}, {"k": 5})
+    location = backend.url or str(backend.directory)
     code = ("import sys; from metrics_core.store import AnalysisStore; "
-            "a = AnalysisStore(sys.argv[1]).load(sys.argv[2]); "
+            "s = AnalysisStore(url=sys.argv[1]) if '://' in sys.argv[1] else AnalysisStore(sys.argv[1]); "
+            "a = s.load(sys.argv[2]); "
             "print(a.settings['k'], a.files[0].name, a.files[0].data.decode().strip().replace(chr(10), '|'))")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), aid], capture_output=True, text=True, check=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    out = subprocess.run([sys.executable, "-c", code, location, aid], capture_output=True, text=True, check=True,
+                         env=env)
     assert out.stdout.strip() == "5 run.csv a,b|1,2"
 
 
 def test_unwritable_dir_gives_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(StoreError, match="METRICS_CORE_STORE_DIR"):
+    with pytest.raises(StoreError, match="METRICS_CORE_STORE_DIR") as info:
         AnalysisStore(blocker / "sub").save({"a": b""}, {})
+    assert "\n" not in str(info.value)
+
+
+def test_unreachable_database_gives_clear_error():
+    store = AnalysisStore(url="postgresql+psycopg://nobody:secret@127.0.0.1:1/none")
+    with pytest.raises(StoreError, match="METRICS_CORE_STORE_URL") as info:
+        store.load(new_analysis_id())
+    assert "\n" not in str(info.value) and "secret" not in str(info.value)
+    with pytest.raises(StoreError, match="not a database URL"):
+        AnalysisStore(url="not a url")

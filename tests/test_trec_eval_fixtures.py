@@ -1,4 +1,4 @@
-"""trec_eval's own fixtures (../shared/conformance/trec_eval/): per query and mean.
+"""trec_eval's own fixtures (tests/data/trec_eval/): per query and mean.
 
 With ties="trec" (score descending, then docno descending as strings) every
 value must equal what trec_eval printed (4 decimals): |ours - printed| <= 5e-5.

@@ -27,7 +27,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import MetricsError
-from ..stats import CORRECTIONS, LOWER_IS_BETTER, TESTS
+from ..registry import higher_is_better
+from ..stats import CORRECTIONS, TESTS
 from . import _output
 from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
                        load_inputs, metric_bases, metric_labels)
@@ -65,6 +66,7 @@ def register(subparsers) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON on stdout")
     out.add_argument("--csv", action="store_true", help="print the comparison table as CSV on stdout")
+    _output.add_spreadsheet_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
     p.set_defaults(func=run)
 
@@ -132,7 +134,7 @@ def marked_summary(evaluations: dict, labels: list[str], comparison) -> tuple[li
         if not r.significant or r.diff == 0:
             continue
         higher = r.model_mean > r.baseline_mean
-        if str(r.metric).split("@")[0].lower() in LOWER_IS_BETTER:
+        if not higher_is_better(str(r.metric)):
             higher = not higher
         winner, loser = (r.model, r.baseline) if higher else (r.baseline, r.model)
         beats.setdefault((winner, r.metric), []).append(letter[loser])
@@ -203,8 +205,13 @@ def run(args) -> int:
         }
         sys.stdout.write(_output.format_json(doc))
     elif args.csv:
+        header = _TABLE_COLUMNS
         rows = [[row[k] for k in _TABLE_COLUMNS] for row in comparison.to_dict(orient="records")]
-        sys.stdout.write(_output.format_csv(_TABLE_COLUMNS, rows))
+        if args.spreadsheet_safe:
+            header, rows, changed = _output.spreadsheet_rows(header, rows)
+            if changed and not args.quiet:
+                print(f"note: {_output.spreadsheet_note(changed, 'the CSV output')}", file=sys.stderr)
+        sys.stdout.write(_output.format_csv(header, rows))
     else:
         header, rows = marked_summary(evaluations, labels, comparison)
         sys.stdout.write(_output.format_table(header, rows))

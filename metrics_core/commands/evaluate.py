@@ -4,7 +4,8 @@
 
     metrics-core evaluate --qrels FILE --run FILE [--run FILE ...] --metrics ndcg@10,map@100
         [--gain linear|exponential] [--ties average|trec|input] [--ideal judged|retrieved]
-        [--ap-norm relevant|min_k|retrieved] [--relevance-threshold N]
+        [--ap-norm relevant|min_k|retrieved] [--relevance-threshold N] [--empty-users exclude|zero]
+        [--threshold T] [--gauc-weight rows|positives|uniform]
         [--json | --csv] [--per-user FILE] [--engine local|spark] [--spark-master URL]
 
 * ``--qrels`` may be omitted when every run carries a relevance column.
@@ -26,16 +27,18 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .. import conventions as convention_options
+from .. import registry
 from ..errors import MetricsError
 from ..io import ColumnMapping, read_table
 from ..io.columns import ALIASES, ROLES
-from ..io.formats import EXTENSIONS
+from ..naming import model_names
 from . import _output
+from ._limits import add_limit_arguments, apply_limits
 
 HELP = "metrics of one or more runs against ground truth"
 
@@ -63,24 +66,21 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
                    help="explicit column mapping for the runs, e.g. user_id=customer,score=p")
     p.add_argument("--qrels-columns", metavar="ROLE=COL,...", type=_columns_option,
                    help="explicit column mapping for the ground truth, e.g. relevance=clicked")
+    add_limit_arguments(p)
 
 
-def add_convention_arguments(p: argparse.ArgumentParser) -> None:
-    """The conventions of mc.evaluate, with its defaults."""
-    p.add_argument("--metrics", metavar="LIST", action="append", required=True,
-                   help="comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc")
-    p.add_argument("--gain", choices=("linear", "exponential"), default="linear")
-    p.add_argument("--ties", choices=("average", "trec", "input"), default="average",
-                   help="tied scores: expected value over orders (average), item id descending as "
-                        "trec_eval (trec), or file order (input)")
-    p.add_argument("--ideal", choices=("judged", "retrieved"), default="judged")
-    p.add_argument("--ap-norm", choices=("relevant", "min_k", "retrieved"), default="relevant")
-    p.add_argument("--relevance-threshold", metavar="N", type=float, default=1.0,
-                   help="relevance >= N counts as relevant (default 1)")
-    p.add_argument("--empty-users", choices=("exclude", "zero"), default="exclude",
-                   help="users of the ground truth without relevant items: excluded or scored 0")
-    p.add_argument("--threshold", type=float, default=0.5,
-                   help="classification threshold on scores for accuracy/precision/recall/f1")
+def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[str, ...] = ()) -> None:
+    """--metrics, one option per convention of mc.evaluate (from metrics_core.conventions) and --item-features.
+
+    ``--metrics`` is required unless ``default_metrics`` is given (used when it is absent).
+    """
+    metrics_help = "comma-separated metric names, e.g. ndcg@10,map@100,recall@20,auc"
+    if default_metrics:
+        metrics_help += f" (default: {','.join(default_metrics)})"
+    metrics_help += ". Known metrics (case-insensitive, @k optional where shown): " + registry.help_text()
+    p.add_argument("--metrics", metavar="LIST", action="append", required=not default_metrics,
+                   help=metrics_help.replace("%", "%%"))
+    convention_options.add_arguments(p)
     p.add_argument("--item-features", metavar="FILE",
                    help="item features for ils@k: item_id + numeric columns (cosine) or a tags column (Jaccard)")
 
@@ -93,6 +93,7 @@ def register(subparsers) -> None:
     out.add_argument("--json", action="store_true", help="print JSON on stdout")
     out.add_argument("--csv", action="store_true", help="print CSV (one row per model) on stdout")
     p.add_argument("--per-user", metavar="FILE", help="write per-user metrics (.csv, .tsv or .parquet)")
+    _output.add_spreadsheet_argument(p)
     p.add_argument("--engine", choices=("local", "spark"), default="local")
     p.add_argument("--spark-master", metavar="URL", default="local[*]",
                    help="Spark master for --engine spark (default local[*])")
@@ -101,49 +102,6 @@ def register(subparsers) -> None:
 
 
 # --------------------------------------------------------------------------- inputs
-def _first_part(path: str) -> str:
-    name = Path(path).name
-    return name.split(".", 1)[0] or name
-
-
-def _strip_known(path: str) -> str:
-    name = Path(path).name
-    parts = name.split(".")
-    while len(parts) > 1 and (parts[-1].lower() in EXTENSIONS or parts[-1].lower() == "gz"):
-        parts.pop()
-    return ".".join(parts)
-
-
-def model_names(paths: list[str]) -> tuple[list[str], list[str]]:
-    """Model name of each run path, and notes about disambiguated duplicates.
-
-    The name is the file name up to its first dot (``runs/bm25.trec.gz`` ->
-    ``bm25``). When two runs share it, the first of these that tells them
-    apart is used: the name without known format extensions (``bm25.v2``),
-    the full file name (``bm25.csv``), the parent folder and the name
-    (``a/bm25``, ``a/bm25.csv``), else a ``#n`` suffix.
-    """
-    names = [_first_part(p) for p in paths]
-    notes = []
-    for clash in sorted({n for n in names if names.count(n) > 1}):
-        idx = [i for i, n in enumerate(names) if n == clash]
-        for candidate in (
-            lambda i: _strip_known(paths[i]),
-            lambda i: Path(paths[i]).name,
-            lambda i: f"{Path(paths[i]).parent.name}/{_strip_known(paths[i])}",
-            lambda i: f"{Path(paths[i]).parent.name}/{Path(paths[i]).name}",
-        ):
-            new = [candidate(i) for i in idx]
-            if len(set(new)) == len(new) and not set(new) & (set(names) - {clash}):
-                break
-        else:
-            new = [clash if j == 0 else f"{clash}#{j + 1}" for j in range(len(idx))]
-        for i, n in zip(idx, new):
-            names[i] = n
-        notes.append(f"{len(idx)} runs are named {clash!r}; using {', '.join(repr(n) for n in new)}")
-    return names, notes
-
-
 @dataclass
 class RunInput:
     """One run as read: model name, path, tidy frame and the column mapping used."""
@@ -163,7 +121,8 @@ def _mapping_note(m: ColumnMapping) -> str | None:
 
 
 def load_inputs(args, notes: list[str]) -> tuple[pd.DataFrame | None, list[RunInput]]:
-    """Read --qrels and every --run; check that each run can be evaluated."""
+    """Read --qrels and every --run (within the read limits); check that each run can be evaluated."""
+    apply_limits(args)
     qrels = None
     if args.qrels:
         qrels, qmap = read_table(args.qrels, kind="qrels", columns=args.qrels_columns)
@@ -201,11 +160,9 @@ def check_probabilities(run: RunInput) -> None:
 
 
 def conventions(args) -> dict:
-    """Keyword arguments of mc.evaluate from the options (item features read here)."""
-    conv = dict(
-        gain=args.gain, ideal=args.ideal, ap_norm=args.ap_norm, ties=args.ties,
-        relevance_threshold=args.relevance_threshold, empty_users=args.empty_users, threshold=args.threshold,
-    )
+    """Keyword arguments of mc.evaluate from the options (item features read here, within the read limits)."""
+    apply_limits(args)
+    conv = convention_options.from_args(args)
     if getattr(args, "item_features", None):
         from ..io import read_item_features
 
@@ -215,8 +172,6 @@ def conventions(args) -> dict:
 
 def metric_labels(args) -> list[str]:
     """Parse every --metrics value (unknown names and k <= 0 fail here, before any file is read)."""
-    from .. import metrics as registry
-
     specs = registry.parse_metrics([m for value in args.metrics for m in value.split(",") if m.strip()])
     labels = list(dict.fromkeys(s.label.strip() for s in specs))
     return labels
@@ -224,8 +179,6 @@ def metric_labels(args) -> list[str]:
 
 def metric_bases(labels: list[str]) -> set[str]:
     """Canonical base names of parsed metric labels (``log_loss`` -> ``logloss``)."""
-    from .. import metrics as registry
-
     return {registry.parse_metric(label).name for label in labels}
 
 
@@ -291,9 +244,10 @@ def per_user_frame(results: dict[str, ModelResult]) -> pd.DataFrame:
 
 def run(args) -> int:
     labels = metric_labels(args)
-    if args.per_user:
-        _output.output_kind(args.per_user)  # fail before the work
     notes: list[str] = []
+    if args.per_user:
+        if _output.output_kind(args.per_user) == "parquet" and getattr(args, "spreadsheet_safe", False):
+            notes.append("--spreadsheet-safe applies to CSV outputs; Parquet keeps exact values")
     conv = conventions(args)
     if args.engine == "spark":
         results = _evaluate_spark(args, labels, conv, notes)
@@ -311,10 +265,17 @@ def run(args) -> int:
             if res.diagnostics is not None:
                 for w in res.diagnostics.warnings():
                     print(f"warning: {model}: {w}", file=err)
+    safe = getattr(args, "spreadsheet_safe", False)
     if args.per_user:
-        _output.write_frame(per_user_frame(results), args.per_user)
+        changed = _output.write_frame(per_user_frame(results), args.per_user, spreadsheet_safe=safe)
+        if changed and not args.quiet:
+            print(f"note: {_output.spreadsheet_note(changed, args.per_user)}", file=err)
     header = ["model"] + labels
     rows = [[model] + [res.summary.get(l, float("nan")) for l in labels] for model, res in results.items()]
+    if safe and args.csv:
+        header, rows, changed = _output.spreadsheet_rows(header, rows)
+        if changed and not args.quiet:
+            print(f"note: {_output.spreadsheet_note(changed, 'the CSV output')}", file=err)
     if args.json:
         doc = {
             "models": {model: {l: res.summary.get(l) for l in labels} for model, res in results.items()},

@@ -2,14 +2,17 @@
 
 ::
 
-    metrics-core report --qrels FILE --run A [--run B ...] --metrics ndcg@10,map@100,auc
+    metrics-core report --qrels FILE --run A [--run B ...] [--metrics ndcg@10,map@100,auc]
         --output report.html [--title TEXT] [--baseline NAME | --all-pairs]
         [--test t|wilcoxon|randomization] [--correction holm|bh|none]
 
 The file (see :mod:`metrics_core.report`) holds the settings, every metric with its bootstrap
 95% CI, the paired comparison of the runs (when there are two or more), the input diagnostics,
 ROC/precision-recall curves and per-user distributions. plotly.js is inlined: the file opens
-offline and can be mailed or attached as it is.
+offline and can be mailed or attached as it is. Without ``--metrics`` the report holds
+``DEFAULT_METRICS`` (the per-user ranking metrics at K=10 and the rank-based scored-row
+metrics, which need no probabilities). Inputs are named by file name only: a report goes to
+other teams, and local paths say nothing to them.
 """
 
 from __future__ import annotations
@@ -21,13 +24,16 @@ from ..errors import MetricsError
 from .compare import add_test_arguments, check_test_arguments, evaluate_runs, print_notes
 from .evaluate import add_convention_arguments, add_input_arguments, conventions, metric_labels
 
+DEFAULT_METRICS = ("ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10", "hit_rate@10",
+                   "r_precision", "auc", "pr_auc", "gauc")
+
 HELP = "write a self-contained HTML report (summary with CIs, comparisons, curves)"
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("report", help=HELP, description=HELP + ".")
     add_input_arguments(p)
-    add_convention_arguments(p)
+    add_convention_arguments(p, default_metrics=DEFAULT_METRICS)
     add_test_arguments(p)
     p.add_argument("--output", "-o", metavar="FILE", required=True, help="the HTML file to write")
     p.add_argument("--title", default="metrics-core report", help="title shown at the top of the report")
@@ -44,6 +50,8 @@ def run(args) -> int:
         raise MetricsError(f"{args.output}: is a directory; give a file name such as report.html")
     if not out.parent.exists():
         raise MetricsError(f"{args.output}: the folder {out.parent} does not exist")
+    if not args.metrics:
+        args.metrics = [",".join(DEFAULT_METRICS)]
     labels = metric_labels(args)
     notes: list[str] = []
     evaluations = evaluate_runs(args, labels, notes)
@@ -62,11 +70,11 @@ def run(args) -> int:
     print_notes(args, notes, evaluations)
     conv = {k: v for k, v in conventions(args).items() if k != "item_features"}
     if getattr(args, "item_features", None):
-        conv["item_features"] = args.item_features
+        conv["item_features"] = Path(args.item_features).name
     settings = {"metrics": ", ".join(labels), **conv, "test": args.test,
                 "correction": args.correction, "alpha": args.alpha, "seed": args.seed,
-                "qrels": args.qrels or "(relevance column of the runs)",
-                "runs": ", ".join(args.run)}
+                "qrels": Path(args.qrels).name if args.qrels else "(relevance column of the runs)",
+                "runs": ", ".join(Path(run).name for run in args.run)}
     write_report(out, evaluations, comparison=comparison, title=args.title, settings=settings,
                  relevance_threshold=args.relevance_threshold, n_resamples=args.bootstrap, seed=args.seed)
     if not args.quiet:

@@ -140,7 +140,14 @@ def log_loss(y: np.ndarray, p: np.ndarray) -> float:
     """Mean binary cross-entropy; ``p`` must already be checked to lie in [0, 1]."""
     if p.shape[0] == 0:
         return float("nan")
-    return float(_log_loss_sum(y, p, np.finfo(np.float64).eps) / p.shape[0])
+    return float(log_loss_sum(y, p) / p.shape[0])
+
+
+def log_loss_sum(y: np.ndarray, p: np.ndarray) -> float:
+    """Sum of the binary cross-entropy of every row (``p`` checked to lie in [0, 1]; 0.0 without rows)."""
+    if p.shape[0] == 0:
+        return 0.0
+    return float(_log_loss_sum(y, p, np.finfo(np.float64).eps))
 
 
 @njit(parallel=True)

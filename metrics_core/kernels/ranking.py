@@ -37,6 +37,7 @@ in the part of the group cut by k. Without it, every position is its own group.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba as nb
 import numpy as np
@@ -45,6 +46,11 @@ from ._jit import njit
 
 FAMILIES = ("cg", "dcg", "ndcg", "ap", "rr", "precision", "recall", "f1", "hit", "r_precision", "hits")
 FAMILY_INDEX = {name: i for i, name in enumerate(FAMILIES)}
+N_FAMILIES = len(FAMILIES)
+# column of each family (compile-time constants inside the kernels)
+CG, DCG, NDCG, AP, RR = (FAMILY_INDEX[f] for f in ("cg", "dcg", "ndcg", "ap", "rr"))
+PRECISION, RECALL, F1, HIT, R_PRECISION, HITS = (FAMILY_INDEX[f] for f in
+                                                 ("precision", "recall", "f1", "hit", "r_precision", "hits"))
 
 GAIN_LINEAR, GAIN_EXPONENTIAL = 0, 1
 IDEAL_JUDGED, IDEAL_RETRIEVED = 0, 1
@@ -136,6 +142,49 @@ def ap_retrieved_with_cut_group(ap_before, b_rel, s, m, r, c):
     return total
 
 
+class RankedLists(NamedTuple):
+    """The per-user arrays the ranking kernels read (see the module docstring).
+
+    ``offsets``: CSR offsets of the ranked rows; ``rel_code`` / ``rel_values``:
+    relevance of ranked row i is ``rel_values[rel_code[i]]``; ``tie_key``: equal
+    neighbours are tied; ``n_rel``: relevant items per user; ``ideal_offsets`` /
+    ``ideal_rel``: each user's judged relevances sorted descending.
+    """
+
+    offsets: np.ndarray
+    rel_code: np.ndarray
+    rel_values: np.ndarray
+    tie_key: np.ndarray
+    n_rel: np.ndarray
+    ideal_offsets: np.ndarray
+    ideal_rel: np.ndarray
+
+
+class RankingOptions(NamedTuple):
+    """The conventions as kernel codes: ``gain_kind`` (GAIN_*), ``ideal_kind`` (IDEAL_*),
+    ``ap_norm`` (AP_*), the relevance ``threshold``, ``ties_average`` and the discount table."""
+
+    gain_kind: int
+    ideal_kind: int
+    ap_norm: int
+    threshold: float
+    ties_average: bool
+    disc_table: np.ndarray
+
+
+def ranking_families(lists: RankedLists, k: int, options: RankingOptions, columns: np.ndarray,
+                     out: np.ndarray) -> None:
+    """Fill ``out[u, columns[f]]`` with family ``f`` of ``FAMILIES`` at cutoff ``k`` for every user
+    (families with ``columns[f] < 0`` are not stored)."""
+    _ranking_families(*lists, int(k), *options, columns, out)
+
+
+def ranking_curve(lists: RankedLists, users: np.ndarray, k_max: int, options: RankingOptions,
+                  n_threads: int) -> np.ndarray:
+    """Sums over ``users`` of every family at each cutoff k = 1..k_max: array ``(k_max, N_FAMILIES)``."""
+    return _ranking_curve(*lists, users, int(k_max), *options, n_threads)
+
+
 @njit(inline="always")
 def _put(out, u, columns, family, value):
     c = columns[family]
@@ -144,10 +193,10 @@ def _put(out, u, columns, family, value):
 
 
 @njit(parallel=True)
-def ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
-                     ideal_kind, ap_norm, threshold, ties_average, disc_table, columns, out):
-    """Fill ``out[u, columns[f]]`` with family ``f`` of ``FAMILIES`` for every user (families
-    with ``columns[f] < 0`` are not stored); see the module docstring."""
+def _ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
+                      ideal_kind, ap_norm, threshold, ties_average, disc_table, columns, out):
+    """The compiled loop of :func:`ranking_families`: the fields of ``RankedLists``, ``k``, the
+    fields of ``RankingOptions``, then ``columns`` and ``out``."""
     n_users = offsets.shape[0] - 1
     for u in nb.prange(n_users):
         a = offsets[u]
@@ -246,31 +295,30 @@ def ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets,
         if ap_value < 0.0:
             den = ap_denominator(ap_norm, R, k, hits)
             ap_value = ap_num / den if den > 0.0 else 0.0
-        _put(out, u, columns, 0, cg)
-        _put(out, u, columns, 1, dcg)
-        _put(out, u, columns, 2, dcg / idcg if idcg > 0.0 else 0.0)
-        _put(out, u, columns, 3, ap_value)
-        _put(out, u, columns, 4, rr)
-        _put(out, u, columns, 5, hits / kk if kk > 0 else 0.0)
-        _put(out, u, columns, 6, hits / R if R > 0.0 else 0.0)
-        _put(out, u, columns, 7, 2.0 * hits / (kk + R) if kk + R > 0.0 else 0.0)
-        _put(out, u, columns, 8, 1.0 - none_prob)
-        _put(out, u, columns, 9, hits_R / R if R > 0.0 else 0.0)
-        _put(out, u, columns, 10, hits)
+        _put(out, u, columns, CG, cg)
+        _put(out, u, columns, DCG, dcg)
+        _put(out, u, columns, NDCG, dcg / idcg if idcg > 0.0 else 0.0)
+        _put(out, u, columns, AP, ap_value)
+        _put(out, u, columns, RR, rr)
+        _put(out, u, columns, PRECISION, hits / kk if kk > 0 else 0.0)
+        _put(out, u, columns, RECALL, hits / R if R > 0.0 else 0.0)
+        _put(out, u, columns, F1, 2.0 * hits / (kk + R) if kk + R > 0.0 else 0.0)
+        _put(out, u, columns, HIT, 1.0 - none_prob)
+        _put(out, u, columns, R_PRECISION, hits_R / R if R > 0.0 else 0.0)
+        _put(out, u, columns, HITS, hits)
 
 
 @njit(parallel=True)
-def ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
-                  ideal_kind, ap_norm, threshold, ties_average, disc_table, n_threads):
+def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
+                   ideal_kind, ap_norm, threshold, ties_average, disc_table, n_threads):
     """Sums over ``users`` of every family at each cutoff k = 1..k_max, in one pass per user.
 
     Returns ``sums[k - 1, family]``; dividing by ``len(users)`` gives the means
     that :func:`ranking_families` would give at each k separately (same
     formulas and tie rule; the pooled ``hits`` column sums hits@k). R-precision
-    (column 9) does not depend on k and is left at 0 here.
+    does not depend on k and its column is left at 0 here.
     """
-    n_fam = 11
-    partial = np.zeros((n_threads, k_max, n_fam))
+    partial = np.zeros((n_threads, k_max, N_FAMILIES))
     n_sel = users.shape[0]
     for t in nb.prange(n_threads):
         size = (n_sel + n_threads - 1) // n_threads
@@ -348,16 +396,16 @@ def ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, id
                         ap = (ap_num + ap_part) / den if den > 0.0 else 0.0
                     d = dcg + G / m * disc
                     row = acc[kc - 1]
-                    row[0] += cg + G / m * c
-                    row[1] += d
-                    row[2] += d / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
-                    row[3] += ap
-                    row[4] += rr + rr_part if not rr_done else rr
-                    row[5] += h / kc
-                    row[6] += h / R if R > 0.0 else 0.0
-                    row[7] += 2.0 * h / (kc + R) if kc + R > 0.0 else 0.0
-                    row[8] += 1.0 - none_prob * (q if Rg > 0.0 else 1.0)
-                    row[10] += h
+                    row[CG] += cg + G / m * c
+                    row[DCG] += d
+                    row[NDCG] += d / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
+                    row[AP] += ap
+                    row[RR] += rr + rr_part if not rr_done else rr
+                    row[PRECISION] += h / kc
+                    row[RECALL] += h / R if R > 0.0 else 0.0
+                    row[F1] += 2.0 * h / (kc + R) if kc + R > 0.0 else 0.0
+                    row[HIT] += 1.0 - none_prob * (q if Rg > 0.0 else 1.0)
+                    row[HITS] += h
                     k = kc
                 # close the group
                 cg += G
@@ -377,14 +425,14 @@ def ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, id
             for kc in range(k + 1, k_max + 1):
                 den = ap_denominator(ap_norm, R, kc, hits)
                 row = acc[kc - 1]
-                row[0] += cg
-                row[1] += dcg
-                row[2] += dcg / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
-                row[3] += ap_num / den if den > 0.0 else 0.0
-                row[4] += rr
-                row[5] += hits / kc
-                row[6] += hits / R if R > 0.0 else 0.0
-                row[7] += 2.0 * hits / (kc + R) if kc + R > 0.0 else 0.0
-                row[8] += 1.0 - none_prob
-                row[10] += hits
+                row[CG] += cg
+                row[DCG] += dcg
+                row[NDCG] += dcg / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
+                row[AP] += ap_num / den if den > 0.0 else 0.0
+                row[RR] += rr
+                row[PRECISION] += hits / kc
+                row[RECALL] += hits / R if R > 0.0 else 0.0
+                row[F1] += 2.0 * hits / (kc + R) if kc + R > 0.0 else 0.0
+                row[HIT] += 1.0 - none_prob
+                row[HITS] += hits
     return partial.sum(axis=0)

@@ -2,7 +2,7 @@
 
 A string column is its Arrow ``offsets`` (int64) and ``data`` (uint8) buffers:
 string ``i`` is ``data[offsets[i]:offsets[i + 1]]``. The layout kernel
-(:mod:`.assemble`) hashes and compares ids inside each user's short list with
+(:mod:`metrics_core.layout.sort_and_join`, via :mod:`.item_ids`) hashes and compares ids inside each user's short list with
 these, so ids stay exact and no table over the whole catalogue is built (with a
 million distinct items such tables are what makes id encoding slow).
 """

@@ -8,13 +8,13 @@ per-user metric columns, and the same kernels for the parts that are summed
 across groups afterwards:
 
 - ``hits`` and relevant counts for pooled ``hit_ratio@k`` (ranking kernel);
-- per-user AUC with its weight for ``gauc`` (``sum w AUC`` and ``sum w``);
-- sums over scored rows (rows of users in the ground truth) for ``logloss``,
-  ``rmse``, ``mae``, ``pcopc`` and the confusion counts at ``threshold``;
+- the partial sums of the scored-row metrics (:mod:`metrics_core.reductions`:
+  ``logloss``, ``rmse``, ``mae``, ``pcopc``, the confusion counts at
+  ``threshold``, GAUC's weighted sums) over the rows of users in the ground truth;
 - for ``auc`` / ``pr_auc``: positive and negative counts per distinct score
   (ordered prefix sums over the whole data are done by Spark afterwards);
-- per-item sums of top-k inclusion probabilities for ``coverage@k`` and
-  ``personalization@k`` (exact expectations over tie orders, as mc.evaluate),
+- the per-item partials of ``coverage@k`` and ``personalization@k``
+  (:mod:`metrics_core.reductions`; exact expectations over tie orders),
   and items without features for ILS;
 - the diagnostics counts (``mc.diagnostics.diagnose``).
 
@@ -33,14 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..evaluate import _positions, evaluate, evaluated_users, ranking_table
+from .. import reductions
+from ..evaluate import (_positions, evaluate, evaluated_users, novelty_values, personalization_k,
+                        personalization_users, ranking_table)
 from ..diagnostics import diagnose
 from ..features import align_features
-from ..kernels import classification as cls
 from ..kernels import diversity as div
 from ..kernels.ranking import FAMILY_INDEX
 from ..metrics import MetricSpec
-from ..prepare import Ranked, prepare, segment_sums
+from ..layout import Ranked, prepare
 
 USER, ITEM, SCORE = "user_id", "item_id", "score"
 QUANTILE_POINTS = 32  # score quantiles each group reports for the exact-AUC ranges
@@ -64,8 +65,8 @@ class BucketPlan:
     @property
     def per_user_specs(self) -> list[MetricSpec]:
         """Per-user columns in mc.evaluate's order: ranking, then gauc, then ILS / novelty."""
-        order = {"ranking": 0, "scored": 1, "diversity": 2}
-        chosen = [s for s in self.specs if s.per_user or s.name == "gauc"]
+        order = {"ranking": 0, "scored_per_user": 1, "diversity": 2}
+        chosen = [s for s in self.specs if s.per_user]
         return sorted(chosen, key=lambda s: order[s.kind])
 
     def output_columns(self) -> list[str]:
@@ -165,8 +166,8 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
             else:
                 data[f"m{i}"] = ev.per_user[s.label].to_numpy(dtype=np.float64)
         for key, values in data.items():
-            finite = values[np.isfinite(values)]
-            stats["sum_" + key], stats["cnt_" + key] = float(finite.sum()), int(finite.shape[0])
+            part = reductions.mean_partial(values)
+            stats["sum_" + key], stats["cnt_" + key] = part["sum"], part["count"]
         users = pd.Series(ranked.user_ids[ev_codes])
         parts.append(_frame("u", len(ev_codes), columns, user_id=users.to_numpy(dtype=object), **data))
     stats["n_evaluated"] = int(len(ev_codes))
@@ -180,7 +181,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
             stats[f"hits@{s.k}"] = float(hits.sum())
     stats["n_rel"] = float(n_rel[ev_codes].sum())
 
-    scored = [s for s in specs if s.kind == "scored"]
+    scored = [s for s in specs if s.entry.on_scored_rows]
     if scored:
         _scored_sums(ranked, plan, thr, stats, parts, columns)
     _diversity_parts(ranked, plan, ev_codes, stats, parts, columns)
@@ -190,35 +191,15 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
 
 
 def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, parts: list, columns: list[str]):
-    """Sums over the scored rows (rows of users in the ground truth), exactly as mc.evaluate selects them."""
+    """Partial sums of the scored-row metrics over this group's scored rows (:mod:`metrics_core.reductions`)."""
     conv = plan.conventions
-    keep = np.repeat(ranked.in_truth, ranked.list_lengths)
-    p, y, rel = ranked.score[keep], ranked.labels(thr)[keep], ranked.rel[keep]
-    names = {s.name for s in plan.specs if s.kind == "scored"}
-    out = {"rows": int(p.shape[0]), "sum_p": float(p.sum()), "sum_y": float(y.sum()),
-           "sq": float(np.sum((p - rel) ** 2)), "abs": float(np.sum(np.abs(p - rel)))}
-    if p.shape[0]:
-        bad = (p < 0) | (p > 1)
-        out["bad_prob"] = int(bad.sum())
-        out["bad_example"] = float(p[bad][0]) if bad.any() else None
-    if "logloss" in names and p.shape[0] and not out["bad_prob"]:
-        out["logloss_sum"] = cls.log_loss(y, p) * p.shape[0]
-    pred = p >= float(conv["threshold"])
-    pos = y > 0.5
-    out["tp"], out["fp"] = int(np.sum(pred & pos)), int(np.sum(pred & ~pos))
-    out["fn"], out["tn"] = int(np.sum(~pred & pos)), int(np.sum(~pred & ~pos))
-    if "gauc" in names:
-        auc, npos, nrows = cls.per_user_auc(ranked.offsets, ranked.tie_key, ranked.labels(thr))
-        ok = ~np.isnan(auc) & ranked.in_truth
-        weights = {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[conv["gauc_weight"]]
-        out["gauc_num"] = float(np.sum(weights[ok] * auc[ok]))
-        out["gauc_den"] = float(weights[ok].sum())
-        out["gauc_skipped"] = int((ranked.in_truth & ranked.in_run & np.isnan(auc)).sum())
-    stats["scored"] = out
-    if names & {"auc", "pr_auc"} and p.shape[0]:
-        values, inverse = np.unique(p, return_inverse=True)
-        positives = np.bincount(inverse, weights=y, minlength=len(values)).astype(np.int64)
-        totals = np.bincount(inverse, minlength=len(values)).astype(np.int64)
+    rows = reductions.scored_rows(ranked, thr, float(conv["threshold"]), conv["gauc_weight"])
+    names = [s.name for s in plan.specs if s.entry.on_scored_rows]
+    stats["scored"] = reductions.scored_partials(names, rows)
+    stats["scored_rows"] = rows.n
+    stats["scored_positives"] = float(rows.label.sum())
+    if set(names) & set(reductions.RANK_STATISTICS) and rows.n:
+        values, positives, totals = reductions.score_counts(rows.score, rows.label)
         parts.append(_frame("s", len(values), columns, score=values, a=positives, b=totals - positives))
         # evenly spaced (by row count) scores: the driver merges them into score ranges of similar size
         cum = np.cumsum(totals)
@@ -232,10 +213,8 @@ def _inclusion(ranked: Ranked, k: int, ties: str) -> np.ndarray:
 
 
 def _novelty(ranked: Ranked, k: int, plan: BucketPlan, ev_codes: np.ndarray) -> np.ndarray:
-    """novelty@k (mc.evaluate's formula) with item popularity counted over the whole data.
-
-    Per user: sum over ranked rows of P(in top k) * (-log2 pop(item)) / min(k, n).
-    """
+    """novelty@k of the group's evaluated users (mc.evaluate's per-user code), with item popularity
+    counted over the whole data."""
     counts_by_id = _value(plan.novelty_counts)
     ids = ranked.item_ids
     index = counts_by_id.index
@@ -246,10 +225,7 @@ def _novelty(ranked: Ranked, k: int, plan: BucketPlan, ev_codes: np.ndarray) -> 
     info = div.self_information(counts, plan.novelty_users)
     items = _positions(ranked, plan.conventions["ties"])
     incl = _inclusion(ranked, k, plan.conventions["ties"])
-    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
-    sums = segment_sums(incl * info[items], ranked.offsets)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(lengths > 0, sums / lengths, np.nan)[ev_codes]
+    return novelty_values(ranked, items, incl, info, k)[ev_codes]
 
 
 def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, stats: dict, parts: list,
@@ -272,26 +248,20 @@ def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, sta
         if items is None:
             items = _positions(ranked, ties)
         weight = np.where(ev_rows, _inclusion(ranked, s.k, ties), 0.0)
+        n_items = len(ranked.item_ids)
         if s.name == "coverage":
-            used = weight > 0
-            codes, inverse = np.unique(items[used], return_inverse=True)
-            w = weight[used]
-            certain = np.bincount(inverse, weights=(w >= 1.0), minlength=len(codes)).astype(np.int64)
-            partial = w < 1.0
-            log_miss = np.bincount(inverse[partial], weights=np.log1p(-w[partial]), minlength=len(codes))
+            certain, log_miss = reductions.coverage_partial(items, weight, n_items)
+            codes = np.flatnonzero((certain > 0) | (log_miss < 0))  # items in some top k with p > 0
             parts.append(_frame("c", len(codes), columns, item_id=np.asarray(ranked.item_ids[codes], dtype=object),
-                                a=certain, x=log_miss, spec=[j] * len(codes)))
+                                a=certain[codes].astype(np.int64), x=log_miss[codes], spec=[j] * len(codes)))
         elif s.name == "personalization":
-            users = ev_codes[ranked.list_lengths[ev_codes] > 0]
-            used = weight > 0
-            codes, inverse = np.unique(items[used], return_inverse=True)
-            w = weight[used]
-            s1 = np.bincount(inverse, weights=w, minlength=len(codes))
-            s2 = np.bincount(inverse, weights=w * w, minlength=len(codes))
+            users = personalization_users(ranked, ev_codes)
+            s1, s2 = reductions.personalization_partial(items, weight, n_items)
+            codes = np.flatnonzero(s1 > 0)
             parts.append(_frame("p", len(codes), columns, item_id=np.asarray(ranked.item_ids[codes], dtype=object),
-                                x=s1, y=s2, spec=[j] * len(codes)))
+                                x=s1[codes], y=s2[codes], spec=[j] * len(codes)))
             stats[f"pers_users@{j}"] = int(len(users))
-            stats[f"pers_maxlen@{j}"] = int(ranked.list_lengths[users].max()) if len(users) else 0
+            stats[f"pers_maxlen@{j}"] = personalization_k(ranked, users, 0)
         elif s.name == "ils" and plan.item_features is not None and "ils_missing" not in stats:
             features = align_features(_value(plan.item_features), ranked.item_ids)
             rec = np.unique(items[weight > 0])
@@ -338,8 +308,8 @@ def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, 
             data = {f"m{i}": np.full(n_ev, np.nan if s.name in ("gauc", "ils", "novelty") else 0.0)
                     for i, s in enumerate(specs)}
             for key, values in data.items():
-                finite = values[np.isfinite(values)]
-                stats["sum_" + key], stats["cnt_" + key] = float(finite.sum()), int(finite.shape[0])
+                part = reductions.mean_partial(values)
+                stats["sum_" + key], stats["cnt_" + key] = part["sum"], part["count"]
             users = np.asarray(ranked_t.user_ids[ev_codes], dtype=object)
             parts.append(_frame("u", n_ev, columns, user_id=users, **data))
     stats["diag"] = {"k": plan.diag_k, "n_users_evaluated": n_ev, "n_users_run": n_run_users,

@@ -17,8 +17,14 @@ import importlib.util
 import os
 import re
 import shutil
+import sys
 
 from ..errors import MetricsError
+
+SHIP_ENV_HINT = (
+    "ship an environment to the executors: venv-pack -o env.tar.gz, then spark-submit "
+    "--archives env.tar.gz#env with PYSPARK_PYTHON=./env/bin/python"
+)
 
 INSTALL_HINT = (
     "pip install 'metrics-core[spark]' and a Java runtime 17+ "
@@ -43,6 +49,28 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
+def is_local_master(master: str) -> bool:
+    """True for masters whose Python workers run on this machine (local, local[N], local-cluster[...])."""
+    return master.strip().lower().startswith("local")
+
+
+def use_driver_python(session) -> None:
+    """On a local master, make the Python workers run the driver's own interpreter.
+
+    Spark starts its Python workers with ``PYSPARK_PYTHON``, else ``python3`` from PATH.
+    A virtual environment's Python called by its path, without activating the
+    environment, then has workers running another Python that lacks pyarrow and
+    metrics_core. On a local master the workers share the driver's file system, so
+    the driver's interpreter (``sys.executable``) is the right default. An explicit
+    ``PYSPARK_PYTHON`` is never overridden, nor is any cluster master's setting.
+    """
+    if os.environ.get("PYSPARK_PYTHON"):
+        return
+    context = session.sparkContext
+    if is_local_master(context.master):
+        context.pythonExec = sys.executable
+
+
 def get_session(master: str = "local[*]", app_name: str = "metrics-core", config: dict | None = None):
     """The active SparkSession, or a new one on ``master`` (checks pyspark and Java first).
 
@@ -57,6 +85,9 @@ def get_session(master: str = "local[*]", app_name: str = "metrics-core", config
         return active
     if not java_available():
         raise MetricsError(f"the Spark engine needs a Java runtime, none was found (JAVA_HOME, PATH): {INSTALL_HINT}")
+    if is_local_master(master):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {"spark.ui.showConsoleProgress": "false", "spark.sql.execution.arrow.pyspark.enabled": "true"}
     settings.update(config or {})
@@ -72,6 +103,7 @@ def get_session(master: str = "local[*]", app_name: str = "metrics-core", config
 
 _RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): \S")
 _METRICS_ERROR = re.compile(r"MetricsError: ([^\n]*)")
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
 
 
 def first_line(exc: BaseException) -> str:
@@ -97,6 +129,12 @@ def spark_errors(what: str = "Spark job"):
         raise
     except Exception as exc:
         found = _METRICS_ERROR.search(str(exc))
+        missing = _MISSING_MODULE.search(str(exc))
+        if missing and not found:
+            python = os.environ.get("PYSPARK_PYTHON") or "python3 from the executors' PATH (PYSPARK_PYTHON is not set)"
+            raise MetricsError(
+                f"{what} failed: the Spark Python workers ran {python}, which cannot import "
+                f"{missing.group(1)!r}; {SHIP_ENV_HINT}") from None
         if found:
             raise MetricsError(found.group(1).strip()) from None
         name = type(exc).__name__

@@ -7,16 +7,17 @@ except per-group sums, a few hundred numbers):
    truth rows by group (``groupBy(...).cogroup(...).applyInArrow``, or
    ``applyInPandas`` on Spark 3.5). Each task runs the single-machine code on
    whole users (:mod:`._bucket`): same validation, same sort, same kernels.
-2. The task output is persisted once; the driver sums the per-group totals:
-   means over evaluated users, pooled hits, GAUC numerator and denominator,
-   sums over scored rows, diagnostics counts.
+2. The task output is persisted once; the driver combines the per-group
+   partial sums of :mod:`metrics_core.reductions` (the code mc.evaluate runs
+   on one partition) and calls the same finalize step: means over evaluated
+   users, pooled hits, scored-row sums (logloss, rmse, mae, pcopc, confusion
+   counts, GAUC), diagnostics counts.
 3. ``auc`` / ``pr_auc``: exact rank statistics over per-score counts (:mod:`._ranks`).
-   ``coverage@k``: distinct covered items (Spark ``distinct``) over the catalogue.
-   ``personalization@k``: 1 - sum_i E[C(c_i, 2)] / (C(n, 2) k) with ``c_i`` the
-   number of users whose top k holds item ``i`` (per-item sums, a Spark
-   group-by), exact for any number of users. ``novelty@k``: item popularity counted by Spark over
-   the whole interactions table (default: relevant ground-truth pairs), then
-   the same per-user kernel.
+   ``coverage@k`` and ``personalization@k``: the groups' per-item partials are
+   added per item by a Spark group-by, then each partition of that table runs
+   the reductions' per-item sum; exact for any number of users.
+   ``novelty@k``: item popularity counted by Spark over the whole interactions
+   table (default: relevant ground-truth pairs), then mc.evaluate's per-user code.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..evaluate import check_conventions
-from ..metrics import parse_metrics
+from ..evaluate import check_conventions, check_needs
+from .. import reductions
+from ..registry import parse_metrics
 from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
 
@@ -217,8 +219,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
         relevance_threshold=relevance_threshold, threshold=threshold)
     specs = parse_metrics(metrics)
     names = {s.name for s in specs}
-    if "ils" in names and item_features is None:
-        raise MetricsError("ils needs an item-features table (item_id + feature columns or tags)")
+    check_needs(specs, item_features=item_features)
 
     _require(run_df, [USER, ITEM, SCORE], "run")
     truth_in_run = qrels_df is None
@@ -235,6 +236,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
         run = run_df.select(USER, ITEM, SCORE)
         truth = qrels_df.select(USER, ITEM, rel_col)
     spark = run_df.sparkSession
+    _env.use_driver_python(spark)
     run, truth, user_type = _common_type(run, truth, USER)
     run, truth, item_type = _common_type(run, truth, ITEM)
     if ties == "input":
@@ -289,13 +291,13 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
     if not any(s["common"] for s in stats):
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
     n_ev = sum(s["n_evaluated"] for s in stats)
-    if any(s.kind != "scored" for s in specs) and n_ev == 0:
+    if any(not s.entry.on_scored_rows for s in specs) and n_ev == 0:
         raise MetricsError(
             f"no user has a relevant item (relevance >= {thr:g}); "
             "check the relevance column or lower the relevance threshold"
         )
     diagnostics = _combine_diagnostics(stats, diag_k, truth_in_run)
-    scored = _sum_scored(stats)
+    scored = reductions.combine(s.get("scored", {}) for s in stats)
     col_sums = {}
     for i, spec in enumerate(plan_specs):
         col_sums[spec.label] = (math.fsum(s.get(f"sum_m{i}", 0.0) for s in stats),
@@ -314,14 +316,14 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
             summary[label] = _ratio(hits, n_rel, 0.0)
         elif name in ("ils", "novelty"):
             total, count = col_sums[label]
-            summary[label] = _ratio(total, count)
-        elif name in ("auc", "pr_auc"):
+            summary[label] = reductions.finalize_mean({"sum": total, "count": count})
+        elif name in reductions.RANK_STATISTICS:
             if auc_ap is None:
-                auc_ap = _auc_ap(out, scored, score_ranges, spark, stats,
+                auc_ap = _auc_ap(out, score_ranges, spark, stats,
                                  any(x.name == "pr_auc" for x in specs))
             summary[label] = auc_ap[0] if name == "auc" else auc_ap[1]
-        elif spec.kind == "scored":
-            summary[label] = _scored_value(name, scored)
+        elif spec.entry.on_scored_rows:
+            summary[label] = reductions.finalize_scored(name, scored)
         elif name == "coverage":
             summary[label] = _coverage(out, specs.index(spec), run, truth, item_features)
         elif name == "personalization":
@@ -333,70 +335,44 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
     return summary, diagnostics, n_ev
 
 
-def _sum_scored(stats) -> dict:
-    total: dict = {}
-    for s in stats:
-        for key, value in s.get("scored", {}).items():
-            if key == "bad_example":
-                if value is not None and total.get(key) is None:
-                    total[key] = value
-                continue
-            total[key] = total.get(key, 0) + value
-    return total
-
-
-def _scored_value(name: str, t: dict) -> float:
-    rows = t.get("rows", 0)
-    if name == "logloss":
-        if t.get("bad_prob"):
-            raise MetricsError(
-                f"logloss needs probabilities in [0, 1]; {int(t['bad_prob'])} score(s) fall outside, "
-                f"e.g. {t['bad_example']:g}; apply a sigmoid first or drop logloss"
-            )
-        return _ratio(t.get("logloss_sum", 0.0), rows)
-    if name == "rmse":
-        return float(np.sqrt(t["sq"] / rows)) if rows else float("nan")
-    if name == "mae":
-        return _ratio(t.get("abs", 0.0), rows)
-    if name == "pcopc":
-        return _ratio(t.get("sum_p", 0.0), t.get("sum_y", 0.0))
-    if name == "gauc":
-        return _ratio(t.get("gauc_num", 0.0), t.get("gauc_den", 0.0))
-    tp, fp, fn, tn = (int(t.get(k, 0)) for k in ("tp", "fp", "fn", "tn"))
-    if name == "accuracy":
-        return (tp + tn) / max(tp + fp + fn + tn, 1)
-    if name == "precision":
-        return tp / (tp + fp) if tp + fp else 0.0
-    if name == "recall":
-        return tp / (tp + fn) if tp + fn else 0.0
-    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
-
-
-def _auc_ap(out, scored: dict, score_ranges, spark, stats, want_ap: bool):
+def _auc_ap(out, score_ranges, spark, stats, want_ap: bool):
     from pyspark.sql import functions as F
 
     from ._ranks import exact_auc_ap, merge_splits
 
     rows = out.filter(F.col("kind") == "s").select(SCORE, "a", "b")
-    total_pos = int(round(scored.get("sum_y", 0)))
-    total_neg = int(scored.get("rows", 0)) - total_pos
+    n_rows = sum(s.get("scored_rows", 0) for s in stats)
+    total_pos = int(round(sum(s.get("scored_positives", 0.0) for s in stats)))
+    total_neg = int(n_rows) - total_pos
     if score_ranges is None:
-        score_ranges = max(spark.sparkContext.defaultParallelism, int(scored.get("rows", 0)) // 1_000_000)
+        score_ranges = max(spark.sparkContext.defaultParallelism, int(n_rows) // 1_000_000)
     have = [s for s in stats if s.get("score_points")]
-    splits = merge_splits([s["score_points"] for s in have], [s["scored"]["rows"] for s in have], int(score_ranges))
+    splits = merge_splits([s["score_points"] for s in have], [s["scored_rows"] for s in have], int(score_ranges))
     return exact_auc_ap(rows, total_pos, total_neg, splits, want_ap)
 
 
+def _per_item_total(per_item, columns: tuple[str, ...], term) -> float:
+    """Sum over the partitions of a per-item Spark DataFrame of ``term(*columns)`` (a reductions function)."""
+    names = list(columns)
+
+    def task(batches):
+        total = 0.0
+        for pdf in batches:
+            total += term(*(pdf[c].to_numpy(dtype=np.float64) for c in names))
+        yield pd.DataFrame({"total": [total]})
+
+    return math.fsum(r["total"] for r in per_item.mapInPandas(task, "total double").collect())
+
+
 def _coverage(out, j: int, run, truth, item_features) -> float:
-    """E[distinct items in the evaluated users' top k] / catalogue (all items of run and truth,
-    or the item-features table when given), as mc.evaluate: per item, 1 if some user holds it
-    for certain, else 1 - prod(1 - p) over the tie groups that may hold it."""
+    """coverage@k: the groups' per-item partials added per item by Spark, then the expected number of
+    covered items (reductions.coverage_expected_items) over the catalogue (all items of run and truth,
+    or the item-features table when given)."""
     from pyspark.sql import functions as F
 
     per_item = out.filter((F.col("kind") == "c") & (F.col("spec") == j)).groupBy(ITEM).agg(
         F.sum("a").alias("certain"), F.sum("x").alias("log_miss"))
-    expected = per_item.agg(F.sum(F.when(F.col("certain") > 0, F.lit(1.0))
-                                  .otherwise(-F.expm1(F.col("log_miss")))).alias("e")).collect()[0]["e"] or 0.0
+    expected = _per_item_total(per_item, ("certain", "log_miss"), reductions.coverage_expected_items)
     if item_features is not None:
         if isinstance(item_features, pd.DataFrame):
             catalogue = len(pd.unique(item_features[ITEM]))
@@ -407,12 +383,12 @@ def _coverage(out, j: int, run, truth, item_features) -> float:
         if truth is not None:
             items = items.union(truth.select(ITEM))
         catalogue = items.distinct().count()
-    return float(expected / catalogue) if catalogue else 0.0
+    return reductions.finalize_coverage(expected, catalogue)
 
 
 def _personalization(out, j: int, k: int, stats) -> float:
-    """1 - sum_i E[C(c_i, 2)] / (C(n, 2) * k), E[C(c_i, 2)] = (S1^2 - S2) / 2 summed per item over
-    all groups; users with a non-empty list; exact for any number of users (as mc.evaluate)."""
+    """personalization@k: per-item S1, S2 added per item by Spark, then the shared-pairs expectation and
+    the finalize step of metrics_core.reductions (users with a non-empty list, as mc.evaluate)."""
     from pyspark.sql import functions as F
 
     n = sum(s.get(f"pers_users@{j}", 0) for s in stats)
@@ -421,9 +397,8 @@ def _personalization(out, j: int, k: int, stats) -> float:
     kk = k if k > 0 else max(s.get(f"pers_maxlen@{j}", 0) for s in stats)
     per_item = out.filter((F.col("kind") == "p") & (F.col("spec") == j)).groupBy(ITEM).agg(
         F.sum("x").alias("s1"), F.sum("y").alias("s2"))
-    shared = per_item.agg(F.sum((F.col("s1") * F.col("s1") - F.col("s2")) / 2.0).alias("shared")).collect()[0]
-    pairs = n * (n - 1) / 2.0
-    return 1.0 - float(shared["shared"] or 0.0) / (pairs * kk)
+    shared = _per_item_total(per_item, ("s1", "s2"), reductions.personalization_shared_pairs)
+    return reductions.finalize_personalization(shared, n, kk)
 
 
 def _combine_diagnostics(stats, k: int, truth_in_run: bool) -> Diagnostics:

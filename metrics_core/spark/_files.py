@@ -12,21 +12,15 @@ rank column but no score gets ``score = -rank``.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..errors import MetricsError
 from ..io.columns import detect
 from ..io.formats import extensions_of
+from ..naming import model_names
 from . import _env
 from ._evaluate import SparkEvaluation, evaluate
 
 _TEXT = {".csv": ",", ".tsv": "\t"}
-
-
-def model_name(path: str) -> str:
-    """``runs/bm25.trec.gz`` -> ``bm25``; a directory ``runs/bm25.parquet/`` -> ``bm25``."""
-    base = Path(str(path).rstrip("/")).name
-    return base.split(".")[0] or base
 
 
 def _kind_of(path: str) -> str:
@@ -78,16 +72,13 @@ def evaluate_files(run_paths, qrels_path=None, metrics=("ndcg@10",), master: str
     relevance/label column. ``master``: used only when no Spark session is
     running yet (``spark-submit`` provides one). ``conventions``: the keywords
     of :func:`metrics_core.spark.evaluate`. Returns ``{model name: result}``,
-    the model name being the file name without extensions.
+    model names as on the command line (:func:`metrics_core.naming.model_names`).
     """
     if isinstance(run_paths, (str, os.PathLike)):
         run_paths = [run_paths]
     if not run_paths:
         raise MetricsError("no run file given")
-    names = [model_name(str(p)) for p in run_paths]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
-    if duplicate:
-        raise MetricsError(f"two run files give the same model name {duplicate!r}; rename one")
+    names, _ = model_names([str(p) for p in run_paths])
     spark = _env.get_session(master)
     qrels = read_table(spark, str(qrels_path), "qrels", columns) if qrels_path is not None else None
     results = {}

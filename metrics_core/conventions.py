@@ -1,0 +1,148 @@
+"""Every convention of ``evaluate`` declared once: name, choices, default, help.
+
+The keyword validation of :func:`metrics_core.evaluate` (:func:`validate`),
+the command line's options (:func:`add_arguments`, :func:`from_args`), the
+dashboard's widgets (:func:`widget_specs`) and the README's conventions table
+(:func:`markdown_table`) are generated from :data:`CONVENTIONS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import MetricsError
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One keyword of ``evaluate``.
+
+    ``choices`` lists the allowed values (default first) of a choice; it is
+    empty for a number. ``applies_to`` names the metrics it changes (README
+    and dashboard grouping); ``help`` is one sentence per choice or a
+    sentence for a number.
+    """
+
+    name: str
+    default: object
+    help: str
+    choices: tuple[str, ...] = ()
+    applies_to: str = ""
+    metavar: str | None = None
+
+    @property
+    def is_number(self) -> bool:
+        return not self.choices
+
+    @property
+    def option(self) -> str:
+        """The command-line option: ``ap_norm`` -> ``--ap-norm``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def label(self) -> str:
+        """A human label for a widget: ``ap_norm`` -> ``AP normalisation``."""
+        return _LABELS.get(self.name, self.name.replace("_", " ").capitalize())
+
+    def check(self, value):
+        """The value if allowed (numbers as float); one-line MetricsError otherwise."""
+        if self.is_number:
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                raise MetricsError(f"{self.name} must be a number; got {value!r}") from None
+        if value not in self.choices:
+            raise MetricsError(f"{self.name} must be one of {', '.join(self.choices)}; got {value!r}")
+        return value
+
+
+_LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_users": "Users without relevant items"}
+
+CONVENTIONS: tuple[Convention, ...] = (
+    Convention("gain", "linear", "`g = rel` or `g = 2^rel - 1` (negative relevance: 0); discount `1/log2(rank+1)`",
+               choices=("linear", "exponential"), applies_to="cg, dcg, ndcg"),
+    Convention("ideal", "judged",
+               "IDCG from every judged item of the user (trec_eval, ranx) or from the retrieved list re-sorted",
+               choices=("judged", "retrieved"), applies_to="ndcg"),
+    Convention("ap_norm", "relevant",
+               "AP@k divided by R (trec_eval), by `min(k, R)` (RecBole, Spark), or by the relevant items in the "
+               "top k (torchmetrics)", choices=("relevant", "min_k", "retrieved"), applies_to="map"),
+    Convention("ties", "average",
+               "tied scores: exact expected value over all orders of tied scores (for NDCG = scikit-learn's "
+               "`ndcg_score(ignore_ties=False)`); score desc then item id desc as strings (trec_eval); score desc "
+               "then input row order", choices=("average", "trec", "input"), applies_to="ranking, diversity"),
+    Convention("relevance_threshold", 1.0,
+               "relevance `>=` threshold is relevant for binary metrics and labels; gains stay graded",
+               applies_to="all", metavar="N"),
+    Convention("empty_users", "exclude",
+               "users whose ground truth has no relevant item are excluded (counted), or scored 0",
+               choices=("exclude", "zero"), applies_to="ranking, diversity"),
+    Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
+               applies_to="accuracy, precision, recall, f1", metavar="T"),
+    Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",
+               choices=("rows", "positives", "uniform"), applies_to="gauc"),
+)
+BY_NAME: dict[str, Convention] = {c.name: c for c in CONVENTIONS}
+
+
+def defaults() -> dict:
+    """Every convention keyword with its default value."""
+    return {c.name: c.default for c in CONVENTIONS}
+
+
+def check(name: str, value):
+    """Validate one convention (see :meth:`Convention.check`)."""
+    return BY_NAME[name].check(value)
+
+
+def validate(**values) -> dict:
+    """Validate convention keywords (any subset); returns them with numbers as floats."""
+    unknown = set(values) - set(BY_NAME)
+    if unknown:
+        raise MetricsError(f"unknown convention(s) {', '.join(sorted(unknown))}; known: {', '.join(BY_NAME)}")
+    return {name: BY_NAME[name].check(value) for name, value in values.items()}
+
+
+def _plain(text: str) -> str:
+    return text.replace("`", "")
+
+
+def add_arguments(parser) -> None:
+    """One argparse option per convention (``--ap-norm``, ``--gauc-weight``, ...), with its default."""
+    for c in CONVENTIONS:
+        default_text = f"default {c.default:g}" if c.is_number else f"default {c.default}"
+        help_text = f"{_plain(c.help)} ({default_text})".replace("%", "%%")
+        if c.is_number:
+            parser.add_argument(c.option, dest=c.name, type=float, default=float(c.default),
+                                metavar=c.metavar, help=help_text)
+        else:
+            parser.add_argument(c.option, dest=c.name, choices=c.choices, default=c.default, help=help_text)
+
+
+def from_args(args) -> dict:
+    """The convention keywords of ``evaluate`` from parsed command-line options."""
+    return {c.name: getattr(args, c.name) for c in CONVENTIONS}
+
+
+def widget_specs() -> list[dict]:
+    """What a user interface needs to draw one control per convention.
+
+    Each dict: ``name`` (the evaluate keyword), ``label``, ``widget``
+    (``"select"`` for a choice, ``"number"`` for a number), ``options`` (the
+    choices, default first; empty for a number), ``default``, ``help`` (plain
+    text) and ``applies_to``.
+    """
+    return [
+        {"name": c.name, "label": c.label, "widget": "number" if c.is_number else "select",
+         "options": list(c.choices), "default": c.default, "help": _plain(c.help), "applies_to": c.applies_to}
+        for c in CONVENTIONS
+    ]
+
+
+def markdown_table() -> str:
+    """The README's conventions table."""
+    lines = ["| keyword | option | values (default first) | applies to | meaning |", "| --- | --- | --- | --- | --- |"]
+    for c in CONVENTIONS:
+        values = f"`{c.default:g}`" if c.is_number else ", ".join(f"`{v}`" for v in c.choices)
+        lines.append(f"| `{c.name}` | `{c.option}` | {values} | {c.applies_to} | {c.help.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)

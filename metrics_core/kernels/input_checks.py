@@ -1,0 +1,67 @@
+"""Checks of input rows: repeated (user, item) pairs and non-finite numbers."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ._jit import njit
+from .item_ids import item_hash, table_bits
+from .strings import compare_bytes
+
+
+@njit(parallel=True)
+def first_of_pair(bounds, chunks, off, data, rel, out):
+    """``out[i]`` = first row of the same segment with row i's item, or -1 for a first occurrence.
+
+    Segments ``bounds[s]:bounds[s+1]`` are one user's rows; items are Arrow
+    strings (``off``/``data``) compared by hash, then bytes. With ``rel`` (one
+    value per row, or empty) a repeat whose value differs from the first
+    occurrence's gets ``-2 - first`` instead, so callers tell exact repeats from
+    conflicts. Segments ``chunks[t]:chunks[t+1]`` go to thread t.
+    """
+    with_rel = rel.shape[0] > 0
+    for t in nb.prange(chunks.shape[0] - 1):
+        longest = 1
+        for s in range(chunks[t], chunks[t + 1]):
+            longest = max(longest, bounds[s + 1] - bounds[s])
+        bits = table_bits(longest)
+        shift = np.uint64(64 - bits)
+        mask = np.uint64((1 << bits) - 1)
+        table = np.full(1 << bits, -1, dtype=np.int64)
+        hashes = np.empty(longest, dtype=np.uint64)
+        slots = np.empty(longest, dtype=np.int64)
+        for s in range(chunks[t], chunks[t + 1]):
+            a = bounds[s]
+            n_slots = 0
+            for i in range(a, bounds[s + 1]):
+                h = item_hash(i, True, bounds, off, data)  # (bounds: unused integer ids)
+                hashes[i - a] = h
+                slot = h >> shift
+                first = -1
+                while table[slot] >= 0:
+                    p = table[slot]
+                    if hashes[p - a] == h and compare_bytes(off, data, p, off, data, i) == 0:
+                        first = p
+                        break
+                    slot = (slot + np.uint64(1)) & mask
+                if first < 0:
+                    table[slot] = i
+                    slots[n_slots] = slot
+                    n_slots += 1
+                    out[i] = -1
+                elif with_rel and rel[first] != rel[i]:
+                    out[i] = -2 - first
+                else:
+                    out[i] = first
+            for x in range(n_slots):
+                table[slots[x]] = -1
+
+
+@njit
+def first_non_finite(values):
+    """Index of the first NaN or infinite value, or -1 (one pass, no temporary array)."""
+    for i in range(values.shape[0]):
+        if not np.isfinite(values[i]):
+            return i
+    return -1

@@ -1,0 +1,215 @@
+"""Build the ranked layout: tidy frames -> :class:`~metrics_core.layout.ranked.Ranked`.
+
+``prepare(run, qrels)`` validates the columns, encodes user ids once, finds
+each user's rows, chooses how item ids are compared, codes relevance values,
+then one kernel pass per user (:mod:`.sort_and_join`) sorts each user's list
+(score descending, ties by item id string descending, trec_eval's rule), joins
+the ground truth and sorts each user's judged relevances for the ideal ranking.
+Evaluating at any cutoff, gain or convention afterwards is a cheap pass over
+these arrays; nothing is sorted again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..encode import _as_id_series, _kind, _to_str
+from ..errors import MetricsError
+from ..grouping import balanced_chunks, group_users
+from ..kernels import strings as kstr
+from ..kernels._jit import kernel_guard, n_threads
+from ..kernels.input_checks import first_non_finite
+from . import kernels as layout_kernels
+from .ranked import InputRows, ItemCodes, Ranked
+from .sort_and_join import LayoutArrays, RunSide, TruthSide, rank_and_join
+
+USER, ITEM, SCORE, REL = "user_id", "item_id", "score", "relevance"
+RELEVANCE_ALIASES = ("relevance", "label")
+_NO_INT = np.zeros(1, dtype=np.int64)  # placeholders for the id form a kernel call does not use
+_NO_BYTES = np.zeros(1, dtype=np.uint8)
+
+
+def _relevance_column(df: pd.DataFrame) -> str | None:
+    for name in RELEVANCE_ALIASES:
+        if name in df.columns:
+            return name
+    return None
+
+
+def _require(df, columns, what):
+    if not isinstance(df, pd.DataFrame):
+        raise MetricsError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise MetricsError(
+            f"{what} is missing column(s) {', '.join(missing)}; columns found: {', '.join(map(str, df.columns))}"
+        )
+    if len(df) == 0:
+        raise MetricsError(f"{what} has no rows")
+
+
+def _numeric(df, column, what) -> np.ndarray:
+    s = df[column]
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iuf":
+        values = np.ascontiguousarray(s.to_numpy(dtype=np.float64))  # no copy for float64; NaN is caught below
+    else:
+        values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    first = first_non_finite(values)
+    if first >= 0:
+        bad = int(np.count_nonzero(~np.isfinite(values)))
+        raise MetricsError(
+            f"{what}: column '{column}' has {bad} non-numeric, empty, NaN or infinite value(s), "
+            f"first at row {first + 1} ({s.iloc[first]!r}); fix or drop those rows"
+        )
+    return values
+
+
+def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str = "run") -> Ranked:
+    """Encode, join and sort once.
+
+    ``run`` has columns ``user_id, item_id, score`` (one row per recommended
+    item) and, when ``qrels`` is None, ``relevance`` or ``label`` as well.
+    ``qrels`` has ``user_id, item_id, relevance`` (or ``label``). Relevance is
+    graded; negative judgments are non-relevant with gain 0. A duplicate
+    (user, item) in the run is an error; in the ground truth an exact repeat is
+    dropped and a conflicting one is an error.
+    """
+    with kernel_guard():
+        return _prepare(run, qrels, name)
+
+
+def _prepare(run, qrels, name) -> Ranked:
+    _require(run, [USER, ITEM, SCORE], name)
+    run_rel_col = _relevance_column(run)
+    if qrels is None:
+        if run_rel_col is None:
+            raise MetricsError(
+                f"{name} has no 'relevance' or 'label' column and no ground truth was given; "
+                "pass qrels or add a relevance column"
+            )
+        truth, truth_name, truth_rel_col, truth_from_run = run, name, run_rel_col, True
+    else:
+        truth_rel_col = _relevance_column(qrels)
+        _require(qrels, [USER, ITEM, truth_rel_col or REL], "ground truth")
+        truth, truth_name, truth_from_run = qrels, "ground truth", False
+
+    score = _numeric(run, SCORE, name)
+    q_rel_raw = _numeric(truth, truth_rel_col, truth_name)
+
+    if truth_from_run:
+        users, run_rows, _ = group_users(run[USER], what=f"{name} column {USER}")
+        truth_rows = run_rows
+    else:
+        users, run_rows, truth_rows = group_users(run[USER], truth[USER], what=f"column {USER}")
+    run_items, truth_items = run[ITEM], truth[ITEM]
+    by_bytes, (r_ints, r_off, r_data), (q_ints, q_off, q_data) = _item_keys(run_items, truth_items, truth_from_run)
+
+    offsets = _offsets(run_rows.length)
+    q_offsets = _offsets(truth_rows.length)
+    n, nq = int(offsets[-1]), int(q_offsets[-1])
+    local_rows = int(run_rows.length.max(initial=0)) <= 256
+    q_code, rel_values = _relevance_codes(q_rel_raw)
+    tie_key, rel_code = np.empty(n, dtype=np.uint8), np.empty(n, dtype=q_code.dtype)
+    row = np.empty(1 if local_rows else n, dtype=np.int64)
+    local = np.empty(n if local_rows else 1, dtype=np.uint8)
+    ideal_rel, q_keep = np.empty(nq), np.empty(nq, dtype=bool)
+    kept = np.empty(len(users), dtype=np.int64)
+    run_side = RunSide(run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data)
+    truth_side = TruthSide(truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ints, q_off,
+                           q_data)
+    out = LayoutArrays(tie=tie_key, row=row, local=local, local_rows=local_rows, code=rel_code, ideal=ideal_rel,
+                       q_keep=q_keep, kept=kept)
+    dup, conflict = rank_and_join(balanced_chunks(offsets + q_offsets, n_threads()), offsets, q_offsets,
+                                  run_side, truth_side, by_bytes, out)
+    run_perm = None if run_rows.grouped else run_rows.rows
+    truth_perm = None if truth_rows.grouped else truth_rows.rows
+    rows = (InputRows(offsets, run_rows.start, run_perm, local=local) if local_rows
+            else InputRows(full=row))
+    q_rows = InputRows(q_offsets, truth_rows.start, truth_perm)
+    if conflict >= 0:
+        _conflict_error(truth, truth_name, q_rows.at(conflict))
+    if dup >= 0:
+        at = int(rows.get()[dup])
+        raise MetricsError(
+            f"{name}: user {run[USER].iloc[at]!r} recommends item {run_items.iloc[at]!r} more than once "
+            f"(row {at + 1}); keep one row per (user, item)"
+        )
+    if kept.sum() < nq:  # exact repeats in the ground truth: drop them
+        q_lengths = np.diff(q_offsets)
+        within = np.arange(nq) - np.repeat(q_offsets[:-1], q_lengths)
+        ideal_rel = ideal_rel[within < np.repeat(kept, q_lengths)]
+        q_rows = InputRows(q_offsets, truth_rows.start, truth_perm, keep=q_keep)
+        q_offsets = _offsets(kept)
+    return Ranked(
+        user_ids=users, items=ItemCodes(run_items, rows, truth_items, q_rows), offsets=offsets,
+        input_score=score, tie_key=tie_key, rel_code=rel_code, rel_values=rel_values, rows=rows,
+        q_offsets=q_offsets, q_rows=q_rows, input_relevance=q_rel_raw, ideal_rel=ideal_rel,
+        in_truth=kept > 0, truth_from_run=truth_from_run,
+    )
+
+
+def _relevance_codes(rel: np.ndarray):
+    """``(code per ground-truth row, rel_values)``: relevance ``rel_values[code]``, code 0 unused (unjudged).
+
+    Integer grades spanning at most 254 values take one pass; other values are
+    coded through :func:`numpy.unique` (uint8 codes up to 254 distinct values,
+    int32 beyond).
+    """
+    codes = np.empty(rel.shape[0], dtype=np.uint8)
+    lo, hi = layout_kernels.relevance_codes(rel, codes)
+    if not np.isnan(lo):
+        return codes, np.r_[0.0, np.arange(lo, hi + 1.0)]
+    values, inverse = np.unique(rel, return_inverse=True)
+    dtype = np.uint8 if len(values) <= 254 else np.int32
+    return (inverse + 1).astype(dtype), np.r_[0.0, values]
+
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    out = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def _item_keys(run_items: pd.Series, truth_items: pd.Series, truth_from_run: bool):
+    """How item ids are compared: ``(by_bytes, run (ints, off, data), truth (ints, off, data))``.
+
+    Integer ids on both sides compare as int64 (ties ordered by their decimal
+    strings); anything else compares as the bytes of its string
+    form (Arrow buffers), with integers and strings mixed compared as strings.
+    """
+    sa = _as_id_series(run_items, f"column {ITEM}")
+    sb = sa if truth_from_run else _as_id_series(truth_items, f"column {ITEM}")
+    if _kind(sa) == _kind(sb) == "int" and not (
+            pd.api.types.is_bool_dtype(sa.dtype) or pd.api.types.is_bool_dtype(sb.dtype)):
+        a = sa.to_numpy(dtype=np.int64)
+        b = a if truth_from_run else sb.to_numpy(dtype=np.int64)
+        return False, (a, _NO_INT, _NO_BYTES), (b, _NO_INT, _NO_BYTES)
+    mixed = _kind(sa) != _kind(sb)
+    a_off, a_data = _string_buffers(sa, mixed)
+    b_off, b_data = (a_off, a_data) if truth_from_run else _string_buffers(sb, mixed)
+    return True, (_NO_INT, a_off, a_data), (_NO_INT, b_off, b_data)
+
+
+def _string_buffers(s: pd.Series, mixed: bool):
+    """Arrow (offsets, data) buffers of the ids' string form."""
+    if _kind(s) != "str" or mixed:
+        s = _to_str(s)
+    elif not (pd.api.types.is_string_dtype(s.dtype) and hasattr(s.array, "__arrow_array__")):
+        s = s.astype(str)
+    if hasattr(s.array, "__arrow_array__"):
+        try:
+            return kstr.arrow_buffers(s.array.__arrow_array__())
+        except TypeError:
+            pass
+    return kstr.arrow_buffers(pa.array(s.astype(str).to_numpy(dtype=object), type=pa.large_string()))
+
+
+def _conflict_error(truth: pd.DataFrame, truth_name: str, row: int):
+    raise MetricsError(
+        f"{truth_name}: user {truth[USER].iloc[row]!r} item {truth[ITEM].iloc[row]!r} is judged twice "
+        f"with different relevance (row {row + 1}); keep one judgment per (user, item)"
+    )
+
+

@@ -1,0 +1,79 @@
+"""Small kernels over the ranked layout: relevance codes, gathering input values in ranked
+order, relevant counts per user and the input-order permutation of tie groups."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..kernels._jit import njit
+
+
+@njit(parallel=True)
+def relevance_codes(rel, out):
+    """Code relevance values as 1 + (value - min) when all are integers spanning at most 254 values.
+
+    Fills ``out`` (uint8) and returns ``(min, max)``, or ``(NaN, NaN)`` (``out``
+    then unusable) for other values: :func:`numpy.unique` codes those.
+    """
+    n = rel.shape[0]
+    if n == 0:
+        return 0.0, -1.0
+    lo = rel[0]
+    hi = rel[0]
+    integral = True
+    for i in range(n):
+        v = rel[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+        if v != np.floor(v):
+            integral = False
+    if not integral or hi - lo > 253.0:
+        return np.nan, np.nan
+    for i in nb.prange(n):
+        out[i] = np.uint8(rel[i] - lo + 1.0)
+    return lo, hi
+
+
+@njit(parallel=True)
+def gather_ranked(values, offsets, start, local, perm, grouped, out):
+    """``out[i] = values[input row of ranked position i]`` from one-byte local rows."""
+    n_users = offsets.shape[0] - 1
+    for u in nb.prange(n_users):
+        for i in range(offsets[u], offsets[u + 1]):
+            r = start[u] + local[i]
+            out[i] = values[r] if grouped else values[perm[r]]
+
+
+@njit(parallel=True)
+def count_at_least(offsets, values, threshold, out):
+    """``out[u]`` = number of ``values[offsets[u]:offsets[u+1]]`` that are >= threshold."""
+    for u in nb.prange(offsets.shape[0] - 1):
+        c = 0
+        for j in range(offsets[u], offsets[u + 1]):
+            if values[j] >= threshold:
+                c += 1
+        out[u] = c
+
+
+@njit(parallel=True)
+def input_order_within_ties(offsets, score, row):
+    """Permutation of ranked positions that orders each tie group by input row."""
+    n = score.shape[0]
+    pos = np.arange(n)
+    n_users = offsets.shape[0] - 1
+    for u in nb.prange(n_users):
+        a = offsets[u]
+        b = offsets[u + 1]
+        j = a
+        while j < b:
+            e = j + 1
+            while e < b and score[e] == score[j]:
+                e += 1
+            if e - j > 1:
+                seg_rows = row[j:e].copy()
+                order = np.argsort(seg_rows)
+                for x in range(e - j):
+                    pos[j + x] = j + order[x]
+            j = e
+    return pos

@@ -1,0 +1,285 @@
+"""Scored-row and diversity metrics as partial sums -> combine -> finalize.
+
+Every metric here is written once as three steps:
+
+1. **partial**: sums over one partition of whole users (a dict of numbers for
+   scored rows, per-item arrays for coverage and personalization);
+2. **combine**: add the partials of every partition (:func:`combine`; per item
+   for the item arrays);
+3. **finalize**: turn the combined sums into the metric value.
+
+``mc.evaluate`` is the one-partition case (its partial is the combined sum);
+the Spark backend runs the same partial on each group of users, combines the
+partials on the driver (or with a Spark group-by per item) and calls the same
+finalize. Range checks (logloss's probabilities) live in the finalize step,
+so both paths raise the same error.
+
+``auc`` and ``pr_auc`` are rank statistics over all scored rows: their partial
+is the number of positive and negative rows per distinct score
+(:func:`score_counts`); locally the classification kernel computes them from
+the rows directly, Spark merges the per-score counts in score order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .errors import MetricsError
+from .kernels import classification as cls
+
+
+# --------------------------------------------------------------------------- scored rows
+@dataclass
+class ScoredRows:
+    """The scored rows of one partition: rows of users present in the ground truth.
+
+    ``score`` is the prediction, ``label`` 1.0 when relevance >= the relevance
+    threshold (unjudged rows are 0), ``relevance`` the graded relevance (0.0
+    when unjudged); ``threshold`` makes a row a predicted positive
+    (``score >= threshold``). ``user_auc`` returns ``(auc, positives, rows)``
+    per user code (AUC is NaN for users with a single class); ``counted``
+    marks the users of the ground truth and ``in_run`` those of the run.
+    """
+
+    score: np.ndarray
+    label: np.ndarray
+    relevance: np.ndarray
+    threshold: float
+    gauc_weight: str = "rows"
+    user_auc: Callable[[], tuple] | None = None
+    counted: np.ndarray | None = None
+    in_run: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n(self) -> int:
+        return int(self.score.shape[0])
+
+    def auc_per_user(self) -> tuple:
+        if "auc" not in self._cache:
+            self._cache["auc"] = self.user_auc()
+        return self._cache["auc"]
+
+
+def scored_rows(ranked, relevance_threshold: float, threshold: float = 0.5, gauc_weight: str = "rows") -> ScoredRows:
+    """The scored rows of a :class:`~metrics_core.layout.Ranked` (rows of users in its ground truth)."""
+    keep_user = ranked.in_truth
+    labels = ranked.labels(relevance_threshold)
+    if keep_user.all():
+        p, y, rel = ranked.score, labels, ranked.rel
+    else:
+        mask = np.repeat(keep_user, ranked.list_lengths)
+        p, y, rel = ranked.score[mask], labels[mask], ranked.rel[mask]
+    return ScoredRows(p, y, rel, float(threshold), gauc_weight,
+                      user_auc=lambda: cls.per_user_auc(ranked.offsets, ranked.tie_key, labels),
+                      counted=ranked.in_truth, in_run=ranked.in_run)
+
+
+def _probabilities_partial(r: ScoredRows) -> dict:
+    """Rows, and scores outside [0, 1] (count and first one) for the metrics that read scores as probabilities."""
+    bad = (r.score < 0) | (r.score > 1)
+    n_bad = int(bad.sum())
+    return {"rows": r.n, "outside_0_1": n_bad, "first_outside_0_1": float(r.score[bad][0]) if n_bad else None}
+
+
+def _check_probabilities(name: str, t: dict) -> None:
+    if t.get("outside_0_1"):
+        raise MetricsError(
+            f"{name} needs probabilities in [0, 1]; {int(t['outside_0_1'])} score(s) fall outside, "
+            f"e.g. {t['first_outside_0_1']:g}; apply a sigmoid first or drop {name}"
+        )
+
+
+def _logloss_partial(r: ScoredRows) -> dict:
+    out = _probabilities_partial(r)
+    out["logloss_sum"] = cls.log_loss_sum(r.label, r.score) if not out["outside_0_1"] else 0.0
+    return out
+
+
+def _logloss_final(t: dict) -> float:
+    _check_probabilities("logloss", t)
+    return _ratio(t["logloss_sum"], t["rows"])
+
+
+def _brier_partial(r: ScoredRows) -> dict:
+    out = _probabilities_partial(r)
+    out["brier_sum"] = float(np.sum((r.score - r.label) ** 2))
+    return out
+
+
+def _brier_final(t: dict) -> float:
+    _check_probabilities("brier", t)
+    return _ratio(t["brier_sum"], t["rows"])
+
+
+def confusion_counts(r: ScoredRows) -> dict:
+    """(tp, fp, fn, tn) with predicted positive = score >= threshold."""
+    pred = r.score >= r.threshold
+    pos = r.label > 0.5
+    return {"tp": int(np.sum(pred & pos)), "fp": int(np.sum(pred & ~pos)),
+            "fn": int(np.sum(~pred & pos)), "tn": int(np.sum(~pred & ~pos))}
+
+
+def _accuracy(t: dict) -> float:
+    return (t["tp"] + t["tn"]) / max(t["tp"] + t["fp"] + t["fn"] + t["tn"], 1)
+
+
+def _precision(t: dict) -> float:
+    return t["tp"] / (t["tp"] + t["fp"]) if t["tp"] + t["fp"] else 0.0
+
+
+def _recall(t: dict) -> float:
+    return t["tp"] / (t["tp"] + t["fn"]) if t["tp"] + t["fn"] else 0.0
+
+
+def _f1(t: dict) -> float:
+    return 2 * t["tp"] / (2 * t["tp"] + t["fp"] + t["fn"]) if t["tp"] + t["fp"] + t["fn"] else 0.0
+
+
+def gauc_weights(npos: np.ndarray, nrows: np.ndarray, gauc_weight: str) -> np.ndarray:
+    """Weight of each user's AUC: its scored rows, its positives, or 1."""
+    return {"rows": nrows, "positives": npos, "uniform": np.ones_like(nrows)}[gauc_weight]
+
+
+def _gauc_partial(r: ScoredRows) -> dict:
+    auc, npos, nrows = r.auc_per_user()
+    single_class = np.isnan(auc)
+    ok = ~single_class & r.counted
+    w = gauc_weights(npos, nrows, r.gauc_weight)[ok]
+    return {"gauc_num": float(np.sum(w * auc[ok])), "gauc_den": float(w.sum()),
+            "gauc_skipped": int((r.counted & r.in_run & single_class).sum())}
+
+
+def _sum_partial(key: str, term: Callable[[ScoredRows], np.ndarray]) -> Callable[[ScoredRows], dict]:
+    return lambda r: {"rows": r.n, key: float(np.sum(term(r)))}
+
+
+def _ratio(num: float, den: float, empty: float = float("nan")) -> float:
+    return float(num / den) if den > 0 else empty
+
+
+@dataclass(frozen=True)
+class RowReduction:
+    """A scored-row metric: ``partial(rows) -> dict of sums`` and ``finalize(combined sums) -> value``.
+
+    Keys shared by several metrics (``rows``, the confusion counts) hold the
+    same value in each partial, so one partition's partials merge into one dict.
+    """
+
+    partial: Callable[[ScoredRows], dict]
+    finalize: Callable[[dict], float]
+
+
+ROW_REDUCTIONS: dict[str, RowReduction] = {
+    "logloss": RowReduction(_logloss_partial, _logloss_final),
+    "brier": RowReduction(_brier_partial, _brier_final),
+    "rmse": RowReduction(_sum_partial("squared_error", lambda r: (r.score - r.relevance) ** 2),
+                         lambda t: float(np.sqrt(t["squared_error"] / t["rows"])) if t["rows"] else float("nan")),
+    "mae": RowReduction(_sum_partial("absolute_error", lambda r: np.abs(r.score - r.relevance)),
+                        lambda t: _ratio(t["absolute_error"], t["rows"])),
+    "pcopc": RowReduction(lambda r: {"sum_score": float(r.score.sum()), "sum_label": float(r.label.sum())},
+                          lambda t: _ratio(t["sum_score"], t["sum_label"])),
+    "accuracy": RowReduction(confusion_counts, _accuracy),
+    "precision": RowReduction(confusion_counts, _precision),
+    "recall": RowReduction(confusion_counts, _recall),
+    "f1": RowReduction(confusion_counts, _f1),
+    "gauc": RowReduction(_gauc_partial, lambda t: _ratio(t["gauc_num"], t["gauc_den"])),
+}
+#: rank statistics over all scored rows (partial: :func:`score_counts`)
+RANK_STATISTICS = ("auc", "pr_auc")
+
+
+def scored_partials(names: Iterable[str], rows: ScoredRows) -> dict:
+    """The partial sums one partition contributes to the scored-row metrics ``names``."""
+    out: dict = {}
+    for name in dict.fromkeys(names):
+        if name in ROW_REDUCTIONS:
+            out.update(ROW_REDUCTIONS[name].partial(rows))
+    return out
+
+
+def combine(partials: Iterable[dict]) -> dict:
+    """Add the partial sums of several partitions (the first non-empty example is kept)."""
+    total: dict = {}
+    for part in partials:
+        for key, value in part.items():
+            if key.startswith("first_"):
+                if value is not None and total.get(key) is None:
+                    total[key] = value
+                continue
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def finalize_scored(name: str, totals: dict) -> float:
+    """The value of scored-row metric ``name`` from combined partial sums."""
+    return ROW_REDUCTIONS[name].finalize(totals)
+
+
+def score_counts(score: np.ndarray, label: np.ndarray):
+    """Partial of ``auc`` / ``pr_auc``: distinct scores (ascending), positives and rows per score."""
+    values, inverse = np.unique(score, return_inverse=True)
+    positives = np.bincount(inverse, weights=label, minlength=len(values)).astype(np.int64)
+    totals = np.bincount(inverse, minlength=len(values)).astype(np.int64)
+    return values, positives, totals
+
+
+def rank_statistic(name: str, rows: ScoredRows) -> float:
+    """``auc`` or ``pr_auc`` of one partition holding every scored row."""
+    return cls.roc_auc(rows.label, rows.score) if name == "auc" else cls.average_precision(rows.label, rows.score)
+
+
+# --------------------------------------------------------------------------- per-user means
+def mean_partial(values: np.ndarray) -> dict:
+    """Partial of a mean over users with a finite value (ILS, novelty: NaN for users it cannot score)."""
+    finite = np.isfinite(values)
+    return {"sum": float(np.sum(np.where(finite, values, 0.0))), "count": int(finite.sum())}
+
+
+def finalize_mean(t: dict) -> float:
+    return _ratio(t["sum"], t["count"])
+
+
+# --------------------------------------------------------------------------- diversity across users
+def coverage_partial(items: np.ndarray, weight: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per item code: certain top-k inclusions and the sum of log(1 - p) over uncertain ones.
+
+    ``weight`` is each ranked row's probability of being in its user's top k
+    (0 for rows of users not evaluated).
+    """
+    certain = np.bincount(items, weights=(weight >= 1.0), minlength=n_items)
+    partial = weight < 1.0
+    log_miss = np.bincount(items[partial], weights=np.log1p(-weight[partial]), minlength=n_items)
+    return certain, log_miss
+
+
+def coverage_expected_items(certain: np.ndarray, log_miss: np.ndarray) -> float:
+    """E[number of covered items]: 1 for an item some user holds for sure, else 1 - prod(1 - p)."""
+    return float(np.where(certain > 0, 1.0, -np.expm1(log_miss)).sum())
+
+
+def finalize_coverage(expected_items: float, catalogue: int) -> float:
+    return float(expected_items / catalogue) if catalogue else 0.0
+
+
+def personalization_partial(items: np.ndarray, weight: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per item code: S1 = sum of top-k inclusion probabilities and S2 = sum of their squares."""
+    s1 = np.bincount(items, weights=weight, minlength=n_items)
+    s2 = np.bincount(items, weights=weight * weight, minlength=n_items)
+    return s1, s2
+
+
+def personalization_shared_pairs(s1: np.ndarray, s2: np.ndarray) -> float:
+    """E[sum_i C(c_i, 2)] = sum_i (S1_i^2 - S2_i) / 2 (users are independent)."""
+    return float(np.sum(s1 * s1 - s2) / 2.0)
+
+
+def finalize_personalization(shared_pairs: float, n_users: int, k: int) -> float:
+    """1 - E[shared pairs] / (C(n, 2) k); NaN with fewer than two users."""
+    if n_users < 2:
+        return float("nan")
+    pairs = n_users * (n_users - 1) / 2.0
+    return 1.0 - shared_pairs / (pairs * k)

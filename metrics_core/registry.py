@@ -1,0 +1,328 @@
+"""The metric table: every metric declared once, with everything the rest of the package reads.
+
+Each :class:`Metric` says what a metric is called (its name and the names
+other libraries give it), what kind of quantity it is, what data it needs,
+which direction is better, its formula and its meaning. The name parser
+(:func:`parse_metric`, with "did you mean"), ``evaluate``'s dispatch, the
+Spark reduction, the command line's ``--help``, ``stats``' direction of
+improvement, the dashboard's lists and tooltips and the README's metric table
+all read this table; nothing else lists metric names.
+
+Kinds:
+
+- ``ranking``: per user over the ranked list, averaged over evaluated users
+  (one column ``family`` of the ranking kernel);
+- ``pooled``: summed over users before dividing (``hit_ratio@k``);
+- ``scored``: over all scored rows at once (classification and regression);
+- ``scored_per_user``: over each user's scored rows, then weighted (``gauc``);
+- ``diversity``: over the top-k lists (per user or across users).
+
+A name such as ``precision`` exists twice: with ``@k`` it is the ranking
+metric, without it the classification metric at ``threshold``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from .errors import MetricsError
+
+KINDS = ("ranking", "pooled", "scored", "scored_per_user", "diversity")
+KIND_TITLES = {
+    "ranking": "ranking, per user",
+    "pooled": "ranking, pooled over users",
+    "scored": "scored rows",
+    "scored_per_user": "scored rows, per user",
+    "diversity": "diversity",
+}
+NEEDS = ("relevance", "probabilities", "item_features", "interactions")
+HIGHER, LOWER = "higher", "lower"
+
+# cutoff rules: "optional" (name or name@k), "required" (only name@k selects this entry), "none"
+CUTOFF_OPTIONAL, CUTOFF_REQUIRED, CUTOFF_NONE = "optional", "required", "none"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: how it is named, what it needs and means, and how it is computed.
+
+    ``family`` is the ranking kernel column for ``ranking`` and ``pooled``
+    metrics; scored-row and diversity metrics are computed by the reduction of
+    the same name in :mod:`metrics_core.reductions`. ``per_user`` metrics give
+    one value per evaluated user (a column of ``Evaluation.per_user``).
+    ``convention`` names the defaults that shape the value (README column).
+    """
+
+    name: str
+    kind: str
+    direction: str
+    formula: str
+    meaning: str
+    aliases: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ("relevance",)
+    cutoff: str = CUTOFF_OPTIONAL
+    family: str | None = None
+    per_user: bool = False
+    convention: str = ""
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == HIGHER
+
+    @property
+    def on_scored_rows(self) -> bool:
+        """Computed from scores and labels of rows rather than from ranked lists."""
+        return self.kind in ("scored", "scored_per_user")
+
+    @property
+    def display(self) -> str:
+        """How the README and the help write the name: ``ndcg@k``, ``r_precision``, ``auc``."""
+        return self.name if self.cutoff == CUTOFF_NONE else f"{self.name}@k"
+
+    @property
+    def tooltip(self) -> str:
+        """One line for a dashboard tooltip: meaning, formula, direction."""
+        return f"{self.meaning} {self.formula}. {self.direction.capitalize()} is better."
+
+
+def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=CUTOFF_OPTIONAL):
+    return Metric(name=name, kind="ranking", direction=HIGHER, formula=formula, meaning=meaning, aliases=aliases,
+                  cutoff=cutoff, family=family, per_user=True, convention=convention)
+
+
+METRICS: tuple[Metric, ...] = (
+    _ranking("cg", "cg", "`sum_{i<=K} g(rel_i)`", "Cumulative gain of the top k.", convention="linear gain"),
+    _ranking("dcg", "dcg", "`sum_{i<=K} g(rel_i) / log2(i+1)`", "Discounted cumulative gain of the top k.",
+             convention="linear gain"),
+    _ranking("ndcg", "ndcg", "`DCG@k / IDCG@k` (0 when IDCG = 0)",
+             "DCG of the top k relative to the best possible order.", aliases=("ndcg_cut", "ndcg_score"),
+             convention="ideal from all judged items (`ideal=\"judged\"`)"),
+    _ranking("map", "ap", "AP@k `= (1/D) sum_{i<=K} h_i P@i`",
+             "Mean over users of the average precision at each relevant position.",
+             aliases=("map_cut", "ap"), convention="`D = R` (`ap_norm=\"relevant\"`, trec_eval `map_cut`)"),
+    _ranking("mrr", "rr", "`1 / rank of the first relevant item <= K`, else 0",
+             "Mean reciprocal rank of the first relevant item.", aliases=("recip_rank", "rr")),
+    _ranking("precision", "precision", "`hits@K / k` (whole list: `/ n`)",
+             "Share of the top k that is relevant.", aliases=("p",),
+             convention="divides by k even for short lists (trec_eval)", cutoff=CUTOFF_REQUIRED),
+    _ranking("recall", "recall", "`hits@K / R`", "Share of the relevant items found in the top k.",
+             aliases=("r",), cutoff=CUTOFF_REQUIRED),
+    _ranking("f1", "f1", "harmonic mean of the user's P@k and R@k `= 2 hits / (k + R)`",
+             "Balance of precision and recall at k.", cutoff=CUTOFF_REQUIRED),
+    _ranking("hit_rate", "hit", "1 if `hits@K > 0`", "Share of users with at least one relevant item in the top k.",
+             aliases=("success", "hr", "hit")),
+    _ranking("r_precision", "r_precision", "`hits@R / R`", "Precision at the user's number of relevant items.",
+             aliases=("rprec",), cutoff=CUTOFF_NONE),
+    Metric("hit_ratio", "pooled", HIGHER, "pooled over all users: `sum_u hits@K / sum_u R`",
+           "Relevant items found in the top k over all relevant items, pooled over users.", family="hits"),
+    Metric("auc", "scored", HIGHER, "ROC AUC over all scored rows, ties count one half",
+           "Chance that a random positive row scores above a random negative row.", aliases=("roc_auc",),
+           cutoff=CUTOFF_NONE, convention="label = relevance >= threshold"),
+    Metric("pr_auc", "scored", HIGHER, "average precision as scikit-learn's `average_precision_score`",
+           "Area under the precision-recall curve over all scored rows.",
+           aliases=("average_precision", "ap_score"), cutoff=CUTOFF_NONE),
+    Metric("logloss", "scored", LOWER, "`-mean(y log p + (1-y) log(1-p))`, p clipped to `[eps, 1-eps]`",
+           "Cross-entropy of the scores read as probabilities of the label.", aliases=("log_loss",),
+           needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE, convention="scores must be in [0, 1]"),
+    Metric("brier", "scored", LOWER, "`mean((score - label)^2)` over scored rows",
+           "Mean squared error of the scores read as probabilities of the label.",
+           aliases=("brier_score", "brier_score_loss"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
+           convention="scores must be in [0, 1]"),
+    Metric("rmse", "scored", LOWER, "`sqrt(mean((score - relevance)^2))` over scored rows",
+           "Root mean squared error of the score as a prediction of the relevance.", cutoff=CUTOFF_NONE),
+    Metric("mae", "scored", LOWER, "`mean(|score - relevance|)` over scored rows",
+           "Mean absolute error of the score as a prediction of the relevance.", aliases=("mean_absolute_error",),
+           cutoff=CUTOFF_NONE),
+    Metric("accuracy", "scored", HIGHER, "`(tp + tn) / rows`, predicted positive when `score >= threshold`",
+           "Share of scored rows whose predicted class is the label.", cutoff=CUTOFF_NONE,
+           convention="`threshold=0.5`"),
+    Metric("precision", "scored", HIGHER, "`tp / (tp + fp)` (0 without predicted positives)",
+           "Share of rows predicted positive that are positive.", aliases=("p",), cutoff=CUTOFF_NONE,
+           convention="`threshold=0.5`"),
+    Metric("recall", "scored", HIGHER, "`tp / (tp + fn)` (0 without positives)",
+           "Share of positive rows predicted positive.", aliases=("r",), cutoff=CUTOFF_NONE,
+           convention="`threshold=0.5`"),
+    Metric("f1", "scored", HIGHER, "`2 tp / (2 tp + fp + fn)`", "Harmonic mean of classification precision and recall.",
+           cutoff=CUTOFF_NONE, convention="`threshold=0.5`"),
+    Metric("gauc", "scored_per_user", HIGHER, "`sum_u w_u AUC_u / sum_u w_u` over users with both classes",
+           "ROC AUC within each user's rows, averaged with weights.", cutoff=CUTOFF_NONE, per_user=True,
+           convention="`gauc_weight=\"rows\"` (or `positives`, `uniform`); single-class users skipped and counted"),
+    Metric("pcopc", "scored", HIGHER, "`sum(score) / sum(label)` (1.0 = calibrated)",
+           "Predicted over observed positives: calibration of click-through scores (1.0 = calibrated).",
+           aliases=("copc", "ctr_calibration"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE),
+    Metric("ils", "diversity", LOWER,
+           "mean pairwise similarity of the top-k items: cosine of feature vectors, or Jaccard of tag sets",
+           "How similar the items of a list are to each other (lower means more diverse lists).",
+           aliases=("intra_list_similarity",), needs=("item_features",), per_user=True,
+           convention="needs `item_features`"),
+    Metric("coverage", "diversity", HIGHER, "distinct items in evaluated users' top-k / catalogue size",
+           "Share of the catalogue that some user sees in the top k.", needs=(),
+           convention="catalogue = item features, else all items seen"),
+    Metric("novelty", "diversity", HIGHER,
+           "mean `-log2 pop(i)` over the top k, `pop` = share of users who interacted with i",
+           "How unpopular, hence unexpected, the recommended items are.", needs=("relevance", "interactions"),
+           per_user=True, convention="popularity from `interactions`, else the relevant ground truth"),
+    Metric("personalization", "diversity", HIGHER, "`1 - mean_{u<v} |L_u ∩ L_v| / k`",
+           "How different the top-k lists of two users are.", needs=(),
+           convention="exact for any number of users (`sum_i C(c_i, 2)` shared pairs)"),
+)
+
+METRIC_NAMES: list[str] = sorted({m.name for m in METRICS})
+_ENTRIES: dict[str, tuple[Metric, ...]] = {n: tuple(m for m in METRICS if m.name == n) for n in METRIC_NAMES}
+ALIASES: dict[str, str] = {alias: m.name for m in METRICS for alias in m.aliases}
+#: largest cutoff k: kept as given (P@k divides by it) while memory is sized by the longest list
+MAX_K = 2**62
+_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(-?[0-9]+(?:\.[0-9]*)?))?\s*$")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A parsed metric name: ``name`` (canonical base), ``k`` (0 = whole list), ``label`` as given,
+    ``kind`` and the :class:`Metric` entry it selects."""
+
+    name: str
+    k: int
+    label: str
+    kind: str
+    metric: Metric | None = None
+
+    @property
+    def entry(self) -> Metric:
+        return self.metric if self.metric is not None else _select(self.name, self.kind == "ranking")
+
+    @property
+    def per_user(self) -> bool:
+        return self.entry.per_user
+
+
+def canonical(base: str) -> str | None:
+    """Canonical metric name of a base name or alias (case-insensitive, ``-`` = ``_``), or None."""
+    key = str(base).strip().lower().replace("-", "_")
+    key = ALIASES.get(key, key)
+    return key if key in _ENTRIES else None
+
+
+def _select(name: str, with_cutoff: bool) -> Metric:
+    """The entry of ``name``: with a cutoff the one that takes ``@k``, else the one that does not need it."""
+    entries = _ENTRIES[name]
+    if len(entries) == 1:
+        return entries[0]
+    wanted = [m for m in entries if (m.cutoff != CUTOFF_NONE) == with_cutoff]
+    return wanted[0]
+
+
+def _suggestion(base: str) -> str:
+    close = difflib.get_close_matches(base, METRIC_NAMES + list(ALIASES), n=1, cutoff=0.5)
+    return f"; did you mean '{close[0]}'?" if close else f"; known metrics: {', '.join(METRIC_NAMES)}"
+
+
+def _cutoff(k_text: str, label: str) -> int:
+    """The whole number k of ``@k`` (1..MAX_K), read from its text (never through a float)."""
+    whole, _, fraction = k_text.partition(".")
+    digits = whole.lstrip("-").lstrip("0")
+    k = -1 if fraction.strip("0") else MAX_K + 1 if len(digits) > 19 else int(whole)
+    if k <= 0:
+        raise MetricsError(f"cutoff k must be a whole number >= 1 in '{label[:80]}'")
+    if k > MAX_K:
+        raise MetricsError(f"cutoff k in '{label[:40]}' is larger than the largest supported cutoff 2^62; "
+                           f"leave out @k to use the whole list")
+    return k
+
+
+def parse_metric(label: str) -> MetricSpec:
+    """Parse ``"NDCG@10"`` -> MetricSpec(name="ndcg", k=10, ...); one-line MetricsError otherwise."""
+    if not isinstance(label, str):
+        raise MetricsError(f"a metric name must be a string such as 'ndcg@10', got {type(label).__name__}")
+    if not label.strip():
+        raise MetricsError(f"empty metric name {label!r}; known metrics: {', '.join(METRIC_NAMES)}")
+    m = _PATTERN.match(label)
+    if not m:
+        raise MetricsError(f"cannot read metric name {label[:80]!r}; write it as name or name@k, e.g. ndcg@10")
+    raw, k_text = m.group(1).lower().replace("-", "_"), m.group(2)
+    base = canonical(raw)
+    if base is None:
+        raise MetricsError(f"unknown metric '{label[:80]}'{_suggestion(raw[:80])}")
+    metric = _select(base, k_text is not None)
+    k = 0
+    if k_text is not None:
+        if metric.cutoff == CUTOFF_NONE:
+            raise MetricsError(f"metric '{base}' takes no cutoff; write '{base}' instead of '{label}'")
+        k = _cutoff(k_text, label)
+    return MetricSpec(name=base, k=k, label=label, kind=metric.kind, metric=metric)
+
+
+def parse_metrics(labels) -> list[MetricSpec]:
+    """Parse a list (or a comma-separated string) of metric names."""
+    if isinstance(labels, str):
+        labels = [x for x in labels.split(",") if x.strip()]
+    if labels is None:
+        raise MetricsError("metrics is None; pass metric names, e.g. metrics=['ndcg@10', 'map@100']")
+    try:
+        labels = list(labels)
+    except TypeError:
+        raise MetricsError(f"metrics must be a list of names such as ['ndcg@10'], got {type(labels).__name__}") from None
+    bad = [x for x in labels if not isinstance(x, str)]
+    if bad:
+        raise MetricsError(f"a metric name must be a string such as 'ndcg@10', got {bad[0]!r}")
+    specs = [parse_metric(x.strip()) for x in labels]
+    if not specs:
+        raise MetricsError("no metric requested; e.g. --metrics ndcg@10,map@100")
+    return specs
+
+
+def lookup(label: str) -> Metric:
+    """The entry of a metric name or label (``"ndcg@10"``, ``"P@5"``, ``"log_loss"``); MetricsError if unknown."""
+    return parse_metric(label).entry
+
+
+def higher_is_better(label: str) -> bool:
+    """Whether a larger value of this metric is better (unknown names count as higher-is-better)."""
+    try:
+        return lookup(str(label)).higher_is_better
+    except MetricsError:
+        return True
+
+
+def metrics_of_kind(*kinds: str) -> tuple[Metric, ...]:
+    """Entries of the given kinds, in table order."""
+    return tuple(m for m in METRICS if m.kind in kinds)
+
+
+def ranking_columns() -> dict[str, str]:
+    """Ranking metric name -> its ranking kernel column (``map`` -> ``ap``, ``mrr`` -> ``rr``)."""
+    return {m.name: m.family for m in METRICS if m.kind == "ranking"}
+
+
+def lower_is_better_names() -> frozenset[str]:
+    """Every name and alias of the metrics for which a smaller value is better."""
+    return frozenset(n for m in METRICS if not m.higher_is_better for n in (m.name, *m.aliases))
+
+
+def help_text() -> str:
+    """The metric list for the command line's ``--metrics`` help, grouped by kind."""
+    groups = []
+    for kind in KINDS:
+        names = [m.display for m in METRICS if m.kind == kind]
+        groups.append(f"{KIND_TITLES[kind]}: {', '.join(names)}")
+    return "; ".join(groups)
+
+
+def _cell(text: str) -> str:
+    """A markdown table cell: pipes escaped (also inside code spans, as GitHub reads tables)."""
+    return text.replace("|", "\\|")
+
+
+def markdown_table() -> str:
+    """The README's metric table (one row per entry, generated from the table above)."""
+    lines = ["| metric | kind | formula (per user unless stated) | better | default convention |",
+             "| --- | --- | --- | --- | --- |"]
+    for m in METRICS:
+        names = f"`{m.display}`"
+        if m.aliases:
+            suffix = "" if m.cutoff == CUTOFF_NONE else "@k"
+            names += " (" + ", ".join(f"`{a}{suffix}`" for a in m.aliases) + ")"
+        lines.append(f"| {names} | {KIND_TITLES[m.kind]} | {_cell(m.formula)} | {m.direction} | "
+                     f"{_cell(m.convention)} |")
+    return "\n".join(lines)

@@ -1,0 +1,440 @@
+"""``AnalysisStore``: working copies and snapshots of analyses, over any SQLAlchemy database.
+
+See the package docstring (:mod:`metrics_core.store`) for the model and the settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, make_url
+
+from metrics_core.store import blobs, engine, quota, schema
+from metrics_core.store.config import DIR_ENV, URL_ENV, StoreLimits, default_store_dir
+from metrics_core.store.errors import StoreError
+from metrics_core.store.ids import (hash_delete_token, new_analysis_id, new_delete_token, token_matches,
+                                    validate_analysis_id, validate_delete_token)
+from metrics_core.store.records import (SNAPSHOT, WORKING, SavedAnalysis, SavedFile, SnapshotReceipt,
+                                        StoreUsage)
+
+__all__ = ["DB_NAME", "MAX_TITLE_CHARS", "MAX_NOTES_CHARS", "MAX_SETTINGS_BYTES", "AnalysisStore"]
+
+#: The SQLite file's name inside the store directory.
+DB_NAME = "analyses.sqlite3"
+MAX_TITLE_CHARS = 300
+MAX_NOTES_CHARS = 20_000
+MAX_SETTINGS_BYTES = 1024 * 1024
+# A working copy's expiry is written back on use at most this often (seconds).
+_REFRESH_EVERY = 60.0
+
+FileInput = Iterable["SavedFile | tuple"] | Mapping[str, bytes]
+
+
+def _iso(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
+
+
+def _normalise_files(files: FileInput) -> list[tuple[SavedFile, str]]:
+    """``files`` as :class:`SavedFile` objects with the SHA-256 of each content."""
+    if isinstance(files, Mapping):
+        items = [SavedFile(str(name), bytes(data)) for name, data in files.items()]
+    else:
+        items = [f if isinstance(f, SavedFile) else SavedFile(str(f[0]), bytes(f[1]), *(str(x) for x in f[2:3]))
+                 for f in files]
+    return [(f, blobs.sha256_hex(f.data)) for f in items]
+
+
+def _settings_json(settings: Mapping[str, Any] | None) -> str:
+    try:
+        text = json.dumps(dict(settings or {}), sort_keys=True, allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"analysis settings must be JSON-serialisable: {exc}") from None
+    if len(text.encode("utf-8")) > MAX_SETTINGS_BYTES:
+        raise StoreError(f"analysis settings take more than {MAX_SETTINGS_BYTES} bytes as JSON; keep data in files")
+    return text
+
+
+def _text(value: Any, what: str, limit: int) -> str:
+    value = "" if value is None else str(value)
+    if len(value) > limit:
+        raise StoreError(f"the {what} has {len(value)} characters; at most {limit} are kept, shorten it")
+    return value
+
+
+class AnalysisStore:
+    """Working copies and snapshots in one database.
+
+    ``AnalysisStore()`` uses ``$METRICS_CORE_STORE_URL`` when set, else SQLite in
+    ``$METRICS_CORE_STORE_DIR`` (or the user data directory). ``AnalysisStore(directory)`` is
+    SQLite in ``directory``; ``AnalysisStore(url=...)`` any SQLAlchemy URL. ``quota_bytes``
+    (int or a size such as ``"10GiB"``) and ``working_days`` override
+    ``$METRICS_CORE_STORE_QUOTA`` and ``$METRICS_CORE_STORE_WORKING_DAYS``. ``clock`` returns
+    the current time in seconds since the epoch (tests pass a fake one). ``chunk_bytes`` is
+    the size of the pieces file contents are stored in.
+    """
+
+    def __init__(self, directory: str | os.PathLike | None = None, *, url: str | None = None,
+                 quota_bytes: int | str | None = None, working_days: float | None = None,
+                 clock: Callable[[], float] | None = None, chunk_bytes: int = blobs.DEFAULT_CHUNK_BYTES):
+        if url is None and directory is None:
+            url = os.environ.get(URL_ENV, "").strip() or None
+        if url is not None:
+            self.url = str(url)
+            try:
+                self.path = engine.sqlite_path(self.url)
+            except sa.exc.ArgumentError:
+                raise StoreError(f"{URL_ENV} is not a database URL such as "
+                                 "postgresql+psycopg://user@host/dbname or sqlite:////path/store.sqlite3") from None
+            self.directory = self.path.parent if self.path is not None else None
+        else:
+            self.directory = Path(directory).expanduser() if directory is not None else default_store_dir()
+            self.path = self.directory / DB_NAME
+            self.url = engine.sqlite_url(self.path)
+        self.limits = StoreLimits.resolve(quota_bytes, working_days)
+        if chunk_bytes < 1:
+            raise StoreError(f"chunk_bytes must be >= 1, not {chunk_bytes}")
+        self.chunk_bytes = int(chunk_bytes)
+        self._clock = clock or time.time
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def location(self) -> str:
+        """The SQLite file, or the database URL without its password."""
+        if self.path is not None:
+            return str(self.path)
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Database and file-system failures as one-line :class:`StoreError`s."""
+        try:
+            yield
+        except (sa.exc.SQLAlchemyError, OSError) as exc:
+            reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__])[0]
+            where = (f"check that {self.path.parent} is writable and has free space, or set {DIR_ENV}"
+                     if self.path is not None else f"check {URL_ENV} and that the database is reachable")
+            raise StoreError(f"cannot {action} the analysis store at {self.location}: {reason}; {where}") from None
+
+    def _engine(self):
+        with self._errors("open"):
+            return engine.get_engine(self.url)
+
+    def close(self) -> None:
+        """Close this process's connections to the store's database."""
+        engine.dispose_engine(self.url)
+
+    def _now(self) -> float:
+        return float(self._clock())
+
+    # ------------------------------------------------------------------ reading
+    def _row(self, conn: Connection, analysis_id: str):
+        return conn.execute(sa.select(schema.analyses).where(schema.analyses.c.id == analysis_id)).first()
+
+    def _missing(self, analysis_id: str) -> StoreError:
+        return StoreError(f"no saved analysis with id {analysis_id} on this server; "
+                          "it may have been saved on another deployment, deleted, or expired")
+
+    def _live_row(self, conn: Connection, analysis_id: str, now: float):
+        """The row of an analysis that exists and has not expired, else StoreError."""
+        row = self._row(conn, analysis_id)
+        if row is None:
+            raise self._missing(analysis_id)
+        if row.kind == WORKING and row.expires_at is not None and row.expires_at <= now:
+            days = self.limits.working_seconds / 86400
+            raise StoreError(f"the working copy {analysis_id} expired after {days:g} days without use; "
+                             "upload the files again")
+        return row
+
+    def load(self, analysis_id: str) -> SavedAnalysis:
+        """Load a working copy or snapshot (a working copy's expiry restarts: it was used)."""
+        validate_analysis_id(analysis_id)
+        engine_ = self._engine()
+        now = self._now()
+        with self._errors("read from"):
+            with engine.read_transaction(engine_) as conn:
+                row = self._live_row(conn, analysis_id, now)
+                file_rows = conn.execute(sa.select(schema.files).where(schema.files.c.analysis_id == analysis_id)
+                                         .order_by(schema.files.c.position)).all()
+                contents: dict[str, bytes] = {}
+                for f in file_rows:
+                    if f.sha256 not in contents:
+                        contents[f.sha256] = blobs.read(conn, f.sha256)
+        expires = row.expires_at
+        if row.kind == WORKING and expires - now < self.limits.working_seconds - _REFRESH_EVERY:
+            expires = self._refresh(engine_, analysis_id, now) or expires
+        return SavedAnalysis(
+            id=analysis_id, created=_iso(row.created_at), settings=json.loads(row.settings),
+            files=tuple(SavedFile(name=f.name, role=f.role, data=contents[f.sha256]) for f in file_rows),
+            title=row.title, notes=row.notes, kind=row.kind, updated=_iso(row.updated_at),
+            expires=_iso(expires) if row.kind == WORKING else None)
+
+    def _refresh(self, engine_, analysis_id: str, now: float) -> float | None:
+        """Restart a working copy's retention; return the new expiry, or ``None`` when the
+        database is busy with a long save (the next use refreshes it; the load itself worked)."""
+        expires = now + self.limits.working_seconds
+        try:
+            with engine.write_transaction(engine_, lock=False) as conn:
+                conn.execute(schema.analyses.update().where(schema.analyses.c.id == analysis_id,
+                                                            schema.analyses.c.kind == WORKING)
+                             .values(expires_at=expires))
+        except sa.exc.OperationalError:
+            return None
+        return expires
+
+    def exists(self, analysis_id: str) -> bool:
+        """Whether a well-formed id names a live analysis (malformed ids raise StoreError)."""
+        validate_analysis_id(analysis_id)
+        now = self._now()
+        with self._errors("read from"), engine.read_transaction(self._engine()) as conn:
+            row = self._row(conn, analysis_id)
+        return row is not None and not (row.kind == WORKING and row.expires_at <= now)
+
+    def usage(self) -> StoreUsage:
+        """Bytes stored (each distinct content once), the quota, and what still fits."""
+        with self._errors("read from"), engine.read_transaction(self._engine()) as conn:
+            used = blobs.used_bytes(conn)
+        return StoreUsage(used_bytes=used, quota_bytes=self.limits.quota_bytes,
+                          free_bytes=quota.room(used, self.limits.quota_bytes, quota.disk_free(self.directory)))
+
+    def check_can_store(self, nbytes: int) -> None:
+        """Raise :class:`StoreFullError` (one line) when ``nbytes`` more cannot be stored; call
+        it when a file is uploaded, before reading it. Expired working copies are removed first."""
+        self.purge_expired()
+        used = self.usage().used_bytes
+        refusal = quota.refusal(int(nbytes), used, self.limits.quota_bytes, quota.disk_free(self.directory))
+        if refusal is not None:
+            raise refusal
+
+    def can_store(self, nbytes: int) -> bool:
+        """Whether ``nbytes`` more can be stored now (see :meth:`check_can_store` for the message)."""
+        try:
+            self.check_can_store(nbytes)
+        except StoreError:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ writing
+    def _write(self, action: str, work: Callable[[Connection, float, list[int]], Any], purged: bool = False) -> Any:
+        """Run ``work(conn, now, freed)`` in one write transaction after removing expired
+        working copies; ``work`` adds the bytes it frees to ``freed[0]``. Freed space goes
+        back to the file system after the commit. Returns what ``work`` returns, or with
+        ``purged`` the number of expired working copies removed."""
+        engine_ = self._engine()
+        now = self._now()
+        freed = [0]
+        with self._errors(action):
+            with engine.write_transaction(engine_) as conn:
+                expired, freed[0] = self._purge(conn, now)
+                result = work(conn, now, freed)
+            if freed[0]:
+                engine.reclaim_space(engine_)
+        return expired if purged else result
+
+    def _purge(self, conn: Connection, now: float) -> tuple[int, int]:
+        """Remove expired working copies; return how many and the bytes freed."""
+        expired = conn.execute(sa.select(schema.analyses.c.id).where(
+            schema.analyses.c.kind == WORKING, schema.analyses.c.expires_at <= now)).scalars().all()
+        return len(expired), sum(self._remove(conn, analysis_id) for analysis_id in expired)
+
+    def _remove(self, conn: Connection, analysis_id: str) -> int:
+        """Delete an analysis and the contents nothing else uses; return bytes freed (+1 so
+        that removing an analysis without files still counts as a change)."""
+        digests = self._drop_files(conn, analysis_id)
+        conn.execute(schema.analyses.delete().where(schema.analyses.c.id == analysis_id))
+        return blobs.collect_garbage(conn, digests) + 1
+
+    def _drop_files(self, conn: Connection, analysis_id: str) -> list[str]:
+        digests = conn.execute(sa.select(schema.files.c.sha256)
+                               .where(schema.files.c.analysis_id == analysis_id)).scalars().all()
+        conn.execute(schema.files.delete().where(schema.files.c.analysis_id == analysis_id))
+        return digests
+
+    def _add_files(self, conn: Connection, analysis_id: str, items: list[tuple[SavedFile, str]]) -> None:
+        """Store the contents not stored yet (within the quota), then the file rows."""
+        known = blobs.existing(conn, [digest for _, digest in items])
+        new = {digest: len(f.data) for f, digest in items if digest not in known}
+        refusal = quota.refusal(sum(new.values()), blobs.used_bytes(conn), self.limits.quota_bytes,
+                                quota.disk_free(self.directory))
+        if refusal is not None:
+            raise refusal
+        for f, digest in items:
+            if digest in new:
+                blobs.put(conn, digest, f.data, self.chunk_bytes)
+                del new[digest]
+        if items:
+            conn.execute(schema.files.insert(), [
+                {"analysis_id": analysis_id, "position": i, "name": f.name, "role": f.role, "sha256": digest}
+                for i, (f, digest) in enumerate(items)])
+
+    def _new_id(self, conn: Connection) -> str:
+        while True:  # a collision of 192-bit ids is practically impossible; writers take turns
+            analysis_id = new_analysis_id()
+            if self._row(conn, analysis_id) is None:
+                return analysis_id
+
+    def _insert(self, conn: Connection, now: float, kind: str, settings: str, title: str, notes: str,
+                token_hash: str | None = None) -> str:
+        analysis_id = self._new_id(conn)
+        conn.execute(schema.analyses.insert().values(
+            id=analysis_id, kind=kind, created_at=now, updated_at=now,
+            expires_at=now + self.limits.working_seconds if kind == WORKING else None,
+            title=title, notes=notes, settings=settings, delete_token_sha256=token_hash))
+        return analysis_id
+
+    def create_working(self, files: FileInput = (), settings: Mapping[str, Any] | None = None, *,
+                       title: str = "", notes: str = "") -> str:
+        """Start a working copy with ``files`` and ``settings``; return its id."""
+        items = _normalise_files(files)
+        settings_json = _settings_json(settings)
+        title = _text(title, "title", MAX_TITLE_CHARS)
+        notes = _text(notes, "notes", MAX_NOTES_CHARS)
+
+        def work(conn, now, _freed):
+            analysis_id = self._insert(conn, now, WORKING, settings_json, title, notes)
+            self._add_files(conn, analysis_id, items)
+            return analysis_id
+        return self._write("save in", work)
+
+    def update_working(self, analysis_id: str, *, files: FileInput | None = None,
+                       settings: Mapping[str, Any] | None = None, title: str | None = None,
+                       notes: str | None = None) -> None:
+        """Change a working copy: the arguments given replace what it holds (``files``
+        replaces the whole list; contents already stored are not stored again). Snapshots
+        cannot be changed."""
+        validate_analysis_id(analysis_id)
+        items = None if files is None else _normalise_files(files)
+        values: dict[str, Any] = {}
+        if settings is not None:
+            values["settings"] = _settings_json(settings)
+        if title is not None:
+            values["title"] = _text(title, "title", MAX_TITLE_CHARS)
+        if notes is not None:
+            values["notes"] = _text(notes, "notes", MAX_NOTES_CHARS)
+
+        def work(conn, now, freed):
+            row = self._live_row(conn, analysis_id, now)
+            if row.kind != WORKING:
+                raise StoreError(f"the snapshot {analysis_id} is read-only; open it and share again to save changes")
+            if items is not None:
+                old = self._drop_files(conn, analysis_id)
+                freed[0] += blobs.collect_garbage(conn, set(old) - {digest for _, digest in items})
+                self._add_files(conn, analysis_id, items)
+            conn.execute(schema.analyses.update().where(schema.analyses.c.id == analysis_id).values(
+                **values, updated_at=now, expires_at=now + self.limits.working_seconds))
+        self._write("save in", work)
+
+    def snapshot(self, working_id: str, *, title: str | None = None, notes: str | None = None) -> SnapshotReceipt:
+        """Freeze a working copy's current files and settings into a new read-only snapshot
+        with ``title`` and ``notes`` (``None``: the working copy's own). The working copy
+        stays as it is; the files are shared, not copied. The receipt's delete token is
+        returned only here."""
+        validate_analysis_id(working_id)
+        title = None if title is None else _text(title, "title", MAX_TITLE_CHARS)
+        notes = None if notes is None else _text(notes, "notes", MAX_NOTES_CHARS)
+        token = new_delete_token()
+
+        def work(conn, now, _freed):
+            row = self._live_row(conn, working_id, now)
+            if row.kind != WORKING:
+                raise StoreError(f"{working_id} is already a snapshot; share its link as it is")
+            snapshot_id = self._insert(conn, now, SNAPSHOT, row.settings, row.title if title is None else title,
+                                       row.notes if notes is None else notes, hash_delete_token(token))
+            conn.execute(schema.files.insert().from_select(
+                ["analysis_id", "position", "name", "role", "sha256"],
+                sa.select(sa.literal(snapshot_id, sa.String), schema.files.c.position, schema.files.c.name,
+                          schema.files.c.role, schema.files.c.sha256)
+                .where(schema.files.c.analysis_id == working_id)))
+            conn.execute(schema.analyses.update().where(schema.analyses.c.id == working_id)
+                         .values(expires_at=now + self.limits.working_seconds))
+            return SnapshotReceipt(id=snapshot_id, delete_token=token)
+        return self._write("save in", work)
+
+    def save_snapshot(self, files: FileInput, settings: Mapping[str, Any] | None = None, *,
+                      title: str = "", notes: str = "") -> SnapshotReceipt:
+        """Store ``files`` and ``settings`` directly as a read-only snapshot."""
+        items = _normalise_files(files)
+        settings_json = _settings_json(settings)
+        title = _text(title, "title", MAX_TITLE_CHARS)
+        notes = _text(notes, "notes", MAX_NOTES_CHARS)
+        token = new_delete_token()
+
+        def work(conn, now, _freed):
+            snapshot_id = self._insert(conn, now, SNAPSHOT, settings_json, title, notes, hash_delete_token(token))
+            self._add_files(conn, snapshot_id, items)
+            return SnapshotReceipt(id=snapshot_id, delete_token=token)
+        return self._write("save in", work)
+
+    def save(self, files: FileInput, settings: Mapping[str, Any] | None = None, title: str = "") -> str:
+        """Earlier interface: store a snapshot and return only its id (its delete token is not
+        kept anywhere, so only :meth:`operator_delete` can remove it). New code uses
+        :meth:`save_snapshot` or :meth:`snapshot`."""
+        return self.save_snapshot(files, settings, title=title).id
+
+    # ------------------------------------------------------------------ deleting
+    def delete_snapshot(self, analysis_id: str, delete_token: str) -> None:
+        """Delete a snapshot; ``delete_token`` must be the one returned when it was saved."""
+        validate_analysis_id(analysis_id)
+        validate_delete_token(delete_token)
+
+        def work(conn, now, freed):
+            row = self._live_row(conn, analysis_id, now)
+            if row.kind != SNAPSHOT:
+                raise StoreError(f"{analysis_id} is a working copy, not a snapshot; it needs no delete token")
+            if not token_matches(delete_token, row.delete_token_sha256):
+                raise StoreError(f"this delete link does not belong to snapshot {analysis_id}; "
+                                 "use the delete link shown when it was saved")
+            freed[0] += self._remove(conn, analysis_id)
+        self._write("delete from", work)
+
+    def delete_working(self, analysis_id: str) -> bool:
+        """Delete a working copy (its id is its secret); return whether it existed."""
+        validate_analysis_id(analysis_id)
+
+        def work(conn, _now, freed):
+            row = self._row(conn, analysis_id)
+            if row is None:
+                return False
+            if row.kind != WORKING:
+                raise StoreError(f"{analysis_id} is a snapshot; deleting it needs its delete link")
+            freed[0] += self._remove(conn, analysis_id)
+            return True
+        return self._write("delete from", work)
+
+    def delete(self, analysis_id: str, delete_token: str | None = None) -> bool:
+        """Delete a working copy, or a snapshot with its ``delete_token``; return whether
+        something was deleted (``False``: no such id)."""
+        validate_analysis_id(analysis_id)
+        if delete_token is None:
+            return self.delete_working(analysis_id)
+        try:
+            self.delete_snapshot(analysis_id, delete_token)
+        except StoreError:
+            if not self.exists(analysis_id):
+                return False
+            raise
+        return True
+
+    def operator_delete(self, analysis_id: str) -> bool:
+        """Delete any analysis without a token: for operators with direct access to the
+        store (never reachable from a link). Return whether it existed."""
+        validate_analysis_id(analysis_id)
+
+        def work(conn, _now, freed):
+            if self._row(conn, analysis_id) is None:
+                return False
+            freed[0] += self._remove(conn, analysis_id)
+            return True
+        return self._write("delete from", work)
+
+    def purge_expired(self) -> int:
+        """Remove working copies unused for longer than the retention; return how many."""
+        return self._write("clean up", lambda _conn, _now, _freed: None, purged=True)

@@ -1,0 +1,67 @@
+"""The store's tables (SQLAlchemy Core), the same on SQLite and PostgreSQL.
+
+* ``store_blobs`` / ``store_chunks``: file contents, one row per distinct SHA-256, cut into
+  chunks (no single value comes near SQLite's or PostgreSQL's 1 GB limit).
+* ``store_analyses``: one row per working copy or snapshot (kind, times, title, notes,
+  settings as JSON, the hash of a snapshot's delete token).
+* ``store_files``: the files of an analysis, in order, each pointing at a blob.
+* ``store_meta``: the schema version; its ``lock`` row serialises writers (``FOR UPDATE`` on
+  PostgreSQL; SQLite writers take the database lock with ``BEGIN IMMEDIATE``).
+
+Times are UTC seconds since the epoch (floats).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+__all__ = ["SCHEMA_VERSION", "LOCK_KEY", "metadata", "meta", "blobs", "chunks", "analyses", "files"]
+
+SCHEMA_VERSION = "1"
+LOCK_KEY = "lock"
+
+metadata = sa.MetaData()
+
+meta = sa.Table(
+    "store_meta", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+blobs = sa.Table(
+    "store_blobs", metadata,
+    sa.Column("sha256", sa.String(64), primary_key=True),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("chunk_count", sa.Integer, nullable=False),
+)
+
+chunks = sa.Table(
+    "store_chunks", metadata,
+    sa.Column("sha256", sa.String(64), sa.ForeignKey("store_blobs.sha256"), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+
+analyses = sa.Table(
+    "store_analyses", metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("updated_at", sa.Double, nullable=False),
+    sa.Column("expires_at", sa.Double, nullable=True),
+    sa.Column("title", sa.Text, nullable=False, default=""),
+    sa.Column("notes", sa.Text, nullable=False, default=""),
+    sa.Column("settings", sa.Text, nullable=False),
+    sa.Column("delete_token_sha256", sa.String(64), nullable=True),
+    sa.Index("ix_store_analyses_expiry", "kind", "expires_at"),
+)
+
+files = sa.Table(
+    "store_files", metadata,
+    sa.Column("analysis_id", sa.String(32), sa.ForeignKey("store_analyses.id"), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("role", sa.Text, nullable=False),
+    sa.Column("sha256", sa.String(64), sa.ForeignKey("store_blobs.sha256"), nullable=False),
+    sa.Index("ix_store_files_sha256", "sha256"),
+)

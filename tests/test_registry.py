@@ -1,0 +1,180 @@
+"""The metric table and the conventions: parser, generated README tables, CLI options, directions.
+
+References: the README in the repository (must equal what the tables generate),
+``inspect.signature(mc.evaluate)`` for the defaults, scikit-learn's
+``roc_auc_score`` per user for ``--gauc-weight``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import metrics_core as mc
+from metrics_core import conventions, docs_tables, naming, registry, stats
+from metrics_core.cli import main
+from metrics_core.kernels.ranking import FAMILIES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_tables_match_the_registry():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert docs_tables.render(text) == text, "run: python -m metrics_core.docs_tables README.md"
+    for m in registry.METRICS:
+        assert f"`{m.display}`" in text
+    for c in conventions.CONVENTIONS:
+        assert f"`{c.option}`" in text
+
+
+def test_docs_tables_check_fails_on_a_stale_file(tmp_path):
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    stale = tmp_path / "README.md"
+    stale.write_text(text.replace("| `auc` (`roc_auc`) |", "| `auc` |"), encoding="utf-8")
+    assert docs_tables.main([str(stale), "--check"]) == 1
+    assert docs_tables.main([str(stale)]) == 0
+    assert stale.read_text(encoding="utf-8") == text
+    assert docs_tables.main([str(stale), "--check"]) == 0
+
+
+def test_every_entry_is_complete():
+    for m in registry.METRICS:
+        assert m.kind in registry.KINDS, m
+        assert m.direction in (registry.HIGHER, registry.LOWER), m
+        assert set(m.needs) <= set(registry.NEEDS), m
+        assert m.formula and m.meaning.endswith("."), m
+        if m.kind in ("ranking", "pooled"):
+            assert m.family in FAMILIES, m
+        else:
+            assert m.family is None, m
+    # a name is listed twice only when one entry takes @k and the other does not
+    for name in registry.METRIC_NAMES:
+        entries = [m for m in registry.METRICS if m.name == name]
+        assert len(entries) in (1, 2)
+        if len(entries) == 2:
+            assert sorted(m.cutoff for m in entries) == ["none", "required"]
+    # an alias never names two different metrics, and never hides a canonical name
+    assert not set(registry.ALIASES) & set(registry.METRIC_NAMES)
+
+
+@pytest.mark.parametrize("metric", registry.METRICS, ids=lambda m: f"{m.kind}-{m.name}")
+def test_every_name_and_alias_parses_to_its_entry(metric):
+    suffix = "" if metric.cutoff == "none" else "@5"
+    for name in (metric.name, *metric.aliases):
+        for written in (name + suffix, name.upper() + suffix):
+            spec = mc.parse_metric(written)
+            assert spec.entry == metric and spec.kind == metric.kind and spec.label == written
+            assert registry.lookup(written) == metric
+    if metric.cutoff == "none" and len([m for m in registry.METRICS if m.name == metric.name]) == 1:
+        with pytest.raises(mc.MetricsError, match="takes no cutoff"):
+            mc.parse_metric(metric.name + "@5")
+
+
+def test_precision_with_and_without_cutoff():
+    assert mc.parse_metric("precision@3").kind == "ranking"
+    assert mc.parse_metric("p").kind == "scored"
+    assert registry.lookup("P@10").family == "precision"
+    assert registry.lookup("log_loss").name == "logloss"
+
+
+@pytest.mark.parametrize("label, hint", [("ndgc@10", "did you mean 'ndcg'"), ("recal@5", "did you mean 'recall'"),
+                                         ("zzzz", "known metrics: accuracy")])
+def test_unknown_names_suggest(label, hint):
+    with pytest.raises(mc.MetricsError) as err:
+        registry.lookup(label)
+    assert hint in str(err.value) and "\n" not in str(err.value)
+
+
+def test_direction_for_stats_and_compare():
+    assert {"rmse", "mae", "logloss", "log_loss"} <= stats.LOWER_IS_BETTER
+    assert not {"ndcg", "auc", "map"} & stats.LOWER_IS_BETTER
+    assert registry.higher_is_better("ndcg@10") and registry.higher_is_better("AUC")
+    assert not registry.higher_is_better("log_loss") and not registry.higher_is_better("RMSE")
+
+
+def test_help_lists_every_metric():
+    text = registry.help_text()
+    for m in registry.METRICS:
+        assert m.display in text
+
+
+def test_convention_defaults_are_evaluates_defaults():
+    params = inspect.signature(mc.evaluate).parameters
+    for c in conventions.CONVENTIONS:
+        assert params[c.name].default == c.default, c.name
+
+
+def test_every_convention_is_an_option_with_its_default():
+    parser = argparse.ArgumentParser()
+    conventions.add_arguments(parser)
+    assert conventions.from_args(parser.parse_args([])) == conventions.defaults()
+    args = parser.parse_args(["--gauc-weight", "positives", "--ap-norm", "min_k", "--threshold", "0.3"])
+    got = conventions.from_args(args)
+    assert got["gauc_weight"] == "positives" and got["ap_norm"] == "min_k" and got["threshold"] == 0.3
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--gauc-weight", "clicks"])
+
+
+def test_widget_specs_cover_every_convention():
+    specs = conventions.widget_specs()
+    assert [s["name"] for s in specs] == [c.name for c in conventions.CONVENTIONS]
+    for s in specs:
+        assert s["widget"] in ("select", "number") and s["help"] and "`" not in s["help"]
+        if s["widget"] == "select":
+            assert s["options"][0] == s["default"]
+
+
+@pytest.mark.parametrize("kwargs, fragment", [({"gain": "log"}, "gain must be one of linear, exponential"),
+                                              ({"threshold": "high"}, "threshold must be a number"),
+                                              ({"colour": "red"}, "unknown convention")])
+def test_validate_rejects(kwargs, fragment):
+    with pytest.raises(mc.MetricsError, match=fragment):
+        conventions.validate(**kwargs)
+
+
+def _gauc_reference(rows: pd.DataFrame, weight: str) -> float:
+    num = den = 0.0
+    for _, g in rows.groupby("user_id"):
+        y = (g["relevance"] >= 1).astype(int)
+        if y.nunique() < 2:
+            continue
+        w = {"rows": len(g), "positives": int(y.sum()), "uniform": 1}[weight]
+        num += w * roc_auc_score(y, g["score"])
+        den += w
+    return num / den
+
+
+@pytest.mark.parametrize("weight", ["rows", "positives", "uniform"])
+def test_cli_gauc_weight_option(tmp_path, capsys, weight):
+    rng = np.random.default_rng(7)
+    n = 120
+    rows = pd.DataFrame({"user_id": rng.integers(0, 9, n).astype(str), "item_id": [f"i{j}" for j in range(n)],
+                         "score": rng.random(n).round(2), "relevance": rng.integers(0, 2, n)})
+    path = tmp_path / "run.csv"
+    rows.to_csv(path, index=False)
+    status = main(["evaluate", "--run", str(path), "--metrics", "gauc", "--gauc-weight", weight, "--json"])
+    assert status == 0
+    got = json.loads(capsys.readouterr().out)["models"]["run"]["gauc"]
+    assert got == pytest.approx(_gauc_reference(rows, weight), abs=1e-12)
+
+
+@pytest.mark.parametrize("path, name", [
+    ("runs/bm25.trec.gz", "bm25"), ("two_tower.csv", "two_tower"), ("model.v2.parquet", "model.v2"),
+    ("C:\\x\\ctr.jsonl.gz", "ctr"), ("runs/bm25.parquet/", "bm25"), ("a/b/run.v1.2.tsv.bz2", "run.v1.2"),
+    ("noext", "noext"), ("weird.xyz", "weird.xyz"), (".csv", ".csv"),
+])
+def test_model_name_strips_only_known_data_and_compression_extensions(path, name):
+    assert naming.model_name(path) == name
+
+
+def test_model_names_prefer_the_short_name_and_tell_clashes_apart():
+    assert naming.model_names(["model.v2.parquet"]) == (["model"], [])
+    names, notes = naming.model_names(["model.v1.parquet", "model.v2.parquet", "other.csv"])
+    assert names == ["model.v1", "model.v2", "other"] and len(notes) == 1
