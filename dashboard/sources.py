@@ -5,12 +5,14 @@ The session holds the current :class:`Sources` (exact bytes of every file).
 As soon as the user uploads, removes or maps anything, the sources are saved
 in the store as a *working copy* and its id goes into the URL
 (``?analysis=<id>``), so a reload, a copied address or a new browser shows
-the same data. A working copy saved here is never changed afterwards: a
-later change saves a new one under a new id (the store keeps each copy).
-*Share* saves a read-only *snapshot* with a title and notes.
+the same data. Later changes update that working copy (same id); changing a
+snapshot someone shared starts a new working copy. *Share* saves a read-only
+*snapshot* with a title and notes, and a delete token shown once.
 
-Store API used (``metrics_core.store.AnalysisStore``): ``save(files, settings,
-title)``, ``load(id)``. Nothing else in the dashboard imports the store.
+Store API used (``metrics_core.store.AnalysisStore``): ``create_working``,
+``update_working``, ``snapshot``, ``save_snapshot``, ``load``,
+``delete_snapshot``. Nothing else in the dashboard imports
+the store.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from typing import Any
 
 import streamlit as st
 
-from metrics_core.store import AnalysisStore, SavedFile, StoreError
+from metrics_core.store import SNAPSHOT as STORE_SNAPSHOT
+from metrics_core.store import WORKING as STORE_WORKING
+from metrics_core.store import AnalysisStore, SavedFile, SnapshotReceipt, StoreError
 
 from . import url
 
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
-           "reset_to_demo", "upload_generation", "take_pending_uploads", "uploader_key", "open_requested", "current", "share", "store_problem"]
+           "reset_to_demo", "upload_generation", "take_pending_uploads", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
@@ -123,8 +127,15 @@ def load_sources(new: Sources, persist: bool = True) -> None:
         st.session_state.pop(_OPENED, None)
         url.set(url.ANALYSIS, None)
         return
+    opened = current()
+    files, settings, _ = _to_files(new, WORKING)
     try:
-        aid = _store().save(*_to_files(new, WORKING))
+        store = _store()
+        if opened is not None and opened.kind == WORKING:
+            store.update_working(opened.id, files=files, settings=settings)
+            aid = opened.id
+        else:
+            aid = store.create_working(files, settings)
     except StoreError as exc:  # the data stays in this session; the page says why it is not kept
         st.session_state[_STORE_ERROR] = str(exc)
         st.session_state.pop(_OPENED, None)
@@ -295,8 +306,9 @@ def open_requested() -> dict | None:
         raise
     src, settings = _from_saved(saved)
     st.session_state[_SOURCES] = src
-    st.session_state[_OPENED] = Opened(saved.id, settings.get("kind", SNAPSHOT), saved.title,
-                                       str(settings.get("notes", "")), saved.created)
+    kind = WORKING if getattr(saved, "kind", STORE_SNAPSHOT) == STORE_WORKING else SNAPSHOT
+    st.session_state[_OPENED] = Opened(saved.id, kind, saved.title,
+                                       str(getattr(saved, "notes", "") or settings.get("notes", "")), saved.created)
     st.session_state[_SEEN] = set()
     st.session_state[_GEN] = upload_generation() + 1
     url.set(url.ANALYSIS, saved.id)
@@ -306,7 +318,17 @@ def open_requested() -> dict | None:
     return view if isinstance(view, dict) else {}
 
 
-def share(title: str, notes: str, view: dict[str, Any]) -> str:
+def share(title: str, notes: str, view: dict[str, Any]) -> SnapshotReceipt:
     """Save the current data as a read-only snapshot with ``title``, ``notes`` and the
-    view settings; return its id."""
-    return _store().save(*_to_files(sources(), SNAPSHOT, title=title, notes=notes, view=view))
+    view settings; return its id and its delete token (shown once)."""
+    files, settings, _ = _to_files(sources(), SNAPSHOT, title=title, notes=notes, view=view)
+    return _store().save_snapshot(files, settings, title=title, notes=notes)
+
+
+def delete_snapshot(analysis_id: str, delete_token: str) -> None:
+    """Delete a shared snapshot with its delete token (StoreError when wrong); the session
+    returns to the demo when it showed that snapshot."""
+    _store().delete_snapshot(analysis_id, delete_token)
+    opened = current()
+    if opened is not None and opened.id == analysis_id:
+        reset_to_demo()

@@ -109,8 +109,15 @@ def test_uploads_are_a_working_copy_named_in_the_url(monkeypatch, tmp_path):
     at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
     aid = at.query_params["analysis"]
     saved = AnalysisStore(tmp_path / "store").load(aid)
-    assert saved.settings["kind"] == "working copy"
+    assert saved.kind == "working" and saved.settings["kind"] == "working copy"
     assert {f.name: f.data for f in saved.files} == files()
+    # a change updates the same working copy (the URL keeps its id)
+    ok(at.button(key="remove_popularity").click().run())
+    assert at.query_params["analysis"] == aid
+    changed = AnalysisStore(tmp_path / "store").load(aid)
+    assert sorted(f.name for f in changed.files) == sorted(n for n in files() if n != "popularity.csv")
+    at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")  # a new session, all files
+    aid = at.query_params["analysis"]
     # another browser opening the same URL sees the same data and settings
     at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for key, value in {"analysis": aid, "k": "5", "gain": "exponential"}.items():
@@ -134,14 +141,14 @@ def test_share_snapshot_reopen_report_and_exports(monkeypatch, tmp_path):
     at.text_area(key="share_notes").input("line one\nline two")
     at.button[[b.label for b in at.button].index("Share: create a read-only link")].click()
     ok(at.run())
-    link = at.code[0].value
+    link, delete_link = at.code[0].value, at.code[1].value
     assert link.startswith("/?") or "/?analysis=" in link
     query = parse_qs(urlparse(link).query)
     sid = query["analysis"][0]
     assert query["k"] == ["5"] and query["gain"] == ["exponential"]
     saved = AnalysisStore(tmp_path / "store").load(sid)
-    assert saved.settings["kind"] == "snapshot" and saved.title == "Two-tower *against* [baseline](http://x/)"
-    assert saved.settings["notes"] == "line one\nline two"
+    assert saved.kind == "snapshot" and saved.title == "Two-tower *against* [baseline](http://x/)"
+    assert saved.notes == "line one\nline two"
     assert saved.settings["view"]["k"] == "5" and saved.settings["view"]["gain"] == "exponential"
     assert {f.name: f.data for f in saved.files} == files()
 
@@ -172,6 +179,23 @@ def test_share_snapshot_reopen_report_and_exports(monkeypatch, tmp_path):
         else frame_with(at2, "ndcg@5")
     for name, e in ev.items():
         assert table.loc[name, "ndcg@5"] == pytest.approx(e.summary["ndcg@5"], abs=1e-12)
+
+    # the delete link is shown once, and deletes the snapshot for everyone
+    ok(at.run())
+    assert [c.value for c in at.code] == [link]
+    query = parse_qs(urlparse(delete_link).query)
+    at3 = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at3.query_params["analysis"] = sid
+    at3.query_params["delete"] = "x" * 43
+    ok(at3.switch_page("views/share.py").run())
+    ok(at3.button(key="share_delete").click().run())
+    assert at3.error and AnalysisStore(tmp_path / "store").exists(sid)  # a wrong token deletes nothing
+    at4 = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at4.query_params["analysis"] = sid
+    at4.query_params["delete"] = query["delete"][0]
+    ok(at4.switch_page("views/share.py").run())
+    ok(at4.button(key="share_delete").click().run())
+    assert not AnalysisStore(tmp_path / "store").exists(sid)
 
 
 @pytest.mark.parametrize("bad, message", [("../../etc/passwd", "malformed analysis id"),

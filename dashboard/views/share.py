@@ -22,6 +22,7 @@ import streamlit as st
 from dashboard import sources, state, text, url
 
 _SHARED = "share_snapshot_link"
+_DELETE = "share_delete_link"
 _REPORT = "share_report_html"
 
 
@@ -56,14 +57,35 @@ with st.form("share_form"):
     submitted = st.form_submit_button("Share: create a read-only link", icon=":material/share:")
 if submitted:
     view = {key: st.query_params.get_all(key) if len(st.query_params.get_all(key)) > 1
-            else st.query_params.get(key) for key in st.query_params if key not in (url.ANALYSIS,)}
+            else st.query_params.get(key) for key in st.query_params
+            if key not in (url.ANALYSIS, "delete")}
     with state.guard():
-        sid = sources.share(title.strip(), notes.strip(), view)
-    st.session_state[_SHARED] = f"{_base_url()}/?{urlencode({url.ANALYSIS: sid, **view}, doseq=True)}"
+        receipt = sources.share(title.strip(), notes.strip(), view)
+    base = _base_url()
+    st.session_state[_SHARED] = f"{base}/?{urlencode({url.ANALYSIS: receipt.id, **view}, doseq=True)}"
+    st.session_state[_DELETE] = f"{base}/share?{urlencode({url.ANALYSIS: receipt.id, 'delete': receipt.delete_token})}"
 link = st.session_state.get(_SHARED)
 if link:
     st.success("Shared. Anyone with this link sees this snapshot on the Overview:")
     st.code(link, language=None)
+delete_link = st.session_state.pop(_DELETE, None)  # shown once: the server keeps only its hash
+if delete_link:
+    st.warning("Keep this second link to yourself: it deletes the snapshot for everyone. It is shown "
+               "only now; the server keeps no copy of it.", icon=":material/key:")
+    st.code(delete_link, language=None)
+
+token = st.query_params.get("delete")
+if token is not None and opened is not None and opened.kind == sources.SNAPSHOT:
+    st.subheader("Delete this snapshot")
+    st.write("This link deletes the shared snapshot for everyone who has its link.")
+    if st.button("Delete the snapshot", key="share_delete", icon=":material/delete:", type="primary"):
+        try:
+            sources.delete_snapshot(opened.id, token)
+        except sources.StoreError as exc:
+            st.error(text.md(str(exc)))
+        else:
+            del st.query_params["delete"]
+            st.success("The snapshot is deleted. Its link no longer opens anything.")
 
 # ---------------------------------------------------------------- report
 st.subheader("HTML report")
