@@ -13,6 +13,8 @@ import re
 
 import pandas as pd
 
+from metrics_core.io.spreadsheet import spreadsheet_csv
+
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping
 # all of them also disarms Streamlit's own syntax (``:red[...]``, ``:material/x:``,
 # ``$math$``) and raw HTML.
@@ -45,33 +47,14 @@ def plot(value: object) -> str:
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-#: Characters that make a spreadsheet cell a formula (OWASP "CSV injection").
-FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
 SPREADSHEET_NOTE = ("Text cells that start with =, +, -, @, a tab or a carriage return get a leading ' "
                     "so that a spreadsheet shows them instead of running them as formulas.")
 
 
-def _neutral(value: object) -> object:
-    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
-        return "'" + value
-    return value
-
-
-def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``df`` whose text cells, column names and index labels never start a
-    formula (prefix ``'``); numbers are left as numbers."""
-    out = df.copy()
-    for col in out.columns:
-        if not (pd.api.types.is_numeric_dtype(out[col]) or pd.api.types.is_bool_dtype(out[col])):
-            out[col] = out[col].map(_neutral)
-    out.columns = [_neutral(str(c)) for c in out.columns]
-    if not pd.api.types.is_numeric_dtype(out.index):
-        out.index = out.index.map(_neutral)
-    return out
-
-
 def csv_bytes(df: pd.DataFrame, **to_csv) -> bytes:
-    """``df`` as UTF-8 CSV for people: formula-leading text cells neutralised, CRLF line
-    ends (RFC 4180; a cell holding a carriage return or a newline is then quoted)."""
+    """``df`` as UTF-8 CSV for people: formula-leading text cells and column names
+    neutralised by :mod:`metrics_core.io.spreadsheet` (the rule the command line's
+    ``--spreadsheet-safe`` uses), CRLF line ends (RFC 4180; a cell holding a carriage
+    return or a newline is then quoted)."""
     to_csv.setdefault("lineterminator", "\r\n")
-    return spreadsheet_safe(df).to_csv(**to_csv).encode("utf-8")
+    return spreadsheet_csv(df, **to_csv)
