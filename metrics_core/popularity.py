@@ -146,6 +146,8 @@ def per_user_values(name: str, ranked: Ranked, items: np.ndarray, incl: np.ndarr
     else:
         pop = popularity(ranked, relevance_threshold, interactions)
         term = (pop.counts if name == "arp" else pop.long_tail())[items]
-    sums = segment_sums(np.where(incl > 0, incl * term, 0.0), ranked.offsets)
+    unknown = np.isnan(term)  # rows of users without history (segment sums must not see a NaN)
+    sums = segment_sums(np.where((incl > 0) & ~unknown, incl * term, 0.0), ranked.offsets)
+    lacking = segment_sums(unknown.astype(np.float64), ranked.offsets) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(lengths > 0, sums / lengths, np.nan)
+        return np.where((lengths > 0) & ~lacking, sums / lengths, np.nan)
