@@ -4,15 +4,27 @@ Each subcommand lives in ``metrics_core/commands/<name>.py`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
 Bad input (any :class:`MetricsError`) prints ``error: <one line>`` on stderr
 and exits with status 2, never a traceback; usage errors exit 2 as well.
+
+:func:`entry` is the process entry point (``python -m metrics_core`` and the
+``metrics-core`` script): it runs :func:`main`, flushes the output and ends
+the process with ``os._exit``. Interpreter shutdown is skipped on purpose:
+native worker threads (Arrow's thread pools, OpenMP) may still be parked when
+Python finalises, and a thread that wakes into a finalising interpreter is
+ended with ``pthread_exit``, which aborts the process from C++ code
+("terminate called without an active exception", exit 134) after the work
+was done. Nothing the command line needs runs at shutdown; the Spark engine
+keeps the normal exit so that its session stops cleanly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .errors import MetricsError
+from .io.limits import set_limits
 
 COMMANDS = ("evaluate", "compare", "report")
 
@@ -64,7 +76,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        set_limits(None)  # the options' read limits hold for this command only
+
+
+def entry() -> None:
+    """Run the command line as a process: :func:`main`, flush, then end without interpreter shutdown."""
+    code = main()
+    if "pyspark" in sys.modules:  # the Spark engine ran: let its session stop at shutdown
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

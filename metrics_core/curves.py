@@ -14,6 +14,8 @@ from .errors import MetricsError
 from .reductions import confusion_counts, scored_rows
 from .layout import Ranked
 
+MAX_BINS = 1_000_000  # one count per bin is allocated
+
 
 def _cumulative(ranked: Ranked, relevance_threshold):
     rows = scored_rows(ranked, relevance_threshold, 0.5)
@@ -56,6 +58,8 @@ def pr_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
 def calibration_curve(ranked: Ranked, n_bins: int = 10, relevance_threshold: float = 1) -> pd.DataFrame:
     """Reliability curve over equal-width score bins on [0, 1]: mean predicted score,
     observed fraction of positives and row count per non-empty bin."""
+    if not isinstance(n_bins, (int, np.integer)) or isinstance(n_bins, bool) or not 1 <= n_bins <= MAX_BINS:
+        raise MetricsError(f"n_bins must be a whole number from 1 to {MAX_BINS:,}, got {n_bins!r}")
     rows = scored_rows(ranked, relevance_threshold, 0.5)
     p, y = rows.score, rows.label
     if (p < 0).any() or (p > 1).any():

@@ -2,9 +2,20 @@
 
 Ids may be strings or integers; they stay exact: the codes index an array of
 the original values (never hashed to floats). Run and ground truth are encoded
-jointly so that the same id gets the same code on both sides. When one side
-holds integers and the other strings, both are compared as strings (a TREC
-qrels file read as text against a run whose ids pandas parsed as numbers).
+jointly so that the same id gets the same code on both sides.
+
+Ids compare by their canonical text, whatever the dtype:
+
+* strings (``str``, ``object`` holding strings, Arrow strings, categoricals
+  of strings) are their text, unchanged (``"007"`` stays ``"007"``);
+* integers (NumPy, nullable ``Int64``, Arrow integers, Python ints in an
+  ``object`` column, categoricals of integers) are their decimal text;
+* floats that are whole numbers up to 2^53 are integer text (``12.0`` ->
+  ``"12"``); beyond 2^53 a float id is refused (digits may have been lost).
+
+So int ``2`` joins str ``'2'``. When both sides hold integers they are
+compared as integers (the same result, faster); an ``object`` column mixing
+integers and strings becomes text.
 """
 
 from __future__ import annotations
@@ -26,7 +37,56 @@ def _as_id_series(values, what: str) -> pd.Series:
         raise MetricsError(
             f"{what}: {int(s.isna().sum())} empty id(s), first at row {first + 1}; every row needs an id"
         )
-    return s
+    return canonical_ids(s, what)
+
+
+EXACT_FLOAT_INTEGER = 2**53
+
+
+def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
+    """``s`` as strings, integers or floats that compare as the module docstring says.
+
+    Categoricals become their categories' values; whole floats become int64;
+    an ``object`` column becomes int64 when it holds only integers that fit,
+    else text.
+    """
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(s.cat.categories.dtype)
+    if _kind(s) == "float":
+        values = s.to_numpy(dtype=np.float64)
+        if (np.floor(values) == values).all():
+            big = np.abs(values) > EXACT_FLOAT_INTEGER
+            if big.any():
+                _id_text(float(values[big][0]), what)
+            return pd.Series(values.astype(np.int64), index=s.index)
+        return s
+    if s.dtype != object:
+        return s
+    inferred = pd.api.types.infer_dtype(s, skipna=False)
+    if inferred == "string":
+        return s
+    if inferred == "integer":
+        try:
+            return s.astype(np.int64)
+        except OverflowError:
+            pass
+    return pd.Series([_id_text(v, what) for v in s], index=s.index, dtype=object)
+
+
+def _id_text(v, what: str) -> str:
+    """The canonical text of one id (see the module docstring)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return str(v)
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        if abs(v) > EXACT_FLOAT_INTEGER:
+            raise MetricsError(f"{what}: the floating-point id {v:g} is beyond 2^53, where floating point cannot "
+                               f"keep every integer; store ids as text or integers")
+        return str(int(v))
+    return str(v)
 
 
 def _kind(s: pd.Series) -> str:
@@ -38,12 +98,7 @@ def _kind(s: pd.Series) -> str:
 
 
 def _to_str(s: pd.Series) -> pd.Series:
-    if _kind(s) == "float":
-        # ids read as floats only because of a missing value elsewhere: 12.0 -> "12"
-        as_int = s.astype("int64")
-        if (as_int == s).all():
-            return as_int.astype(str)
-    return s.astype(str)
+    return s.astype(str)  # whole floats were made integers by canonical_ids
 
 
 def encode_pair(a, b=None, *, what: str = "id"):

@@ -40,6 +40,8 @@ from .layout import Ranked, prepare, segment_sums
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
 AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED}
+MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
+MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (fbeta, mcc, accuracy, pauc, pap): one pass per k
 
 
 def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, relevance_threshold, threshold):
@@ -48,6 +50,15 @@ def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, r
                                    gauc_weight=gauc_weight, relevance_threshold=relevance_threshold,
                                    threshold=threshold)
     return checked["relevance_threshold"], checked["threshold"]
+
+
+def check_frame(df, what: str) -> None:
+    """A run or ground truth must be a DataFrame whose column names are unique."""
+    if not isinstance(df, pd.DataFrame):
+        raise MetricsError(f"{what} must be a pandas DataFrame (or a prepared run), got {type(df).__name__}")
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise MetricsError(f"{what}: column {str(dup[0])[:80]!r} appears more than once; rename or drop the repeats")
 
 
 @dataclass
@@ -68,11 +79,12 @@ class Evaluation:
 
 
 def _discounts(ranked: Ranked, k: int) -> np.ndarray:
-    """Discount table long enough for the longest list, ideal list and cutoff."""
-    key = ("disc", int(k))
+    """Discount table long enough for the longest list and ideal list (a larger cutoff reads no further)."""
+    longest = max(int(ranked.list_lengths.max(initial=0)), int(np.diff(ranked.q_offsets).max(initial=0)))
+    size = min(max(longest, int(k)), longest) + 1  # ranks beyond the longest list are never read
+    key = ("disc", size)
     if key not in ranked._cache:
-        longest = max(int(ranked.list_lengths.max(initial=0)), int(np.diff(ranked.q_offsets).max(initial=0)))
-        ranked._cache[key] = discount_table(max(longest, int(k)) + 1)
+        ranked._cache[key] = discount_table(size)
     return ranked._cache[key]
 
 
@@ -137,8 +149,9 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
     """
     with kernel_guard():
         conventions.validate(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties)
-        if int(k_max) < 1:
-            raise MetricsError(f"k_max must be >= 1, got {k_max}")
+        if not isinstance(k_max, (int, np.integer)) or isinstance(k_max, bool) or not 1 <= k_max <= MAX_CURVE_K:
+            raise MetricsError(f"k_max must be a whole number from 1 to {MAX_CURVE_K:,} (one row per cutoff), "
+                               f"got {k_max!r}")
         specs = []
         for m in metrics:
             base = registry.parse_metric(m)
@@ -162,6 +175,9 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
                                      relevance_threshold=threshold)
                 out[s.label] = np.full(int(k_max), full[users, FAMILY_INDEX["r_precision"]].mean())
             elif s.entry.family in DERIVED_FAMILIES:  # not summed by the curve kernel: one table per cutoff
+                if int(k_max) > MAX_DERIVED_CURVE_K:
+                    raise MetricsError(f"the curve of {s.label} is computed one cutoff at a time: k_max must be "
+                                       f"at most {MAX_DERIVED_CURVE_K:,} for it, got {k_max!r}")
                 out[s.label] = np.array([
                     ranking_table(ranked, k, ties=ties, relevance_threshold=threshold, families=(s.entry.family,),
                                   beta=beta)[users, 0].mean() for k in range(1, int(k_max) + 1)])
@@ -225,6 +241,10 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
         relevance_threshold=relevance_threshold, threshold=threshold)
     beta = check_beta(beta)
     specs = registry.parse_metrics(metrics)
+    if not isinstance(run, Ranked):
+        check_frame(run, "run")
+        if qrels is not None:
+            check_frame(qrels, "qrels")
     check_needs(specs, item_features=item_features, interactions=interactions)
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 

@@ -242,6 +242,8 @@ METRICS: tuple[Metric, ...] = (
 METRIC_NAMES: list[str] = sorted({m.name for m in METRICS})
 _ENTRIES: dict[str, tuple[Metric, ...]] = {n: tuple(m for m in METRICS if m.name == n) for n in METRIC_NAMES}
 ALIASES: dict[str, str] = {alias: m.name for m in METRICS for alias in m.aliases}
+#: largest cutoff k: kept as given (P@k divides by it) while memory is sized by the longest list
+MAX_K = 2**62
 _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(-?[0-9]+(?:\.[0-9]*)?))?\s*$")
 
 
@@ -286,29 +288,38 @@ def _suggestion(base: str) -> str:
     return f"; did you mean '{close[0]}'?" if close else f"; known metrics: {', '.join(METRIC_NAMES)}"
 
 
+def _cutoff(k_text: str, label: str) -> int:
+    """The whole number k of ``@k`` (1..MAX_K), read from its text (never through a float)."""
+    whole, _, fraction = k_text.partition(".")
+    digits = whole.lstrip("-").lstrip("0")
+    k = -1 if fraction.strip("0") else MAX_K + 1 if len(digits) > 19 else int(whole)
+    if k <= 0:
+        raise MetricsError(f"cutoff k must be a whole number >= 1 in '{label[:80]}'")
+    if k > MAX_K:
+        raise MetricsError(f"cutoff k in '{label[:40]}' is larger than the largest supported cutoff 2^62; "
+                           f"leave out @k to use the whole list")
+    return k
+
+
 def parse_metric(label: str) -> MetricSpec:
     """Parse ``"NDCG@10"`` -> MetricSpec(name="ndcg", k=10, ...); one-line MetricsError otherwise."""
-    if not isinstance(label, str) or not label.strip():
+    if not isinstance(label, str):
+        raise MetricsError(f"a metric name must be a string such as 'ndcg@10', got {type(label).__name__}")
+    if not label.strip():
         raise MetricsError(f"empty metric name {label!r}; known metrics: {', '.join(METRIC_NAMES)}")
     m = _PATTERN.match(label)
     if not m:
-        raise MetricsError(f"cannot read metric name {label!r}; write it as name or name@k, e.g. ndcg@10")
+        raise MetricsError(f"cannot read metric name {label[:80]!r}; write it as name or name@k, e.g. ndcg@10")
     raw, k_text = m.group(1).lower().replace("-", "_"), m.group(2)
     base = canonical(raw)
     if base is None:
-        raise MetricsError(f"unknown metric '{label}'{_suggestion(raw)}")
+        raise MetricsError(f"unknown metric '{label[:80]}'{_suggestion(raw[:80])}")
     metric = _select(base, k_text is not None)
     k = 0
     if k_text is not None:
         if metric.cutoff == CUTOFF_NONE:
             raise MetricsError(f"metric '{base}' takes no cutoff; write '{base}' instead of '{label}'")
-        try:
-            value = float(k_text)
-        except ValueError:
-            value = -1
-        if value != int(value) or value <= 0:
-            raise MetricsError(f"cutoff k must be a whole number >= 1 in '{label}'")
-        k = int(value)
+        k = _cutoff(k_text, label)
     return MetricSpec(name=base, k=k, label=label, kind=metric.kind, metric=metric)
 
 
@@ -316,6 +327,15 @@ def parse_metrics(labels) -> list[MetricSpec]:
     """Parse a list (or a comma-separated string) of metric names."""
     if isinstance(labels, str):
         labels = [x for x in labels.split(",") if x.strip()]
+    if labels is None:
+        raise MetricsError("metrics is None; pass metric names, e.g. metrics=['ndcg@10', 'map@100']")
+    try:
+        labels = list(labels)
+    except TypeError:
+        raise MetricsError(f"metrics must be a list of names such as ['ndcg@10'], got {type(labels).__name__}") from None
+    bad = [x for x in labels if not isinstance(x, str)]
+    if bad:
+        raise MetricsError(f"a metric name must be a string such as 'ndcg@10', got {bad[0]!r}")
     specs = [parse_metric(x.strip()) for x in labels]
     if not specs:
         raise MetricsError("no metric requested; e.g. --metrics ndcg@10,map@100")

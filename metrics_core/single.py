@@ -8,22 +8,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import conventions
 from .evaluate import AP_NORMS, GAINS, IDEALS
 from .errors import MetricsError
+from .metrics import MAX_K
 from .kernels.ranking import (FAMILIES, FAMILY_INDEX, KERNEL_FAMILIES, RankedLists, RankingOptions, discount_table,
                               ranking_families)
 
 
+def _finite(values, what: str) -> np.ndarray:
+    """A 1-D float64 array of finite numbers; MetricsError otherwise."""
+    try:
+        out = np.ascontiguousarray(np.asarray(values, dtype=np.float64).ravel())
+    except (TypeError, ValueError):
+        raise MetricsError(f"{what} must be numbers in rank order, e.g. [3, 2, 0, 1]; got {str(values)[:80]}") from None
+    if not np.isfinite(out).all():
+        raise MetricsError(f"{what} must be finite numbers")
+    return out
+
+
 def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant=None,
               ap_norm="relevant", threshold=1.0) -> dict:
-    rel = np.ascontiguousarray(np.asarray(relevances, dtype=np.float64).ravel())
-    if not np.isfinite(rel).all():
-        raise MetricsError("relevances must be finite numbers")
-    if k is not None and (int(k) != k or k <= 0):
-        raise MetricsError(f"k must be a whole number >= 1, got {k!r}")
+    rel = _finite(relevances, "relevances")
+    if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= MAX_K):
+        raise MetricsError(f"k must be a whole number from 1 to 2^62, got {k!r}")
+    conventions.validate(gain=gain, ap_norm=ap_norm)
     n = len(rel)
     ideal_kind = IDEALS["retrieved"] if ideal_relevances is None else IDEALS["judged"]
-    ideal = np.sort(np.asarray(ideal_relevances if ideal_relevances is not None else rel, dtype=np.float64))[::-1]
+    ideal = np.sort(rel if ideal_relevances is None else _finite(ideal_relevances, "ideal_relevances"))[::-1]
     if n_relevant is None:
         n_relevant = float(np.sum(rel >= threshold)) if ideal_relevances is None else float(np.sum(ideal >= threshold))
     out = np.empty((1, len(FAMILIES)))
@@ -34,7 +46,7 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
                         ideal_offsets=np.array([0, len(ideal)], dtype=np.int64), ideal_rel=np.ascontiguousarray(ideal))
     options = RankingOptions(gain_kind=GAINS[gain], ideal_kind=ideal_kind, ap_norm=AP_NORMS[ap_norm],
                              threshold=float(threshold), ties_average=False,
-                             disc_table=discount_table(max(n, len(ideal), 0 if k is None else int(k)) + 1))
+                             disc_table=discount_table(max(n, len(ideal)) + 1))  # a larger k reads no further
     ranking_families(lists, 0 if k is None else int(k), options, np.arange(len(FAMILIES), dtype=np.int64), out)
     return {name: float(out[0, FAMILY_INDEX[name]]) for name in KERNEL_FAMILIES}
 

@@ -172,3 +172,9 @@ def test_beta_is_checked():
         mc.evaluate(run, qrels, metrics=["fbeta@3"], beta=0)
     with pytest.raises(mc.MetricsError, match="beta must be a number"):
         mc.evaluate(run, qrels, metrics=["fbeta@3"], beta="high")
+
+
+def test_metric_curve_of_derived_families_states_its_limit():
+    run, qrels = _data(6)
+    with pytest.raises(mc.MetricsError, match="k_max must be at most 1,000"):
+        mc.metric_curve(mc.prepare(run, qrels), ["pap"], k_max=1001)

@@ -2,9 +2,12 @@
 
 * :func:`format_table`: text columns left-aligned, numbers right-aligned and
   printed with ``digits`` decimals (4, as trec_eval); NaN prints as ``-``.
-* :func:`format_csv`: full precision (``repr`` of the float), empty for NaN.
+* :func:`format_csv`: full precision (``repr`` of the float), empty for NaN,
+  exact text; :func:`spreadsheet_rows` first neutralises formula-like text
+  cells (``--spreadsheet-safe``, see :mod:`metrics_core.io.spreadsheet`).
 * :func:`format_json`: ``json.dumps`` with NaN/inf as ``null`` (strict JSON).
-* :func:`write_frame`: a DataFrame to ``.csv``/``.tsv`` or ``.parquet``/``.pq``.
+* :func:`write_frame`: a DataFrame to ``.csv``/``.tsv`` or ``.parquet``/``.pq``
+  (``spreadsheet_safe`` applies to CSV/TSV only; Parquet is always exact).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import MetricsError
+from ..io.spreadsheet import neutralise_cell, neutralise_frame
 
 
 def _is_number(v) -> bool:
@@ -73,13 +77,26 @@ def _csv_value(v):
 
 
 def format_csv(header: list[str], rows: list[list]) -> str:
-    """CSV text (header + rows), floats at full precision, NaN empty."""
+    """CSV text (header + rows), floats at full precision, NaN empty, text exactly as given."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     for row in rows:
         w.writerow([_csv_value(v) for v in row])
     return buf.getvalue()
+
+
+def spreadsheet_rows(header: list[str], rows: list[list]) -> tuple[list[str], list[list], int]:
+    """``(header, rows, cells changed)`` with formula-like text cells neutralised (numbers unchanged)."""
+    changed = 0
+
+    def safe(v):
+        nonlocal changed
+        out = neutralise_cell(v)
+        changed += out is not v
+        return out
+
+    return [safe(h) for h in header], [[safe(v) for v in row] for row in rows], changed
 
 
 def jsonable(obj):
@@ -116,13 +133,35 @@ def output_kind(path: str | Path) -> str:
     return OUTPUT_EXTENSIONS[ext]
 
 
-def write_frame(df: pd.DataFrame, path: str | Path) -> None:
-    """Write ``df`` (without its index) as CSV/TSV or Parquet, chosen by the extension."""
+def write_frame(df: pd.DataFrame, path: str | Path, spreadsheet_safe: bool = False) -> int:
+    """Write ``df`` (without its index) as CSV/TSV or Parquet, chosen by the extension.
+
+    Returns the number of cells neutralised (``spreadsheet_safe``, CSV/TSV only).
+    """
     kind = output_kind(path)
+    changed = 0
     try:
         if kind == "parquet":
             df.to_parquet(path, index=False)
         else:
+            if spreadsheet_safe:
+                df, changed = neutralise_frame(df)
             df.to_csv(path, index=False, sep="\t" if kind == "tsv" else ",")
     except OSError as e:
         raise MetricsError(f"{path}: cannot write ({e.strerror or e})") from None
+    return changed
+
+
+def add_spreadsheet_argument(p) -> None:
+    """``--spreadsheet-safe`` (CSV outputs neutralise formula-like text cells)."""
+    p.add_argument("--spreadsheet-safe", action="store_true",
+                   help="in CSV/TSV outputs, prefix text cells starting with = + - @ tab or CR with an "
+                        "apostrophe so spreadsheets show them as text (OWASP CSV injection rule); without it "
+                        "CSV holds exact values; Parquet is always exact")
+
+
+def spreadsheet_note(changed: int, where: str) -> str:
+    """The note printed when ``--spreadsheet-safe`` changed cells."""
+    from ..io.spreadsheet import NOTE
+
+    return f"--spreadsheet-safe: {changed} cell(s) of {where}: {NOTE}"

@@ -66,6 +66,7 @@ def register(subparsers) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON on stdout")
     out.add_argument("--csv", action="store_true", help="print the comparison table as CSV on stdout")
+    _output.add_spreadsheet_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
     p.set_defaults(func=run)
 
@@ -204,8 +205,13 @@ def run(args) -> int:
         }
         sys.stdout.write(_output.format_json(doc))
     elif args.csv:
+        header = _TABLE_COLUMNS
         rows = [[row[k] for k in _TABLE_COLUMNS] for row in comparison.to_dict(orient="records")]
-        sys.stdout.write(_output.format_csv(_TABLE_COLUMNS, rows))
+        if args.spreadsheet_safe:
+            header, rows, changed = _output.spreadsheet_rows(header, rows)
+            if changed and not args.quiet:
+                print(f"note: {_output.spreadsheet_note(changed, 'the CSV output')}", file=sys.stderr)
+        sys.stdout.write(_output.format_csv(header, rows))
     else:
         header, rows = marked_summary(evaluations, labels, comparison)
         sys.stdout.write(_output.format_table(header, rows))

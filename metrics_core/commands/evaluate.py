@@ -38,6 +38,7 @@ from ..io import ColumnMapping, read_table
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
 from . import _output
+from ._limits import add_limit_arguments, apply_limits
 
 HELP = "metrics of one or more runs against ground truth"
 
@@ -65,6 +66,7 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
                    help="explicit column mapping for the runs, e.g. user_id=customer,score=p")
     p.add_argument("--qrels-columns", metavar="ROLE=COL,...", type=_columns_option,
                    help="explicit column mapping for the ground truth, e.g. relevance=clicked")
+    add_limit_arguments(p)
 
 
 def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[str, ...] = ()) -> None:
@@ -91,6 +93,7 @@ def register(subparsers) -> None:
     out.add_argument("--json", action="store_true", help="print JSON on stdout")
     out.add_argument("--csv", action="store_true", help="print CSV (one row per model) on stdout")
     p.add_argument("--per-user", metavar="FILE", help="write per-user metrics (.csv, .tsv or .parquet)")
+    _output.add_spreadsheet_argument(p)
     p.add_argument("--engine", choices=("local", "spark"), default="local")
     p.add_argument("--spark-master", metavar="URL", default="local[*]",
                    help="Spark master for --engine spark (default local[*])")
@@ -118,7 +121,8 @@ def _mapping_note(m: ColumnMapping) -> str | None:
 
 
 def load_inputs(args, notes: list[str]) -> tuple[pd.DataFrame | None, list[RunInput]]:
-    """Read --qrels and every --run; check that each run can be evaluated."""
+    """Read --qrels and every --run (within the read limits); check that each run can be evaluated."""
+    apply_limits(args)
     qrels = None
     if args.qrels:
         qrels, qmap = read_table(args.qrels, kind="qrels", columns=args.qrels_columns)
@@ -156,7 +160,8 @@ def check_probabilities(run: RunInput) -> None:
 
 
 def conventions(args) -> dict:
-    """Keyword arguments of mc.evaluate from the options (item features read here)."""
+    """Keyword arguments of mc.evaluate from the options (item features read here, within the read limits)."""
+    apply_limits(args)
     conv = convention_options.from_args(args)
     if getattr(args, "item_features", None):
         from ..io import read_item_features
@@ -239,9 +244,10 @@ def per_user_frame(results: dict[str, ModelResult]) -> pd.DataFrame:
 
 def run(args) -> int:
     labels = metric_labels(args)
-    if args.per_user:
-        _output.output_kind(args.per_user)  # fail before the work
     notes: list[str] = []
+    if args.per_user:
+        if _output.output_kind(args.per_user) == "parquet" and getattr(args, "spreadsheet_safe", False):
+            notes.append("--spreadsheet-safe applies to CSV outputs; Parquet keeps exact values")
     conv = conventions(args)
     if args.engine == "spark":
         results = _evaluate_spark(args, labels, conv, notes)
@@ -259,10 +265,17 @@ def run(args) -> int:
             if res.diagnostics is not None:
                 for w in res.diagnostics.warnings():
                     print(f"warning: {model}: {w}", file=err)
+    safe = getattr(args, "spreadsheet_safe", False)
     if args.per_user:
-        _output.write_frame(per_user_frame(results), args.per_user)
+        changed = _output.write_frame(per_user_frame(results), args.per_user, spreadsheet_safe=safe)
+        if changed and not args.quiet:
+            print(f"note: {_output.spreadsheet_note(changed, args.per_user)}", file=err)
     header = ["model"] + labels
     rows = [[model] + [res.summary.get(l, float("nan")) for l in labels] for model, res in results.items()]
+    if safe and args.csv:
+        header, rows, changed = _output.spreadsheet_rows(header, rows)
+        if changed and not args.quiet:
+            print(f"note: {_output.spreadsheet_note(changed, 'the CSV output')}", file=err)
     if args.json:
         doc = {
             "models": {model: {l: res.summary.get(l) for l in labels} for model, res in results.items()},

@@ -25,6 +25,7 @@ from ..kernels import assemble
 from ..kernels import strings as kstr
 from ..kernels._jit import n_threads
 from .lines import LineMap
+from .quote import quoted
 
 
 def earlier_pairs(users, items, rel=None) -> np.ndarray | None:
@@ -74,7 +75,7 @@ def repeats(key: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
 
 
 def _pair(df: pd.DataFrame, i: int) -> str:
-    return f"({df['user_id'].iat[i]!r}, {df['item_id'].iat[i]!r})"
+    return f"({quoted(df['user_id'].iat[i])}, {quoted(df['item_id'].iat[i])})"
 
 
 def check_run_duplicates(df: pd.DataFrame, name: str, lines: LineMap, key: np.ndarray | None = None,

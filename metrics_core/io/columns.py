@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..errors import MetricsError
 from .lines import ROWS, LineMap
+from .quote import quoted
 
 ROLES = ("user_id", "item_id", "score", "rank", "relevance")
 
@@ -98,6 +99,29 @@ class ColumnMapping:
         }
 
 
+MAX_NAMES_SHOWN = 20
+
+
+def found_columns(names: list[str]) -> str:
+    """The column names for a message: each cut to 80 characters, at most 20 of them."""
+    shown = ", ".join(quoted(n) for n in names[:MAX_NAMES_SHOWN]) or "(none)"
+    if len(names) > MAX_NAMES_SHOWN:
+        shown += f" and {len(names) - MAX_NAMES_SHOWN} more"
+    return shown
+
+
+def delimiter_hint(names: list[str]) -> str:
+    """A hint when the header was read as one column that holds another common separator."""
+    if len(names) != 1:
+        return ""
+    for sep, label in ((";", "semicolon"), ("|", "pipe")):
+        if sep in names[0]:
+            return (f" (the header was read as one column but holds {label}s ({sep!r}): only comma-separated "
+                    f"CSV, tab-separated TSV and whitespace-separated text are read; convert the file, e.g. "
+                    f"pandas.read_csv(path, sep={sep!r}).to_csv('out.csv', index=False))")
+    return ""
+
+
 def detect(names: list[str], kind: str, name: str, explicit: dict | None = None) -> dict[str, str | None]:
     """Role -> source column name (or None) for the column ``names`` of file ``name``.
 
@@ -105,7 +129,7 @@ def detect(names: list[str], kind: str, name: str, explicit: dict | None = None)
     item and relevance; "auto" needs user, item and one of score, rank,
     relevance.
     """
-    found = ", ".join(repr(n) for n in names) or "(none)"
+    found = found_columns(names)
     chosen: dict[str, str | None] = {role: None for role in ROLES}
     if explicit:
         for key, col in explicit.items():
@@ -114,7 +138,7 @@ def detect(names: list[str], kind: str, name: str, explicit: dict | None = None)
                 matches = [n for n in names if normalise(n) == normalise(col)]
                 if len(matches) != 1:
                     raise MetricsError(
-                        f"{name}: column {col!r} given for {role} is not in the file; columns found: {found}"
+                        f"{name}: column {quoted(col)} given for {role} is not in the file; columns found: {found}"
                     )
                 col = matches[0]
             chosen[role] = col
@@ -139,7 +163,9 @@ def detect(names: list[str], kind: str, name: str, explicit: dict | None = None)
             taken.add(hits[0])
 
     known = {a for aliases in ALIASES.values() for a in aliases}
-    header_hint = "" if known & set(by_key) or explicit else " (is the first line a header?)"
+    header_hint = delimiter_hint(names)
+    if not header_hint and not (known & set(by_key) or explicit):
+        header_hint = " (is the first line a header?)"
 
     def missing(role: str, extra: str = "") -> MetricsError:
         looked = ", ".join(ALIASES[role])

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ..errors import MetricsError
 from .lines import LineMap
+from .quote import quoted
 
 _NUMBER = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 _NAN = r"^[+-]?(nan|na|n/a|null|none)$"
@@ -33,8 +34,7 @@ def _flat(col) -> pa.Array:
 
 
 def _clip(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return quoted(value, 40)
 
 
 def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array:
@@ -46,7 +46,9 @@ def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array:
     if pa.types.is_floating(t):
         valid = col.drop_null()
         whole = pc.all(pc.equal(pc.floor(valid), valid)).as_py() if len(valid) else True
-        col = col.cast(pa.int64()) if whole else col
+        if whole:
+            _check_exact_floats(col, role, src, name, lines)
+            col = col.cast(pa.int64())
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         try:
             col = col.cast(pa.string())
@@ -63,6 +65,22 @@ def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array:
             f"{role}. Every row needs a user and an item id"
         )
     return col.cast(pa.string())
+
+
+#: floats represent every integer up to 2^53 exactly; beyond, ids stored as floats may have lost digits
+EXACT_FLOAT_INTEGER = 2**53
+
+
+def _check_exact_floats(col: pa.Array, role: str, src: str, name: str, lines: LineMap) -> None:
+    """Refuse whole-number float ids beyond 2^53: another id may have been rounded to the same value."""
+    big = pc.greater(pc.abs(col), float(EXACT_FLOAT_INTEGER)).fill_null(False)
+    if pc.any(big).as_py():
+        bad = np.flatnonzero(big.to_numpy(zero_copy_only=False))
+        raise MetricsError(
+            f"{name}: {lines(int(bad[0]))}: {role} column {src!r} holds the floating-point id {col[int(bad[0])].as_py():g}, "
+            f"beyond 2^53 where floating point cannot keep every integer ({len(bad)} such id(s)); store ids as "
+            f"text or integers"
+        )
 
 
 def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, lines: LineMap) -> MetricsError:

@@ -9,12 +9,12 @@ wrong number of fields is an error naming its line.
 from __future__ import annotations
 
 import csv
-import io
 
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
+from .quote import clip as _clip
 from .lines import LineMap, nonblank_line_numbers, text_line_map
 
 
@@ -33,25 +33,30 @@ def first_line(text: bytes) -> tuple[str, int, int]:
         skipped += 1
 
 
-def header_names(line: str, delimiter: str) -> list[str]:
-    """Column names of a header line (quotes honoured), trimmed."""
-    row = next(csv.reader([line], delimiter=delimiter), [])
+def header_names(line: str, delimiter: str, name: str = "input", line_no: int = 1) -> list[str]:
+    """Column names of a header line (quotes honoured), trimmed.
+
+    The line's length is bounded by the read limits, so the csv module's field
+    size limit (128 KiB by default) is raised to it rather than failing.
+    """
+    if len(line) >= csv.field_size_limit():
+        csv.field_size_limit(len(line) + 1)
+    try:
+        row = next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error as e:
+        raise MetricsError(f"{name}: line {line_no}: the header cannot be parsed ({e}); check its quotes") from None
     return [c.strip() for c in row]
-
-
-def _clip(text: str, n: int = 60) -> str:
-    text = text.strip()
-    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | None = None) -> tuple[pa.Table, LineMap]:
     """Parse ``text`` (UTF-8, BOM removed) into a table of strings; ``keep`` limits the columns."""
     line, start, shift = first_line(text)
-    names = header_names(line, delimiter)
+    names = header_names(line, delimiter, name, shift + 1)
     seen = set()
     for n in names:
         if n in seen:
-            raise MetricsError(f"{name}: line {shift + 1}: column {n!r} appears twice in the header; rename one")
+            raise MetricsError(
+                f"{name}: line {shift + 1}: column {_clip(n, 80)!r} appears twice in the header; rename one")
         seen.add(n)
     body = text[start:]
     bad: list = []
@@ -62,10 +67,13 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
         bad.append(row)
         return "skip"
 
+    block = {"size": 1 << 20}  # pyarrow's default; a line longer than a block needs one block
+
     def parse(use_threads: bool) -> pa.Table:
         return pcsv.read_csv(
-            io.BytesIO(body),
-            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=use_threads),
+            pa.BufferReader(body),  # read in native code: no Python file calls on Arrow threads
+            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=use_threads,
+                                          block_size=block["size"]),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
             convert_options=pcsv.ConvertOptions(
                 column_types={n: pa.string() for n in names},
@@ -76,12 +84,20 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
         )
 
     try:
-        table = parse(True)
+        try:
+            table = parse(True)
+        except pa.ArrowInvalid as e:
+            if "straddl" not in str(e):
+                raise
+            bad.clear()
+            block["size"] = len(body) + 1  # a line longer than a block (lines are bounded by the read limits)
+            table = parse(True)
         if bad:
             bad.clear()
             table = parse(False)  # record numbers are only known single-threaded
     except pa.ArrowInvalid as e:
-        raise MetricsError(f"{name}: cannot be parsed as {'TSV' if delimiter == chr(9) else 'CSV'} ({e})") from None
+        raise MetricsError(
+            f"{name}: cannot be parsed as {'TSV' if delimiter == chr(9) else 'CSV'} ({_clip(str(e), 200)})") from None
     if bad:
         first = bad[0]
         where = f"record {first.number}"

@@ -17,8 +17,10 @@ from .checks import check_run_duplicates, dedupe_qrels, earlier_pairs, pair_keys
 from .columns import ALIASES, ColumnMapping, detect, normalise, role_of_key
 from .convert import ids, numbers
 from .delimited import first_line, header_names, read_delimited
-from .jsonl import read_jsonl
+from .jsonl import needs_exact, read_jsonl, read_jsonl_exact
 from .parquet import parquet_names, read_parquet
+from .limits import ReadLimits
+from .limits import current as current_limits
 from .source import load_source
 from .trec import read_trec, read_whitespace_table, trec_kind
 
@@ -37,20 +39,22 @@ def _looks_like_header(names: list[str], columns: dict | None) -> bool:
     return bool(columns) and any(c in names for c in columns.values())
 
 
-def _parse(src, kind: str, columns: dict | None):
+def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
     """-> (pyarrow table, roles, line map, format label, kind as read)."""
     name = src.name
     if src.fmt == F.PARQUET:
         names = parquet_names(src.data, src.path, name)
         roles = detect(names, kind, name, columns)
-        table, lines = read_parquet(src.data, src.path, name, _needed(roles))
+        table, lines = read_parquet(src.data, src.path, name, _needed(roles), limits)
         return table, roles, lines, "Parquet", kind
     text = src.data
-    line, _, _ = first_line(text)
+    line, _, skipped = first_line(text)
     fmt = src.fmt
     if fmt == F.JSONL or (fmt in (None, F.TEXT) and line.lstrip()[:1] in ("{", "[")):
         table, lines = read_jsonl(text, name)
         roles = detect(table.column_names, kind, name, columns)
+        if needs_exact(table, (roles["user_id"], roles["item_id"])):
+            table, lines = read_jsonl_exact(text, name)
         return table.select(_needed(roles)), roles, lines, "JSON lines", kind
     if fmt == F.TREC:
         return _trec(text, name, kind, columns)
@@ -60,7 +64,7 @@ def _parse(src, kind: str, columns: dict | None):
         delimiter = "\t"
     else:
         delimiter = "\t" if "\t" in line else "," if "," in line else None
-    names = header_names(line, delimiter) if delimiter else line.split()
+    names = header_names(line, delimiter, name, skipped + 1) if delimiter else line.split()
     if not _looks_like_header(names, columns) and trec_kind(line.split()):
         return _trec(text, name, kind, columns)
     if delimiter is None:
@@ -78,7 +82,8 @@ def _trec(text: bytes, name: str, kind: str, columns: dict | None):
     return table, roles, lines, f"TREC {as_kind}", as_kind
 
 
-def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None):
+def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None,
+               limits: ReadLimits | None = None):
     """Read a run or ground-truth file into ``(DataFrame, ColumnMapping)``.
 
     ``path_or_buffer``: a path (str or Path), bytes, or a binary file object
@@ -88,14 +93,19 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
     ignored) or "auto" (user, item and any of score, rank, relevance).
     ``columns``: explicit ``{role: source column}``, e.g. ``{"user_id":
     "customer"}``; roles are user_id, item_id, score, rank, relevance.
+    ``limits``: a :class:`~metrics_core.io.limits.ReadLimits` (default: the
+    limits in force, see :func:`metrics_core.io.limits.current`).
 
     Raises :class:`MetricsError` with a one-line message for any bad input.
     """
     if kind not in KINDS:
         raise MetricsError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    src = load_source(path_or_buffer, name)
+    limits = current_limits() if limits is None else limits
+    src = load_source(path_or_buffer, name, limits)
     name = src.name
-    table, roles, lines, label, kind = _parse(src, kind, columns)
+    table, roles, lines, label, kind = _parse(src, kind, columns, limits)
+    if table.num_rows > limits.max_rows:
+        raise limits.exceeded("max_rows", f"{name}: the file holds {table.num_rows:,} rows")
     if src.gzipped:
         label += ", gzip"
     cols: dict[str, object] = {
@@ -139,12 +149,14 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
     return df, mapping
 
 
-def read_run(path_or_buffer, *, name: str | None = None, columns: dict | None = None):
+def read_run(path_or_buffer, *, name: str | None = None, columns: dict | None = None,
+             limits: ReadLimits | None = None):
     """``read_table(..., kind="run")``: user_id, item_id, score [, rank] [, relevance]."""
-    return read_table(path_or_buffer, name=name, kind="run", columns=columns)
+    return read_table(path_or_buffer, name=name, kind="run", columns=columns, limits=limits)
 
 
-def read_qrels(path_or_buffer, *, name: str | None = None, columns: dict | None = None):
+def read_qrels(path_or_buffer, *, name: str | None = None, columns: dict | None = None,
+               limits: ReadLimits | None = None):
     """``read_table(..., kind="qrels")``: user_id, item_id, relevance."""
-    return read_table(path_or_buffer, name=name, kind="qrels", columns=columns)
+    return read_table(path_or_buffer, name=name, kind="qrels", columns=columns, limits=limits)
 

@@ -5,13 +5,20 @@ here, each with a one-line :class:`MetricsError`: a path that does not exist
 or is a directory, an empty file, a corrupt gzip stream, binary content (a NUL
 byte), UTF-16 text, bytes that are not UTF-8 (with the byte offset and line),
 and formats we do not read (Excel, ZIP, ...). A UTF-8 byte-order mark is
-removed silently.
+removed silently; a text whose lines end with a lone carriage return (old Mac
+files) is read with those as line ends.
+
+Reading respects :mod:`.limits`: special files (devices, FIFOs, sockets) are
+refused before any byte is read; a file larger than ``max_bytes`` is refused
+from its size; gzip data is decompressed in a stream that stops as soon as
+``max_bytes`` or ``max_ratio`` is passed (a decompression bomb never reaches
+memory whole); a line longer than ``max_line_bytes`` is refused before parsing.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +27,8 @@ import pyarrow as pa
 
 from ..errors import MetricsError
 from . import formats as F
+from .quote import clip
+from .limits import RATIO_FREE_BYTES, ReadLimits, check_line_lengths, current, format_size
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -46,36 +55,109 @@ class Source:
     gzipped: bool = False
 
 
-def _read_path(p: Path, name: str) -> bytes | Path:
-    if not p.exists():
-        raise MetricsError(f"{name}: no such file; check the path")
-    if p.is_dir():
-        if any(True for _ in p.rglob("*.parquet")):
-            return p
+PARQUET_SUFFIXES = (".parquet", ".pq")
+_FILE_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def _is_hidden(path: Path, root: Path) -> bool:
+    """Files pyarrow's dataset reader skips: any path part starting with ``.`` or ``_`` (``_SUCCESS``, ``.crc``)."""
+    return any(part.startswith((".", "_")) for part in path.relative_to(root).parts)
+
+
+def _parquet_directory(p: Path, name: str) -> Path:
+    """``p`` when it holds Parquet part files only (hidden files aside); MetricsError naming the others."""
+    files = [f for f in sorted(p.rglob("*")) if f.is_file() and not _is_hidden(f, p)]
+    parquet = [f for f in files if f.name.lower().endswith(PARQUET_SUFFIXES)]
+    if not parquet:
         raise MetricsError(
             f"{name}: is a directory, not a file; pass a file (a directory is read only when it holds "
             f"Parquet part files, as Spark writes them)"
         )
+    others = [f for f in files if not f.name.lower().endswith(PARQUET_SUFFIXES)]
+    if others:
+        shown = ", ".join(clip(str(f.relative_to(p))) for f in others[:5])
+        more = f" and {len(others) - 5} more" if len(others) > 5 else ""
+        raise MetricsError(
+            f"{name}: a directory is read as one Parquet dataset, but {len(others)} of its files are not Parquet "
+            f"(.parquet, .pq): {shown}{more}; move them out or pass one file"
+        )
+    return p
+
+
+def _read_path(p: Path, name: str, limits: ReadLimits) -> bytes | Path:
     try:
-        return p.read_bytes()
+        st = p.stat()
+    except FileNotFoundError:
+        raise MetricsError(f"{name}: no such file; check the path") from None
     except PermissionError:
         raise MetricsError(f"{name}: permission denied; check the file's read permission") from None
     except OSError as e:
         raise MetricsError(f"{name}: cannot be read ({e.strerror or e})") from None
+    if stat.S_ISDIR(st.st_mode):
+        return _parquet_directory(p, name)
+    if not stat.S_ISREG(st.st_mode):
+        what = next((label for test, label in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+        raise MetricsError(f"{name}: is {what}, not a regular file; save the data to a file and pass that")
+    if st.st_size > limits.max_bytes:
+        raise limits.exceeded("max_bytes", f"{name}: the file holds {format_size(st.st_size)}")
+    try:
+        with open(p, "rb") as f:
+            want = min(st.st_size, limits.max_bytes) + 1  # a buffer sized by the file, not by the limit
+            data = f.read(want)
+            if len(data) == want:  # the file grew while it was read: read on, up to the limit
+                data += f.read(limits.max_bytes + 1 - len(data))
+    except PermissionError:
+        raise MetricsError(f"{name}: permission denied; check the file's read permission") from None
+    except OSError as e:
+        raise MetricsError(f"{name}: cannot be read ({e.strerror or e})") from None
+    if len(data) > limits.max_bytes:
+        raise limits.exceeded("max_bytes", f"{name}: the file holds more than {format_size(limits.max_bytes)}")
+    return data
 
 
-def _read_buffer(obj) -> bytes:
+def _read_buffer(obj, name: str, limits: ReadLimits) -> bytes:
     if isinstance(obj, (bytes, bytearray, memoryview)):
-        return bytes(obj)
-    if hasattr(obj, "getvalue"):
+        value = obj
+    elif hasattr(obj, "getvalue"):
         value = obj.getvalue()
     elif hasattr(obj, "read"):
-        value = obj.read()
+        value = obj.read(limits.max_bytes + 1)
     else:
         raise MetricsError(f"cannot read input of type {type(obj).__name__}; pass a path, bytes or a file object")
     if isinstance(value, str):
-        return value.encode("utf-8")
+        value = value.encode("utf-8")
+    if len(value) > limits.max_bytes:
+        raise limits.exceeded("max_bytes", f"{name}: the input holds more than {format_size(limits.max_bytes)}")
     return bytes(value)
+
+
+def gunzip(data: bytes, name: str, limits: ReadLimits) -> bytes:
+    """Decompress gzip data (every member) with zlib's ``max_length``: never more than the limit + 1 bytes."""
+    allowed = min(limits.max_bytes, max(RATIO_FREE_BYTES, limits.max_ratio * len(data)))
+    parts, total = [], 0
+    rest = data
+    try:
+        while rest:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one gzip member
+            chunk = d.decompress(rest, allowed + 1 - total)
+            parts.append(chunk)
+            total += len(chunk)
+            if total > allowed:
+                break
+            if not d.eof:
+                raise EOFError("compressed data ended before the end-of-stream marker")
+            rest = d.unused_data
+    except (zlib.error, EOFError) as e:
+        raise MetricsError(f"{name}: corrupt or truncated gzip data ({e}); re-compress the file") from None
+    if total > allowed:
+        del parts
+        if allowed == limits.max_bytes:
+            raise limits.exceeded("max_bytes", f"{name}: decompresses to more than {format_size(allowed)}")
+        raise limits.exceeded(
+            "max_ratio", f"{name}: {format_size(len(data))} of gzip data decompress to more than "
+                         f"{format_size(allowed)} (more than {limits.max_ratio} times the compressed size)")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def line_of_offset(data: bytes, offset: int) -> int:
@@ -117,11 +199,22 @@ def _check_text(data: bytes, name: str) -> bytes:
     _check_utf8(data, name)
     if not data.strip():
         raise MetricsError(f"{name}: the file is empty; it needs a header line and at least one data row")
-    return data
+    return cr_line_ends(data)
 
 
-def load_source(path_or_buffer, name: str | None = None) -> Source:
-    """Read and check the input; see the module docstring for what is refused."""
+def cr_line_ends(data: bytes) -> bytes:
+    """Text whose only line ends are lone carriage returns, with newlines instead (else unchanged)."""
+    if b"\n" in data or b"\r" not in data:
+        return data
+    return data.replace(b"\r", b"\n")
+
+
+def load_source(path_or_buffer, name: str | None = None, limits: ReadLimits | None = None) -> Source:
+    """Read and check the input; see the module docstring for what is refused.
+
+    ``limits`` default to :func:`metrics_core.io.limits.current`.
+    """
+    limits = current() if limits is None else limits
     path: Path | None = None
     if isinstance(path_or_buffer, (str, os.PathLike)):
         path = Path(path_or_buffer)
@@ -134,22 +227,19 @@ def load_source(path_or_buffer, name: str | None = None) -> Source:
     if what:
         raise MetricsError(F.unsupported(name, what))
     if path is not None:
-        got = _read_path(path, name)
+        got = _read_path(path, name, limits)
         if isinstance(got, Path):
             return Source(name=name, data=None, fmt=F.PARQUET, path=got)
         data = got
     else:
-        data = _read_buffer(path_or_buffer)
+        data = _read_buffer(path_or_buffer, name, limits)
     if not data:
         raise MetricsError(f"{name}: the file is empty; it needs a header line and at least one data row")
 
     gzipped = False
     fmt_name = name
     if data.startswith(GZIP_MAGIC):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise MetricsError(f"{name}: corrupt or truncated gzip data ({e}); re-compress the file") from None
+        data = gunzip(data, name, limits)
         gzipped = True
         if not data:
             raise MetricsError(f"{name}: the file is empty (after gzip decompression)")
@@ -166,4 +256,5 @@ def load_source(path_or_buffer, name: str | None = None) -> Source:
     if fmt == F.PARQUET:
         raise MetricsError(f"{name}: not a Parquet file (it does not start with the bytes PAR1); check the file")
     data = _check_text(data, name)
+    check_line_lengths(data, limits.max_line_bytes, name, limits)
     return Source(name=name, data=data, fmt=fmt, gzipped=gzipped)

@@ -18,7 +18,6 @@ whitespace gives; otherwise the text is split with pyarrow compute kernels
 
 from __future__ import annotations
 
-import io
 import re
 
 import numpy as np
@@ -70,7 +69,7 @@ def _single_delimiter(text: bytes, names: list[str]) -> tuple[pa.Table, LineMap]
 
     try:
         table = pcsv.read_csv(
-            io.BytesIO(text),
+            pa.BufferReader(text),
             read_options=pcsv.ReadOptions(column_names=names),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, invalid_row_handler=on_invalid),
             convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},

@@ -1,0 +1,52 @@
+"""CSV for spreadsheets: formula-leading text cells neutralised (OWASP rule), numbers untouched.
+
+Reference: a plain-Python rule written here (prefix ``'`` when a string's
+first character is one of ``= + - @ \\t \\r``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from metrics_core.io.spreadsheet import neutralise_frame, spreadsheet_csv
+
+DANGEROUS = "=+-@\t\r"
+
+
+def reference_cell(v):
+    return "'" + v if isinstance(v, str) and v[:1] in DANGEROUS and v != "" else v
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_neutralise_frame_matches_the_rule(seed):
+    rng = random.Random(seed)
+    alphabet = list("=+-@\t\rab1 ,\"'")
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(30)]
+    numbers = [rng.choice([-1.5, 0.0, 2.0, -3.0]) for _ in range(30)]
+    df = pd.DataFrame({"text": pd.Series(words, dtype="str"), "obj": pd.Series(words, dtype=object),
+                       "cat": pd.Series(words).astype("category"),
+                       "arrow": pd.Series(words, dtype=pd.ArrowDtype(pa.string())), "num": numbers,
+                       "=name": numbers})
+    out, changed = neutralise_frame(df)
+    for col, ref_col in zip(out.columns, ["text", "obj", "cat", "arrow", "num", "'=name"]):
+        assert col == ref_col
+    for col in ["text", "obj", "cat", "arrow"]:
+        assert out[col].astype(object).tolist() == [reference_cell(w) for w in words]
+    assert out["num"].tolist() == numbers  # numbers are never formulas
+    expected = 4 * sum(reference_cell(w) != w for w in words) + 1
+    assert changed == expected
+    assert df["text"].tolist() == words  # the input is not modified
+
+
+def test_spreadsheet_csv_round_trip():
+    df = pd.DataFrame({"model": ["=HYPERLINK(\"http://x\")", "bm25"], "user_id": ["@u", "-7"], "v": [-0.5, 1.0]})
+    text = spreadsheet_csv(df).decode()
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows == [["model", "user_id", "v"], ["'=HYPERLINK(\"http://x\")", "'@u", "-0.5"],
+                    ["bm25", "'-7", "1.0"]]
