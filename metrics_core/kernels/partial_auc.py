@@ -26,13 +26,10 @@ import numba as nb
 import numpy as np
 
 from ._jit import njit
+from .diversity import tie_group_end
+from .ranking import log_comb
 
 PAUC, PAP = 0, 1
-
-
-@njit(inline="always")
-def _log_comb(n, r):
-    return math.lgamma(n + 1.0) - math.lgamma(r + 1.0) - math.lgamma(n - r + 1.0)
 
 
 @njit
@@ -53,7 +50,7 @@ def _group_term(kind, k, F, P, m, r):
     total = 0.0
     for a in range(min(r - 1, k - P - 1) + 1):
         for j in range(min(q, k - F - 1) + 1):
-            p = math.exp(_log_comb(r - 1, a) + _log_comb(q, j) - _log_comb(m - 1, a + j)) / m
+            p = math.exp(log_comb(r - 1, a) + log_comb(q, j) - log_comb(m - 1, a + j)) / m
             total += p * (k - F - j)
     return r * total
 
@@ -71,10 +68,7 @@ def partial_auc(offsets, rel_code, rel_values, tie_key, n_rel, k, threshold, tie
         total = 0.0
         s = 0
         while s < n and F < k:
-            e = s + 1
-            if ties_average:
-                while e < n and tie_key[a + e] == tie_key[a + s]:
-                    e += 1
+            e = tie_group_end(tie_key, a, s, n, ties_average)
             r = 0
             for i in range(s, e):
                 if rel_values[rel_code[a + i]] >= threshold:

@@ -19,6 +19,7 @@ import numba as nb
 import numpy as np
 
 from ._jit import njit
+from .diversity import tie_group_end
 
 
 @njit(inline="always")
@@ -43,10 +44,7 @@ def serendipity_pop(offsets, items, label, tie_key, k, ties_average, prank, n_it
         total = 0.0
         s = 0
         while s < K:
-            e = s + 1
-            if ties_average:
-                while e < n and tie_key[a + e] == tie_key[a + s]:
-                    e += 1
+            e = tie_group_end(tie_key, a, s, n, ties_average)
             m = e - s
             c = min(K - s, m)
             for x in range(s, e):
