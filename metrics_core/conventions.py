@@ -81,6 +81,8 @@ CONVENTIONS: tuple[Convention, ...] = (
                applies_to="accuracy, precision, recall, f1", metavar="T"),
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",
                choices=("rows", "positives", "uniform"), applies_to="gauc"),
+    Convention("beta", 1.0, "weight of recall in F-beta@k: `(1 + beta^2) P R / (beta^2 P + R)` (1 = F1)",
+               applies_to="fbeta", metavar="B"),
 )
 BY_NAME: dict[str, Convention] = {c.name: c for c in CONVENTIONS}
 

@@ -24,13 +24,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import conventions, reductions, registry
+from . import conventions, popularity, reductions, registry
 from .diagnostics import Diagnostics, diagnose
 from .errors import MetricsError
 from .features import align_features
 from .kernels import diversity as div
-from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, FAMILIES,
-                              GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED,
+from .kernels import topk_confusion as topk
+from .kernels.partial_auc import PAP, PAUC, partial_auc_values
+from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, DERIVED_FAMILIES, FAMILY_INDEX, FAMILIES,
+                              GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED, KERNEL_FAMILIES,
                               RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
 from .layout import Ranked, prepare, segment_sums
@@ -39,6 +41,7 @@ GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
 AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED}
 MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
+MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (fbeta, mcc, accuracy, pauc, pap): one pass per k
 
 
 def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, relevance_threshold, threshold):
@@ -99,24 +102,45 @@ def _options(ranked: Ranked, k: int, gain: str, ideal: str, ap_norm: str, ties: 
 
 
 def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_norm="relevant",
-                  ties="average", relevance_threshold=1.0, families=None) -> np.ndarray:
+                  ties="average", relevance_threshold=1.0, families=None, beta=1.0, catalogue=None) -> np.ndarray:
     """Ranking families at cutoff ``k`` for every user code: array (n_users, len(families)).
 
     ``families`` names the columns (default: all of ``FAMILIES``, in that order);
-    asking only for what is needed keeps the table small.
+    asking only for what is needed keeps the table small. The derived families
+    (F-beta, MCC, accuracy from hits@k with ``beta`` and a ``catalogue`` of N
+    items, default the items seen; pAUC and pAp from their own kernel) are
+    filled after the ranking kernel.
     """
     names = FAMILIES if families is None else tuple(families)
+    kernel_names = [n for n in names if n in KERNEL_FAMILIES]
+    if any(n in ("fbeta", "mcc", "accuracy") for n in names) and "hits" not in kernel_names:
+        kernel_names.append("hits")
     columns = np.full(len(FAMILIES), -1, dtype=np.int64)
-    for position, name in enumerate(names):
+    for position, name in enumerate(kernel_names):
         columns[FAMILY_INDEX[name]] = position
+    table = np.empty((ranked.n_users, len(kernel_names)), dtype=np.float64)
+    lists = _lists(ranked, ties, relevance_threshold)
+    ranking_families(lists, k, _options(ranked, k, gain, ideal, ap_norm, ties, relevance_threshold), columns, table)
     out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
-    ranking_families(_lists(ranked, ties, relevance_threshold), k,
-                     _options(ranked, k, gain, ideal, ap_norm, ties, relevance_threshold), columns, out)
+    for position, name in enumerate(names):
+        if name in KERNEL_FAMILIES:
+            out[:, position] = table[:, kernel_names.index(name)]
+        elif name in ("pauc", "pap"):
+            out[:, position] = partial_auc_values(lists, k, relevance_threshold, ties == "average",
+                                                  PAUC if name == "pauc" else PAP)
+        else:
+            hits = table[:, kernel_names.index("hits")]
+            n_rel = lists.n_rel
+            n_items = ranked.n_items_seen if catalogue is None else int(catalogue)
+            out[:, position] = (topk.fbeta(hits, n_rel, k, beta) if name == "fbeta" else
+                                topk.mcc(hits, n_rel, k, n_items) if name == "mcc" else
+                                topk.accuracy(hits, n_rel, k, n_items))
     return out
 
 
 def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ideal="judged",
-                 ap_norm="relevant", ties="average", relevance_threshold=1, empty_users="exclude") -> pd.DataFrame:
+                 ap_norm="relevant", ties="average", relevance_threshold=1, empty_users="exclude",
+                 beta=1.0) -> pd.DataFrame:
     """Mean of ranking metrics at every cutoff k = 1..k_max, one pass per user.
 
     ``metrics`` are base names (``"ndcg"``, ``"map"``, ``"hit_ratio"``, ...). Returns
@@ -150,16 +174,41 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
                 full = ranking_table(ranked, 0, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
                                      relevance_threshold=threshold)
                 out[s.label] = np.full(int(k_max), full[users, FAMILY_INDEX["r_precision"]].mean())
+            elif s.entry.family in DERIVED_FAMILIES:  # not summed by the curve kernel: one table per cutoff
+                if int(k_max) > MAX_DERIVED_CURVE_K:
+                    raise MetricsError(f"the curve of {s.label} is computed one cutoff at a time: k_max must be "
+                                       f"at most {MAX_DERIVED_CURVE_K:,} for it, got {k_max!r}")
+                out[s.label] = np.array([
+                    ranking_table(ranked, k, ties=ties, relevance_threshold=threshold, families=(s.entry.family,),
+                                  beta=beta)[users, 0].mean() for k in range(1, int(k_max) + 1)])
             else:
                 out[s.label] = sums[:, FAMILY_INDEX[s.entry.family]] / len(users)
         return pd.DataFrame(out)
 
 
-def check_needs(specs, *, item_features) -> None:
+def check_needs(specs, *, item_features, interactions=None) -> None:
     """Refuse metrics whose required side table is missing (the registry's ``needs``), before any work."""
     for s in specs:
         if "item_features" in s.entry.needs and item_features is None:
             raise MetricsError(f"{s.name} needs an item-features table (item_id + feature columns or tags)")
+        if "history" in s.entry.needs and interactions is None:
+            raise MetricsError(f"{s.name} needs an interactions table (user_id, item_id: the users' history)")
+
+
+def check_beta(beta) -> float:
+    """The F-beta weight as a float > 0 (one-line MetricsError otherwise)."""
+    value = conventions.check("beta", beta)
+    if not np.isfinite(value) or value <= 0:
+        raise MetricsError(f"beta must be a number > 0; got {beta!r}")
+    return value
+
+
+def catalogue_size(ranked: Ranked, item_features=None) -> int:
+    """N, the catalogue of coverage, gini, MCC@k, accuracy@k and serendipity_pop: the distinct items of
+    ``item_features`` when given, else every item seen in the run or the ground truth."""
+    if item_features is not None:
+        return int(len(pd.unique(item_features["item_id"])))
+    return ranked.n_items_seen
 
 
 def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude") -> np.ndarray:
@@ -172,7 +221,7 @@ def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclud
 
 def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="judged", ap_norm="relevant",
              ties="average", relevance_threshold=1, empty_users="exclude", threshold=0.5,
-             gauc_weight="rows", item_features=None, interactions=None) -> Evaluation:
+             gauc_weight="rows", item_features=None, interactions=None, beta=1.0) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
     Every convention keyword is described in :mod:`metrics_core.conventions` (also
@@ -181,20 +230,22 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="jud
     with kernel_guard():
         return _evaluate(run, qrels, metrics, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
                          relevance_threshold=relevance_threshold, empty_users=empty_users, threshold=threshold,
-                         gauc_weight=gauc_weight, item_features=item_features, interactions=interactions)
+                         gauc_weight=gauc_weight, item_features=item_features, interactions=interactions,
+                         beta=beta)
 
 
 def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold,
-              gauc_weight, item_features, interactions) -> Evaluation:
+              gauc_weight, item_features, interactions, beta) -> Evaluation:
     relevance_threshold, threshold = check_conventions(
         gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
         relevance_threshold=relevance_threshold, threshold=threshold)
+    beta = check_beta(beta)
     specs = registry.parse_metrics(metrics)
     if not isinstance(run, Ranked):
         check_frame(run, "run")
         if qrels is not None:
             check_frame(qrels, "qrels")
-    check_needs(specs, item_features=item_features)
+    check_needs(specs, item_features=item_features, interactions=interactions)
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 
     n_rel = ranked.n_relevant(relevance_threshold)
@@ -219,7 +270,9 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
             family = s.entry.family
             if family not in needed.setdefault(s.k, []):
                 needed[s.k].append(family)
-    tables = {k: ranking_table(ranked, k, families=fams, **conv) for k, fams in needed.items()}
+    catalogue = catalogue_size(ranked, item_features)
+    tables = {k: ranking_table(ranked, k, families=fams, beta=beta, catalogue=catalogue, **conv)
+              for k, fams in needed.items()}
     every_user = len(ev_codes) == ranked.n_users
     for s in specs:
         if s.kind in ("ranking", "pooled"):
@@ -251,7 +304,7 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
     return Evaluation(summary=ordered, per_user=per_user_df, diagnostics=diagnostics,
                       n_users=len(ev_codes), ranked=ranked,
                       conventions=dict(conv, empty_users=empty_users, threshold=threshold,
-                                       gauc_weight=gauc_weight))
+                                       gauc_weight=gauc_weight, beta=beta))
 
 
 def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, relevance_threshold,
@@ -308,10 +361,17 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
             summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "coverage":
             expected = reductions.coverage_expected_items(*reductions.coverage_partial(items, weight, n_items))
-            catalogue = ranked.n_items_seen
-            if item_features is not None:
-                catalogue = len(pd.unique(item_features["item_id"]))
-            summary[s.label] = reductions.finalize_coverage(expected, catalogue)
+            summary[s.label] = reductions.finalize_coverage(expected, catalogue_size(ranked, item_features))
+        elif s.name in ("entropy", "gini"):
+            slots = reductions.exposure_partial(items, weight, n_items)
+            summary[s.label] = (reductions.finalize_entropy(slots) if s.name == "entropy" else
+                                reductions.finalize_gini(slots, catalogue_size(ranked, item_features)))
+        elif s.name in ("arp", "aplt", "serendipity_pop", "serendipity_sim"):
+            v = popularity.per_user_values(s.name, ranked, items, incl, k, ties=ties,
+                                           relevance_threshold=relevance_threshold, interactions=interactions,
+                                           catalogue=catalogue_size(ranked, item_features))[ev_codes]
+            per_user[s.label] = v
+            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "personalization":
             users = personalization_users(ranked, ev_codes)
             shared = reductions.personalization_shared_pairs(*reductions.personalization_partial(items, weight, n_items))

@@ -115,6 +115,62 @@ def _brier_final(t: dict) -> float:
     return _ratio(t["brier_sum"], t["rows"])
 
 
+def _variance_partial(r: ScoredRows) -> dict:
+    """Sums for R² and explained variance: relevance y, residual d = y - score, and their squares."""
+    d = r.relevance - r.score
+    return {"rows": r.n, "sum_relevance": float(r.relevance.sum()),
+            "sum_relevance_sq": float(np.sum(r.relevance * r.relevance)),
+            "squared_error": float(np.sum(d * d)), "sum_residual": float(d.sum())}
+
+
+def _centered(sum_sq: float, total: float, n: float) -> float:
+    """n * variance from a sum of squares and a sum: sum_sq - total^2 / n (0 when it is rounding noise)."""
+    value = sum_sq - total * total / n
+    return value if value > 1e-12 * max(sum_sq, 1.0) else 0.0
+
+
+def _r2_final(t: dict) -> float:
+    """1 - SS_res / SS_tot; NaN when the relevance is constant (SS_tot = 0) or there are no rows."""
+    if not t["rows"]:
+        return float("nan")
+    ss_tot = _centered(t["sum_relevance_sq"], t["sum_relevance"], t["rows"])
+    return 1.0 - t["squared_error"] / ss_tot if ss_tot > 0 else float("nan")
+
+
+def _explained_variance_final(t: dict) -> float:
+    """1 - Var(y - score) / Var(y); NaN when the relevance is constant or there are no rows."""
+    if not t["rows"]:
+        return float("nan")
+    ss_tot = _centered(t["sum_relevance_sq"], t["sum_relevance"], t["rows"])
+    ss_res = _centered(t["squared_error"], t["sum_residual"], t["rows"])
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")
+
+
+#: equal-width probability bins of ``ece``: [0, 0.1], (0.1, 0.2], ..., (0.9, 1] (scikit-learn's
+#: ``calibration_curve(strategy="uniform")`` edges and bin assignment)
+ECE_BINS = 10
+
+
+def _ece_partial(r: ScoredRows) -> dict:
+    """Per bin: rows, sum of scores and sum of labels (keys ``ece_n_b``, ``ece_p_b``, ``ece_y_b``)."""
+    out = _probabilities_partial(r)
+    edges = np.linspace(0.0, 1.0, ECE_BINS + 1)
+    bins = np.searchsorted(edges[1:-1], r.score) if not out["outside_0_1"] else np.zeros(r.n, dtype=np.int64)
+    n = np.bincount(bins, minlength=ECE_BINS)
+    p = np.bincount(bins, weights=r.score, minlength=ECE_BINS)
+    y = np.bincount(bins, weights=r.label, minlength=ECE_BINS)
+    for b in range(ECE_BINS):
+        out[f"ece_n_{b}"], out[f"ece_p_{b}"], out[f"ece_y_{b}"] = int(n[b]), float(p[b]), float(y[b])
+    return out
+
+
+def _ece_final(t: dict) -> float:
+    """sum_b (n_b / n) |mean label_b - mean score_b| = sum_b |sum label_b - sum score_b| / n."""
+    _check_probabilities("ece", t)
+    gap = sum(abs(t[f"ece_y_{b}"] - t[f"ece_p_{b}"]) for b in range(ECE_BINS))
+    return _ratio(gap, t["rows"])
+
+
 def confusion_counts(r: ScoredRows) -> dict:
     """(tp, fp, fn, tn) with predicted positive = score >= threshold."""
     pred = r.score >= r.threshold
@@ -187,6 +243,9 @@ ROW_REDUCTIONS: dict[str, RowReduction] = {
     "recall": RowReduction(confusion_counts, _recall),
     "f1": RowReduction(confusion_counts, _f1),
     "gauc": RowReduction(_gauc_partial, lambda t: _ratio(t["gauc_num"], t["gauc_den"])),
+    "r2": RowReduction(_variance_partial, _r2_final),
+    "explained_variance": RowReduction(_variance_partial, _explained_variance_final),
+    "ece": RowReduction(_ece_partial, _ece_final),
 }
 #: rank statistics over all scored rows (partial: :func:`score_counts`)
 RANK_STATISTICS = ("auc", "pr_auc")
@@ -283,3 +342,31 @@ def finalize_personalization(shared_pairs: float, n_users: int, k: int) -> float
         return float("nan")
     pairs = n_users * (n_users - 1) / 2.0
     return 1.0 - shared_pairs / (pairs * k)
+
+
+# --------------------------------------------------------------------------- exposure across users
+def exposure_partial(items: np.ndarray, weight: np.ndarray, n_items: int) -> np.ndarray:
+    """Per item code: expected top-k slots (sum of the rows' top-k inclusion probabilities); adds per item."""
+    return np.bincount(items, weights=weight, minlength=n_items)
+
+
+def finalize_entropy(slots: np.ndarray) -> float:
+    """``-sum_i p_i log2 p_i`` with ``p_i = slots_i / sum(slots)`` (NaN without any slot)."""
+    c = slots[slots > 0]
+    total = c.sum()
+    if total <= 0:
+        return float("nan")
+    p = c / total
+    return float(-np.sum(p * np.log2(p)))
+
+
+def finalize_gini(slots: np.ndarray, catalogue: int) -> float:
+    """Gini index of the slots over a catalogue of N items, never recommended items counting 0:
+    ``sum_j (2j - N - 1) c_(j) / (N sum c)`` with c ascending (= ``sum_{i,j} |c_i - c_j| / (2 N sum c)``)."""
+    c = np.sort(slots[slots > 0])
+    total = c.sum()
+    n = max(int(catalogue), len(c))
+    if total <= 0 or n == 0:
+        return float("nan")
+    j = np.arange(n - len(c) + 1, n + 1, dtype=np.float64)
+    return float(np.sum((2.0 * j - n - 1.0) * c) / (n * total))

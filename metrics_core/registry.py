@@ -37,7 +37,8 @@ KIND_TITLES = {
     "scored_per_user": "scored rows, per user",
     "diversity": "diversity",
 }
-NEEDS = ("relevance", "probabilities", "item_features", "interactions")
+# "interactions": read when given (else a fallback); "history": the interactions table is required
+NEEDS = ("relevance", "probabilities", "item_features", "interactions", "history")
 HIGHER, LOWER = "higher", "lower"
 
 # cutoff rules: "optional" (name or name@k), "required" (only name@k selects this entry), "none"
@@ -167,6 +168,75 @@ METRICS: tuple[Metric, ...] = (
     Metric("personalization", "diversity", HIGHER, "`1 - mean_{u<v} |L_u ∩ L_v| / k`",
            "How different the top-k lists of two users are.", needs=(),
            convention="exact for any number of users (`sum_i C(c_i, 2)` shared pairs)"),
+    Metric("r2", "scored", HIGHER, "`1 - sum (relevance - score)^2 / sum (relevance - mean relevance)^2` over "
+           "scored rows (NaN for a constant relevance)",
+           "Coefficient of determination of the score as a prediction of the relevance (scikit-learn `r2_score`).",
+           aliases=("r2_score", "rsquared"), cutoff=CUTOFF_NONE),
+    Metric("explained_variance", "scored", HIGHER,
+           "`1 - Var(relevance - score) / Var(relevance)` over scored rows (NaN for a constant relevance)",
+           "Share of the relevance's variance the score explains (scikit-learn `explained_variance_score`).",
+           aliases=("explained_variance_score", "exp_var"), cutoff=CUTOFF_NONE),
+    Metric("ece", "scored", LOWER,
+           "`sum_b (n_b / n) |mean(label)_b - mean(score)_b|` over 10 equal-width score bins "
+           "`[0, .1], (.1, .2], ..., (.9, 1]`",
+           "Expected calibration error: gap between predicted probability and observed positive rate, per bin.",
+           aliases=("expected_calibration_error",), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
+           convention="bins of scikit-learn's `calibration_curve(n_bins=10, strategy=\"uniform\")`; "
+                      "scores must be in [0, 1]"),
+    _ranking("fbeta", "fbeta", "`(1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits@K / (b^2 R + k)`",
+             "Weighted harmonic mean of precision@k and recall@k (recall weighs `beta` times as much).",
+             aliases=("f_beta", "f1beta"), cutoff=CUTOFF_REQUIRED, convention="`beta=1` (RecTools `F1Beta`)"),
+    _ranking("mcc", "mcc",
+             "`(tp tn - fp fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn))` with `tp = hits@K`, `fp = k - tp`, "
+             "`fn = R - tp`, `tn = N - k - fn` (0 when a factor is 0)",
+             "Matthews correlation between 'in the top k' and 'relevant' over the catalogue of N items.",
+             aliases=("matthews",), cutoff=CUTOFF_REQUIRED,
+             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `MCC`)"),
+    _ranking("accuracy", "accuracy", "`(tp + tn) / N` with `tp = hits@K`, `tn = N - k - (R - tp)`",
+             "Share of the catalogue's N items classified right by 'in the top k' vs 'relevant'.",
+             cutoff=CUTOFF_REQUIRED,
+             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `Accuracy`)"),
+    _ranking("pauc", "pauc",
+             "`1/(k R) sum_{relevant x} max(k - f(x), 0)`, `f(x)` = non-relevant items ranked above x",
+             "ROC AUC of all relevant items against the top k non-relevant ones (partial AUC).",
+             aliases=("partial_auc",), cutoff=CUTOFF_REQUIRED,
+             convention="relevant items not in the list count as ranked last (RecTools `PartialAUC`, "
+                        "`insufficient_handling=\"ignore\"`)"),
+    _ranking("pap", "pap",
+             "`1/(k min(k, R)) sum_{x in first min(k, R) relevant} max(k - f(x), 0)`",
+             "Partial AUC of the top min(k, R) relevant items against the top k non-relevant ones (pAp@k).",
+             cutoff=CUTOFF_REQUIRED, convention="as `pauc@k` (RecTools `PAP`)"),
+    Metric("entropy", "diversity", HIGHER, "`-sum_i p_i log2 p_i`, `p_i` = share of all top-k slots held by item i",
+           "Distributional coverage: how evenly the recommendations spread over the items.",
+           aliases=("distributional_coverage", "shannon_entropy"), needs=(),
+           convention="ties: a tie group cut by k shares its slots (expected counts)"),
+    Metric("gini", "diversity", LOWER,
+           "`sum_{i,j} |c_i - c_j| / (2 N sum_i c_i)`, `c_i` = top-k slots of item i over the catalogue of N items",
+           "Gini index of how often each catalogue item is recommended (0 = evenly, near 1 = a few items).",
+           aliases=("gini_index",), needs=(),
+           convention="catalogue as `coverage`, never recommended items count 0 (RecBole `GiniIndex`)"),
+    Metric("arp", "diversity", LOWER, "mean over the top k of `pop(i)`, `pop` = users who interacted with i",
+           "Average recommendation popularity: how popular the recommended items are.",
+           aliases=("average_recommendation_popularity",), needs=("relevance", "interactions"), per_user=True,
+           convention="popularity from `interactions`, else the relevant ground truth"),
+    Metric("aplt", "diversity", HIGHER,
+           "share of the top k in the long tail: items outside the short head, the most popular items "
+           "holding 80% of the interactions",
+           "Long-tail share: how much of each list comes from the less popular items.",
+           aliases=("long_tail_share", "long_tail"), needs=("relevance", "interactions"), per_user=True,
+           convention="head: items whose more popular items hold < 80% of the interactions (as `arp`)"),
+    Metric("serendipity_pop", "diversity", HIGHER,
+           "`mean_{i<=K} max((N+1-i)/N - (N+1-prank(i))/N, 0) h_i`, `prank` = dense popularity rank "
+           "(0 term for items without interactions)",
+           "Serendipity as RecTools defines it: relevant items ranked higher than their popularity would place them.",
+           aliases=("serendipity_rectools",), needs=("relevance", "interactions"), per_user=True,
+           convention="N = catalogue as `mcc@k`; popularity as `arp`"),
+    Metric("serendipity_sim", "diversity", HIGHER,
+           "`mean_{i<=K} (1 - mean_{j in H_u} cos(i, j)) h_i`, cos = co-occurrence cosine over `interactions`, "
+           "`H_u` = the user's interacted items",
+           "Serendipity as Microsoft Recommenders defines it: relevant items unlike the user's history.",
+           aliases=("serendipity_ms", "user_serendipity"), needs=("relevance", "history"), per_user=True,
+           convention="needs `interactions`; users without history left out"),
 )
 
 METRIC_NAMES: list[str] = sorted({m.name for m in METRICS})

@@ -12,7 +12,7 @@ from . import conventions
 from .evaluate import AP_NORMS, GAINS, IDEALS
 from .errors import MetricsError
 from .metrics import MAX_K
-from .kernels.ranking import (FAMILIES, FAMILY_INDEX, RankedLists, RankingOptions, discount_table,
+from .kernels.ranking import (FAMILIES, FAMILY_INDEX, KERNEL_FAMILIES, RankedLists, RankingOptions, discount_table,
                               ranking_families)
 
 
@@ -48,7 +48,7 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
                              threshold=float(threshold), ties_average=False,
                              disc_table=discount_table(max(n, len(ideal)) + 1))  # a larger k reads no further
     ranking_families(lists, 0 if k is None else int(k), options, np.arange(len(FAMILIES), dtype=np.int64), out)
-    return {name: float(out[0, FAMILY_INDEX[name]]) for name in FAMILIES}
+    return {name: float(out[0, FAMILY_INDEX[name]]) for name in KERNEL_FAMILIES}
 
 
 def dcg_at_k(relevances, k=None, gain="linear") -> float:

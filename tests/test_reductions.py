@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import (accuracy_score, brier_score_loss, f1_score, log_loss, precision_score, recall_score,
-                             roc_auc_score)
+from sklearn.calibration import calibration_curve
+from sklearn.metrics import (accuracy_score, brier_score_loss, explained_variance_score, f1_score, log_loss,
+                             precision_score, r2_score, recall_score, roc_auc_score)
 
 import metrics_core as mc
 from metrics_core import reductions, registry
@@ -44,6 +45,9 @@ def _reference(rows: pd.DataFrame, name: str, threshold: float = 0.5, gauc_weigh
     return {
         "logloss": lambda: log_loss(y, p, labels=[0, 1]),
         "brier": lambda: brier_score_loss(y, p),
+        "r2": lambda: r2_score(rows["relevance"], p),
+        "explained_variance": lambda: explained_variance_score(rows["relevance"], p),
+        "ece": lambda: _ece_reference(y, p),
         "rmse": lambda: float(np.sqrt(np.mean((p - rows["relevance"].to_numpy()) ** 2))),
         "mae": lambda: float(np.mean(np.abs(p - rows["relevance"].to_numpy()))),
         "pcopc": lambda: p.sum() / y.sum(),
@@ -52,6 +56,16 @@ def _reference(rows: pd.DataFrame, name: str, threshold: float = 0.5, gauc_weigh
         "recall": lambda: recall_score(y, pred, zero_division=0),
         "f1": lambda: f1_score(y, pred, zero_division=0),
     }[name]()
+
+
+def _ece_reference(y: np.ndarray, p: np.ndarray, n_bins: int = 10) -> float:
+    """ECE from scikit-learn's calibration curve: bin means weighted by the rows in each non-empty bin."""
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy="uniform")
+    # rows per bin: [0, e1], (e1, e2], ..., (e9, 1], the bins calibration_curve documents
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    sizes = np.array([np.sum(p >= lo if lo == 0 else p > lo) - np.sum(p > hi) for lo, hi in zip(edges, edges[1:])])
+    sizes = sizes[sizes > 0]
+    return float(np.sum(sizes / len(p) * np.abs(prob_true - prob_pred)))
 
 
 def _groups(rows: pd.DataFrame, n_groups: int):

@@ -233,3 +233,20 @@ def test_missing_pyspark_is_a_one_line_error():
     assert out.returncode == 0, out.stderr
     line = out.stdout.strip()
     assert "\n" not in line and "pip install 'metrics-core[spark]'" in line and "openjdk-17" in line
+
+
+def test_new_metrics_match_single_machine(spark, data):
+    """Scored-row reductions (r2, explained_variance, ece) and per-user ranking metrics (fbeta, pauc, pap,
+    mcc and accuracy@k over the item-features catalogue) give mc.evaluate's numbers on many groups."""
+    from metrics_core import spark as mcs
+
+    run, qrels, feats = data
+    metrics = ["r2", "explained_variance", "ece", "fbeta@5", "pauc@5", "pap@3", "mcc@5", "accuracy@5"]
+    local = mc.evaluate(run, qrels, metrics, item_features=feats, beta=2.0)
+    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), metrics, item_features=feats, n_buckets=7,
+                      beta=2.0)
+    assert_same(ev, local)
+    with pytest.raises(mc.MetricsError, match="gini@5 is not available in the Spark backend"):
+        mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["gini@5"])
+    with pytest.raises(mc.MetricsError, match="mcc@5 on Spark needs item_features"):
+        mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["mcc@5"])

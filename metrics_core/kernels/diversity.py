@@ -49,6 +49,16 @@ def _log_comb(n, r):
 
 
 @njit(inline="always")
+def tie_group_end(tie_key, a, s, n, ties_average):
+    """End (exclusive, relative to ``a``) of the tie group starting at ``s``: s + 1 unless ties are averaged."""
+    e = s + 1
+    if ties_average:
+        while e < n and tie_key[a + e] == tie_key[a + s]:
+            e += 1
+    return e
+
+
+@njit(inline="always")
 def cut_tie_group(score, a, n, K, ties_average):
     """Bounds [gs, ge) (relative to ``a``) of the tie group that the cutoff K splits,
     or (K, K) when K falls between groups (or ties are not averaged)."""

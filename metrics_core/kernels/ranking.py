@@ -44,7 +44,11 @@ import numpy as np
 
 from ._jit import njit
 
-FAMILIES = ("cg", "dcg", "ndcg", "ap", "rr", "precision", "recall", "f1", "hit", "r_precision", "hits")
+KERNEL_FAMILIES = ("cg", "dcg", "ndcg", "ap", "rr", "precision", "recall", "f1", "hit", "r_precision", "hits")
+# families filled after this kernel: from hits@k (metrics_core.kernels.topk_confusion) or by the partial-AUC
+# kernel (metrics_core.kernels.partial_auc); the kernels here leave their columns alone
+DERIVED_FAMILIES = ("fbeta", "mcc", "accuracy", "pauc", "pap")
+FAMILIES = KERNEL_FAMILIES + DERIVED_FAMILIES
 FAMILY_INDEX = {name: i for i, name in enumerate(FAMILIES)}
 N_FAMILIES = len(FAMILIES)
 # column of each family (compile-time constants inside the kernels)

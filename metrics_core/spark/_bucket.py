@@ -39,6 +39,7 @@ from ..evaluate import (_positions, evaluate, evaluated_users, novelty_values, p
 from ..diagnostics import diagnose
 from ..features import align_features
 from ..kernels import diversity as div
+from ..kernels import topk_confusion as topk
 from ..kernels.ranking import FAMILY_INDEX
 from ..metrics import MetricSpec
 from ..layout import Ranked, prepare
@@ -53,7 +54,7 @@ class BucketPlan:
     """Everything a task needs, pickled once into the Spark closure."""
 
     specs: tuple[MetricSpec, ...]
-    conventions: dict  # gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold, gauc_weight
+    conventions: dict  # gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold, gauc_weight, beta
     diag_k: int
     truth_in_run: bool
     rel_column: str  # relevance column name of the truth frame
@@ -158,7 +159,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
             ev = evaluate(ranked, metrics=names, gain=conv["gain"], ideal=conv["ideal"], ap_norm=conv["ap_norm"],
                           ties=conv["ties"], relevance_threshold=thr, empty_users=conv["empty_users"],
                           threshold=conv["threshold"], gauc_weight=conv["gauc_weight"],
-                          item_features=_value(plan.item_features))
+                          item_features=_value(plan.item_features), beta=conv.get("beta", 1.0))
         data = {}
         for i, s in enumerate(per_user_specs):
             if s.name == "novelty":
@@ -270,6 +271,19 @@ def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, sta
             parts.append(_frame("f", len(missing), columns, item_id=np.asarray(missing, dtype=object)))
 
 
+def _empty_list_values(spec: MetricSpec, n_rel: np.ndarray, plan: BucketPlan) -> np.ndarray:
+    """A per-user metric for users missing from the run (an empty list, as mc.evaluate's kernels see it):
+    NaN for GAUC, ILS and novelty, the hits = 0 value for MCC@k and accuracy@k (catalogue: the
+    item-features table, which the Spark backend requires for them), else 0."""
+    if spec.name in ("gauc", "ils", "novelty"):
+        return np.full(len(n_rel), np.nan)
+    if spec.kind == "ranking" and spec.name in ("mcc", "accuracy"):
+        catalogue = len(pd.unique(_value(plan.item_features)[ITEM]))
+        confusion = topk.mcc if spec.name == "mcc" else topk.accuracy
+        return confusion(np.zeros(len(n_rel)), n_rel.astype(np.float64), spec.k, catalogue)
+    return np.zeros(len(n_rel))
+
+
 def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan,
                                  columns: list[str]) -> list:
     """A group in which no user is both in the run and in the ground truth.
@@ -305,8 +319,7 @@ def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, 
         n_rel_total = float(n_rel[ev_codes].sum())
         specs = plan.per_user_specs
         if n_ev and specs:
-            data = {f"m{i}": np.full(n_ev, np.nan if s.name in ("gauc", "ils", "novelty") else 0.0)
-                    for i, s in enumerate(specs)}
+            data = {f"m{i}": _empty_list_values(s, n_rel[ev_codes], plan) for i, s in enumerate(specs)}
             for key, values in data.items():
                 part = reductions.mean_partial(values)
                 stats["sum_" + key], stats["cnt_" + key] = part["sum"], part["count"]

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..evaluate import check_conventions, check_needs
+from ..evaluate import check_beta, check_conventions, check_needs
 from .. import reductions
 from ..registry import parse_metrics
 from . import _env
@@ -198,7 +198,7 @@ def _output_schema(plan: BucketPlan, user_type, item_type):
 def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", ideal="judged",
              ap_norm="relevant", ties="average", relevance_threshold=1, empty_users="exclude",
              threshold=0.5, gauc_weight="rows", item_features=None, interactions=None,
-             n_buckets: int | None = None, score_ranges: int | None = None) -> SparkEvaluation:
+             n_buckets: int | None = None, score_ranges: int | None = None, beta=1.0) -> SparkEvaluation:
     """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate` evaluates pandas ones.
 
     ``run_df``: ``user_id, item_id, score`` [, ``relevance`` or ``label``];
@@ -217,9 +217,11 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
     thr, threshold = check_conventions(
         gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
         relevance_threshold=relevance_threshold, threshold=threshold)
+    beta = check_beta(beta)
     specs = parse_metrics(metrics)
     names = {s.name for s in specs}
-    check_needs(specs, item_features=item_features)
+    check_needs(specs, item_features=item_features, interactions=interactions)
+    _refuse_unsupported(specs, item_features)
 
     _require(run_df, [USER, ITEM, SCORE], "run")
     truth_in_run = qrels_df is None
@@ -246,7 +248,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
     bucket = F.pmod(F.xxhash64(F.col(USER)), F.lit(n_buckets))
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
     conventions = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=thr,
-                       empty_users=empty_users, threshold=threshold, gauc_weight=gauc_weight)
+                       empty_users=empty_users, threshold=threshold, gauc_weight=gauc_weight, beta=beta)
 
     with _env.spark_errors("Spark evaluation"):
         features = None
@@ -278,6 +280,22 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
             F.col(USER), *[F.col(f"m{i}").alias(s.label) for i, s in enumerate(plan.per_user_specs)])
     return SparkEvaluation(summary=summary, per_user=per_user, diagnostics=diagnostics, n_users=n_users,
                            conventions=conventions, _cached=out)
+
+
+#: metrics that need item popularity, history or exposure over all groups, not combined by this backend yet
+NOT_ON_SPARK = ("entropy", "gini", "arp", "aplt", "serendipity_pop", "serendipity_sim")
+#: ranking metrics over a catalogue: the groups agree on it only when it is the item-features table
+CATALOGUE_RANKING = ("mcc", "accuracy")
+
+
+def _refuse_unsupported(specs, item_features) -> None:
+    for s in specs:
+        if s.name in NOT_ON_SPARK:
+            raise MetricsError(f"{s.label} is not available in the Spark backend yet; compute it with "
+                               "mc.evaluate on a pandas sample or drop it")
+        if s.kind == "ranking" and s.name in CATALOGUE_RANKING and item_features is None:
+            raise MetricsError(f"{s.label} on Spark needs item_features (its catalogue of N items); "
+                               "pass the item table or compute it with mc.evaluate")
 
 
 def _ratio(num: float, den: float, empty: float = float("nan")) -> float:
