@@ -14,7 +14,7 @@ import sys
 
 from .errors import MetricsError
 
-COMMANDS = ("evaluate", "compare", "report")
+COMMANDS = ("evaluate", "compare", "report", "explain")
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
