@@ -91,8 +91,10 @@ def _lists(ranked: Ranked, ties: str, relevance_threshold: float, gain: str = "l
 
 def _options(ranked: Ranked, k: int, gain: str, ideal: str, ap_norm: str, ties: str,
              relevance_threshold: float) -> RankingOptions:
-    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``."""
-    return RankingOptions(GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
+    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``
+    (the binary gain's relevances are 0/1 already, see :func:`_lists`: relevant is 1)."""
+    threshold = 1.0 if gain == "binary" else float(relevance_threshold)
+    return RankingOptions(GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], threshold,
                           ties == "average", _discounts(ranked, k))
 
 

@@ -77,7 +77,7 @@ def scored_rows(ranked, relevance_threshold: float, threshold: float = 0.5, gauc
         user_of_row = np.repeat(np.arange(ranked.n_users), ranked.list_lengths)
         per_user = np.bincount(user_of_row[judged], minlength=ranked.n_users)
         offsets = np.concatenate(([0], np.cumsum(per_user))).astype(ranked.offsets.dtype)
-        tie_key, auc_labels = ranked.tie_key[judged], labels[judged]
+        tie_key, auc_labels = ranked.score[judged], labels[judged]  # scores: the tie key needs neighbours
         p, y, rel = ranked.score[mask], labels[mask], ranked.rel[mask]
     elif keep_user.all():
         p, y, rel = ranked.score, labels, ranked.rel
