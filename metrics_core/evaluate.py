@@ -39,7 +39,7 @@ from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX,
                               RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
 from .layout import Ranked, prepare, segment_sums
-from .presets import metric_names as preset_metric_names, settings as preset_settings
+from .presets import parse_metrics as preset_parse_metrics, settings as preset_settings
 
 # "binary" gain is the linear gain of relevances mapped to 0/1 (see _lists)
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL, "binary": GAIN_LINEAR}
@@ -192,13 +192,13 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, i
                         missing_users=missing_users, unjudged_rows=unjudged_rows, threshold=threshold,
                         gauc_weight=gauc_weight)
         conv = conventions.resolve(explicit, preset_settings(preset))
-        return _evaluate(run, qrels, preset_metric_names(metrics, preset), conv, item_features=item_features,
+        return _evaluate(run, qrels, preset_parse_metrics(metrics, preset), conv, item_features=item_features,
                          interactions=interactions)
 
 
 def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -> Evaluation:
     relevance_threshold, threshold = conv["relevance_threshold"], conv["threshold"]
-    specs = registry.parse_metrics(metrics)
+    specs = metrics if metrics and isinstance(metrics[0], registry.MetricSpec) else registry.parse_metrics(metrics)
     check_needs(specs, item_features=item_features)
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 

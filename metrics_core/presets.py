@@ -36,8 +36,9 @@ class Preset:
 
 _TREC_NAMES = {"ndcg": "ndcg", "ndcg_cut": "ndcg", "map": "map", "map_cut": "map", "P": "precision",
                "recall": "recall", "recip_rank": "mrr", "Rprec": "r_precision", "success": "hit_rate"}
+# trec_eval averages over the queries of the run that have judgments, also those without a relevant one
 _TREC = dict(ties="trec", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
-             empty_users="exclude", missing_users="exclude")
+             empty_users="zero", missing_users="exclude")
 
 PRESETS: tuple[Preset, ...] = (
     Preset("trec_eval", "trec_eval (C, without -c)", _TREC, _TREC_NAMES,
@@ -54,8 +55,9 @@ PRESETS: tuple[Preset, ...] = (
            notes=("trectools' NDCG breaks score ties by docid ascending while its other measures use descending "
                   "(trec_eval's order); the preset uses descending for every metric",),
            checked="not run against trectools (not installed)"),
-    Preset("ranx", "ranx", dict(ties="input", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
-                                 empty_users="exclude", missing_users="zero"),
+    Preset("ranx", "ranx (make_comparable=True)",
+           dict(ties="input", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
+                empty_users="zero", missing_users="zero"),
            {"ndcg": "ndcg", "map": "map", "precision": "precision", "recall": "recall", "mrr": "mrr",
             "r-precision": "r_precision", "hit_rate": "hit_rate", "hits": "hit_ratio"},
            checked="tests/test_presets_libraries.py against ranx"),
@@ -150,8 +152,21 @@ def metric_names(labels, preset: str | None):
         return labels
     get(preset)
     if isinstance(labels, str):
-        labels = [x for x in labels.split(",") if x.strip()]
+        labels = [x.strip() for x in labels.split(",") if x.strip()]
     return [metric_name(x, preset) for x in labels]
+
+
+def parse_metrics(labels, preset: str | None):
+    """Parsed metric names under a preset; each keeps the label the user wrote (``ndcg_cut_10``)."""
+    from dataclasses import replace
+
+    from .registry import parse_metrics as parse
+
+    if preset is None:
+        return parse(labels)
+    given = [x.strip() for x in labels.split(",") if x.strip()] if isinstance(labels, str) else list(labels)
+    specs = parse(metric_names(given, preset))
+    return [replace(spec, label=label) for spec, label in zip(specs, given)]
 
 
 def presets() -> pd.DataFrame:
