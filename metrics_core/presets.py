@@ -103,7 +103,7 @@ PRESETS: tuple[Preset, ...] = (
             "Hit": "hit_rate"},
            checked="tests/test_presets_worked_examples.py: worked example from recbole/evaluator/metrics.py"),
     Preset("torchmetrics", "torchmetrics (functional retrieval)",
-           dict(ties="input", gain="linear", ideal="retrieved", ap_norm="retrieved", precision_norm="k",
+           dict(ties="average", gain="linear", ideal="retrieved", ap_norm="retrieved", precision_norm="k",
                 empty_users="zero", missing_users="exclude"),
            {"retrieval_normalized_dcg": "ndcg", "RetrievalNormalizedDCG": "ndcg",
             "retrieval_average_precision": "map", "RetrievalMAP": "map", "retrieval_precision": "precision",
@@ -111,6 +111,11 @@ PRESETS: tuple[Preset, ...] = (
             "retrieval_reciprocal_rank": "mrr", "RetrievalMRR": "mrr", "retrieval_hit_rate": "hit_rate",
             "RetrievalHitRate": "hit_rate", "retrieval_r_precision": "r_precision",
             "RetrievalRPrecision": "r_precision"},
+           notes=("retrieval_normalized_dcg averages tied scores (as scikit-learn) but first sets every score <= 0 "
+                  "to -inf, so non-positive scores tie at the bottom and a list without a positive score is 0; "
+                  "the preset ranks the scores as given",
+                  "its AP and precision sort with torch.argsort, which leaves the order of tied scores unspecified; "
+                  "the preset averages over tie orders"),
            checked="tests/test_presets_worked_examples.py: worked example from torchmetrics functional/retrieval"),
 )
 BY_NAME: dict[str, Preset] = {p.name: p for p in PRESETS}
