@@ -16,6 +16,16 @@ users only in the run. Each library is fed the data the way its users feed it:
 * RecTools reads ranks, not scores: ranks are the input order, so the run given to
   metrics_core has distinct scores in that order (no ties to break); every judged
   row with relevance >= 1 is an interaction (RecTools has no grades).
+* Microsoft Recommenders' ``python_evaluation`` ranks with an unstable sort, so its
+  data has distinct scores; every row of its ``rating_true`` is relevant, so it gets
+  the rows with relevance >= 1. Its NDCG also averages over users missing from the
+  predictions (a documented difference of the preset), so NDCG is compared on data
+  where every user of the ground truth has predictions.
+* ir_measures (``calc_aggregate``, queries missing from the run score 0) and trectools'
+  ``TrecEval`` (MAP, P@k and RR; its NDCG reads rows in file order, see the preset's
+  notes) break ties as trec_eval does, so the data keeps its ties.
+* recmetrics' ``mark`` gets, for every user of the ground truth, the relevant items
+  and the list sorted by score (stable; an empty list for users missing from the run).
 * pyspark's ``RankingMetrics``: (predictions sorted by score, stable, labels = the
   relevant items) for users in both the run and the ground truth.
 
@@ -146,6 +156,74 @@ def test_rectools_preset_matches_rectools(seed):
         got = mc.evaluate(run[["user_id", "item_id", "score"]], truth, metrics=[name], preset="rectools",
                           **keywords).summary[name]
         assert got == pytest.approx(want, abs=TOL), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ms_recommenders_preset_matches_python_evaluation(seed):
+    from recommenders.evaluation import python_evaluation as pe
+
+    run, qrels = make_data(seed, ties=False)
+    truth = qrels[qrels["relevance"] >= 1]
+    cols = dict(col_user="user_id", col_item="item_id", col_prediction="score", col_rating="relevance")
+    pred = run.rename(columns={})
+    for k in KS:
+        ours = mc.evaluate(run, truth, metrics=[f"precision_at_k@{k}", f"recall_at_k@{k}", f"map_at_k@{k}"],
+                           preset="ms_recommenders").summary
+        assert ours[f"precision_at_k@{k}"] == pytest.approx(pe.precision_at_k(truth, pred, k=k, **cols), abs=TOL)
+        assert ours[f"recall_at_k@{k}"] == pytest.approx(pe.recall_at_k(truth, pred, k=k, **cols), abs=TOL)
+        assert ours[f"map_at_k@{k}"] == pytest.approx(pe.map_at_k(truth, pred, k=k, **cols), abs=TOL)
+        in_run = truth[truth["user_id"].isin(set(run["user_id"]))]
+        ours_ndcg = mc.evaluate(run, in_run, metrics=[f"ndcg_at_k@{k}"], preset="ms_recommenders").summary
+        assert ours_ndcg[f"ndcg_at_k@{k}"] == pytest.approx(pe.ndcg_at_k(in_run, pred, k=k, **cols), abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ir_measures_preset_matches_calc_aggregate(seed):
+    import ir_measures
+    from ir_measures import AP, RR, P, R, Rprec, nDCG
+
+    run, qrels = make_data(seed)
+    measures = {"nDCG@5": nDCG @ 5, "nDCG@10": nDCG @ 10, "AP": AP, "AP@5": AP @ 5, "P@5": P @ 5, "RR": RR,
+                "Rprec": Rprec, "R@5": R @ 5}
+    want = ir_measures.calc_aggregate(list(measures.values()),
+                                      qrels.rename(columns={"user_id": "query_id", "item_id": "doc_id"}),
+                                      run.rename(columns={"user_id": "query_id", "item_id": "doc_id"}))
+    ours = mc.evaluate(run, qrels, metrics=list(measures), preset="ir_measures").summary
+    for name, measure in measures.items():
+        assert ours[name] == pytest.approx(want[measure], abs=TOL), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_trectools_preset_matches_trec_eval_measures(seed):
+    from trectools import TrecEval, TrecQrel, TrecRun
+
+    run, qrels = make_data(seed)
+    trec_run, trec_qrels = TrecRun(), TrecQrel()
+    trec_run.run_data = run.rename(columns={"user_id": "query", "item_id": "docid"}).assign(
+        q0="Q0", system="s", rank=lambda d: d.groupby("query")["score"].rank(ascending=False, method="first"))
+    trec_qrels.qrels_data = qrels.rename(columns={"user_id": "query", "item_id": "docid", "relevance": "rel"}).assign(
+        q0=0)
+    te = TrecEval(trec_run, trec_qrels)
+    ours = mc.evaluate(run, qrels, metrics=["MAP", "P@5", "P@10", "RR"], preset="trectools").summary
+    assert ours["MAP"] == pytest.approx(te.get_map(), abs=TOL)
+    assert ours["P@5"] == pytest.approx(te.get_precision(depth=5), abs=TOL)
+    assert ours["P@10"] == pytest.approx(te.get_precision(depth=10), abs=TOL)
+    assert ours["RR"] == pytest.approx(te.get_reciprocal_rank(), abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_recmetrics_preset_matches_mark(seed):
+    import recmetrics
+
+    run, qrels = make_data(seed)
+    actual, predicted = [], []
+    for user, judged in qrels.groupby("user_id", sort=False):
+        actual.append(judged.loc[judged["relevance"] >= 1, "item_id"].tolist())
+        mine = run[run["user_id"] == user].sort_values("score", ascending=False, kind="stable")
+        predicted.append(mine["item_id"].tolist())
+    for k in KS:
+        ours = mc.evaluate(run, qrels, metrics=[f"mark@{k}"], preset="recmetrics").summary
+        assert ours[f"mark@{k}"] == pytest.approx(recmetrics.mark(actual, predicted, k=k), abs=TOL)
 
 
 @pytest.fixture(scope="module")
