@@ -58,7 +58,9 @@ class Convention:
 
 _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_users": "Users without relevant items",
            "precision_norm": "Precision@k normalisation", "missing_users": "Users missing from the run",
-           "unjudged_rows": "Unjudged scored rows"}
+           "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
+           "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
+           "short_lists": "Lists shorter than 2 items (ILS)"}
 
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("gain", "linear", "`g = rel`, `g = 2^rel - 1` (negative relevance: 0), or `g = 1` when relevant "
@@ -91,6 +93,17 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("unjudged_rows", "negative",
                "scored rows without a judgment count as negatives, or are left out (only judged rows, as "
                "Microsoft Recommenders joins them)", choices=("negative", "exclude"), applies_to="scored rows"),
+    Convention("novelty_popularity", "users",
+               "novelty's popularity of an item: share of users who interacted with it, or share of all "
+               "interactions (Microsoft Recommenders)", choices=("users", "interactions"), applies_to="novelty"),
+    Convention("novelty_average", "users",
+               "novelty averaged per user then over users, or over every recommended row (Microsoft Recommenders)",
+               choices=("users", "rows"), applies_to="novelty"),
+    Convention("beyond_users", "evaluated",
+               "diversity metrics over the evaluated users, or over every user with a list (no per-user column "
+               "then)", choices=("evaluated", "listed"), applies_to="diversity"),
+    Convention("short_lists", "exclude", "ILS of a list with one item: left out, or scored 0 (RecTools); users without a list stay out",
+               choices=("exclude", "zero"), applies_to="ils"),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
                applies_to="accuracy, precision, recall, f1", metavar="T"),
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",

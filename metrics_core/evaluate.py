@@ -176,7 +176,8 @@ def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclud
 
 def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
              precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-             unjudged_rows=None, threshold=None, gauc_weight=None, item_features=None,
+             unjudged_rows=None, novelty_popularity=None, novelty_average=None, beyond_users=None,
+             short_lists=None, threshold=None, gauc_weight=None, item_features=None,
              interactions=None) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
@@ -189,7 +190,9 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, i
     with kernel_guard():
         explicit = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
                         relevance_threshold=relevance_threshold, empty_users=empty_users,
-                        missing_users=missing_users, unjudged_rows=unjudged_rows, threshold=threshold,
+                        missing_users=missing_users, unjudged_rows=unjudged_rows,
+                        novelty_popularity=novelty_popularity, novelty_average=novelty_average,
+                        beyond_users=beyond_users, short_lists=short_lists, threshold=threshold,
                         gauc_weight=gauc_weight)
         conv = conventions.resolve(explicit, preset_settings(preset))
         return _evaluate(run, qrels, preset_parse_metrics(metrics, preset), conv, item_features=item_features,
@@ -251,8 +254,9 @@ def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -
                         threshold, conv["gauc_weight"], conv["unjudged_rows"])
     diversity = [s for s in specs if s.kind == "diversity"]
     if diversity:
-        _diversity_metrics(ranked, diversity, summary, per_user, ev_codes, diagnostics, conv["ties"],
-                           relevance_threshold, item_features, interactions)
+        users = ev_codes if conv["beyond_users"] == "evaluated" else np.flatnonzero(ranked.list_lengths > 0)
+        _diversity_metrics(ranked, diversity, summary, per_user if users is ev_codes else {}, users, diagnostics,
+                           conv["ties"], relevance_threshold, item_features, interactions, conv)
 
     index = pd.Index(ranked.user_ids[ev_codes], name="user_id")
     per_user_df = pd.DataFrame(per_user, index=index)
@@ -290,13 +294,15 @@ def _positions(ranked: Ranked, ties: str) -> np.ndarray:
 
 
 def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, ties,
-                       relevance_threshold, item_features, interactions):
-    """ILS, novelty, coverage, personalization over evaluated users' top-k lists.
+                       relevance_threshold, item_features, interactions, conv=None):
+    """ILS, novelty, coverage, personalization over the top-k lists of the users ``ev_codes``
+    (evaluated users, or every user with a list with ``beyond_users="listed"``).
 
     Each ranked row enters the top k with probability ``top_k_inclusion`` (0 or
     1, or c/m for a tie group cut by k under ``ties="average"``), which makes
     every value below the exact expectation over the orders of tied scores.
     """
+    conv = conventions.resolve(conv or {})
     items = _positions(ranked, ties)
     average = ties == "average"
     ev_mask = np.zeros(ranked.n_users, dtype=bool)
@@ -314,10 +320,15 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
                 rec = np.unique(items[weight > 0])
                 diagnostics.items_missing_features = int((~features.known[rec]).sum())
             v = ils_values(ranked, items, k, average, features)[ev_codes]
+            if conv["short_lists"] == "zero":  # a list of one item scores 0; users without a list stay out
+                v = np.where(np.isnan(v) & (ranked.list_lengths[ev_codes] > 0), 0.0, v)
             per_user[s.label] = v
             summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "novelty":
-            info = _self_information(ranked, relevance_threshold, interactions)
+            info = _self_information(ranked, relevance_threshold, interactions, conv["novelty_popularity"])
+            if conv["novelty_average"] == "rows":
+                summary[s.label] = novelty_over_rows(ranked, items, incl, info, k, ev_codes)
+                continue
             v = novelty_values(ranked, items, incl, info, k)[ev_codes]
             per_user[s.label] = v
             summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
@@ -347,6 +358,15 @@ def novelty_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np
         return np.where(lengths > 0, sums / lengths, np.nan)
 
 
+def novelty_over_rows(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np.ndarray, k: int,
+                      codes: np.ndarray) -> float:
+    """novelty@k averaged over every recommended row of the users ``codes`` (not per user first)."""
+    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
+    sums = segment_sums(incl * info[items], ranked.offsets)
+    rows = float(lengths[codes].sum())
+    return float(sums[codes].sum() / rows) if rows > 0 else float("nan")
+
+
 def personalization_users(ranked: Ranked, codes: np.ndarray) -> np.ndarray:
     """The users personalization compares: evaluated users with a non-empty list."""
     return codes[ranked.list_lengths[codes] > 0]
@@ -365,22 +385,30 @@ def _similarity_args(features):
     return 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
 
 
-def _self_information(ranked: Ranked, relevance_threshold: float, interactions) -> np.ndarray:
+def _self_information(ranked: Ranked, relevance_threshold: float, interactions,
+                      popularity: str = "users") -> np.ndarray:
+    """-log2 of each item's popularity: share of users who interacted with it (``"users"``), or share of
+    all interactions (``"interactions"``); from ``interactions``, else the relevant ground truth."""
     if interactions is None:
         positive = ranked.q_rel >= relevance_threshold
         users = np.repeat(np.arange(ranked.n_users), np.diff(ranked.q_offsets))[positive]
         items = ranked.q_item[positive]
+        if popularity == "interactions":
+            return div.self_information(np.bincount(items, minlength=len(ranked.item_ids)), len(items))
         n_users = len(np.unique(users))
         pairs = np.unique(users.astype(np.int64) * len(ranked.item_ids) + items)
         counts = np.bincount(pairs % len(ranked.item_ids), minlength=len(ranked.item_ids))
         return div.self_information(counts, n_users)
     if not isinstance(interactions, pd.DataFrame) or not {"user_id", "item_id"} <= set(interactions.columns):
         raise MetricsError("interactions must be a DataFrame with user_id and item_id columns")
-    inter = interactions[["user_id", "item_id"]].drop_duplicates()
+    inter = interactions[["user_id", "item_id"]]
+    if popularity == "users":
+        inter = inter.drop_duplicates()
     ids = inter["item_id"]
     index = ranked.item_ids
     if pd.api.types.is_integer_dtype(ids.dtype) != pd.api.types.is_integer_dtype(index.dtype):
         ids, index = ids.astype(str), pd.Index(index.astype(str))
     code = index.get_indexer(ids)
     counts = np.bincount(code[code >= 0], minlength=len(ranked.item_ids))
-    return div.self_information(counts, inter["user_id"].nunique())
+    total = len(inter) if popularity == "interactions" else inter["user_id"].nunique()
+    return div.self_information(counts, total)

@@ -82,17 +82,20 @@ PRESETS: tuple[Preset, ...] = (
            checked="tests/test_presets_libraries.py against pyspark.mllib.evaluation.RankingMetrics"),
     Preset("ms_recommenders", "Microsoft Recommenders (python_evaluation)",
            dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k", precision_norm="k",
-                empty_users="exclude", missing_users="exclude", unjudged_rows="exclude"),
+                empty_users="exclude", missing_users="exclude", unjudged_rows="exclude",
+                novelty_popularity="interactions", novelty_average="rows", beyond_users="listed"),
            {"ndcg_at_k": "ndcg", "map_at_k": "map", "map": "map", "precision_at_k": "precision",
             "recall_at_k": "recall", "r_precision_at_k": "r_precision", "auc": "auc", "logloss": "logloss",
-            "rmse": "rmse", "mae": "mae"},
+            "rmse": "rmse", "mae": "mae", "novelty": "novelty"},
            notes=("r_precision_at_k averages only over users with a hit in their top R; the preset averages over "
                   "every evaluated user",
                   "ndcg_at_k averages over every user of rating_true (users missing from the predictions score 0) "
                   "while its other ranking metrics average over the users in both; the preset leaves missing "
                   "users out of every metric",
                   "every row of rating_true is relevant whatever its rating (score_type='binary'); give only "
-                  "relevant rows, or set relevance_threshold"),
+                  "relevant rows, or set relevance_threshold",
+                  "novelty leaves recommended items absent from train_df out of its sum but not of its row count; "
+                  "the preset counts such an item once"),
            checked="tests/test_presets_libraries.py against recommenders.evaluation.python_evaluation"),
     Preset("rectools", "RecTools", dict(ties="input", gain="binary", ideal="k", ap_norm="relevant",
                                         precision_norm="k", empty_users="exclude", missing_users="zero"),

@@ -116,3 +116,67 @@ def test_unjudged_rows_exclude_scores_only_judged_rows(seed):
     assert ev.summary["gauc"] == pytest.approx(num / den, abs=TOL)
     every = mc.evaluate(run_df, qrels, metrics=["auc"])
     assert every.summary["auc"] != ev.summary["auc"]
+
+
+def _diversity_data(seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for u in range(12):
+        n = int(rng.integers(1, 6))
+        for j, item in enumerate(rng.choice(15, size=n, replace=False)):
+            rows.append((u, int(item), float(n - j)))  # distinct scores: one order
+    run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
+    truth_users = [u for u in range(14) if u % 4 != 1]  # users 1, 5, 9 only in the run; 12, 13 missing
+    qrels = pd.DataFrame([(u, int(i), int(rng.integers(1, 3))) for u in truth_users
+                          for i in rng.choice(15, size=3, replace=False)], columns=["user_id", "item_id", "relevance"])
+    inter = pd.DataFrame({"user_id": rng.integers(0, 30, 120), "item_id": rng.integers(0, 15, 120)})
+    return run, qrels, inter
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("popularity", ["users", "interactions"])
+@pytest.mark.parametrize("average", ["users", "rows"])
+@pytest.mark.parametrize("beyond", ["evaluated", "listed"])
+def test_novelty_conventions_match_plain_formulas(seed, popularity, average, beyond):
+    run, qrels, inter = _diversity_data(seed)
+    k = 3
+    if popularity == "users":
+        counts = inter.drop_duplicates().groupby("item_id")["user_id"].nunique()
+        total = inter["user_id"].nunique()
+    else:
+        counts = inter.groupby("item_id").size()
+        total = len(inter)
+    info = {i: -np.log2(max(counts.get(i, 0), 1) / total) for i in set(run["item_id"])}
+    if beyond == "evaluated":
+        users = set(qrels["user_id"]) & set(run["user_id"])  # missing users have no list: NaN, left out
+    else:
+        users = set(run["user_id"])
+    lists = {u: g.sort_values("score", ascending=False)["item_id"].tolist()[:k] for u, g in run.groupby("user_id")
+             if u in users}
+    if average == "users":
+        want = np.mean([np.mean([info[i] for i in items]) for items in lists.values()])
+    else:
+        want = sum(info[i] for items in lists.values() for i in items) / sum(len(x) for x in lists.values())
+    ev = mc.evaluate(run, qrels, metrics=[f"novelty@{k}"], interactions=inter, novelty_popularity=popularity,
+                     novelty_average=average, beyond_users=beyond)
+    assert ev.summary[f"novelty@{k}"] == pytest.approx(want, abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_short_lists_zero_scores_single_item_lists_zero(seed):
+    run, qrels, _ = _diversity_data(seed)
+    features = pd.DataFrame({"item_id": range(15), "tags": [f"t{i % 4},t{i % 3}" for i in range(15)]})
+    k = 4
+    lists = {u: g.sort_values("score", ascending=False)["item_id"].tolist()[:k] for u, g in run.groupby("user_id")}
+    tags = {i: {f"t{i % 4}", f"t{i % 3}"} for i in range(15)}
+
+    def ils(items):
+        pairs = [(a, b) for x, a in enumerate(items) for b in items[x + 1:]]
+        return np.mean([len(tags[a] & tags[b]) / len(tags[a] | tags[b]) for a, b in pairs]) if pairs else None
+
+    evaluated = sorted(set(qrels["user_id"]) & set(run["user_id"]))
+    values = [ils(lists[u]) for u in evaluated]
+    zero = mc.evaluate(run, qrels, metrics=[f"ils@{k}"], item_features=features, short_lists="zero")
+    left_out = mc.evaluate(run, qrels, metrics=[f"ils@{k}"], item_features=features)
+    assert zero.summary[f"ils@{k}"] == pytest.approx(np.mean([v or 0.0 for v in values]), abs=TOL)
+    assert left_out.summary[f"ils@{k}"] == pytest.approx(np.mean([v for v in values if v is not None]), abs=TOL)

@@ -226,6 +226,27 @@ def test_recmetrics_preset_matches_mark(seed):
         assert ours[f"mark@{k}"] == pytest.approx(recmetrics.mark(actual, predicted, k=k), abs=TOL)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_ms_recommenders_preset_matches_novelty(seed):
+    from recommenders.evaluation import python_evaluation as pe
+
+    run, qrels = make_data(seed)
+    rng = np.random.default_rng(seed)
+    # every recommended item appears in the training interactions (see the preset's notes)
+    items = sorted(set(run["item_id"]))
+    train = pd.DataFrame({"user_id": rng.integers(0, 60, 400).astype(str),
+                          "item_id": rng.choice(items, 400)})
+    train = pd.concat([train, pd.DataFrame({"user_id": "t", "item_id": items})], ignore_index=True)
+    # pe.novelty's last line indexes a Series by position ([0]), which pandas 3 refuses; its item novelty
+    # comes from the library, and its average (sum of count * item_novelty over n_recommendations) is
+    # repeated here from python_evaluation.novelty
+    item_novelty = pe.historical_item_novelty(train, run, col_user="user_id", col_item="item_id")
+    counts = run.groupby("item_id").size().rename("count").reset_index().merge(item_novelty, on="item_id")
+    want = float((counts["count"] * counts["item_novelty"]).sum() / run.shape[0])
+    ours = mc.evaluate(run, qrels, metrics=["novelty"], preset="ms_recommenders", interactions=train).summary
+    assert ours["novelty"] == pytest.approx(want, abs=TOL)
+
+
 @pytest.fixture(scope="module")
 def spark_context():
     from pyspark.sql import SparkSession

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..conventions import resolve as resolve_conventions
+from ..conventions import defaults as convention_defaults, resolve as resolve_conventions
 from ..evaluate import check_needs
 from ..presets import metric_names as preset_metric_names, settings as preset_settings
 from .. import reductions
@@ -197,9 +197,13 @@ def _output_schema(plan: BucketPlan, user_type, item_type):
     return T.StructType(fields)
 
 
+CONVENTION_DEFAULTS = convention_defaults()
+
+
 def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
              precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-             unjudged_rows=None, threshold=None, gauc_weight=None, item_features=None, interactions=None,
+             unjudged_rows=None, novelty_popularity=None, novelty_average=None, beyond_users=None,
+             short_lists=None, threshold=None, gauc_weight=None, item_features=None, interactions=None,
              n_buckets: int | None = None, score_ranges: int | None = None) -> SparkEvaluation:
     """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate` evaluates pandas ones.
 
@@ -219,7 +223,14 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
     conventions = resolve_conventions(
         dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
              relevance_threshold=relevance_threshold, empty_users=empty_users, missing_users=missing_users,
-             unjudged_rows=unjudged_rows, threshold=threshold, gauc_weight=gauc_weight), preset_settings(preset))
+             unjudged_rows=unjudged_rows, novelty_popularity=novelty_popularity, novelty_average=novelty_average,
+             beyond_users=beyond_users, short_lists=short_lists, threshold=threshold, gauc_weight=gauc_weight),
+        preset_settings(preset))
+    local_only = [name for name in ("novelty_popularity", "novelty_average", "beyond_users")
+                  if conventions[name] != CONVENTION_DEFAULTS[name]]
+    if local_only:
+        raise MetricsError(f"{', '.join(local_only)} other than the default are not on the Spark engine yet; "
+                           "use --engine local")
     thr, threshold, ties = conventions["relevance_threshold"], conventions["threshold"], conventions["ties"]
     specs = parse_metrics(preset_metric_names(metrics, preset))
     names = {s.name for s in specs}
