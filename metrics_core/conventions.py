@@ -102,7 +102,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("beyond_users", "evaluated",
                "diversity metrics over the evaluated users, or over every user with a list (no per-user column "
                "then)", choices=("evaluated", "listed"), applies_to="diversity"),
-    Convention("short_lists", "exclude", "ILS of a list with one item: left out, or scored 0 (RecTools); users without a list stay out",
+    Convention("short_lists", "exclude",
+               "ILS of a list with one item: left out, or scored 0 (RecTools); users without a list stay out",
                choices=("exclude", "zero"), applies_to="ils"),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
                applies_to="accuracy, precision, recall, f1", metavar="T"),

@@ -104,10 +104,11 @@ PRESETS: tuple[Preset, ...] = (
            checked="tests/test_presets_libraries.py against rectools.metrics"),
     Preset("recmetrics", "recmetrics", dict(ties="input", gain="binary", ap_norm="relevant", empty_users="zero",
                                             missing_users="zero"),
-           {"mark": "map", "novelty": "novelty", "personalization": "personalization",
-            "prediction_coverage": "coverage", "intra_list_similarity": "ils"},
+           {"mark": "map"},
            notes=("recommender_precision and recommender_recall round each user's value to 4 decimals; the preset "
-                  "does not round (use precision@k and recall@k)",),
+                  "does not round (use precision@k and recall@k)",
+                  "its novelty, personalization, prediction_coverage and intra_list_similarity are not mapped: "
+                  "not checked against recmetrics"),
            checked="tests/test_presets_libraries.py against recmetrics.mark (installed with --no-deps)"),
     Preset("recbole", "RecBole", dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k",
                                       precision_norm="k", empty_users="exclude", missing_users="zero"),
