@@ -180,3 +180,12 @@ def test_short_lists_zero_scores_single_item_lists_zero(seed):
     left_out = mc.evaluate(run, qrels, metrics=[f"ils@{k}"], item_features=features)
     assert zero.summary[f"ils@{k}"] == pytest.approx(np.mean([v or 0.0 for v in values]), abs=TOL)
     assert left_out.summary[f"ils@{k}"] == pytest.approx(np.mean([v for v in values if v is not None]), abs=TOL)
+
+
+@pytest.mark.parametrize("keyword", [dict(novelty_popularity="interactions"), dict(novelty_average="rows"),
+                                     dict(beyond_users="listed"), dict(preset="ms_recommenders")])
+def test_spark_refuses_the_diversity_conventions_it_does_not_compute(keyword):
+    from metrics_core import spark as mcs
+
+    with pytest.raises(mc.MetricsError, match="not on the Spark engine yet"):
+        mcs.evaluate(None, None, ["novelty@3"], **keyword)  # refused before any data is read
