@@ -56,17 +56,27 @@ class Convention:
         return value
 
 
-_LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_users": "Users without relevant items"}
+_LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_users": "Users without relevant items",
+           "precision_norm": "Precision@k normalisation", "missing_users": "Users missing from the run",
+           "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
+           "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
+           "short_lists": "Lists shorter than 2 items (ILS)"}
 
 CONVENTIONS: tuple[Convention, ...] = (
-    Convention("gain", "linear", "`g = rel` or `g = 2^rel - 1` (negative relevance: 0); discount `1/log2(rank+1)`",
-               choices=("linear", "exponential"), applies_to="cg, dcg, ndcg"),
+    Convention("gain", "linear", "`g = rel`, `g = 2^rel - 1` (negative relevance: 0), or `g = 1` when relevant "
+               "(`rel >= relevance_threshold`) else 0; discount `1/log2(rank+1)`",
+               choices=("linear", "exponential", "binary"), applies_to="cg, dcg, ndcg"),
     Convention("ideal", "judged",
-               "IDCG from every judged item of the user (trec_eval, ranx) or from the retrieved list re-sorted",
-               choices=("judged", "retrieved"), applies_to="ndcg"),
+               "IDCG from every judged item of the user (trec_eval, ranx), from the retrieved list re-sorted, or "
+               "from k items of gain 1 whatever R (RecTools `divide_by_achievable=False`)",
+               choices=("judged", "retrieved", "k"), applies_to="ndcg"),
     Convention("ap_norm", "relevant",
-               "AP@k divided by R (trec_eval), by `min(k, R)` (RecBole, Spark), or by the relevant items in the "
-               "top k (torchmetrics)", choices=("relevant", "min_k", "retrieved"), applies_to="map"),
+               "AP@k divided by R (trec_eval), by `min(k, R)` (RecBole, Spark), by the relevant items in the "
+               "top k (torchmetrics), or by k (RecTools `divide_by_k=True`)",
+               choices=("relevant", "min_k", "retrieved", "k"), applies_to="map"),
+    Convention("precision_norm", "k",
+               "precision@k divided by k (trec_eval), or by `min(k, R)` (RecTools `r_precision=True`)",
+               choices=("k", "min_k"), applies_to="precision@k"),
     Convention("ties", "average",
                "tied scores: exact expected value over all orders of tied scores (for NDCG = scikit-learn's "
                "`ndcg_score(ignore_ties=False)`); score desc then item id desc as strings (trec_eval); score desc "
@@ -77,6 +87,24 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("empty_users", "exclude",
                "users whose ground truth has no relevant item are excluded (counted), or scored 0",
                choices=("exclude", "zero"), applies_to="ranking, diversity"),
+    Convention("missing_users", "zero",
+               "users of the ground truth missing from the run score 0, or are left out (trec_eval without `-c`, "
+               "Microsoft Recommenders, trectools)", choices=("zero", "exclude"), applies_to="ranking, diversity"),
+    Convention("unjudged_rows", "negative",
+               "scored rows without a judgment count as negatives, or are left out (only judged rows, as "
+               "Microsoft Recommenders joins them)", choices=("negative", "exclude"), applies_to="scored rows"),
+    Convention("novelty_popularity", "users",
+               "novelty's popularity of an item: share of users who interacted with it, or share of all "
+               "interactions (Microsoft Recommenders)", choices=("users", "interactions"), applies_to="novelty"),
+    Convention("novelty_average", "users",
+               "novelty averaged per user then over users, or over every recommended row (Microsoft Recommenders)",
+               choices=("users", "rows"), applies_to="novelty"),
+    Convention("beyond_users", "evaluated",
+               "diversity metrics over the evaluated users, or over every user with a list (no per-user column "
+               "then)", choices=("evaluated", "listed"), applies_to="diversity"),
+    Convention("short_lists", "exclude",
+               "ILS of a list with one item: left out, or scored 0 (RecTools); users without a list stay out",
+               choices=("exclude", "zero"), applies_to="ils"),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
                applies_to="accuracy, precision, recall, f1", metavar="T"),
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",
@@ -110,20 +138,31 @@ def _plain(text: str) -> str:
 
 
 def add_arguments(parser) -> None:
-    """One argparse option per convention (``--ap-norm``, ``--gauc-weight``, ...), with its default."""
+    """One argparse option per convention (``--ap-norm``, ``--gauc-weight``, ...).
+
+    Options default to None (not given): :func:`resolve` fills in a preset's
+    value or the convention's default, so ``--preset`` works with every option.
+    """
     for c in CONVENTIONS:
         default_text = f"default {c.default:g}" if c.is_number else f"default {c.default}"
-        help_text = f"{_plain(c.help)} ({default_text})".replace("%", "%%")
+        help_text = f"{_plain(c.help)} ({default_text}, or the preset's)".replace("%", "%%")
         if c.is_number:
-            parser.add_argument(c.option, dest=c.name, type=float, default=float(c.default),
-                                metavar=c.metavar, help=help_text)
+            parser.add_argument(c.option, dest=c.name, type=float, default=None, metavar=c.metavar, help=help_text)
         else:
-            parser.add_argument(c.option, dest=c.name, choices=c.choices, default=c.default, help=help_text)
+            parser.add_argument(c.option, dest=c.name, choices=c.choices, default=None, help=help_text)
 
 
 def from_args(args) -> dict:
-    """The convention keywords of ``evaluate`` from parsed command-line options."""
-    return {c.name: getattr(args, c.name) for c in CONVENTIONS}
+    """The convention keywords given on the command line (options left out are not in the dict)."""
+    return {c.name: getattr(args, c.name) for c in CONVENTIONS if getattr(args, c.name, None) is not None}
+
+
+def resolve(explicit: dict, preset_settings: dict | None = None) -> dict:
+    """Every convention: the explicit value (not None), else the preset's, else the default; validated."""
+    values = defaults()
+    values.update(preset_settings or {})
+    values.update({name: value for name, value in explicit.items() if value is not None})
+    return validate(**values)
 
 
 def widget_specs() -> list[dict]:

@@ -70,7 +70,7 @@ class Diagnostics:
             w.append(f"{self.users_only_in_run} user(s) appear only in the run (no ground truth): excluded")
         if self.users_only_in_truth:
             w.append(f"{self.users_only_in_truth} user(s) of the ground truth are missing from the run: "
-                     "they score 0 if they have relevant items")
+                     "they score 0 if they have relevant items, unless missing_users=\"exclude\" leaves them out")
         if self.users_without_relevant:
             w.append(f"{self.users_without_relevant} user(s) have no relevant item in the ground truth")
         if self.share_users_ties_in_top_k > 0:

@@ -4,17 +4,22 @@ Every metric name is parsed by :mod:`metrics_core.registry`, whose table says ho
 computed: a column of the ranking kernel (ranking and pooled metrics), a
 reduction of :mod:`metrics_core.reductions` (scored rows: partial sums of this
 one partition, finalized), or the diversity code below. Every convention
-keyword (``gain``, ``ideal``, ``ap_norm``, ``ties``, ``relevance_threshold``,
-``empty_users``, ``threshold``, ``gauc_weight``) is declared, with its choices,
-default and meaning, in :mod:`metrics_core.conventions`.
+keyword (``gain``, ``ideal``, ``ap_norm``, ``precision_norm``, ``ties``,
+``relevance_threshold``, ``empty_users``, ``missing_users``, ``unjudged_rows``,
+``threshold``, ``gauc_weight``) is declared, with its choices, default and
+meaning, in :mod:`metrics_core.conventions`; a ``preset`` of
+:mod:`metrics_core.presets` sets them as one library computes, and explicit
+keywords override it.
 
 - users: evaluated users have at least one relevant item in the ground truth;
-  a user missing from the run scores 0; users without relevant items
+  a user missing from the run scores 0 (or is left out with
+  ``missing_users="exclude"``); users without relevant items
   (``empty_users="exclude"``, or scored 0 with ``"zero"``) and users only in
   the run are excluded and counted in the diagnostics.
 - scored-row metrics use the rows of users present in the ground truth; the
-  label is relevance >= relevance_threshold (unjudged rows are 0); a row is
-  predicted positive when score >= ``threshold``.
+  label is relevance >= relevance_threshold (unjudged rows are 0, or left out
+  with ``unjudged_rows="exclude"``); a row is predicted positive when
+  score >= ``threshold``.
 """
 
 from __future__ import annotations
@@ -32,23 +37,24 @@ from .kernels import diversity as div
 from .kernels import topk_confusion as topk
 from .kernels.partial_auc import PAP, PAUC, partial_auc_values
 from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, DERIVED_FAMILIES, FAMILY_INDEX, FAMILIES,
-                              GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_RETRIEVED, KERNEL_FAMILIES,
+                              AP_K, GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_K, IDEAL_RETRIEVED,
+                              KERNEL_FAMILIES,
                               RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
 from .layout import Ranked, prepare, segment_sums
+from .presets import parse_metrics as preset_parse_metrics, settings as preset_settings
 
-GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
-IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED}
-AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED}
+# "binary" gain is the linear gain of relevances mapped to 0/1 (see _lists)
+GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL, "binary": GAIN_LINEAR}
+IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED, "k": IDEAL_K}
+AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED, "k": AP_K}
 MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
 MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (fbeta, mcc, accuracy, pauc, pap): one pass per k
 
 
-def check_conventions(*, gain, ideal, ap_norm, ties, empty_users, gauc_weight, relevance_threshold, threshold):
-    """Validate every convention keyword (one-line MetricsError); returns the two thresholds as floats."""
-    checked = conventions.validate(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users,
-                                   gauc_weight=gauc_weight, relevance_threshold=relevance_threshold,
-                                   threshold=threshold)
+def check_conventions(**values):
+    """Validate convention keywords (one-line MetricsError); returns the two thresholds as floats."""
+    checked = conventions.validate(**values)
     return checked["relevance_threshold"], checked["threshold"]
 
 
@@ -88,16 +94,22 @@ def _discounts(ranked: Ranked, k: int) -> np.ndarray:
     return ranked._cache[key]
 
 
-def _lists(ranked: Ranked, ties: str, relevance_threshold: float) -> RankedLists:
-    """The ranking kernels' view of ``ranked`` under a tie rule."""
-    return RankedLists(ranked.offsets, ranked.codes_in_order(ties), ranked.rel_values, ranked.tie_key,
-                       ranked.n_relevant(relevance_threshold), ranked.q_offsets, ranked.ideal_rel)
+def _lists(ranked: Ranked, ties: str, relevance_threshold: float, gain: str = "linear") -> RankedLists:
+    """The ranking kernels' view of ``ranked`` under a tie rule (relevances as 0/1 for the binary gain)."""
+    rel_values, ideal_rel = ranked.rel_values, ranked.ideal_rel
+    if gain == "binary":
+        rel_values = (rel_values >= relevance_threshold).astype(np.float64)
+        ideal_rel = (ideal_rel >= relevance_threshold).astype(np.float64)
+    return RankedLists(ranked.offsets, ranked.codes_in_order(ties), rel_values, ranked.tie_key,
+                       ranked.n_relevant(relevance_threshold), ranked.q_offsets, ideal_rel)
 
 
 def _options(ranked: Ranked, k: int, gain: str, ideal: str, ap_norm: str, ties: str,
              relevance_threshold: float) -> RankingOptions:
-    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``."""
-    return RankingOptions(GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], float(relevance_threshold),
+    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``
+    (the binary gain's relevances are 0/1 already, see :func:`_lists`: relevant is 1)."""
+    threshold = 1.0 if gain == "binary" else float(relevance_threshold)
+    return RankingOptions(GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], threshold,
                           ties == "average", _discounts(ranked, k))
 
 
@@ -119,7 +131,7 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     for position, name in enumerate(kernel_names):
         columns[FAMILY_INDEX[name]] = position
     table = np.empty((ranked.n_users, len(kernel_names)), dtype=np.float64)
-    lists = _lists(ranked, ties, relevance_threshold)
+    lists = _lists(ranked, ties, relevance_threshold, gain)
     ranking_families(lists, k, _options(ranked, k, gain, ideal, ap_norm, ties, relevance_threshold), columns, table)
     out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
     for position, name in enumerate(names):
@@ -164,7 +176,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ide
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         n_rel = ranked.n_relevant(threshold)
-        sums = ranking_curve(_lists(ranked, ties, threshold), users, k_max,
+        sums = ranking_curve(_lists(ranked, ties, threshold, gain), users, k_max,
                              _options(ranked, k_max, gain, ideal, ap_norm, ties, threshold), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
         for s in specs:
@@ -211,36 +223,48 @@ def catalogue_size(ranked: Ranked, item_features=None) -> int:
     return ranked.n_items_seen
 
 
-def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude") -> np.ndarray:
+def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude",
+                    missing_users="zero") -> np.ndarray:
     """Mask of evaluated user codes: in the ground truth with >= 1 relevant item
-    (or any user of the ground truth with ``empty_users="zero"``)."""
-    if empty_users == "zero":
-        return ranked.in_truth.copy()
-    return ranked.in_truth & (ranked.n_relevant(relevance_threshold) > 0)
+    (or any user of the ground truth with ``empty_users="zero"``), and in the run
+    too with ``missing_users="exclude"``."""
+    mask = ranked.in_truth.copy()
+    if empty_users != "zero":
+        mask &= ranked.n_relevant(relevance_threshold) > 0
+    if missing_users == "exclude":
+        mask &= ranked.in_run
+    return mask
 
 
-def evaluate(run, qrels=None, metrics=("ndcg@10",), *, gain="linear", ideal="judged", ap_norm="relevant",
-             ties="average", relevance_threshold=1, empty_users="exclude", threshold=0.5,
-             gauc_weight="rows", item_features=None, interactions=None, beta=1.0) -> Evaluation:
+def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
+             precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
+             unjudged_rows=None, novelty_popularity=None, novelty_average=None, beyond_users=None,
+             short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None,
+             interactions=None) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
     Every convention keyword is described in :mod:`metrics_core.conventions` (also
-    ``python -m metrics_core evaluate --help``). Returns an :class:`Evaluation`.
+    ``python -m metrics_core evaluate --help``); a keyword left at None takes the
+    ``preset``'s value (:func:`metrics_core.presets.presets`), else its default.
+    Under a preset, ``metrics`` may use that library's names (``ndcg_cut_10``).
+    Returns an :class:`Evaluation`.
     """
     with kernel_guard():
-        return _evaluate(run, qrels, metrics, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
-                         relevance_threshold=relevance_threshold, empty_users=empty_users, threshold=threshold,
-                         gauc_weight=gauc_weight, item_features=item_features, interactions=interactions,
-                         beta=beta)
+        explicit = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
+                        relevance_threshold=relevance_threshold, empty_users=empty_users,
+                        missing_users=missing_users, unjudged_rows=unjudged_rows,
+                        novelty_popularity=novelty_popularity, novelty_average=novelty_average,
+                        beyond_users=beyond_users, short_lists=short_lists, threshold=threshold,
+                        gauc_weight=gauc_weight, beta=beta)
+        conv = conventions.resolve(explicit, preset_settings(preset))
+        return _evaluate(run, qrels, preset_parse_metrics(metrics, preset), conv, item_features=item_features,
+                         interactions=interactions)
 
 
-def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold,
-              gauc_weight, item_features, interactions, beta) -> Evaluation:
-    relevance_threshold, threshold = check_conventions(
-        gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
-        relevance_threshold=relevance_threshold, threshold=threshold)
-    beta = check_beta(beta)
-    specs = registry.parse_metrics(metrics)
+def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -> Evaluation:
+    relevance_threshold, threshold = conv["relevance_threshold"], conv["threshold"]
+    beta = check_beta(conv["beta"])
+    specs = metrics if metrics and isinstance(metrics[0], registry.MetricSpec) else registry.parse_metrics(metrics)
     if not isinstance(run, Ranked):
         check_frame(run, "run")
         if qrels is not None:
@@ -252,7 +276,7 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
     common = ranked.in_run & ranked.in_truth
     if not common.any():
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
-    evaluated = evaluated_users(ranked, relevance_threshold, empty_users)
+    evaluated = evaluated_users(ranked, relevance_threshold, conv["empty_users"], conv["missing_users"])
     ev_codes = np.flatnonzero(evaluated)
     needs_users = any(not s.entry.on_scored_rows for s in specs)
     if needs_users and len(ev_codes) == 0:
@@ -263,22 +287,26 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
 
     summary: dict = {}
     per_user: dict = {}
-    conv = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=relevance_threshold)
+    kernel_conv = {name: conv[name] for name in ("gain", "ideal", "ap_norm", "ties", "relevance_threshold")}
+    min_k_precision = conv["precision_norm"] == "min_k"
     needed: dict[int, list] = {}  # cutoff -> families, so each cutoff is one kernel pass
     for s in specs:
         if s.kind in ("ranking", "pooled"):
-            family = s.entry.family
-            if family not in needed.setdefault(s.k, []):
-                needed[s.k].append(family)
+            families = needed.setdefault(s.k, [])
+            wanted = ["hits"] if s.entry.family == "precision" and min_k_precision else [s.entry.family]
+            families.extend(f for f in wanted if f not in families)
     catalogue = catalogue_size(ranked, item_features)
-    tables = {k: ranking_table(ranked, k, families=fams, beta=beta, catalogue=catalogue, **conv)
+    tables = {k: ranking_table(ranked, k, families=fams, beta=beta, catalogue=catalogue, **kernel_conv)
               for k, fams in needed.items()}
     every_user = len(ev_codes) == ranked.n_users
     for s in specs:
         if s.kind in ("ranking", "pooled"):
             family = s.entry.family
-            column = tables[s.k][:, needed[s.k].index(family)]
-            values = column if every_user else column[ev_codes]
+            if family == "precision" and min_k_precision:
+                values = _precision_min_k(tables[s.k][:, needed[s.k].index("hits")], n_rel, s.k)
+            else:
+                values = tables[s.k][:, needed[s.k].index(family)]
+            values = values if every_user else values[ev_codes]
             if s.kind == "ranking":
                 per_user[s.label] = values
                 summary[s.label] = float(values.mean())
@@ -292,25 +320,32 @@ def _evaluate(run, qrels, metrics, *, gain, ideal, ap_norm, ties, relevance_thre
     scored = [s for s in specs if s.entry.on_scored_rows]
     if scored:
         _scored_metrics(ranked, scored, summary, per_user, ev_codes, diagnostics, relevance_threshold,
-                        threshold, gauc_weight)
+                        threshold, conv["gauc_weight"], conv["unjudged_rows"])
     diversity = [s for s in specs if s.kind == "diversity"]
     if diversity:
-        _diversity_metrics(ranked, diversity, summary, per_user, ev_codes, diagnostics, ties,
-                           relevance_threshold, item_features, interactions)
+        users = ev_codes if conv["beyond_users"] == "evaluated" else np.flatnonzero(ranked.list_lengths > 0)
+        _diversity_metrics(ranked, diversity, summary, per_user if users is ev_codes else {}, users, diagnostics,
+                           conv["ties"], relevance_threshold, item_features, interactions, conv)
 
     index = pd.Index(ranked.user_ids[ev_codes], name="user_id")
     per_user_df = pd.DataFrame(per_user, index=index)
     ordered = {s.label: summary[s.label] for s in specs}
     return Evaluation(summary=ordered, per_user=per_user_df, diagnostics=diagnostics,
-                      n_users=len(ev_codes), ranked=ranked,
-                      conventions=dict(conv, empty_users=empty_users, threshold=threshold,
-                                       gauc_weight=gauc_weight, beta=beta))
+                      n_users=len(ev_codes), ranked=ranked, conventions=dict(conv))
+
+
+def _precision_min_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
+    """precision@k divided by min(k, R) (0 when R = 0)."""
+    den = np.minimum(float(k), n_rel.astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, hits / den, 0.0)
 
 
 def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, relevance_threshold,
-                    threshold, gauc_weight):
+                    threshold, gauc_weight, unjudged_rows="negative"):
     """Scored-row metrics: one partition's partial sums, finalized (see :mod:`metrics_core.reductions`)."""
-    rows = reductions.scored_rows(ranked, relevance_threshold, threshold, gauc_weight)
+    rows = reductions.scored_rows(ranked, relevance_threshold, threshold, gauc_weight,
+                                  judged_only=unjudged_rows == "exclude")
     totals = reductions.scored_partials([s.name for s in specs], rows)
     for s in specs:
         if s.name in reductions.RANK_STATISTICS:
@@ -328,13 +363,15 @@ def _positions(ranked: Ranked, ties: str) -> np.ndarray:
 
 
 def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, ties,
-                       relevance_threshold, item_features, interactions):
-    """ILS, novelty, coverage, personalization over evaluated users' top-k lists.
+                       relevance_threshold, item_features, interactions, conv=None):
+    """ILS, novelty, coverage, personalization over the top-k lists of the users ``ev_codes``
+    (evaluated users, or every user with a list with ``beyond_users="listed"``).
 
     Each ranked row enters the top k with probability ``top_k_inclusion`` (0 or
     1, or c/m for a tie group cut by k under ``ties="average"``), which makes
     every value below the exact expectation over the orders of tied scores.
     """
+    conv = conventions.resolve(conv or {})
     items = _positions(ranked, ties)
     average = ties == "average"
     ev_mask = np.zeros(ranked.n_users, dtype=bool)
@@ -352,10 +389,15 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
                 rec = np.unique(items[weight > 0])
                 diagnostics.items_missing_features = int((~features.known[rec]).sum())
             v = ils_values(ranked, items, k, average, features)[ev_codes]
+            if conv["short_lists"] == "zero":  # a list of one item scores 0; users without a list stay out
+                v = np.where(np.isnan(v) & (ranked.list_lengths[ev_codes] > 0), 0.0, v)
             per_user[s.label] = v
             summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "novelty":
-            info = _self_information(ranked, relevance_threshold, interactions)
+            info = _self_information(ranked, relevance_threshold, interactions, conv["novelty_popularity"])
+            if conv["novelty_average"] == "rows":
+                summary[s.label] = novelty_over_rows(ranked, items, incl, info, k, ev_codes)
+                continue
             v = novelty_values(ranked, items, incl, info, k)[ev_codes]
             per_user[s.label] = v
             summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
@@ -392,6 +434,15 @@ def novelty_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np
         return np.where(lengths > 0, sums / lengths, np.nan)
 
 
+def novelty_over_rows(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np.ndarray, k: int,
+                      codes: np.ndarray) -> float:
+    """novelty@k averaged over every recommended row of the users ``codes`` (not per user first)."""
+    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
+    sums = segment_sums(incl * info[items], ranked.offsets)
+    rows = float(lengths[codes].sum())
+    return float(sums[codes].sum() / rows) if rows > 0 else float("nan")
+
+
 def personalization_users(ranked: Ranked, codes: np.ndarray) -> np.ndarray:
     """The users personalization compares: evaluated users with a non-empty list."""
     return codes[ranked.list_lengths[codes] > 0]
@@ -410,22 +461,30 @@ def _similarity_args(features):
     return 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
 
 
-def _self_information(ranked: Ranked, relevance_threshold: float, interactions) -> np.ndarray:
+def _self_information(ranked: Ranked, relevance_threshold: float, interactions,
+                      popularity: str = "users") -> np.ndarray:
+    """-log2 of each item's popularity: share of users who interacted with it (``"users"``), or share of
+    all interactions (``"interactions"``); from ``interactions``, else the relevant ground truth."""
     if interactions is None:
         positive = ranked.q_rel >= relevance_threshold
         users = np.repeat(np.arange(ranked.n_users), np.diff(ranked.q_offsets))[positive]
         items = ranked.q_item[positive]
+        if popularity == "interactions":
+            return div.self_information(np.bincount(items, minlength=len(ranked.item_ids)), len(items))
         n_users = len(np.unique(users))
         pairs = np.unique(users.astype(np.int64) * len(ranked.item_ids) + items)
         counts = np.bincount(pairs % len(ranked.item_ids), minlength=len(ranked.item_ids))
         return div.self_information(counts, n_users)
     if not isinstance(interactions, pd.DataFrame) or not {"user_id", "item_id"} <= set(interactions.columns):
         raise MetricsError("interactions must be a DataFrame with user_id and item_id columns")
-    inter = interactions[["user_id", "item_id"]].drop_duplicates()
+    inter = interactions[["user_id", "item_id"]]
+    if popularity == "users":
+        inter = inter.drop_duplicates()
     ids = inter["item_id"]
     index = ranked.item_ids
     if pd.api.types.is_integer_dtype(ids.dtype) != pd.api.types.is_integer_dtype(index.dtype):
         ids, index = ids.astype(str), pd.Index(index.astype(str))
     code = index.get_indexer(ids)
     counts = np.bincount(code[code >= 0], minlength=len(ranked.item_ids))
-    return div.self_information(counts, inter["user_id"].nunique())
+    total = len(inter) if popularity == "interactions" else inter["user_id"].nunique()
+    return div.self_information(counts, total)

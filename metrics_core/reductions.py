@@ -64,17 +64,30 @@ class ScoredRows:
         return self._cache["auc"]
 
 
-def scored_rows(ranked, relevance_threshold: float, threshold: float = 0.5, gauc_weight: str = "rows") -> ScoredRows:
-    """The scored rows of a :class:`~metrics_core.layout.Ranked` (rows of users in its ground truth)."""
+def scored_rows(ranked, relevance_threshold: float, threshold: float = 0.5, gauc_weight: str = "rows",
+                judged_only: bool = False) -> ScoredRows:
+    """The scored rows of a :class:`~metrics_core.layout.Ranked` (rows of users in its ground truth;
+    only the judged ones with ``judged_only``)."""
     keep_user = ranked.in_truth
     labels = ranked.labels(relevance_threshold)
-    if keep_user.all():
+    offsets, tie_key = ranked.offsets, ranked.tie_key
+    if judged_only:
+        judged = ranked.judged.astype(bool)
+        mask = np.repeat(keep_user, ranked.list_lengths) & judged
+        user_of_row = np.repeat(np.arange(ranked.n_users), ranked.list_lengths)
+        per_user = np.bincount(user_of_row[judged], minlength=ranked.n_users)
+        offsets = np.concatenate(([0], np.cumsum(per_user))).astype(ranked.offsets.dtype)
+        tie_key, auc_labels = ranked.score[judged], labels[judged]  # scores: the tie key needs neighbours
+        p, y, rel = ranked.score[mask], labels[mask], ranked.rel[mask]
+    elif keep_user.all():
         p, y, rel = ranked.score, labels, ranked.rel
+        auc_labels = labels
     else:
         mask = np.repeat(keep_user, ranked.list_lengths)
         p, y, rel = ranked.score[mask], labels[mask], ranked.rel[mask]
+        auc_labels = labels
     return ScoredRows(p, y, rel, float(threshold), gauc_weight,
-                      user_auc=lambda: cls.per_user_auc(ranked.offsets, ranked.tie_key, labels),
+                      user_auc=lambda: cls.per_user_auc(offsets, tie_key, auc_labels),
                       counted=ranked.in_truth, in_run=ranked.in_run)
 
 

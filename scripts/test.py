@@ -8,7 +8,9 @@ only thing installed, it:
    analysis store's server tests);
 2. uses a virtual environment ``.venv`` in the repository when this Python is managed by
    the system (PEP 668: its pip refuses to install), and re-runs itself there;
-3. installs the package with its ``dev`` extra (everything the tests import);
+3. installs the package with its ``dev`` extra (everything the tests import), then the three
+   libraries whose declared pins conflict with ours (``NO_DEPS``: pandas<2 or <3, plotly 4)
+   without their dependencies: the parity tests import only modules that work with ours;
 4. runs ``python -m pytest`` with the arguments given here.
 
 Set ``METRICS_CORE_SKIP_SETUP=1`` to run pytest directly (steps 1-3 skipped).
@@ -26,6 +28,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = REPO / ".venv"
+# Reference libraries of the preset parity tests, installed without their dependency pins
+# (what they import is in the dev extra). Exact versions: the ones the tests were checked on.
+NO_DEPS = ("rectools==0.19.0", "recommenders==1.2.1", "recmetrics==0.1.5")
 
 
 def say(message: str) -> None:
@@ -114,6 +119,7 @@ def main(argv: list[str]) -> int:
             os.execv(str(python), [str(python), __file__, *argv])
         env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
         run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{REPO}[dev]"], env=env)
+        run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *NO_DEPS], env=env)
     os.chdir(REPO)
     say(f"{sys.executable} -m pytest {' '.join(argv)}")
     return subprocess.call([sys.executable, "-m", "pytest", *argv])

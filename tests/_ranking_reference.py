@@ -15,17 +15,19 @@ from collections import defaultdict
 PER_USER = ("cg", "dcg", "ndcg", "map", "mrr", "precision", "recall", "f1", "hit_rate", "r_precision")
 
 
-def gain(rel: float, kind: str) -> float:
+def gain(rel: float, kind: str, threshold: float = 1.0) -> float:
+    if kind == "binary":
+        return 1.0 if rel >= threshold else 0.0
     r = max(rel, 0.0)
     return r if kind == "linear" else 2.0**r - 1.0
 
 
-def dcg(rels, k: int, kind: str) -> float:
-    return sum(gain(r, kind) / math.log2(i + 2) for i, r in enumerate(rels[:k]))
+def dcg(rels, k: int, kind: str, threshold: float = 1.0) -> float:
+    return sum(gain(r, kind, threshold) / math.log2(i + 2) for i, r in enumerate(rels[:k]))
 
 
 def list_metrics(rels, judged_rels, k, *, gain_kind="linear", ideal="judged", ap_norm="relevant",
-                 threshold=1.0) -> dict:
+                 precision_norm="k", threshold=1.0) -> dict:
     """Every per-user metric of one list in rank order; ``k=None`` means the whole list."""
     n = len(rels)
     kk = n if k is None else k
@@ -33,18 +35,22 @@ def list_metrics(rels, judged_rels, k, *, gain_kind="linear", ideal="judged", ap
     hits_at = [r >= threshold for r in top]
     hits = sum(hits_at)
     R = sum(1 for r in judged_rels if r >= threshold)
-    ideal_rels = sorted(judged_rels if ideal == "judged" else rels, reverse=True)
-    idcg = dcg(ideal_rels, kk, gain_kind)
+    if ideal == "k":  # k items of gain 1 (a relevant item's binary gain), whatever R
+        idcg = sum(1.0 / math.log2(i + 2) for i in range(kk))
+    else:
+        idcg = dcg(sorted(judged_rels if ideal == "judged" else rels, reverse=True), kk, gain_kind, threshold)
     precision_terms = [sum(hits_at[: i + 1]) / (i + 1) for i, h in enumerate(hits_at) if h]
-    denominator = {"relevant": R, "min_k": min(kk, R) if k is not None else R, "retrieved": hits}[ap_norm]
+    denominator = {"relevant": R, "min_k": min(kk, R) if k is not None else R, "retrieved": hits,
+                   "k": kk if k is not None else R}[ap_norm]
+    precision_den = kk if precision_norm == "k" else min(kk, R)
     first = next((i + 1 for i, h in enumerate(hits_at) if h), None)
     return {
-        "cg": sum(gain(r, gain_kind) for r in top),
-        "dcg": dcg(rels, kk, gain_kind),
-        "ndcg": dcg(rels, kk, gain_kind) / idcg if idcg > 0 else 0.0,
+        "cg": sum(gain(r, gain_kind, threshold) for r in top),
+        "dcg": dcg(rels, kk, gain_kind, threshold),
+        "ndcg": dcg(rels, kk, gain_kind, threshold) / idcg if idcg > 0 else 0.0,
         "map": sum(precision_terms) / denominator if denominator > 0 else 0.0,
         "mrr": 1.0 / first if first else 0.0,
-        "precision": hits / kk if kk > 0 else 0.0,
+        "precision": hits / precision_den if precision_den > 0 else 0.0,
         "recall": hits / R if R > 0 else 0.0,
         "f1": 2.0 * hits / (kk + R) if kk + R > 0 else 0.0,
         "hit_rate": 1.0 if hits > 0 else 0.0,
@@ -77,11 +83,12 @@ def user_metrics(rows, judged_rels, k, ties="average", **conv) -> dict:
     return {m: sum(x[m] for x in results) / len(results) for m in results[0]}
 
 
-def summary(run_rows, truth, k, ties="average", empty_users="exclude", **conv) -> dict:
+def summary(run_rows, truth, k, ties="average", empty_users="exclude", missing_users="zero", **conv) -> dict:
     """Means over evaluated users: users with a relevant item (all truth users with ``empty_users="zero"``).
 
     ``run_rows``: {user: [(score, item, input_row)]}; ``truth``: {user: {item: relevance}}.
-    A truth user without a list scores 0; users only in the run are not evaluated.
+    A truth user without a list scores 0 (is left out with ``missing_users="exclude"``);
+    users only in the run are not evaluated.
     ``hit_ratio`` is pooled: the sum of hits over the sum of R.
     """
     threshold = conv.get("threshold", 1.0)
@@ -89,6 +96,8 @@ def summary(run_rows, truth, k, ties="average", empty_users="exclude", **conv) -
     for user, judged in truth.items():
         R = sum(1 for r in judged.values() if r >= threshold)
         if R == 0 and empty_users == "exclude":
+            continue
+        if user not in run_rows and missing_users == "exclude":
             continue
         rows = [(s, item, row, judged.get(item, 0.0)) for s, item, row in run_rows.get(user, [])]
         if rows:

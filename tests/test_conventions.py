@@ -316,7 +316,7 @@ def test_metric_names_case_insensitive_and_labels_kept():
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"gain": "log"}, {"ideal": "best"}, {"ap_norm": "k"}, {"ties": "random"},
+    {"gain": "log"}, {"ideal": "best"}, {"ap_norm": "n"}, {"ties": "random"}, {"preset": "nope"},
     {"empty_users": "drop"}, {"gauc_weight": "clicks"}, {"metrics": ["ndcg@0"]},
     {"metrics": ["nDCG@x"]}, {"metrics": ["foo"]},
 ])

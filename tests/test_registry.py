@@ -105,16 +105,21 @@ def test_help_lists_every_metric():
         assert m.display in text
 
 
-def test_convention_defaults_are_evaluates_defaults():
+def test_every_convention_is_a_keyword_left_to_the_preset_or_default():
+    # keywords default to None so that a preset can set them; the declared default applies otherwise
     params = inspect.signature(mc.evaluate).parameters
     for c in conventions.CONVENTIONS:
-        assert params[c.name].default == c.default, c.name
+        assert params[c.name].default is None, c.name
+    assert mc.evaluate(pd.DataFrame({"user_id": [1], "item_id": [1], "score": [1.0]}),
+                       pd.DataFrame({"user_id": [1], "item_id": [1], "relevance": [1]})).conventions == \
+        conventions.defaults()
 
 
 def test_every_convention_is_an_option_with_its_default():
     parser = argparse.ArgumentParser()
     conventions.add_arguments(parser)
-    assert conventions.from_args(parser.parse_args([])) == conventions.defaults()
+    assert conventions.from_args(parser.parse_args([])) == {}
+    assert conventions.resolve(conventions.from_args(parser.parse_args([]))) == conventions.defaults()
     args = parser.parse_args(["--gauc-weight", "positives", "--ap-norm", "min_k", "--threshold", "0.3"])
     got = conventions.from_args(args)
     assert got["gauc_weight"] == "positives" and got["ap_norm"] == "min_k" and got["threshold"] == 0.3

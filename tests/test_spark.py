@@ -131,6 +131,10 @@ def test_every_metric_matches_single_machine(spark, data):
     dict(gain="exponential", ideal="retrieved", ap_norm="min_k", ties="trec", relevance_threshold=2,
          empty_users="zero", threshold=0.4, gauc_weight="positives"),
     dict(ap_norm="retrieved", ties="input", gauc_weight="uniform"),
+    dict(gain="binary", ideal="k", ap_norm="k", precision_norm="min_k", missing_users="exclude",
+         unjudged_rows="exclude", short_lists="zero"),
+    dict(preset="rectools"),
+    dict(preset="trec_eval", ties="average"),
 ])
 def test_conventions_match_single_machine(spark, data, conv):
     from metrics_core import spark as mcs

@@ -5,7 +5,7 @@
     metrics-core evaluate --qrels FILE --run FILE [--run FILE ...] --metrics ndcg@10,map@100
         [--gain linear|exponential] [--ties average|trec|input] [--ideal judged|retrieved]
         [--ap-norm relevant|min_k|retrieved] [--relevance-threshold N] [--empty-users exclude|zero]
-        [--threshold T] [--gauc-weight rows|positives|uniform]
+        [--threshold T] [--gauc-weight rows|positives|uniform] [--preset LIBRARY] [...]
         [--json | --csv] [--per-user FILE] [--engine local|spark] [--spark-master URL]
 
 * ``--qrels`` may be omitted when every run carries a relevance column.
@@ -37,6 +37,7 @@ from ..errors import MetricsError
 from ..io import ColumnMapping, read_table
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
+from ..presets import PRESETS, metric_names as preset_metric_names, settings as preset_settings
 from . import _output
 from ._limits import add_limit_arguments, apply_limits
 
@@ -80,6 +81,9 @@ def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[
     metrics_help += ". Known metrics (case-insensitive, @k optional where shown): " + registry.help_text()
     p.add_argument("--metrics", metavar="LIST", action="append", required=not default_metrics,
                    help=metrics_help.replace("%", "%%"))
+    p.add_argument("--preset", choices=[x.name for x in PRESETS],
+                   help="set every convention as this library computes it (explicit options override); "
+                        "its metric names are accepted too, e.g. --preset trec_eval --metrics ndcg_cut_10")
     convention_options.add_arguments(p)
     p.add_argument("--item-features", metavar="FILE",
                    help="item features for ils@k: item_id + numeric columns (cosine) or a tags column (Jaccard)")
@@ -163,6 +167,8 @@ def conventions(args) -> dict:
     """Keyword arguments of mc.evaluate from the options (item features read here, within the read limits)."""
     apply_limits(args)
     conv = convention_options.from_args(args)
+    if getattr(args, "preset", None):
+        conv["preset"] = args.preset
     if getattr(args, "item_features", None):
         from ..io import read_item_features
 
@@ -170,9 +176,17 @@ def conventions(args) -> dict:
     return conv
 
 
+def resolved_conventions(args) -> dict:
+    """Every convention's value as evaluate uses it (option, else preset, else default), plus ``preset``."""
+    preset = getattr(args, "preset", None)
+    values = convention_options.resolve(convention_options.from_args(args), preset_settings(preset))
+    return {"preset": preset or "(none)", **values}
+
+
 def metric_labels(args) -> list[str]:
     """Parse every --metrics value (unknown names and k <= 0 fail here, before any file is read)."""
-    specs = registry.parse_metrics([m for value in args.metrics for m in value.split(",") if m.strip()])
+    given = [m.strip() for value in args.metrics for m in value.split(",") if m.strip()]
+    specs = registry.parse_metrics(preset_metric_names(given, getattr(args, "preset", None)))
     labels = list(dict.fromkeys(s.label.strip() for s in specs))
     return labels
 

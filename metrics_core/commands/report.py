@@ -22,7 +22,8 @@ from pathlib import Path
 
 from ..errors import MetricsError
 from .compare import add_test_arguments, check_test_arguments, evaluate_runs, print_notes
-from .evaluate import add_convention_arguments, add_input_arguments, conventions, metric_labels
+from .evaluate import (add_convention_arguments, add_input_arguments, metric_labels,
+                       resolved_conventions)
 
 DEFAULT_METRICS = ("ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10", "hit_rate@10",
                    "r_precision", "auc", "pr_auc", "gauc")
@@ -68,7 +69,7 @@ def run(args) -> int:
                                         n_resamples=args.bootstrap, n_permutations=args.permutations,
                                         seed=args.seed)
     print_notes(args, notes, evaluations)
-    conv = {k: v for k, v in conventions(args).items() if k != "item_features"}
+    conv = resolved_conventions(args)
     if getattr(args, "item_features", None):
         conv["item_features"] = Path(args.item_features).name
     settings = {"metrics": ", ".join(labels), **conv, "test": args.test,
@@ -76,7 +77,7 @@ def run(args) -> int:
                 "qrels": Path(args.qrels).name if args.qrels else "(relevance column of the runs)",
                 "runs": ", ".join(Path(run).name for run in args.run)}
     write_report(out, evaluations, comparison=comparison, title=args.title, settings=settings,
-                 relevance_threshold=args.relevance_threshold, n_resamples=args.bootstrap, seed=args.seed)
+                 relevance_threshold=conv["relevance_threshold"], n_resamples=args.bootstrap, seed=args.seed)
     if not args.quiet:
         print(f"wrote {out}", file=sys.stderr)
     return 0

@@ -16,9 +16,9 @@ list, then ``K = n``), ``kk = k`` (or ``n`` without a cutoff).
 - DCG@k = sum_{i<=K} g(rel_i) / log2(i + 1) (discounts read from ``disc_table``,
   ``disc_table[j] = 1 / log2(j + 2)``, long enough for every list, ideal list and k)
 - NDCG@k = DCG@k / IDCG@k; IDCG from the ideal gains (all judged items sorted
-  descending, or the retrieved list re-sorted), cut at k; 0 when IDCG = 0.
+  descending, the retrieved list re-sorted, or ``kk`` items of relevance 1), cut at k; 0 when IDCG = 0.
 - AP@k = (1/D) sum_{i<=K} h_i * P@i, with D = R ("relevant"), min(k, R)
-  ("min_k") or sum_{i<=K} h_i ("retrieved"); 0 when D = 0.
+  ("min_k"), sum_{i<=K} h_i ("retrieved") or k ("k"); 0 when D = 0.
 - RR@k = 1 / (rank of the first relevant item) if it is within K, else 0.
 - P@k = hits@K / kk;  R@k = hits@K / R;  F1@k = 2 hits / (kk + R) (the harmonic
   mean of P@k and R@k); HIT@k = 1 if hits@K > 0; R-prec = hits@R / R.
@@ -57,8 +57,8 @@ PRECISION, RECALL, F1, HIT, R_PRECISION, HITS = (FAMILY_INDEX[f] for f in
                                                  ("precision", "recall", "f1", "hit", "r_precision", "hits"))
 
 GAIN_LINEAR, GAIN_EXPONENTIAL = 0, 1
-IDEAL_JUDGED, IDEAL_RETRIEVED = 0, 1
-AP_RELEVANT, AP_MIN_K, AP_RETRIEVED = 0, 1, 2
+IDEAL_JUDGED, IDEAL_RETRIEVED, IDEAL_K = 0, 1, 2
+AP_RELEVANT, AP_MIN_K, AP_RETRIEVED, AP_K = 0, 1, 2, 3
 
 
 @njit(inline="always")
@@ -84,11 +84,14 @@ def log_comb(n, r):
 
 @njit(inline="always")
 def ap_denominator(ap_norm, R, k, hits):
-    """D of AP@k: R ("relevant"), min(k, R) ("min_k"; R without a cutoff, k = 0) or hits@k ("retrieved")."""
+    """D of AP@k: R ("relevant"), min(k, R) ("min_k"; R without a cutoff, k = 0), hits@k ("retrieved")
+    or k ("k"; R without a cutoff)."""
     if ap_norm == AP_RELEVANT:
         return R
     if ap_norm == AP_MIN_K:
         return R if k == 0 else min(float(k), R)
+    if ap_norm == AP_K:
+        return R if k == 0 else float(k)
     return hits
 
 
@@ -290,6 +293,10 @@ def _ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets
         if ideal_kind == IDEAL_JUDGED:
             cut = ideal_offsets[u + 1] - ideal_offsets[u] if k == 0 else k
             idcg = idcg_of(ideal_rel, ideal_offsets[u], ideal_offsets[u + 1], cut, gain_kind, disc_table)
+        elif ideal_kind == IDEAL_K:
+            idcg = 0.0
+            for j in range(kk):
+                idcg += gain_of(1.0, gain_kind) * disc_table[j]
         else:
             seg = np.empty(n, dtype=np.float64)
             for j in range(n):
@@ -338,6 +345,8 @@ def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, i
             if ideal_kind == IDEAL_JUDGED:
                 ia = ideal_offsets[u]
                 ideal = ideal_rel[ia:ideal_offsets[u + 1]]
+            elif ideal_kind == IDEAL_K:
+                ideal = np.ones(k_max)
             else:
                 ideal = np.empty(n)
                 for j in range(n):

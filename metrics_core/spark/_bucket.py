@@ -54,7 +54,7 @@ class BucketPlan:
     """Everything a task needs, pickled once into the Spark closure."""
 
     specs: tuple[MetricSpec, ...]
-    conventions: dict  # gain, ideal, ap_norm, ties, relevance_threshold, empty_users, threshold, gauc_weight, beta
+    conventions: dict  # every convention of metrics_core.conventions, resolved
     diag_k: int
     truth_in_run: bool
     rel_column: str  # relevance column name of the truth frame
@@ -139,7 +139,7 @@ def evaluate_bucket(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketP
 def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], thr: float) -> list:
     conv = plan.conventions
     n_rel = ranked.n_relevant(thr)
-    evaluated = evaluated_users(ranked, thr, conv["empty_users"])
+    evaluated = evaluated_users(ranked, thr, conv["empty_users"], conv["missing_users"])
     ev_codes = np.flatnonzero(evaluated)
     stats: dict = {"common": 1}
     parts: list[pd.DataFrame] = []
@@ -156,10 +156,8 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
         names = [s.label for s in per_user_specs if s.name not in ("novelty",)]
         ev = None
         if names:
-            ev = evaluate(ranked, metrics=names, gain=conv["gain"], ideal=conv["ideal"], ap_norm=conv["ap_norm"],
-                          ties=conv["ties"], relevance_threshold=thr, empty_users=conv["empty_users"],
-                          threshold=conv["threshold"], gauc_weight=conv["gauc_weight"],
-                          item_features=_value(plan.item_features), beta=conv.get("beta", 1.0))
+            ev = evaluate(ranked, metrics=names, **dict(conv, relevance_threshold=thr),
+                          item_features=_value(plan.item_features))
         data = {}
         for i, s in enumerate(per_user_specs):
             if s.name == "novelty":
@@ -194,7 +192,8 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
 def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, parts: list, columns: list[str]):
     """Partial sums of the scored-row metrics over this group's scored rows (:mod:`metrics_core.reductions`)."""
     conv = plan.conventions
-    rows = reductions.scored_rows(ranked, thr, float(conv["threshold"]), conv["gauc_weight"])
+    rows = reductions.scored_rows(ranked, thr, float(conv["threshold"]), conv["gauc_weight"],
+                                  judged_only=conv["unjudged_rows"] == "exclude")
     names = [s.name for s in plan.specs if s.entry.on_scored_rows]
     stats["scored"] = reductions.scored_partials(names, rows)
     stats["scored_rows"] = rows.n
@@ -313,6 +312,8 @@ def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, 
         ranked_t = prepare(as_run, t[[USER, ITEM, "relevance"]])
         n_rel = ranked_t.n_relevant(thr)
         evaluated = evaluated_users(ranked_t, thr, conv["empty_users"])
+        if conv["missing_users"] == "exclude":
+            evaluated[:] = False  # every user of this group is missing from the run
         ev_codes = np.flatnonzero(evaluated)
         n_ev, n_truth = len(ev_codes), int(ranked_t.in_truth.sum())
         without_rel = int((ranked_t.in_truth & (n_rel == 0)).sum())

@@ -31,7 +31,9 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..evaluate import check_beta, check_conventions, check_needs
+from ..conventions import defaults as convention_defaults, resolve as resolve_conventions
+from ..evaluate import check_beta, check_needs
+from ..presets import metric_names as preset_metric_names, settings as preset_settings
 from .. import reductions
 from ..registry import parse_metrics
 from . import _env
@@ -195,16 +197,20 @@ def _output_schema(plan: BucketPlan, user_type, item_type):
     return T.StructType(fields)
 
 
-def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", ideal="judged",
-             ap_norm="relevant", ties="average", relevance_threshold=1, empty_users="exclude",
-             threshold=0.5, gauc_weight="rows", item_features=None, interactions=None,
-             n_buckets: int | None = None, score_ranges: int | None = None, beta=1.0) -> SparkEvaluation:
+CONVENTION_DEFAULTS = convention_defaults()
+
+
+def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
+             precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
+             unjudged_rows=None, novelty_popularity=None, novelty_average=None, beyond_users=None,
+             short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None, interactions=None,
+             n_buckets: int | None = None, score_ranges: int | None = None) -> SparkEvaluation:
     """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate` evaluates pandas ones.
 
     ``run_df``: ``user_id, item_id, score`` [, ``relevance`` or ``label``];
     ``qrels_df``: ``user_id, item_id, relevance`` (or ``label``), or None when
     the run carries relevance. Every convention keyword means what it means in
-    mc.evaluate (see its docstring). ``item_features`` / ``interactions`` may be
+    mc.evaluate (see its docstring), ``preset`` too. ``item_features`` / ``interactions`` may be
     pandas or Spark DataFrames (item features are broadcast to every task).
     ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``);
     each group is evaluated in one task and must fit in its memory.
@@ -214,11 +220,21 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
     _env.require_pyspark()
     from pyspark.sql import functions as F
 
-    thr, threshold = check_conventions(
-        gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, empty_users=empty_users, gauc_weight=gauc_weight,
-        relevance_threshold=relevance_threshold, threshold=threshold)
-    beta = check_beta(beta)
-    specs = parse_metrics(metrics)
+    conventions = resolve_conventions(
+        dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
+             relevance_threshold=relevance_threshold, empty_users=empty_users, missing_users=missing_users,
+             unjudged_rows=unjudged_rows, novelty_popularity=novelty_popularity, novelty_average=novelty_average,
+             beyond_users=beyond_users, short_lists=short_lists, threshold=threshold, gauc_weight=gauc_weight,
+             beta=beta),
+        preset_settings(preset))
+    conventions["beta"] = check_beta(conventions["beta"])
+    local_only = [name for name in ("novelty_popularity", "novelty_average", "beyond_users")
+                  if conventions[name] != CONVENTION_DEFAULTS[name]]
+    if local_only:
+        raise MetricsError(f"{', '.join(local_only)} other than the default are not on the Spark engine yet; "
+                           "use --engine local")
+    thr, threshold, ties = conventions["relevance_threshold"], conventions["threshold"], conventions["ties"]
+    specs = parse_metrics(preset_metric_names(metrics, preset))
     names = {s.name for s in specs}
     check_needs(specs, item_features=item_features, interactions=interactions)
     _refuse_unsupported(specs, item_features)
@@ -247,8 +263,6 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, gain="linear", idea
     n_buckets = int(n_buckets or int(spark.conf.get("spark.sql.shuffle.partitions")))
     bucket = F.pmod(F.xxhash64(F.col(USER)), F.lit(n_buckets))
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
-    conventions = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=thr,
-                       empty_users=empty_users, threshold=threshold, gauc_weight=gauc_weight, beta=beta)
 
     with _env.spark_errors("Spark evaluation"):
         features = None

@@ -1,0 +1,203 @@
+"""What each library computes, declared once: its conventions, its metric names, its documented bugs.
+
+A preset sets every convention of :mod:`metrics_core.conventions` to what one
+library computes (``mc.evaluate(..., preset="rectools")``, ``--preset
+rectools``); explicit keywords still override it. Conventions a preset does not
+name keep their defaults. ``names`` maps the library's metric names to ours,
+so a user can paste ``ndcg_cut_10`` (trec_eval), ``ndcgAt`` (Spark) or
+``NDCG@10`` (ranx) under that preset: a name is the library's base name,
+optionally followed by ``_k`` or ``@k``. ``notes`` say where the library's
+code differs from its documentation; the preset computes the documented
+definition. ``checked`` says how the preset is tested.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .errors import MetricsError
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One library: ``settings`` (convention -> value), ``names`` (library metric name -> our base name),
+    ``notes`` (known differences from its documentation) and ``checked`` (how the preset is tested)."""
+
+    name: str
+    library: str
+    settings: dict
+    names: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    checked: str = ""
+
+
+_TREC_NAMES = {"ndcg": "ndcg", "ndcg_cut": "ndcg", "map": "map", "map_cut": "map", "P": "precision",
+               "recall": "recall", "recip_rank": "mrr", "Rprec": "r_precision", "success": "hit_rate"}
+# trec_eval averages over the queries of the run that have judgments, also those without a relevant one
+_TREC = dict(ties="trec", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
+             empty_users="zero", missing_users="exclude")
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("trec_eval", "trec_eval (C, without -c)", _TREC, _TREC_NAMES,
+           checked="tests/test_presets_libraries.py against pytrec_eval (trec_eval's C code)"),
+    Preset("pytrec_eval", "pytrec_eval (trec_eval's C code, per query)", _TREC, _TREC_NAMES,
+           checked="tests/test_presets_libraries.py against pytrec_eval"),
+    Preset("ir_measures", "ir_measures (pytrec_eval provider)", dict(_TREC, missing_users="zero"),
+           {"nDCG": "ndcg", "AP": "map", "P": "precision", "R": "recall", "RR": "mrr", "Rprec": "r_precision",
+            "Success": "hit_rate"},
+           checked="tests/test_presets_libraries.py against ir_measures.calc_aggregate"),
+    Preset("trectools", "trectools (TrecEval)", dict(_TREC, missing_users="zero"),
+           {"NDCG": "ndcg", "MAP": "map", "P": "precision", "Rprec": "r_precision", "RR": "mrr"},
+           notes=("trectools' NDCG breaks score ties by docid ascending while its other measures use descending "
+                  "(trec_eval's order); the preset uses descending for every metric",
+                  "its NDCG takes the run's rows in file order and divides the sum over queries by the number of "
+                  "queries of the run (also those without judgments); the preset averages over the judged users "
+                  "as its other measures do"),
+           checked="tests/test_presets_libraries.py against trectools' MAP, P@k and RR (not its NDCG, see notes)"),
+    Preset("ranx", "ranx (make_comparable=True)",
+           dict(ties="input", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
+                empty_users="zero", missing_users="zero"),
+           {"ndcg": "ndcg", "map": "map", "precision": "precision", "recall": "recall", "mrr": "mrr",
+            "r-precision": "r_precision", "hit_rate": "hit_rate", "hits": "hit_ratio"},
+           checked="tests/test_presets_libraries.py against ranx"),
+    Preset("sklearn", "scikit-learn", dict(ties="average", gain="linear", ideal="retrieved", empty_users="zero",
+                                            missing_users="exclude"),
+           {"ndcg_score": "ndcg", "dcg_score": "dcg", "roc_auc_score": "auc", "average_precision_score": "pr_auc",
+            "log_loss": "logloss", "brier_score_loss": "brier", "mean_absolute_error": "mae",
+            "accuracy_score": "accuracy", "precision_score": "precision", "recall_score": "recall",
+            "f1_score": "f1"},
+           checked="tests/test_presets_libraries.py against sklearn.metrics.ndcg_score / dcg_score"),
+    Preset("spark_mllib", "Spark MLlib RankingMetrics",
+           dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k", precision_norm="k",
+                empty_users="zero", missing_users="exclude"),
+           {"ndcgAt": "ndcg", "meanAveragePrecisionAt": "map", "meanAveragePrecision": "map",
+            "precisionAt": "precision", "recallAt": "recall"},
+           notes=("pyspark's Python RankingMetrics drops the relevance values of (prediction, label, relevance) "
+                  "triples and returns binary NDCG; the preset is binary, as documented for labels",
+                  "Spark's graded NDCG takes the ideal from the label array in the given order, not sorted "
+                  "(values above 1 are possible); the preset sorts the ideal"),
+           checked="tests/test_presets_libraries.py against pyspark.mllib.evaluation.RankingMetrics"),
+    Preset("ms_recommenders", "Microsoft Recommenders (python_evaluation)",
+           dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k", precision_norm="k",
+                empty_users="exclude", missing_users="exclude", unjudged_rows="exclude",
+                novelty_popularity="interactions", novelty_average="rows", beyond_users="listed"),
+           {"ndcg_at_k": "ndcg", "map_at_k": "map", "map": "map", "precision_at_k": "precision",
+            "recall_at_k": "recall", "r_precision_at_k": "r_precision", "auc": "auc", "logloss": "logloss",
+            "rmse": "rmse", "mae": "mae", "novelty": "novelty"},
+           notes=("r_precision_at_k averages only over users with a hit in their top R; the preset averages over "
+                  "every evaluated user",
+                  "ndcg_at_k averages over every user of rating_true (users missing from the predictions score 0) "
+                  "while its other ranking metrics average over the users in both; the preset leaves missing "
+                  "users out of every metric",
+                  "every row of rating_true is relevant whatever its rating (score_type='binary'); give only "
+                  "relevant rows, or set relevance_threshold",
+                  "novelty leaves recommended items absent from train_df out of its sum but not of its row count; "
+                  "the preset counts such an item once"),
+           checked="tests/test_presets_libraries.py against recommenders.evaluation.python_evaluation"),
+    Preset("rectools", "RecTools", dict(ties="input", gain="binary", ideal="k", ap_norm="relevant",
+                                        precision_norm="k", empty_users="exclude", missing_users="zero"),
+           {"NDCG": "ndcg", "MAP": "map", "Precision": "precision", "Recall": "recall", "MRR": "mrr",
+            "HitRate": "hit_rate"},
+           checked="tests/test_presets_libraries.py against rectools.metrics"),
+    Preset("recmetrics", "recmetrics", dict(ties="input", gain="binary", ap_norm="relevant", empty_users="zero",
+                                            missing_users="zero"),
+           {"mark": "map"},
+           notes=("recommender_precision and recommender_recall round each user's value to 4 decimals; the preset "
+                  "does not round (use precision@k and recall@k)",
+                  "its novelty, personalization, prediction_coverage and intra_list_similarity are not mapped: "
+                  "not checked against recmetrics"),
+           checked="tests/test_presets_libraries.py against recmetrics.mark (installed with --no-deps)"),
+    Preset("recbole", "RecBole", dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k",
+                                      precision_norm="k", empty_users="exclude", missing_users="zero"),
+           {"NDCG": "ndcg", "MAP": "map", "Precision": "precision", "Recall": "recall", "MRR": "mrr",
+            "Hit": "hit_rate"},
+           checked="tests/test_presets_worked_examples.py: worked example from recbole/evaluator/metrics.py"),
+    Preset("torchmetrics", "torchmetrics (functional retrieval)",
+           dict(ties="average", gain="linear", ideal="retrieved", ap_norm="retrieved", precision_norm="k",
+                empty_users="zero", missing_users="exclude"),
+           {"retrieval_normalized_dcg": "ndcg", "RetrievalNormalizedDCG": "ndcg",
+            "retrieval_average_precision": "map", "RetrievalMAP": "map", "retrieval_precision": "precision",
+            "RetrievalPrecision": "precision", "retrieval_recall": "recall", "RetrievalRecall": "recall",
+            "retrieval_reciprocal_rank": "mrr", "RetrievalMRR": "mrr", "retrieval_hit_rate": "hit_rate",
+            "RetrievalHitRate": "hit_rate", "retrieval_r_precision": "r_precision",
+            "RetrievalRPrecision": "r_precision"},
+           notes=("retrieval_normalized_dcg averages tied scores (as scikit-learn) but first sets every score <= 0 "
+                  "to -inf, so non-positive scores tie at the bottom and a list without a positive score is 0; "
+                  "the preset ranks the scores as given",
+                  "its AP and precision sort with torch.argsort, which leaves the order of tied scores unspecified; "
+                  "the preset averages over tie orders"),
+           checked="tests/test_presets_worked_examples.py: worked example from torchmetrics functional/retrieval"),
+)
+BY_NAME: dict[str, Preset] = {p.name: p for p in PRESETS}
+
+
+def get(name: str) -> Preset:
+    """The preset called ``name``; one-line MetricsError naming the known ones otherwise."""
+    if name not in BY_NAME:
+        raise MetricsError(f"unknown preset {name!r}; known: {', '.join(BY_NAME)}")
+    return BY_NAME[name]
+
+
+def settings(name: str | None) -> dict:
+    """The conventions a preset sets (empty for no preset)."""
+    return {} if name is None else dict(get(name).settings)
+
+
+_CUTOFF = re.compile(r"^(.*?)(?:[_@]\s*([0-9]+))?\s*$")
+
+
+def metric_name(label: str, preset: str | None) -> str:
+    """Our metric label for a library's metric name under ``preset`` (``ndcg_cut_10`` -> ``ndcg@10``);
+    names the preset does not know are returned unchanged (ours are always accepted)."""
+    if preset is None or not isinstance(label, str):
+        return label
+    names = {k.lower(): v for k, v in get(preset).names.items()}
+    text = label.strip()
+    if text.lower() in names:
+        return names[text.lower()]
+    base, k = _CUTOFF.match(text).groups()
+    if k is not None and base.lower() in names:
+        return f"{names[base.lower()]}@{k}"
+    return label
+
+
+def metric_names(labels, preset: str | None):
+    """:func:`metric_name` of every label (a list, or a comma-separated string)."""
+    if preset is None:
+        return labels
+    get(preset)
+    if isinstance(labels, str):
+        labels = [x.strip() for x in labels.split(",") if x.strip()]
+    return [metric_name(x, preset) for x in labels]
+
+
+def parse_metrics(labels, preset: str | None):
+    """Parsed metric names under a preset; each keeps the label the user wrote (``ndcg_cut_10``)."""
+    from dataclasses import replace
+
+    from .registry import parse_metrics as parse
+
+    if preset is None:
+        return parse(labels)
+    given = [x.strip() for x in labels.split(",") if x.strip()] if isinstance(labels, str) else list(labels)
+    specs = parse(metric_names(given, preset))
+    return [replace(spec, label=label) for spec, label in zip(specs, given)]
+
+
+def presets() -> pd.DataFrame:
+    """Every preset, one row each: ``preset``, ``library``, one column per convention it sets, ``metric_names``
+    (library name -> ours), ``notes`` (known bugs; the preset computes the documented definition), ``checked``."""
+    from .conventions import CONVENTIONS
+
+    rows = []
+    for p in PRESETS:
+        row = {"preset": p.name, "library": p.library}
+        row.update({c.name: p.settings.get(c.name, c.default) for c in CONVENTIONS})
+        row["metric_names"] = ", ".join(f"{k} -> {v}" for k, v in p.names.items())
+        row["notes"] = " ".join(p.notes)
+        row["checked"] = p.checked
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("preset")

@@ -1,0 +1,86 @@
+"""mc.explain and ``metrics-core explain``: values side by side, and steps that add up to the difference."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+import metrics_core as mc
+from metrics_core.cli import main
+from metrics_core.presets import PRESETS
+
+from test_presets_libraries import make_data
+
+
+@pytest.mark.parametrize("metric", ["ndcg@5", "map@3", "precision@3"])
+def test_steps_add_up_to_the_difference_for_every_pair(metric):
+    run, qrels = make_data(4)
+    ex = mc.explain(run, qrels, metric=metric)
+    assert list(ex.values.index) == [p.name for p in PRESETS]
+    for source, target in itertools.permutations(["trec_eval", "rectools", "sklearn", "spark_mllib",
+                                                  "torchmetrics", "ranx"], 2):
+        path = ex.path(source, target)
+        assert path.start == ex.values.loc[source, "value"]
+        assert path.end == ex.values.loc[target, "value"]
+        assert path.start + path.steps["change"].sum() == pytest.approx(path.end, abs=1e-12)
+        assert list(path.steps["convention"]) == [c.name for c in mc.conventions.CONVENTIONS
+                                                  if c.name in set(path.steps["convention"])]
+
+
+def test_each_step_is_evaluate_with_the_conventions_so_far():
+    run, qrels = make_data(5)
+    ex = mc.explain(run, qrels, metric="ndcg@5", presets=["trec_eval", "rectools"])
+    settings = dict(mc.conventions.defaults(), **dict(PRESETS[0].settings))
+    for step in ex.steps.to_dict("records"):
+        settings[step["convention"]] = step["to"]
+        want = mc.evaluate(run, qrels, metrics=["ndcg@5"], **settings).summary["ndcg@5"]
+        assert step["value"] == want
+    # every preset's value is what evaluate gives under that preset
+    for name, row in ex.values.iterrows():
+        assert row["value"] == mc.evaluate(run, qrels, metrics=["ndcg@5"], preset=name).summary["ndcg@5"]
+    assert ex.values.loc["trec_eval", "library_metric"] == "ndcg"
+    assert any("gain: linear -> binary" in line for line in ex.describe())
+
+
+def test_explain_refuses_unknown_presets_and_metrics():
+    run, qrels = make_data(0)
+    with pytest.raises(mc.MetricsError, match="unknown preset"):
+        mc.explain(run, qrels, presets=["trec_eval", "nope"])
+    with pytest.raises(mc.MetricsError, match="unknown metric"):
+        mc.explain(run, qrels, metric="ndgc@5")
+
+
+def test_cli_explain_json_and_preset_option(tmp_path, capsys):
+    run, qrels = make_data(1)
+    run_path, qrels_path = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run.to_csv(run_path, index=False)
+    qrels.to_csv(qrels_path, index=False)
+    code = main(["explain", "--run", str(run_path), "--qrels", str(qrels_path), "--metric", "ndcg@5",
+                 "--presets", "trec_eval,rectools,sklearn", "--from", "sklearn", "--to", "rectools", "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc["values"]) == {"trec_eval", "rectools", "sklearn"}
+    steps = doc["path"]["steps"]
+    assert doc["path"]["start"] + sum(s["change"] for s in steps) == pytest.approx(doc["path"]["end"], abs=1e-12)
+    want = mc.evaluate(run, qrels, metrics=["ndcg@5"], preset="rectools").summary["ndcg@5"]
+    assert doc["values"]["rectools"]["value"] == pytest.approx(want, abs=1e-12)
+
+    code = main(["evaluate", "--run", str(run_path), "--qrels", str(qrels_path), "--metrics", "ndcg_cut_5,P_5",
+                 "--preset", "trec_eval", "--ties", "average", "--json", "-q"])
+    assert code == 0
+    got = json.loads(capsys.readouterr().out)["models"]["run"]
+    want = mc.evaluate(run, qrels, metrics=["ndcg@5", "precision@5"], preset="trec_eval", ties="average").summary
+    assert got["ndcg@5"] == pytest.approx(want["ndcg@5"], abs=1e-12)
+    assert got["precision@5"] == pytest.approx(want["precision@5"], abs=1e-12)
+
+
+def test_cli_explain_bad_preset_is_one_line(tmp_path, capsys):
+    run, qrels = make_data(1)
+    run_path, qrels_path = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run.to_csv(run_path, index=False)
+    qrels.to_csv(qrels_path, index=False)
+    code = main(["explain", "--run", str(run_path), "--qrels", str(qrels_path), "--presets", "trec_eval,nope"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown preset" in err and "Traceback" not in err
