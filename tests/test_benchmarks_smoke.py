@@ -1,4 +1,4 @@
-"""Smoke test of the benchmark harness (issue 6): data generator, compiled-loop floor,
+"""Smoke test of the benchmark harness: data generator, compiled-loop floor,
 metrics_core and the runner agree with a plain-Python reference at 200 users.
 
 No timing is asserted anywhere (the benchmark is run by hand)."""

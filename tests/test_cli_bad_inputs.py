@@ -1,6 +1,6 @@
 """Every malformed input through the command line: exit status 2 and one line on stderr.
 
-Each case of issue 3 item 3 has a file in tests/data/bad/ (or an option
+Each validation case has a file in tests/data/bad/ (or an option
 value); the message must name the file and the line, column or value.
 """
 

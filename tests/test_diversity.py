@@ -223,8 +223,8 @@ def test_personalization_is_exact_for_many_users():
 
 
 def test_diversity_ties_average_is_expectation_over_tie_orders():
-    """ties="average" is the exact expected value over all orders of tied scores "for every
-    metric" (issue 2, item 4): brute force over every order of both users' tied items."""
+    """ties="average" is the exact expected value over all orders of tied scores for every
+    metric: brute force over every order of both users' tied items."""
     run = pd.DataFrame({
         "user_id": ["u"] * 4 + ["v"] * 4,
         "item_id": ["a", "b", "c", "d", "a", "c", "e", "f"],

@@ -1,4 +1,4 @@
-"""The Spark engine gives mc.evaluate's numbers (issue 7).
+"""The Spark engine gives mc.evaluate's numbers.
 
 One local Spark session (local[2]) for the module. Random data with tied
 scores, graded relevance, ground-truth users missing from the run, users

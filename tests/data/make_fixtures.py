@@ -5,7 +5,7 @@
 formats/: the same small run and ground truth in every supported format
 (CSV, TSV, Parquet, JSON lines, TREC, gzip, BOM, CRLF, aliased column names,
 rank instead of score, whitespace-separated with a header, labels inside the
-run). bad/: one malformed file per validation case of issue 3.
+run). bad/: one malformed file per validation case of the readers.
 The files are committed; this script documents how they were made.
 """
 
