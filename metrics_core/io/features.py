@@ -59,6 +59,18 @@ def _is_numeric_text(col) -> bool:
     return bool(pc.all(pc.match_substring_regex(text, r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")).as_py())
 
 
+def _aliased_column(names, role: str, source: str) -> str:
+    """The first column whose name is an alias of ``role`` (``item_id``, ``user_id``)."""
+    keys = {normalise(n): n for n in names}
+    hits = [keys[a] for a in ALIASES[role] if a in keys]
+    if not hits:
+        raise MetricsError(
+            f"{source}: required {role.split('_')[0]} column missing (looked for {', '.join(ALIASES[role])}); "
+            f"columns found: {', '.join(repr(n) for n in names)}"
+        )
+    return hits[0]
+
+
 def read_item_features(path_or_buffer, *, name: str | None = None, item_column: str | None = None):
     """Read an item-features table into ``(DataFrame item_id + features, ColumnMapping)``.
 
@@ -69,14 +81,7 @@ def read_item_features(path_or_buffer, *, name: str | None = None, item_column: 
     table, lines, label = _all_columns(src)
     names = table.column_names
     if item_column is None:
-        keys = {normalise(n): n for n in names}
-        hits = [keys[a] for a in ALIASES["item_id"] if a in keys]
-        if not hits:
-            raise MetricsError(
-                f"{src.name}: required item column missing (looked for {', '.join(ALIASES['item_id'])}); "
-                f"columns found: {', '.join(repr(n) for n in names)}"
-            )
-        item_column = hits[0]
+        item_column = _aliased_column(names, "item_id", src.name)
     elif item_column not in names:
         raise MetricsError(f"{src.name}: item column {item_column!r} not found; columns found: {', '.join(names)}")
     others = [n for n in names if n != item_column]
@@ -109,14 +114,7 @@ def read_user_attributes(path_or_buffer, *, name: str | None = None):
     src = load_source(path_or_buffer, name)
     table, lines, label = _all_columns(src)
     names = table.column_names
-    keys = {normalise(n): n for n in names}
-    hits = [keys[a] for a in ALIASES["user_id"] if a in keys]
-    if not hits:
-        raise MetricsError(
-            f"{src.name}: required user column missing (looked for {', '.join(ALIASES['user_id'])}); "
-            f"columns found: {', '.join(repr(n) for n in names)}"
-        )
-    user_column = hits[0]
+    user_column = _aliased_column(names, "user_id", src.name)
     users = ids(table[user_column], "user_id", user_column, src.name, lines)
     out = {"user_id": users}
     for n in names:
