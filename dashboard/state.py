@@ -321,9 +321,9 @@ def model_keys() -> dict[str, str]:
 def _read_side(blob: Blob, id_column: str) -> pd.DataFrame:
     """Read an item-features or user-attributes table (cached by content hash).
 
-    Any format metrics_core reads except TREC; ``id_column`` (``item_id`` or
-    ``user_id``; the aliases of metrics_core.io are accepted) is kept as exact
-    strings, other columns as parsed. Raises MetricsError with a one-line message.
+    Read by ``metrics_core.io.read_item_features`` (``id_column`` ``item_id``)
+    or ``read_user_attributes`` (``user_id``), so the library's formats, checks,
+    limits and messages apply. Raises MetricsError with a one-line message.
     """
     def compute() -> pd.DataFrame:
         try:
@@ -337,40 +337,11 @@ def _read_side(blob: Blob, id_column: str) -> pd.DataFrame:
 
 
 def _parse_side(name: str, id_column: str, _data: bytes) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.json as pajson
-    import pyarrow.parquet as pq
+    """The checked readers of metrics_core.io (their limits and one-line errors apply)."""
+    from metrics_core.io import read_item_features, read_user_attributes
 
-    from metrics_core.io.columns import ALIASES, normalise
-    from metrics_core.io.delimited import first_line
-    from metrics_core.io.source import load_source
-
-    src = load_source(_data, name)
-    try:
-        if src.fmt == "parquet":
-            table = pq.read_table(pa.BufferReader(src.data))
-        else:
-            line = first_line(src.data)[0]
-            if line.lstrip()[:1] in ("{", "["):
-                table = pajson.read_json(pa.BufferReader(src.data))
-            else:
-                delim = "\t" if "\t" in line else ","
-                table = pacsv.read_csv(pa.BufferReader(src.data),
-                                       parse_options=pacsv.ParseOptions(delimiter=delim))
-    except pa.ArrowInvalid as exc:
-        raise MetricsError(f"{name}: cannot parse the file ({str(exc).splitlines()[0]})") from None
-    df = table.to_pandas()
-    df.columns = [str(c).strip() for c in df.columns]
-    match = [c for c in df.columns if normalise(c) in (id_column, *ALIASES[id_column])]
-    if not match:
-        raise MetricsError(f"{name}: no {id_column} column; columns found: "
-                           f"{', '.join(repr(c) for c in df.columns)}")
-    df = df.rename(columns={match[0]: id_column})
-    df[id_column] = df[id_column].astype("str")
-    if df[id_column].duplicated().any():
-        dup = df.loc[df[id_column].duplicated(), id_column].iloc[0]
-        raise MetricsError(f"{name}: {id_column} {dup!r} appears more than once; keep one row per id")
+    reader = read_item_features if id_column == "item_id" else read_user_attributes
+    df, _mapping = reader(_data, name=name)
     return df
 
 

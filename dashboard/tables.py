@@ -119,3 +119,16 @@ def diagnostics_facts(diags: dict) -> list[str]:
             by_note.setdefault(note, []).append(name)
     return [f"{', '.join(names)}: {note}" if len(names) < len(diags) else note
             for note, names in by_note.items()]
+
+
+def relevance_threshold(conventions: dict) -> float:
+    """The relevance threshold an evaluation used (its resolved conventions),
+    else the declared default of ``metrics_core.conventions``."""
+    from metrics_core.conventions import BY_NAME
+
+    return float(conventions.get("relevance_threshold", BY_NAME["relevance_threshold"].default))
+
+
+def hit_or_miss(relevance: pd.Series, threshold: float) -> pd.Series:
+    """``"hit"`` where ``relevance >= threshold`` (relevant), else ``"miss"``."""
+    return (relevance >= threshold).map({True: "hit", False: "miss"})

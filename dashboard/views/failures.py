@@ -61,12 +61,13 @@ if not tables.has_user(models[model], user):
 
 ranked = models[model]
 order = c["ties"] if c["ties"] != "average" else "trec"
+threshold = tables.relevance_threshold(ev.conventions)  # the threshold the metrics used
 with state.guard():
     full = ranked.user_list(user, ties=order)
-    relevant = ranked.user_relevant_items(user)
+    relevant = ranked.user_relevant_items(user, threshold)
 
 st.subheader(text.md(f"User {user}"))
-top = full.head(k).assign(hit=lambda d: (d["relevance"] >= 1).map({True: "hit", False: "miss"}))
+top = full.head(k).assign(hit=lambda d: tables.hit_or_miss(d["relevance"], threshold))
 if c["ties"] == "average":
     st.caption("Tied scores are shown in trec_eval order (score, then item id descending); the metrics "
                "average over every order of the ties.")

@@ -8,6 +8,10 @@ A table has an item column (any item alias: ``item_id``, ``item``, ``iid``,
 * numeric feature columns (cosine similarity): each must hold finite
   numbers, checked like scores (first bad line and counts).
 
+User-attributes tables (``read_user_attributes``) have a user column (any
+user alias) and attribute columns (e.g. ``segment``) kept as read; a user id
+repeated is an error (its attributes would be ambiguous).
+
 Formats as for runs (CSV, TSV, Parquet, JSON lines, gzip), TREC excepted.
 """
 
@@ -55,6 +59,18 @@ def _is_numeric_text(col) -> bool:
     return bool(pc.all(pc.match_substring_regex(text, r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")).as_py())
 
 
+def _aliased_column(names, role: str, source: str) -> str:
+    """The first column whose name is an alias of ``role`` (``item_id``, ``user_id``)."""
+    keys = {normalise(n): n for n in names}
+    hits = [keys[a] for a in ALIASES[role] if a in keys]
+    if not hits:
+        raise MetricsError(
+            f"{source}: required {role.split('_')[0]} column missing (looked for {', '.join(ALIASES[role])}); "
+            f"columns found: {', '.join(repr(n) for n in names)}"
+        )
+    return hits[0]
+
+
 def read_item_features(path_or_buffer, *, name: str | None = None, item_column: str | None = None):
     """Read an item-features table into ``(DataFrame item_id + features, ColumnMapping)``.
 
@@ -65,14 +81,7 @@ def read_item_features(path_or_buffer, *, name: str | None = None, item_column: 
     table, lines, label = _all_columns(src)
     names = table.column_names
     if item_column is None:
-        keys = {normalise(n): n for n in names}
-        hits = [keys[a] for a in ALIASES["item_id"] if a in keys]
-        if not hits:
-            raise MetricsError(
-                f"{src.name}: required item column missing (looked for {', '.join(ALIASES['item_id'])}); "
-                f"columns found: {', '.join(repr(n) for n in names)}"
-            )
-        item_column = hits[0]
+        item_column = _aliased_column(names, "item_id", src.name)
     elif item_column not in names:
         raise MetricsError(f"{src.name}: item column {item_column!r} not found; columns found: {', '.join(names)}")
     others = [n for n in names if n != item_column]
@@ -95,4 +104,31 @@ def read_item_features(path_or_buffer, *, name: str | None = None, item_column: 
     return df, mapping
 
 
-__all__ = ["read_item_features"]
+def read_user_attributes(path_or_buffer, *, name: str | None = None):
+    """Read a user-attributes table into ``(DataFrame user_id + attributes, ColumnMapping)``.
+
+    The user column is found by its aliases; ids are exact strings, the other
+    columns are kept as read. Raises :class:`MetricsError` for bad input,
+    including a user id that appears more than once.
+    """
+    src = load_source(path_or_buffer, name)
+    table, lines, label = _all_columns(src)
+    names = table.column_names
+    user_column = _aliased_column(names, "user_id", src.name)
+    users = ids(table[user_column], "user_id", user_column, src.name, lines)
+    out = {"user_id": users}
+    for n in names:
+        if n != user_column:
+            out[n] = table[n]
+    df = pa.table(out).to_pandas()
+    repeated = df["user_id"].duplicated()
+    if repeated.any():
+        row = int(repeated.to_numpy().nonzero()[0][0])
+        raise MetricsError(f"{src.name}: {lines(row)}: user_id {df['user_id'].iloc[row]!r} appears more than once; "
+                           "keep one row per user")
+    mapping = ColumnMapping(source=src.name, format=label + (", gzip" if src.gzipped else ""), user_id=user_column,
+                            n_rows=len(df), lines=lines)
+    return df, mapping
+
+
+__all__ = ["read_item_features", "read_user_attributes"]
