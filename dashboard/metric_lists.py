@@ -1,0 +1,70 @@
+"""Which metrics the dashboard offers, and the help text shown beside each.
+
+Everything comes from :mod:`metrics_core.registry`, the one table that declares
+every metric: the pages never list metric names of their own. A metric's help
+is its meaning, its formula, its direction and the settings it is computed
+with right now (K, gain, tie rule and any convention that shapes it).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from metrics_core import registry
+from metrics_core.errors import MetricsError
+
+#: Ranking metrics with one value per user (Overview, Distributions, Failures, Compare, Share).
+PER_USER = tuple(m.name for m in registry.metrics_of_kind("ranking") if m.per_user)
+#: The Overview's ranking table adds the pooled metrics (one value over all users).
+RANKING = PER_USER + tuple(m.name for m in registry.metrics_of_kind("pooled"))
+#: Metrics over scored rows (classification, regression, calibration) and per-user AUC.
+SCORED = tuple(dict.fromkeys(m.name for m in registry.metrics_of_kind("scored", "scored_per_user")))
+#: Beyond-accuracy metrics of the top-k lists.
+DIVERSITY = tuple(m.name for m in registry.metrics_of_kind("diversity"))
+#: Metrics drawn against K on the metric-vs-K panels (cheap, per user, one kernel pass).
+CURVES = ("ndcg", "map", "recall", "precision", "hit_rate", "mrr")
+#: Scored-row metrics that read the score as a probability of the label.
+NEEDS_PROBABILITIES = tuple(dict.fromkeys(
+    m.name for m in registry.METRICS if "probabilities" in m.needs))
+
+
+def label(name: str, k: int) -> str:
+    """The label a metric is requested with at cutoff ``k``: ``ndcg@10``; ``r_precision`` and the
+    scored-row metrics take no cutoff."""
+    entries = [m for m in registry.METRICS if m.name == name]
+    with_cutoff = [m for m in entries if m.cutoff != registry.CUTOFF_NONE and m.kind != "scored"]
+    return f"{name}@{k}" if with_cutoff else name
+
+
+def labels(names: Sequence[str], k: int) -> list[str]:
+    """:func:`label` of each name, in order."""
+    return [label(n, k) for n in names]
+
+
+def scored_labels() -> list[str]:
+    """Scored-row metric labels (no cutoff: ``precision`` is classification precision here)."""
+    return list(SCORED)
+
+
+def _settings_text(settings: Mapping[str, object] | None) -> str:
+    if not settings:
+        return ""
+    shown = ", ".join(f"{key} {value}" for key, value in settings.items() if value not in (None, ""))
+    return f" Computed with: {shown}." if shown else ""
+
+
+def help_for(metric_label: str, settings: Mapping[str, object] | None = None) -> str:
+    """Tooltip text of a metric label: meaning, formula, direction, default convention and the
+    settings in force (``{"K": 10, "gain": "linear", "ties": "average"}``). Unknown labels
+    (e.g. a column the page added) get an empty string."""
+    try:
+        entry = registry.lookup(str(metric_label))
+    except MetricsError:
+        return ""
+    convention = f" Convention: {entry.convention}." if entry.convention else ""
+    return f"{entry.tooltip}{convention}{_settings_text(settings)}"
+
+
+def help_table(metric_labels: Sequence[str], settings: Mapping[str, object] | None = None) -> dict[str, str]:
+    """``{label: help_for(label)}`` for the labels that are metrics."""
+    return {m: h for m in metric_labels if (h := help_for(m, settings))}
