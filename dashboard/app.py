@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from dashboard import sources, state, text, url  # noqa: E402
+from dashboard import sources, state, tables, text, url  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -54,4 +54,9 @@ if state.is_demo() and nav.title != "Data":
     st.info("**Demo data**: three synthetic models (popularity baseline, matrix factorization, "
             "two-tower) on 2,400 users with graded relevance. Open the **Data** page to "
             "upload your own results.", icon=":material/science:")
+if nav.title != "Data":
+    lengths = [length for ranked in state.get_models().values() for length in ranked.list_lengths]
+    notice = tables.k_exceeds_lists(lengths, state.controls()["k"])
+    if notice:
+        st.warning(notice, icon=":material/straighten:")
 nav.run()

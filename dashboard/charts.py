@@ -62,7 +62,8 @@ def summary_bars(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> 
         err = None
         if pd.notna(row["ci_low"]):
             err = dict(type="data", symmetric=False, array=[row["ci_high"] - row["value"]],
-                       arrayminus=[row["value"] - row["ci_low"]])
+                       arrayminus=[row["value"] - row["ci_low"]],
+                       color="#222222", thickness=2, width=10)
         fig.add_bar(x=[esc(row["model"])], y=[row["value"]], name=esc(row["model"]), error_y=err,
                     marker_color=colors.get(row["model"]), showlegend=False,
                     hovertemplate=f"{esc(row['model'])}<br>{metric} = %{{y:.4f}}<extra></extra>")
@@ -79,7 +80,7 @@ def metric_vs_k(long: pd.DataFrame, colors: Mapping[str, str], current_k: int | 
     metrics = list(dict.fromkeys(long["metric"]))
     fig = px.line(long, x="k", y="value", color="model", facet_col="metric", facet_col_wrap=3,
                   color_discrete_map=dict(colors), category_orders={"metric": metrics},
-                  markers=False, labels={"k": "K", "value": ""})
+                  markers=False, labels={"k": "K (cutoff)", "value": "mean over users"})
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
     fig.update_yaxes(matches=None, showticklabels=True)
     if current_k is not None:

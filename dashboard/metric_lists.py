@@ -13,14 +13,26 @@ from typing import Mapping, Sequence
 from metrics_core import registry
 from metrics_core.errors import MetricsError
 
+#: Order in which the pages offer ranking metrics (the first is each selector's default);
+#: metrics the registry adds later follow in the registry's order.
+_FIRST = ("ndcg", "map", "recall", "precision", "f1", "mrr", "hit_rate", "dcg", "cg", "r_precision")
+
+
+def _ordered(names) -> tuple[str, ...]:
+    names = list(dict.fromkeys(names))
+    return tuple(sorted(names, key=lambda n: (_FIRST.index(n) if n in _FIRST else len(_FIRST), names.index(n))))
+
+
 #: Ranking metrics with one value per user (Overview, Distributions, Failures, Compare, Share).
-PER_USER = tuple(m.name for m in registry.metrics_of_kind("ranking") if m.per_user)
+PER_USER = _ordered(m.name for m in registry.metrics_of_kind("ranking") if m.per_user)
 #: The Overview's ranking table adds the pooled metrics (one value over all users).
 RANKING = PER_USER + tuple(m.name for m in registry.metrics_of_kind("pooled"))
 #: Metrics over scored rows (classification, regression, calibration) and per-user AUC.
 SCORED = tuple(dict.fromkeys(m.name for m in registry.metrics_of_kind("scored", "scored_per_user")))
-#: Beyond-accuracy metrics of the top-k lists.
-DIVERSITY = tuple(m.name for m in registry.metrics_of_kind("diversity"))
+#: Beyond-accuracy metrics of the top-k lists. The dashboard has no upload for a user history
+#: table, so metrics that require one (Microsoft Recommenders' serendipity) are not offered;
+#: popularity comes from the ground truth, as ``mc.evaluate`` does without an interactions table.
+DIVERSITY = tuple(m.name for m in registry.metrics_of_kind("diversity") if "history" not in m.needs)
 #: Metrics drawn against K on the metric-vs-K panels (cheap, per user, one kernel pass).
 CURVES = ("ndcg", "map", "recall", "precision", "hit_rate", "mrr")
 #: Scored-row metrics that read the score as a probability of the label.

@@ -1,8 +1,9 @@
-"""Pure table helpers of the pages (no Streamlit): tested directly."""
+"""Pure table builders of the pages (no Streamlit): they reshape metrics_core's results
+and are tested directly."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -132,3 +133,133 @@ def relevance_threshold(conventions: dict) -> float:
 def hit_or_miss(relevance: pd.Series, threshold: float) -> pd.Series:
     """``"hit"`` where ``relevance >= threshold`` (relevant), else ``"miss"``."""
     return (relevance >= threshold).map({True: "hit", False: "miss"})
+
+
+# ----------------------------------------------------------------------------- per-user tables
+
+def summary_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
+    """Wide table: one row per model (column ``model``), one column per metric
+    (named as given); NaN where a metric did not apply to a model."""
+    rows = [{"model": name, **{m: ev.summary.get(m, float("nan")) for m in metrics}}
+            for name, ev in evals.items()]
+    return pd.DataFrame(rows, columns=["model", *metrics])
+
+
+def per_user_long(evals: dict[str, Any], metric: str) -> pd.DataFrame:
+    """``model, user_id, value``: the per-user column ``metric`` of every model."""
+    parts = []
+    for name, ev in evals.items():
+        if metric in ev.per_user.columns:
+            col = ev.per_user[metric]
+            parts.append(pd.DataFrame({"model": name, "user_id": col.index.astype(str),
+                                       "value": col.to_numpy(dtype=float)}))
+    if not parts:
+        return pd.DataFrame(columns=["model", "user_id", "value"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def distribution_summary(long: pd.DataFrame) -> pd.DataFrame:
+    """Per model: users, mean, median, and the shares of users at exactly 0 and exactly 1."""
+    g = long.groupby("model", sort=False)["value"]
+    return pd.DataFrame({
+        "users": g.size(),
+        "mean": g.mean(),
+        "median": g.median(),
+        "share at 0": g.apply(lambda v: float((v == 0).mean())),
+        "share at 1": g.apply(lambda v: float((v == 1).mean())),
+    })
+
+
+RELEVANT_BUCKETS = [(1, 1), (2, 3), (4, 7), (8, 15), (16, None)]
+
+
+def relevant_bucket_labels(models: dict[str, Any], user_ids: pd.Index,
+                           relevance_threshold: float = 1) -> pd.Series:
+    """Bucket of the number of relevant items (1, 2-3, 4-7, 8-15, 16+) per user id,
+    from metrics_core's ``Ranked.n_relevant`` (the same ground truth for every model)."""
+    ranked = next(iter(models.values()))
+    codes = ranked.user_ids.astype(str).get_indexer(user_ids.astype(str))
+    n_rel = ranked.n_relevant(relevance_threshold)
+    counts = pd.Series(n_rel[codes], index=user_ids)
+    labels = [f"{a}" if a == b else (f"{a}-{b}" if b else f"{a}+") for a, b in RELEVANT_BUCKETS]
+    edges = [a - 0.5 for a, _ in RELEVANT_BUCKETS] + [float("inf")]
+    return pd.Series(pd.cut(counts, bins=edges, labels=labels).astype(str), index=user_ids,
+                     name="relevant items")
+
+
+def segment_table(long: pd.DataFrame, segment: pd.Series) -> pd.DataFrame:
+    """``model, segment, mean, users``: the mean per-user value within each segment.
+
+    ``segment`` maps user id (string) -> segment label; users without a label
+    are grouped as "(missing)".
+    """
+    seg = long["user_id"].map(segment).fillna("(missing)").astype(str)
+    out = (long.assign(segment=seg).groupby(["model", "segment"], sort=False)["value"]
+           .agg(mean="mean", users="size").reset_index())
+    return out
+
+
+def worst_users(ev: Any, metric: str, n: int) -> pd.DataFrame:
+    """The ``n`` users with the lowest per-user ``metric`` (ties by user id),
+    with their number of relevant items and list length."""
+    col = ev.per_user[metric]
+    order = pd.DataFrame({"user_id": col.index.astype(str), metric: col.to_numpy(dtype=float)})
+    order = order.sort_values([metric, "user_id"], kind="stable").head(n).reset_index(drop=True)
+    ranked = ev.ranked
+    codes = ranked.user_ids.astype(str).get_indexer(order["user_id"])
+    order["relevant items"] = ranked.n_relevant(ev.conventions.get("relevance_threshold", 1))[codes].astype(int)
+    order["list length"] = ranked.list_lengths[codes].astype(int)
+    return order
+
+
+def user_segments(user_ids: pd.Index, models: dict, attributes: pd.DataFrame | None = None,
+                  column: str | None = None, relevance_threshold: float = 1) -> tuple[pd.Series, str]:
+    """The segment of each user id (as strings) and the segment's name: the ``column`` of the
+    user-attributes table when one is loaded, else the bucket of the user's number of relevant
+    items (:func:`relevant_bucket_labels`). Users without an attribute are "(missing)"."""
+    ids = pd.Index(pd.Series(user_ids).astype(str).drop_duplicates())
+    if attributes is not None and column is not None and column in attributes.columns:
+        labels = pd.Series(attributes[column].astype(str).to_numpy(), index=attributes["user_id"].astype(str))
+        labels = labels[~labels.index.duplicated()]
+        return labels.reindex(ids).fillna("(missing)").rename(column), column
+    buckets = relevant_bucket_labels(models, ids, relevance_threshold)
+    buckets.index = buckets.index.astype(str)
+    return buckets, "relevant items"
+
+
+#: The K notice appears when K is longer than this share of the lists.
+K_NOTICE_SHARE = 0.5
+
+
+def k_exceeds_lists(list_lengths, k: int) -> str | None:
+    """A notice when K is longer than most lists (``K_NOTICE_SHARE``), else None.
+
+    ``list_lengths`` are the lengths of the served lists (users with an empty list are
+    left out: they are reported as missing from the run elsewhere).
+    """
+    lengths = pd.Series(list_lengths, dtype=float)
+    lengths = lengths[lengths > 0]
+    if lengths.empty:
+        return None
+    shorter = float((lengths < k).mean())
+    if shorter <= K_NOTICE_SHARE:
+        return None
+    return (f"K = {k:,} is longer than {shorter:.0%} of the lists (median length {lengths.median():,.0f}): "
+            "@K metrics count the missing positions as misses, and precision@K divides by K.")
+
+
+def needs_probabilities_view(wide: pd.DataFrame, probabilistic: dict, needs: Sequence[str]
+                             ) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """Scored-row table with the metrics that read scores as probabilities blanked for
+    models whose scores are outside [0, 1] (never shown as numbers), and dropped when no
+    model has probabilities. Returns (table, dropped metrics, models with raw scores).
+
+    ``wide`` is indexed by model; ``probabilistic`` maps model -> scores in [0, 1].
+    """
+    out = wide.copy()
+    raw = [m for m in out.index if not probabilistic.get(m, False)]
+    cols = [c for c in needs if c in out.columns]
+    if raw and cols:
+        out.loc[raw, cols] = float("nan")
+    dropped = [c for c in cols if out[c].isna().all()]
+    return out.drop(columns=dropped), dropped, raw

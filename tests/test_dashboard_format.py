@@ -33,7 +33,8 @@ def test_counts_lifts_and_signs():
 def test_lists_come_from_the_registry():
     per_user = {m.name for m in registry.METRICS if m.kind == "ranking" and m.per_user}
     assert set(metric_lists.PER_USER) == per_user
-    assert set(metric_lists.DIVERSITY) == {m.name for m in registry.METRICS if m.kind == "diversity"}
+    assert set(metric_lists.DIVERSITY) == {m.name for m in registry.METRICS
+                                           if m.kind == "diversity" and "history" not in m.needs}
     assert "hit_ratio" in metric_lists.RANKING and "hit_ratio" not in metric_lists.PER_USER
     for name in metric_lists.NEEDS_PROBABILITIES:
         assert any("probabilities" in m.needs for m in registry.METRICS if m.name == name)

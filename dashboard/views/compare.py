@@ -12,8 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import compare_charts as cc
-from dashboard import cache, state, tables, text, url
+from dashboard import cache, compare_charts as cc, metric_lists, state, tables, text, url
 from metrics_core.compare import compare
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
 
@@ -39,7 +38,7 @@ if len(names) < 2:
 
 c = state.controls()
 k = c["k"]
-metric_options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+metric_options = metric_lists.labels(metric_lists.PER_USER, k)
 
 left, right = st.columns(2)
 baseline = url.bound(lambda: left.selectbox("Baseline", names, key="compare_baseline"),
@@ -112,14 +111,8 @@ pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challen
 row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
 
 attrs = state.user_attributes()
-segment = None
-segment_name = "relevant items"
-if attrs is not None and "segment" in attrs.columns:
-    segment = pd.Series(attrs["segment"].astype(str).to_numpy(), index=attrs["user_id"].astype(str))
-    segment_name = "segment"
-else:
-    segment = state.relevant_bucket_labels(models, pd.Index(pairs["user_id"]))
-    segment.index = segment.index.astype(str)
+segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
+                                            tables.relevance_threshold(state.conventions()))
 st.caption(f"{len(pairs)} users evaluated for both models; colour: {segment_name}. "
            f"Win / tie / loss: {row['wins']} / {row['ties']} / {row['losses']}.")
 col_a, col_b = st.columns(2)

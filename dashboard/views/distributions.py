@@ -3,16 +3,17 @@ the shares of users at exactly 0 and 1, and a breakdown by user segment."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from dashboard import charts, state, url
+from dashboard import charts, metric_lists, state, tables, url
 
 st.title("Distributions")
 models = state.require_models()
 colors = charts.model_colors(list(models))
 k = state.controls()["k"]
 
-options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+options = metric_lists.labels(metric_lists.PER_USER, k)
 metric = url.bound(lambda: st.selectbox("Per-user metric", options, key="dist_metric"),
                    "dist_metric", options[0], options=options)
 with state.guard():
@@ -35,14 +36,14 @@ st.plotly_chart(charts.box(long, metric, colors), key="dist_box")
 st.subheader("By segment")
 attrs = state.user_attributes()
 attr_cols = [c for c in attrs.columns if c != "user_id"] if attrs is not None else []
+attr_col = None
 if attr_cols:
-    segment_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="dist_segment"),
-                            "dist_segment", attr_cols[0], options=attr_cols)
-    segment = attrs.set_index(attrs["user_id"].astype(str))[segment_col].astype(str)
+    attr_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="dist_segment"),
+                         "dist_segment", attr_cols[0], options=attr_cols)
 else:
     st.caption("No user attribute table: users are grouped by their number of relevant items.")
-    segment_col = "relevant items"
-    segment = state.relevant_bucket_labels(models, long["user_id"].drop_duplicates())
+segment, segment_col = state.user_segments(pd.Index(long["user_id"]), models, attrs, attr_col,
+                                           tables.relevance_threshold(state.conventions()))
 table = state.segment_table(long, segment)
 st.plotly_chart(charts.segments(table, metric, segment_col, colors), key="dist_segments")
 st.dataframe(table.pivot(index="segment", columns="model", values="mean")[list(evals)],

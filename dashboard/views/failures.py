@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import state, tables, text, url
+from dashboard import metric_lists, state, tables, text, url
 
 st.title("Failures")
 models = state.require_models()
@@ -25,14 +25,14 @@ left, mid, right = st.columns([2, 2, 1])
 names = list(models)
 model = url.bound(lambda: left.selectbox("Model", names, key="failures_model"),
                   "failures_model", names[0], options=names)
-options = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+options = metric_lists.labels(metric_lists.PER_USER, k)
 metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric"),
                    "failures_metric", options[0], options=options)
 n = url.bound(lambda: right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5,
                                         key="failures_n"),
               "failures_n", 25, kind=int, low=5, high=1000)
 
-all_metrics = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+all_metrics = metric_lists.labels(metric_lists.PER_USER, k)
 with state.guard():
     evals = state.evaluate_all(all_metrics)
 ev = evals[model]

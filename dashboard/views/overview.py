@@ -1,13 +1,12 @@
-"""Overview: every metric of every model at the current K and gain, with
-bootstrap 95% confidence intervals over users, metric-versus-K curves and the
-summary CSV download."""
+"""Overview: every metric of every model at the current settings, with bootstrap 95%
+confidence intervals over users, metric-versus-K curves and the summary CSV download."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, sources, state, text, url
+from dashboard import charts, format as fmt, metric_lists, sources, state, tables, text, url
 
 st.title("Overview")
 opened = sources.current()
@@ -19,14 +18,17 @@ if opened is not None and opened.kind == sources.SNAPSHOT:
 models = state.require_models()
 c = state.controls()
 k = c["k"]
+settings = state.settings()
 colors = charts.model_colors(list(models))
 
-ranking = [f"{m}@{k}" for m in state.RANKING_METRICS if m != "r_precision"] + ["r_precision"]
-scored = list(state.SCORED_METRICS)
-diversity = [f"{m}@{k}" for m in state.DIVERSITY_METRICS]
+ranking = metric_lists.labels(metric_lists.RANKING, k)
+scored = metric_lists.scored_labels()
+diversity = metric_lists.labels(metric_lists.DIVERSITY, k)
 
-st.caption(f"K = {k} · gain = {state.GAIN_LABELS[c['gain']]} · ties = {state.TIE_LABELS[c['ties']]} · "
-           f"{len(models)} models")
+described = " · ".join(f"{key} = {value:g}" if isinstance(value, float) else f"{key} = {value}"
+                       for key, value in settings.items())
+st.caption(f"{described} · {fmt.count(len(models))} models. Hover a column header for the metric's "
+           "definition; change the conventions in the sidebar.")
 
 large = state.is_large()
 if large:
@@ -36,7 +38,8 @@ toggles = st.columns(3)
 show_ci = url.bound(lambda: toggles[0].toggle("Bootstrap 95% CIs", value=not large, key="overview_ci_on"),
                     "overview_ci_on", not large, kind=bool)
 show_div = url.bound(lambda: toggles[1].toggle("Beyond-accuracy metrics", value=not large, key="overview_diversity",
-                                               help="coverage, novelty, personalization and ILS at K"),
+                                               help="Coverage, novelty, personalization, ILS, entropy, Gini, "
+                                                    "popularity and serendipity of the top-K lists"),
                      "overview_diversity", not large, kind=bool)
 show_curves = url.bound(lambda: toggles[2].toggle("Metrics against K", value=not large, key="overview_curves_on"),
                         "overview_curves_on", not large, kind=bool)
@@ -50,44 +53,54 @@ with state.guard():
 
 st.subheader("Ranking metrics")
 wide = state.summary_table(ev_rank, ranking).set_index("model")
-st.dataframe(wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in ranking},
-             key="overview_ranking")
+st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="overview_ranking")
 
 if show_ci:
     with st.expander("95% bootstrap confidence intervals over users", expanded=True):
-        shown = cis.assign(interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
+        shown = cis.assign(interval=[f"[{fmt.metric(lo)}, {fmt.metric(hi)}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
         ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
         st.dataframe(ci_wide, key="overview_ci")
-        metric = url.bound(lambda: st.selectbox("Metric", ranking, key="overview_bar_metric"),
+        metric = url.bound(lambda: st.selectbox("Metric", ranking, key="overview_bar_metric",
+                                                help=metric_lists.help_for(st.session_state.get(
+                                                    "overview_bar_metric", ranking[0]), settings)),
                            "overview_bar_metric", ranking[0], options=ranking)
         st.plotly_chart(charts.summary_bars(cis, metric, colors), key="overview_bars")
 
 st.subheader("Scored-row metrics")
-st.caption("Computed over every scored row of the results (unjudged rows count as negatives). "
-           "`precision`, `recall`, `f1` and `accuracy` use the threshold 0.5; GAUC averages per-user AUC "
-           "weighted by rows; PCOPC = sum of scores / sum of labels (1.0 is perfectly calibrated).")
-scored_wide = state.summary_table(ev_scored, scored).set_index("model")
-st.dataframe(scored_wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in scored},
+probabilistic = {name: state.scores_are_probabilities(r) for name, r in models.items()}
+needs = list(metric_lists.NEEDS_PROBABILITIES)
+if state.conventions()["threshold"] == 0.5:  # the default threshold only means something for probabilities
+    needs += ["accuracy", "precision", "recall", "f1"]
+scored_all = state.summary_table(ev_scored, scored).set_index("model")
+scored_wide, hidden, raw_models = tables.needs_probabilities_view(scored_all, probabilistic, needs)
+st.caption("Computed over every scored row of the results (unjudged rows: "
+           f"{state.conventions()['unjudged_rows']}). `accuracy`, `precision`, `recall` and `f1` classify a "
+           f"row as positive when its score is at least {state.conventions()['threshold']:g}; RMSE, MAE and R² "
+           "compare the score with the relevance grade. Hover a header for its formula.")
+st.dataframe(scored_wide, column_config=fmt.metric_columns(list(scored_wide.columns), settings),
              key="overview_scored")
-if scored_wide["logloss"].isna().any():
-    st.caption("logloss is left empty for models whose scores are not probabilities in [0, 1].")
+if raw_models:
+    names = ", ".join(text.md(m) for m in raw_models)
+    st.caption(f"**Needs probabilities**: the scores of {names} are outside [0, 1], so "
+               f"{', '.join(n for n in needs if n in scored_all.columns)} are left empty for them"
+               + (f" ({', '.join(hidden)} hidden: no model has probabilities)" if hidden else "")
+               + ". Classification at a threshold over the model's own score range is on the Curves page.")
 
 if show_div:
     st.subheader("Beyond accuracy")
     div_wide = state.summary_table(ev_div, diversity).set_index("model")
-    st.dataframe(div_wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f")
-                                          for m in diversity}, key="overview_diversity_table")
+    st.dataframe(div_wide, column_config=fmt.metric_columns(diversity, settings), key="overview_diversity_table")
     if div_wide[f"ils@{k}"].isna().all():
         st.caption("ILS needs an item-features table (upload one on the Data page).")
 
-all_metrics = ranking + scored + (diversity if show_div else [])
-summary = pd.concat([state.summary_table(ev_rank, ranking).set_index("model"),
-                     state.summary_table(ev_scored, scored).set_index("model"),
-                     state.summary_table(ev_div, diversity).set_index("model") if show_div else None], axis=1)
+all_metrics = ranking + list(scored_wide.columns) + (diversity if show_div else [])
+summary = pd.concat([wide, scored_wide, state.summary_table(ev_div, diversity).set_index("model") if show_div
+                     else None], axis=1)
 summary = summary.reset_index()[["model", *all_metrics]]
-st.download_button(f"Download summary CSV (K={k}, {c['gain']} gain)",
+slug = state.settings_slug()
+st.download_button(f"Download summary CSV ({described})",
                    data=text.csv_bytes(summary, index=False, float_format="%.17g"),
-                   file_name=f"summary_k{k}_{c['gain']}.csv", mime="text/csv", key="overview_download",
+                   file_name=f"summary_{slug}.csv", mime="text/csv", key="overview_download",
                    on_click="ignore", icon=":material/download:")
 st.caption(text.SPREADSHEET_NOTE)
 
@@ -96,5 +109,6 @@ if not show_curves:
 st.subheader("Metrics against K")
 k_max = 50
 with state.guard():
-    long = state.metric_curves(state.CURVE_METRICS, k_max=k_max)
+    long = state.metric_curves(metric_lists.CURVES, k_max=k_max)
+st.caption("Mean over users of each metric at every cutoff K = 1..50; the dotted line marks the current K.")
 st.plotly_chart(charts.metric_vs_k(long, colors, current_k=k if k <= k_max else None), key="overview_vs_k")

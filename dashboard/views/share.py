@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from dashboard import sources, state, text, url
+from dashboard import metric_lists, sources, state, text, url
 
 _SHARED = "share_snapshot_link"
 _DELETE = "share_delete_link"
@@ -36,7 +36,7 @@ st.title("Share")
 models = state.require_models()
 c = state.controls()
 k = c["k"]
-per_user_metrics = [f"{m}@{k}" if m != "r_precision" else m for m in state.PER_USER_METRICS]
+per_user_metrics = metric_lists.labels(metric_lists.PER_USER, k)
 
 opened = sources.current()
 if opened is not None and opened.kind == sources.SNAPSHOT:
@@ -92,9 +92,9 @@ st.subheader("HTML report")
 st.caption("One self-contained file (charts included, no internet needed): summary with 95% bootstrap CIs, "
            "paired comparison against the baseline, curves and per-user distributions.")
 left, right = st.columns([3, 2])
-report_metrics = left.multiselect("Metrics in the report", per_user_metrics + list(state.SCORED_METRICS),
+report_metrics = left.multiselect("Metrics in the report", per_user_metrics + metric_lists.scored_labels(),
                                   default=[m for m in (f"ndcg@{k}", f"recall@{k}", f"map@{k}", "auc")
-                                           if m in per_user_metrics + list(state.SCORED_METRICS)],
+                                           if m in per_user_metrics + metric_lists.scored_labels()],
                                   key="share_report_metrics")
 names = list(models)
 report_baseline = right.selectbox("Baseline", names, key="share_report_baseline")

@@ -99,7 +99,7 @@ def test_upload_change_k_gain_and_download_summary(app_page, streamlit_server, t
     assert page.get_by_text("Return to the demo data").is_visible()
 
     # K = 20 and exponential gain from the sidebar; the URL follows
-    k_input = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')
+    k_input = page.locator('[data-testid="stSidebar"] .st-key-k input')
     k_input.fill("20")
     k_input.press("Enter")
     wait_idle(page)

@@ -104,7 +104,7 @@ def test_the_url_is_the_analysis(browser, tmp_path):
         wait_rerun(page)
         assert_no_exception(page, "Data after upload")
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0
-        k_input = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"] input')
+        k_input = page.locator('[data-testid="stSidebar"] .st-key-k input')
         k_input.fill("5")
         k_input.press("Enter")
         wait_rerun(page)

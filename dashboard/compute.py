@@ -1,0 +1,154 @@
+"""Cached computation for the pages: evaluations, metric-versus-K curves, bootstrap
+intervals and score curves of every loaded model.
+
+Everything is keyed by the model's content key (:func:`dashboard.loading.model_keys`)
+and the options, never by a DataFrame, and computed by ``metrics_core``. The sidebar's
+K-independent settings (gain, tie rule and every other convention, from
+:func:`dashboard.controls.evaluation_options`) apply to every call; a page may add or
+override any ``mc.evaluate`` keyword.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import metrics_core as mc
+from metrics_core.errors import MetricsError
+
+from . import cache, metric_lists
+from .controls import evaluation_options
+from .loading import _entries, _features_key, item_features, model_keys, scores_are_probabilities
+
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=cache.SHARED.ttl_seconds)
+def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
+                     features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
+    kwargs = dict(options)
+    if any(mc.parse_metric(m).name == "ils" for m in metrics):
+        kwargs["item_features"] = _features
+    return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
+
+
+def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
+    """``metrics`` without those that cannot apply to this model's data: the metrics that
+    read scores as probabilities (logloss, Brier, ECE, PCOPC) need scores in [0, 1];
+    ``ils`` needs an item-features table."""
+    out = []
+    for m in metrics:
+        base = mc.parse_metric(m).name
+        if base in metric_lists.NEEDS_PROBABILITIES and not scores_are_probabilities(ranked):
+            continue
+        if base == "ils" and item_features() is None:
+            continue
+        out.append(m)
+    return tuple(out)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=cache.SHARED.ttl_seconds)
+def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple,
+                        _ranked: mc.Ranked) -> pd.DataFrame:
+    return mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options))
+
+
+_CURVE_KEYWORDS = frozenset(inspect.signature(mc.metric_curve).parameters) - {"ranked", "metrics", "k_max"}
+
+
+def metric_curves(metrics: Sequence[str] = metric_lists.CURVES, k_max: int = 50) -> pd.DataFrame:
+    """Long table (model, metric, k, value) of ranking metrics at K = 1..k_max for every
+    model, from ``mc.metric_curve`` (one pass per user, cached per model and options;
+    the sidebar's conventions that ``metric_curve`` takes apply)."""
+    options = {key: value for key, value in evaluation_options().items() if key in _CURVE_KEYWORDS}
+    opt_key = tuple(sorted(options.items()))
+    frames = []
+    for e in _entries()[0]:
+        try:
+            wide = _curve_table_cached(e.key, tuple(metrics), int(k_max), opt_key, _ranked=e.ranked)
+        except MetricsError as exc:
+            raise MetricsError(f"{e.name}: {exc}") from None
+        long = wide.melt(id_vars="k", var_name="metric", value_name="value")
+        frames.append(long.assign(model=e.name)[["model", "metric", "k", "value"]])
+    return pd.concat(frames, ignore_index=True)
+
+
+def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
+                 **options: Any) -> dict[str, Any]:
+    """``mc.evaluate`` of every model on ``metrics`` (cached).
+
+    Defaults come from the sidebar (gain, ties and every other convention);
+    ``options`` may add or override any ``mc.evaluate`` keyword (hashable values only). With
+    ``skip_inapplicable`` (default) a metric that cannot apply to a model
+    (see :func:`applicable`) is left out of that model's evaluation, so its
+    ``summary`` lacks the key. Raises :class:`MetricsError` naming the model
+    when one fails.
+    """
+    opts = {**evaluation_options(), **options}
+    opt_key = tuple(sorted(opts.items()))
+    feats = item_features()
+    fkey = _features_key()
+    out = {}
+    for e in _entries()[0]:
+        try:
+            wanted = applicable(metrics, e.ranked) if skip_inapplicable else tuple(metrics)
+            out[e.name] = _evaluate_cached(e.key, wanted, opt_key, fkey,
+                                           _ranked=e.ranked, _features=feats)
+        except MetricsError as exc:
+            raise MetricsError(f"{e.name}: {exc}") from None
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=2048, ttl=cache.SHARED.ttl_seconds)
+def _bootstrap(values_sha256: str, _values) -> tuple[float, float]:
+    from metrics_core.stats import bootstrap_ci
+    low, high = bootstrap_ci(_values, n_resamples=1000, confidence=0.95, seed=0)
+    return float(low), float(high)
+
+
+def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
+    """Long table ``model, metric, value, ci_low, ci_high, users``.
+
+    The 95% interval is metrics_core's bootstrap over users
+    (``metrics_core.stats.bootstrap_ci``, 1,000 resamples, seed 0) of the
+    per-user values; it is given for the metrics whose summary is the mean of
+    the per-user column (ranking metrics), NaN for global ones (AUC, ...).
+    Intervals are cached by the SHA-256 of the per-user values themselves.
+    """
+    rows = []
+    for name, ev in evals.items():
+        pu = ev.per_user
+        for m in metrics:
+            value = ev.summary.get(m, float("nan"))
+            low = high = float("nan")
+            n = ev.n_users
+            if m in pu.columns:
+                col = np.ascontiguousarray(pu[m].to_numpy(dtype=float))
+                if col.size and abs(float(col.mean()) - value) <= 1e-9 * max(1.0, abs(value)):
+                    low, high = _bootstrap(hashlib.sha256(col.tobytes()).hexdigest(), _values=col)
+                    n = col.size
+            rows.append({"model": name, "metric": m, "value": value, "ci_low": low,
+                         "ci_high": high, "users": n})
+    return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "users"])
+
+
+_CURVES = {
+    "roc": mc.roc_curve,
+    "pr": mc.pr_curve,
+    "calibration": mc.calibration_curve,
+    "confusion": mc.confusion_matrix,
+}
+
+
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=cache.SHARED.ttl_seconds)
+def _curve_cached(kind: str, model_key: str, options: tuple, _ranked: mc.Ranked) -> pd.DataFrame:
+    return _CURVES[kind](_ranked, **dict(options))
+
+
+def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFrame:
+    """metrics_core's ``roc`` / ``pr`` / ``calibration`` curve or ``confusion``
+    matrix of a model (cached by the model's content key and the options)."""
+    key = model_keys().get(model, model)
+    return _curve_cached(kind, key, tuple(sorted(options.items())), _ranked=ranked)

@@ -1,0 +1,180 @@
+"""The sidebar: K, gain, tie rule, and every other convention of ``mc.evaluate``.
+
+K, gain and ties are always shown; the other conventions and a library preset
+sit in a collapsed "Conventions" expander. Every control is generated from
+:mod:`metrics_core.conventions` (name, choices, default, help) and bound to the
+URL (``?k=20&gain=exponential&ideal=k``), so a reload, a copied address or a
+shared view computes the same numbers. Choosing a preset fills the controls
+with that library's conventions; each can then be changed on its own (the
+expander says which differ from the preset).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import streamlit as st
+
+from metrics_core import conventions as conv
+from metrics_core.presets import PRESETS, settings as preset_settings
+
+K_DEFAULT = 10
+K_MAX = 1000
+#: Conventions drawn at the top of the sidebar (the others go in the expander).
+TOP = ("gain", "ties")
+GAINS = conv.BY_NAME["gain"].choices
+TIES = conv.BY_NAME["ties"].choices
+GAIN_LABELS = {"linear": "linear: rel", "exponential": "exponential: 2^rel - 1",
+               "binary": "binary: 1 if relevant"}
+TIE_LABELS = {
+    "average": "average over tied orders",
+    "trec": "trec_eval: score, then item id",
+    "input": "input row order",
+}
+PRESET_KEY = "preset"
+NO_PRESET = "none"
+_SPECS = {spec["name"]: spec for spec in conv.widget_specs()}
+#: Conventions a page sets itself (the Curves page's threshold slider) are still shown here.
+EXPANDER = tuple(name for name in _SPECS if name not in TOP)
+
+
+def preset_names() -> list[str]:
+    """``none`` followed by every library preset."""
+    return [NO_PRESET, *(p.name for p in PRESETS)]
+
+
+def _apply_preset() -> None:
+    """Widget callback: set every convention control to the chosen preset's values."""
+    name = st.session_state.get(PRESET_KEY, NO_PRESET)
+    values = conv.resolve({}, preset_settings(None if name == NO_PRESET else name))
+    for key, value in values.items():
+        st.session_state[key] = value
+
+
+def _draw(spec: dict, where) -> None:
+    help_text = f"{spec['help']} Applies to {spec['applies_to']}." if spec["applies_to"] else spec["help"]
+    if spec["widget"] == "number":
+        # the default is given only while the session has no value (a preset may have set one)
+        default = None if spec["name"] in st.session_state else float(spec["default"])
+        where.number_input(spec["label"], value=default, key=spec["name"],
+                           bind="query-params", help=help_text, format="%g")
+    else:
+        where.selectbox(spec["label"], spec["options"], key=spec["name"], bind="query-params", help=help_text)
+
+
+def render_controls() -> None:
+    """Draw the shared sidebar controls (called once by app.py on every page)."""
+    st.sidebar.header("Settings")
+    st.sidebar.number_input(
+        "K (cutoff)", min_value=1, max_value=K_MAX, value=K_DEFAULT, step=1, key="k",
+        bind="query-params", help="Cutoff of the @K metrics: only the top K items of each list count. "
+                                  "Changing it never re-reads the files.")
+    # No format_func: the URL holds the option text itself (?gain=exponential).
+    st.sidebar.selectbox(
+        "Gain", GAINS, key="gain", bind="query-params",
+        help="Gain of a relevance grade in CG/DCG/NDCG: linear = rel, exponential = 2^rel - 1, "
+             "binary = 1 when the item is relevant (relevance threshold) else 0.")
+    st.sidebar.selectbox(
+        "Ties", TIES, key="ties", bind="query-params",
+        help="Tied scores: average = exact expectation over every order of the ties; "
+             "trec = score, then item id descending (trec_eval); input = the file's row order.")
+    with st.sidebar.expander("Conventions", expanded=False):
+        st.selectbox("Library preset", preset_names(), key=PRESET_KEY, bind="query-params",
+                     on_change=_apply_preset,
+                     help="Set every convention as this library computes its metrics (K, gain and ties "
+                          "included); change any control below to override it.")
+        for name in EXPANDER:
+            _draw(_SPECS[name], st)
+        changed = overridden()
+        if changed:
+            st.caption("Differs from the preset: " + ", ".join(changed))
+
+
+def apply_view(view: dict) -> None:
+    """Seed the sidebar controls from a stored view (before they are drawn); values the
+    URL already sets win, invalid ones are ignored."""
+    def one(value):
+        return value[-1] if isinstance(value, list) and value else value
+
+    try:
+        k = int(one(view.get("k", K_DEFAULT)))
+    except (TypeError, ValueError):
+        k = K_DEFAULT
+    wanted: dict[str, Any] = {"k": k if 1 <= k <= K_MAX else K_DEFAULT}
+    preset = one(view.get(PRESET_KEY))
+    if preset in preset_names():
+        wanted[PRESET_KEY] = preset
+    for name in _SPECS:
+        if name in view:
+            try:
+                wanted[name] = conv.check(name, one(view[name]))
+            except Exception:  # noqa: BLE001 - a stored value this version does not know is ignored
+                continue
+    for key, value in wanted.items():
+        if key not in st.query_params:
+            st.session_state[key] = value
+
+
+def _current(name: str):
+    value = st.session_state.get(name, _SPECS[name]["default"])
+    try:
+        return conv.check(name, value)
+    except Exception:  # noqa: BLE001 - a value this version does not accept falls back to the default
+        return _SPECS[name]["default"]
+
+
+def preset() -> str | None:
+    """The chosen library preset, or None."""
+    name = st.session_state.get(PRESET_KEY, NO_PRESET)
+    return name if name in preset_names() and name != NO_PRESET else None
+
+
+def conventions() -> dict[str, Any]:
+    """Every convention as the sidebar sets it (numbers as floats)."""
+    return {name: _current(name) for name in _SPECS}
+
+
+def overridden() -> list[str]:
+    """Conventions whose control differs from the chosen preset's value."""
+    name = preset()
+    if name is None:
+        return []
+    wanted = conv.resolve({}, preset_settings(name))
+    now = conventions()
+    return [key for key in _SPECS if now[key] != wanted[key]]
+
+
+def controls() -> dict[str, Any]:
+    """Current ``k``, ``gain`` and ``ties`` (defaults when not yet drawn)."""
+    k = st.session_state.get("k", K_DEFAULT)
+    return {"k": int(k if k is not None else K_DEFAULT), "gain": _current("gain"), "ties": _current("ties")}
+
+
+def evaluation_options() -> dict[str, Any]:
+    """The ``mc.evaluate`` keywords the sidebar sets: every convention (K is per metric)."""
+    return conventions()
+
+
+def non_default() -> dict[str, Any]:
+    """Conventions that differ from metrics_core's defaults."""
+    defaults = conv.defaults()
+    return {key: value for key, value in conventions().items() if value != defaults[key]}
+
+
+def settings() -> dict[str, Any]:
+    """What a metric's help states as "computed with": K, gain, ties, the preset and
+    every convention that is not at its default."""
+    out: dict[str, Any] = {"K": controls()["k"], "gain": _current("gain"), "ties": _current("ties")}
+    if preset():
+        out["preset"] = preset()
+    out.update({key: value for key, value in non_default().items() if key not in TOP})
+    return out
+
+
+def settings_slug() -> str:
+    """The settings as a file-name part: ``k10_gain-linear_ties-average_ideal-k``."""
+    parts = [f"k{controls()['k']}"]
+    parts += [f"{key}-{value:g}" if isinstance(value, float) else f"{key}-{value}"
+              for key, value in settings().items() if key != "K"]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "_".join(parts))

@@ -1,0 +1,319 @@
+"""What the loaded files give: prepared models, side tables and the problems of each file.
+
+Every file is read by :mod:`metrics_core.io` (its formats, checks, limits and one-line
+errors apply) and prepared once by ``mc.prepare``; both are cached in the server's
+byte-bounded cache (:mod:`dashboard.cache`) by the SHA-256 of the file's bytes, so a
+page change or a rerun never reads or sorts again. While nothing is uploaded the
+bundled demo is shown. Cached objects are shared between sessions: never mutate a
+returned frame or Ranked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import metrics_core as mc
+from metrics_core.errors import MetricsError
+
+from . import cache, text
+from . import demo as demo_mod
+from .sources import Blob, sources
+
+# ----------------------------------------------------------------------------
+# Cached reading and preparation (keyed by content hash, never by DataFrame)
+# ----------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def app_icon():
+    """The browser tab icon: three bars of a leaderboard, drawn here (no request to any other host)."""
+    from PIL import Image, ImageDraw
+
+    img = Image.new("RGBA", (32, 32), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(img)
+    for i, h in enumerate((14, 24, 18)):
+        draw.rectangle((3 + 9 * i, 30 - h, 10 + 9 * i, 30), fill=(46, 94, 170, 255))
+    return img
+
+
+@st.cache_resource(show_spinner="Building the demo dataset...")
+def demo_data() -> demo_mod.DemoData:
+    """The bundled demo dataset (deterministic; built once per server)."""
+    return demo_mod.make_demo()
+
+
+def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
+    """Parse an uploaded file with metrics_core's reader (cached by content hash,
+    failures included, in the server's byte-bounded cache)."""
+    key = f"read|{kind}|{blob.key}|{blob.name}"
+    with st.spinner(text.md(f"Reading {blob.name}...")) if key not in cache.SHARED else contextlib.nullcontext():
+        return cache.SHARED.get_or_compute(key, lambda: _read(blob, kind))
+
+
+def _first_line(exc: Exception) -> str:
+    """The first line of an unexpected exception's message (at most 200 characters)."""
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
+    from metrics_core.io import read_table
+    try:
+        return read_table(blob.data, name=blob.name, kind=kind, columns=dict(blob.mapping) or None)
+    except MetricsError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
+        detail = _first_line(exc)
+        raise MetricsError(f"{blob.name}: cannot read this file ({detail}); check its format "
+                           "and line endings, or remove it") from None
+
+
+def _prepare(run_key: str, qrels_key: str, name: str, run: pd.DataFrame,
+             qrels: pd.DataFrame | None) -> mc.Ranked:
+    """``mc.prepare`` of a model, cached by the content keys of its run and ground truth."""
+    def compute() -> mc.Ranked:
+        try:
+            return mc.prepare(run, qrels, name=name)
+        except MetricsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported as this model's problem
+            detail = _first_line(exc)
+            raise MetricsError(f"cannot prepare this model ({detail})") from None
+    key = f"prepare|{run_key}|{qrels_key}|{name}"
+    with st.spinner("Sorting each user's list...") if key not in cache.SHARED else contextlib.nullcontext():
+        return cache.SHARED.get_or_compute(key, compute)
+
+
+@st.cache_resource(show_spinner=False)
+def _demo_ranked(name: str) -> mc.Ranked:
+    d = demo_data()
+    return mc.prepare(d.runs[name], d.qrels, name=name)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    key: str
+    ranked: mc.Ranked
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file that cannot be used: its role (``run``, ``qrels``, ``item_features``,
+    ``user_attributes``), model name (runs only), file name and one-line message."""
+
+    role: str
+    model: str | None
+    file: str
+    message: str
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """What the loaded files gave: prepared models, files that failed, and models
+    waiting for a ground truth (no ground truth yet and no relevance column)."""
+
+    entries: list[ModelEntry]
+    problems: list[Problem]
+    waiting: list[str]
+
+
+def _entries() -> tuple[list[ModelEntry], list[tuple[str | None, str]]]:
+    report = load_report()
+    return report.entries, [(p.model, p.message) for p in report.problems if p.role in ("run", "qrels")]
+
+
+def load_report() -> LoadReport:
+    """Read and prepare every loaded file (cached): see :class:`LoadReport`."""
+    src = sources()
+    if not src.runs:
+        params = demo_data().params
+        pkey = "demo:" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+        entries = [ModelEntry(n, f"{pkey}:{n}", _demo_ranked(n)) for n in demo_data().runs]
+        problems = []
+        if src.qrels is not None:
+            try:
+                read_blob(src.qrels, "qrels")
+            except MetricsError as exc:
+                problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
+        return LoadReport(entries, problems + _side_problems(), [])
+    problems: list[Problem] = []
+    qrels_df = None
+    qrels_key = ""
+    if src.qrels is not None:
+        try:
+            qrels_df = read_blob(src.qrels, "qrels")[0]
+            qrels_key = src.qrels.key
+        except MetricsError as exc:
+            problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
+    out, waiting = [], []
+    for name, blob in src.runs.items():
+        try:
+            run_df, mapping = read_blob(blob, "run" if src.qrels is not None else "auto")
+            if src.qrels is not None and qrels_df is None:
+                waiting.append(name)  # the ground truth itself has a problem (reported above)
+                continue
+            if qrels_df is None and getattr(mapping, "relevance", None) is None:
+                waiting.append(name)
+                continue
+            ranked = _prepare(blob.key, qrels_key, name, run_df, qrels_df)
+        except MetricsError as exc:
+            problems.append(Problem("run", name, blob.name, f"Model {name}: {exc}"))
+            continue
+        out.append(ModelEntry(name, f"{blob.key}#{qrels_key}", ranked))
+    return LoadReport(out, problems + _side_problems(), waiting)
+
+
+def load_errors() -> list[str]:
+    """One-line messages for result or ground-truth files that could not be read or prepared."""
+    return [msg for _, msg in _entries()[1]]
+
+
+def load_problems() -> list[tuple[str | None, str]]:
+    """``(model name, or None for the ground truth; message)`` per failed file."""
+    return _entries()[1]
+
+
+def read_mapping(model: str | None):
+    """metrics_core's ColumnMapping of a model's file (None: the ground truth), or None."""
+    src = sources()
+    blob = src.qrels if model is None else src.runs.get(model)
+    if blob is None:
+        return None
+    kind = "qrels" if model is None else ("run" if src.qrels is not None else "auto")
+    try:
+        return read_blob(blob, kind)[1]
+    except MetricsError:
+        return None
+
+
+def get_models() -> dict[str, mc.Ranked]:
+    """Model name -> prepared :class:`mc.Ranked` (demo models when nothing is uploaded)."""
+    return {e.name: e.ranked for e in _entries()[0]}
+
+
+def model_keys() -> dict[str, str]:
+    """Model name -> content-hash key (stable while the data is unchanged)."""
+    return {e.name: e.key for e in _entries()[0]}
+
+
+def _read_side(blob: Blob, id_column: str) -> pd.DataFrame:
+    """Read an item-features or user-attributes table (cached by content hash).
+
+    Read by ``metrics_core.io.read_item_features`` (``id_column`` ``item_id``)
+    or ``read_user_attributes`` (``user_id``), so the library's formats, checks,
+    limits and messages apply. Raises MetricsError with a one-line message.
+    """
+    def compute() -> pd.DataFrame:
+        try:
+            return _parse_side(blob.name, id_column, blob.data)
+        except MetricsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
+            detail = _first_line(exc)
+            raise MetricsError(f"{blob.name}: cannot read this file ({detail}); remove it or fix it") from None
+    return cache.SHARED.get_or_compute(f"side|{id_column}|{blob.sha256}|{blob.name}", compute)
+
+
+def _parse_side(name: str, id_column: str, _data: bytes) -> pd.DataFrame:
+    """The checked readers of metrics_core.io (their limits and one-line errors apply)."""
+    from metrics_core.io import read_item_features, read_user_attributes
+
+    reader = read_item_features if id_column == "item_id" else read_user_attributes
+    df, _mapping = reader(_data, name=name)
+    return df
+
+
+def file_columns(blob: Blob) -> list[str]:
+    """The column names of a file's header (to let the user map them)."""
+
+    from metrics_core.io.delimited import first_line, header_names
+    from metrics_core.io.parquet import parquet_names
+    from metrics_core.io.source import load_source
+
+    src = load_source(blob.data, blob.name)
+    if src.fmt == "parquet":
+        return parquet_names(src.data, None, blob.name)
+    line = first_line(src.data)[0]
+    if line.lstrip()[:1] == "{":
+        import json
+        try:
+            return list(json.loads(line))
+        except (ValueError, TypeError):
+            return []
+    for delim in ("\t", ","):
+        if delim in line:
+            return header_names(line, delim)
+    return line.split()
+
+
+def item_features() -> pd.DataFrame | None:
+    """``item_id`` + feature columns, or None."""
+    src = sources()
+    if not src.runs:
+        return demo_data().item_features
+    if src.item_features is None:
+        return None
+    try:
+        return _read_side(src.item_features, "item_id")
+    except MetricsError:
+        return None
+
+
+def user_attributes() -> pd.DataFrame | None:
+    """``user_id`` + attribute columns (e.g. ``segment``), or None."""
+    src = sources()
+    if not src.runs:
+        return demo_data().users
+    if src.user_attributes is None:
+        return None
+    try:
+        return _read_side(src.user_attributes, "user_id")
+    except MetricsError:
+        return None
+
+
+def _side_problems() -> list[Problem]:
+    """Problems of the item-features and user-attributes files."""
+    src = sources()
+    out = []
+    for role, col in (("item_features", "item_id"), ("user_attributes", "user_id")):
+        blob = getattr(src, role)
+        if blob is not None:
+            try:
+                _read_side(blob, col)
+            except MetricsError as exc:
+                out.append(Problem(role, None, blob.name, str(exc)))
+    return out
+
+
+def side_errors() -> list[str]:
+    """Messages for an item-features or user-attributes file that cannot be read."""
+    return [p.message for p in _side_problems()]
+
+
+def _features_key() -> str:
+    src = sources()
+    if not src.runs:
+        return "demo"
+    return src.item_features.key if src.item_features is not None else ""
+
+
+LARGE_ROWS = 200_000
+
+
+def is_large() -> bool:
+    """True when a model has more than ``LARGE_ROWS`` scored rows: the Overview
+    then leaves its slow extras (bootstrap CIs, beyond-accuracy metrics,
+    metric-versus-K curves) off until the user switches them on, so that a
+    change of K or gain refreshes it in about a second."""
+    return any(r.n_rows > LARGE_ROWS for r in get_models().values())
+
+
+def scores_are_probabilities(ranked: mc.Ranked) -> bool:
+    """True when every score is in [0, 1] (logloss and calibration apply)."""
+    s = ranked.score
+    return bool(s.size) and float(s.min()) >= 0.0 and float(s.max()) <= 1.0
