@@ -247,6 +247,8 @@ ROW_REDUCTIONS: dict[str, RowReduction] = {
     "brier": RowReduction(_brier_partial, _brier_final),
     "rmse": RowReduction(_sum_partial("squared_error", lambda r: (r.score - r.relevance) ** 2),
                          lambda t: float(np.sqrt(t["squared_error"] / t["rows"])) if t["rows"] else float("nan")),
+    "mse": RowReduction(_sum_partial("squared_error", lambda r: (r.score - r.relevance) ** 2),
+                        lambda t: _ratio(t["squared_error"], t["rows"])),
     "mae": RowReduction(_sum_partial("absolute_error", lambda r: np.abs(r.score - r.relevance)),
                         lambda t: _ratio(t["absolute_error"], t["rows"])),
     "pcopc": RowReduction(lambda r: {"sum_score": float(r.score.sum()), "sum_label": float(r.label.sum())},

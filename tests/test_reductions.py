@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.calibration import calibration_curve
-from sklearn.metrics import (accuracy_score, brier_score_loss, explained_variance_score, f1_score, log_loss,
+from sklearn.metrics import (accuracy_score, brier_score_loss, explained_variance_score, f1_score, log_loss, mean_squared_error,
                              precision_score, r2_score, recall_score, roc_auc_score)
 
 import metrics_core as mc
@@ -50,6 +50,7 @@ def _reference(rows: pd.DataFrame, name: str, threshold: float = 0.5, gauc_weigh
         "ece": lambda: _ece_reference(y, p),
         "rmse": lambda: float(np.sqrt(np.mean((p - rows["relevance"].to_numpy()) ** 2))),
         "mae": lambda: float(np.mean(np.abs(p - rows["relevance"].to_numpy()))),
+        "mse": lambda: mean_squared_error(rows["relevance"], p),
         "pcopc": lambda: p.sum() / y.sum(),
         "accuracy": lambda: accuracy_score(y, pred),
         "precision": lambda: precision_score(y, pred, zero_division=0),

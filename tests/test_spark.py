@@ -23,7 +23,7 @@ pytestmark = pytest.mark.spark
 
 ALL_METRICS = [
     "ndcg@5", "ndcg", "dcg@10", "cg@3", "map@10", "map", "mrr@10", "precision@5", "recall@10", "f1@5",
-    "hit_rate@3", "r_precision", "hit_ratio@5", "auc", "pr_auc", "logloss", "rmse", "mae", "accuracy",
+    "hit_rate@3", "r_precision", "hit_ratio@5", "auc", "pr_auc", "logloss", "rmse", "mse", "mae", "accuracy",
     "precision", "recall", "f1", "gauc", "pcopc", "ils@5", "coverage@5", "novelty@5", "personalization@5",
 ]
 
