@@ -1,5 +1,6 @@
-"""A server-wide cache bounded in bytes and in time, for parsed files and
-prepared models (the large objects of the dashboard).
+"""A server-wide cache bounded in bytes and in time, for everything the dashboard
+computes: parsed files, prepared models, evaluations, curves, bootstrap intervals
+and comparisons.
 
 Entries are keyed by content (SHA-256 of the file plus the options that shape
 the result) and shared by every session. The least recently used entries are
@@ -135,9 +136,12 @@ class ByteBudgetCache:
             if total > self.max_bytes:  # a single entry larger than the budget is not kept
                 self._entries.pop(key, None)
 
-    def get_or_compute(self, key: str, compute: Callable[[], Any]) -> Any:
+    def get_or_compute(self, key: str, compute: Callable[[], Any],
+                       size: Callable[[Any], int] | None = None) -> Any:
         """The cached value of ``key``, computing it once (other callers of the same key
-        wait); a cached :class:`MetricsError` is raised again without recomputing."""
+        wait); a cached :class:`MetricsError` is raised again without recomputing.
+        ``size(value)`` counts the bytes the entry holds of its own (default :func:`nbytes`;
+        pass it when the value refers to objects cached under another key)."""
         entry = self._lookup(key)
         if entry is None:
             with self._lock:
@@ -150,7 +154,7 @@ class ByteBudgetCache:
                     except MetricsError as exc:
                         entry = _Entry(None, exc, len(str(exc)) + 256, self._clock())
                     else:
-                        entry = _Entry(value, None, nbytes(value), self._clock())
+                        entry = _Entry(value, None, (size or nbytes)(value), self._clock())
                     self._store(key, entry)
             with self._lock:
                 self._key_locks.pop(key, None)
@@ -159,11 +163,50 @@ class ByteBudgetCache:
         return entry.value
 
 
+    def sweep(self) -> int:
+        """Drop expired entries now (also when no session looks any more); returns how many."""
+        with self._lock:
+            before = len(self._entries)
+            self._expire()
+            return before - len(self._entries)
+
+
+def _release_freed_memory() -> None:
+    """Ask the C allocator to hand freed heap pages back to the system (glibc only), so the
+    server's resident memory falls back once expired entries are gone."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def start_sweeper(cache: "ByteBudgetCache", interval: float | None = None) -> threading.Thread:
+    """A daemon thread that expires ``cache``'s entries every ``interval`` seconds (default:
+    a quarter of the time to live, between 1 s and 60 s), then returns freed memory."""
+    every = interval if interval is not None else min(60.0, max(1.0, cache.ttl_seconds / 4))
+
+    def run() -> None:
+        while True:
+            time.sleep(every)
+            if cache.sweep():
+                import gc
+
+                gc.collect()
+                _release_freed_memory()
+
+    thread = threading.Thread(target=run, name="metrics-core-cache-sweeper", daemon=True)
+    thread.start()
+    return thread
+
+
 SHARED = ByteBudgetCache(int(_env_number(MB_ENV, DEFAULT_MB) * 2**20), _env_number(TTL_ENV, DEFAULT_TTL))
+_SWEEPER = start_sweeper(SHARED)
 
 
 def limits_text() -> str:
     """The cache limits in one sentence (for the Data page)."""
-    return (f"Parsed files and prepared models are kept on the server up to "
+    return (f"Parsed files, prepared models and computed results are kept on the server up to "
             f"{SHARED.max_bytes / 2**20:,.0f} MB in total for {SHARED.ttl_seconds / 60:,.0f} minutes "
             f"after their last use ({MB_ENV}, {TTL_ENV}).")

@@ -16,7 +16,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 import metrics_core as mc
 from metrics_core.errors import MetricsError
@@ -25,13 +24,21 @@ from . import cache, metric_lists
 from .controls import evaluation_options
 from .loading import _entries, _features_key, item_features, model_keys, scores_are_probabilities
 
-@st.cache_resource(show_spinner=False, max_entries=64, ttl=cache.SHARED.ttl_seconds)
+def evaluation_size(ev) -> int:
+    """Bytes an evaluation holds of its own: its per-user table and summary (the prepared
+    model it refers to is cached, and counted, under its own key)."""
+    return cache.nbytes(ev.per_user) + cache.nbytes(ev.summary) + 1024
+
+
 def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
                      features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
-    kwargs = dict(options)
-    if any(mc.parse_metric(m).name == "ils" for m in metrics):
-        kwargs["item_features"] = _features
-    return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
+    def compute():
+        kwargs = dict(options)
+        if any(mc.parse_metric(m).name == "ils" for m in metrics):
+            kwargs["item_features"] = _features
+        return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
+    key = f"evaluate|{model_key}|{metrics!r}|{options!r}|{features_key}"
+    return cache.SHARED.get_or_compute(key, compute, size=evaluation_size)
 
 
 def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
@@ -49,10 +56,11 @@ def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
     return tuple(out)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32, ttl=cache.SHARED.ttl_seconds)
 def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple,
                         _ranked: mc.Ranked) -> pd.DataFrame:
-    return mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options))
+    return cache.SHARED.get_or_compute(
+        f"metric_curve|{model_key}|{metrics!r}|{k_max}|{options!r}",
+        lambda: mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options)))
 
 
 _CURVE_KEYWORDS = frozenset(inspect.signature(mc.metric_curve).parameters) - {"ranked", "metrics", "k_max"}
@@ -101,36 +109,37 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
     return out
 
 
-@st.cache_data(show_spinner=False, max_entries=2048, ttl=cache.SHARED.ttl_seconds)
-def _bootstrap(values_sha256: str, _values) -> tuple[float, float]:
-    from metrics_core.stats import bootstrap_ci
-    low, high = bootstrap_ci(_values, n_resamples=1000, confidence=0.95, seed=0)
-    return float(low), float(high)
+def _bootstrap_columns(values_sha256: str, _matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def compute():
+        from metrics_core.stats import bootstrap_ci_columns
+        return bootstrap_ci_columns(_matrix, n_resamples=1000, confidence=0.95, seed=0)
+    return cache.SHARED.get_or_compute(f"bootstrap|{values_sha256}", compute)
 
 
 def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     """Long table ``model, metric, value, ci_low, ci_high, users``.
 
-    The 95% interval is metrics_core's bootstrap over users
-    (``metrics_core.stats.bootstrap_ci``, 1,000 resamples, seed 0) of the
-    per-user values; it is given for the metrics whose summary is the mean of
-    the per-user column (ranking metrics), NaN for global ones (AUC, ...).
+    The 95% interval is the percentile bootstrap over users
+    (``metrics_core.stats.bootstrap_ci_columns``, 1,000 resamples shared by the metrics of a
+    model, seed 0) of the per-user values; it is given for the metrics whose summary is
+    the mean of the per-user column (ranking metrics), NaN for global ones (AUC, ...).
     Intervals are cached by the SHA-256 of the per-user values themselves.
     """
     rows = []
     for name, ev in evals.items():
         pu = ev.per_user
+        with_ci = [m for m in metrics if m in pu.columns and len(pu) and abs(
+            float(pu[m].mean()) - ev.summary.get(m, np.nan)) <= 1e-9 * max(1.0, abs(ev.summary.get(m, np.nan)))]
+        bounds = {}
+        if with_ci:
+            matrix = np.ascontiguousarray(pu[with_ci].to_numpy(dtype=float))
+            lows, highs = _bootstrap_columns(hashlib.sha256(matrix.tobytes()).hexdigest()
+                                             + f"{matrix.shape}", _matrix=matrix)
+            bounds = {m: (float(lo), float(hi)) for m, lo, hi in zip(with_ci, lows, highs)}
         for m in metrics:
-            value = ev.summary.get(m, float("nan"))
-            low = high = float("nan")
-            n = ev.n_users
-            if m in pu.columns:
-                col = np.ascontiguousarray(pu[m].to_numpy(dtype=float))
-                if col.size and abs(float(col.mean()) - value) <= 1e-9 * max(1.0, abs(value)):
-                    low, high = _bootstrap(hashlib.sha256(col.tobytes()).hexdigest(), _values=col)
-                    n = col.size
-            rows.append({"model": name, "metric": m, "value": value, "ci_low": low,
-                         "ci_high": high, "users": n})
+            low, high = bounds.get(m, (float("nan"), float("nan")))
+            rows.append({"model": name, "metric": m, "value": ev.summary.get(m, float("nan")),
+                         "ci_low": low, "ci_high": high, "users": len(pu) if m in bounds else ev.n_users})
     return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "users"])
 
 
@@ -142,9 +151,9 @@ _CURVES = {
 }
 
 
-@st.cache_resource(show_spinner=False, max_entries=32, ttl=cache.SHARED.ttl_seconds)
 def _curve_cached(kind: str, model_key: str, options: tuple, _ranked: mc.Ranked) -> pd.DataFrame:
-    return _CURVES[kind](_ranked, **dict(options))
+    return cache.SHARED.get_or_compute(f"curve|{kind}|{model_key}|{options!r}",
+                                       lambda: _CURVES[kind](_ranked, **dict(options)))
 
 
 def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFrame:
@@ -152,3 +161,11 @@ def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFr
     matrix of a model (cached by the model's content key and the options)."""
     key = model_keys().get(model, model)
     return _curve_cached(kind, key, tuple(sorted(options.items())), _ranked=ranked)
+
+
+def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
+    """A chart built once per content of ``data`` (plotly figures take tenths of a second to
+    build): ``build(data, *args)``, cached by ``name``, a hash of ``data`` and ``args``.
+    The figure is shared between sessions: draw it, never change it."""
+    digest = int(pd.util.hash_pandas_object(data, index=False).sum()) & (2**64 - 1)
+    return cache.SHARED.get_or_compute(f"figure|{name}|{digest}|{len(data)}|{args!r}", lambda: build(data, *args))

@@ -137,6 +137,44 @@ def bootstrap_ci(values, n_resamples: int = 1000, confidence: float = 0.95,
     return (float(low), float(high))
 
 
+def bootstrap_ci_columns(matrix, n_resamples: int = 1000, confidence: float = 0.95,
+                         seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap intervals for the mean of every column of ``matrix`` (rows = users).
+
+    One set of ``n_resamples`` resamples of the rows serves every column: the resample
+    counts ``W`` (``n_resamples x n``, each row a multinomial draw of ``n``) give all
+    bootstrap means at once as ``W @ matrix / n``. Each column's interval is the same
+    percentile bootstrap as :func:`bootstrap_ci` (its own resampling distribution); the
+    columns share their resamples, as a paired bootstrap over users does. Rows with a
+    non-finite value in any column are dropped. Returns ``(lows, highs)``.
+    """
+    if not 0 < confidence < 1:
+        raise MetricsError(f"confidence must be between 0 and 1 (exclusive), got {confidence}")
+    if int(n_resamples) < 1:
+        raise MetricsError(f"n_resamples must be a positive integer, got {n_resamples}")
+    x = np.asarray(matrix, dtype=float)
+    if x.ndim != 2:
+        raise MetricsError(f"matrix must have two dimensions (users x metrics), got {x.ndim}")
+    x = x[np.isfinite(x).all(axis=1)]
+    n, m = x.shape
+    if n == 0:
+        return np.full(m, np.nan), np.full(m, np.nan)
+    rng = np.random.default_rng(seed)
+    b = int(n_resamples)
+    means = np.empty((b, m))
+    batch = max(1, _BATCH_CELLS // n)
+    for start in range(0, b, batch):
+        stop = min(b, start + batch)
+        idx = rng.integers(0, n, size=(stop - start, n)) + (np.arange(stop - start) * n)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
+        means[start:stop] = counts @ x / n
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha], axis=0)
+    constant = np.all(x == x[0], axis=0)
+    low[constant] = high[constant] = x[0, constant]
+    return low, high
+
+
 def _diffs(a, b) -> np.ndarray:
     a = np.asarray(a, dtype=float).ravel()
     b = np.asarray(b, dtype=float).ravel()

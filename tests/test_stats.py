@@ -235,3 +235,38 @@ def test_mean_ci_table():
     t = stats.mean_ci_table(df)
     assert t.loc["m", "mean"] == pytest.approx(2 / 3) and t.loc["m", "n"] == 3
     assert (t.loc["k", "ci_low"], t.loc["k", "ci_high"]) == (0.5, 0.5)
+
+
+def test_bootstrap_ci_columns_agrees_with_scipy_and_the_bootstrap_variance():
+    from scipy.stats import bootstrap as scipy_bootstrap
+
+    from metrics_core.stats import bootstrap_ci_columns
+
+    rng = np.random.default_rng(11)
+    n = 800
+    matrix = np.column_stack([rng.random(n), (rng.random(n) < 0.3).astype(float), rng.exponential(2.0, n),
+                              np.full(n, 0.25)])
+    lows, highs = bootstrap_ci_columns(matrix, n_resamples=4000, seed=1)
+    for j in range(3):
+        ref = scipy_bootstrap((matrix[:, j],), np.mean, n_resamples=4000, method="percentile",
+                              confidence_level=0.95, random_state=2).confidence_interval
+        width = ref.high - ref.low
+        assert abs(lows[j] - ref.low) < 0.1 * width and abs(highs[j] - ref.high) < 0.1 * width, j
+        # a 95% percentile interval of a mean spans about 2 x 1.96 standard errors (sd / sqrt(n))
+        se = matrix[:, j].std() / np.sqrt(n)
+        assert (highs[j] - lows[j]) == pytest.approx(2 * 1.959964 * se, rel=0.1)
+    assert lows[3] == highs[3] == 0.25
+
+
+def test_bootstrap_ci_columns_drops_non_finite_rows_and_checks_its_input():
+    from metrics_core.stats import bootstrap_ci_columns
+
+    x = np.array([[1.0, 2.0], [np.nan, 3.0], [3.0, 4.0], [5.0, np.inf]])
+    lows, highs = bootstrap_ci_columns(x, n_resamples=200)
+    assert 1.0 <= lows[0] <= highs[0] <= 3.0 and 2.0 <= lows[1] <= highs[1] <= 4.0
+    with pytest.raises(MetricsError):
+        bootstrap_ci_columns(np.ones(3))
+    with pytest.raises(MetricsError):
+        bootstrap_ci_columns(x, confidence=1.5)
+    lows, highs = bootstrap_ci_columns(np.empty((0, 2)))
+    assert np.isnan(lows).all() and np.isnan(highs).all()

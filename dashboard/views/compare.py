@@ -9,6 +9,8 @@ regressions (a click opens them on the Failures page).
 
 from __future__ import annotations
 
+import contextlib
+
 import pandas as pd
 import streamlit as st
 
@@ -21,12 +23,15 @@ CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)"
 N_PERMUTATIONS = 10000
 
 
-@st.cache_data(show_spinner="Running paired tests...", max_entries=32, ttl=cache.SHARED.ttl_seconds)
 def _compare_cached(keys: tuple, metrics: tuple, baseline: str, test: str, correction: str, alpha: float,
                     opt_key: tuple, _evals: dict) -> pd.DataFrame:
-    """metrics_core.compare, cached by the models' content keys and every option."""
-    return compare(_evals, baseline=baseline, metrics=list(metrics), test=test, correction=correction,
-                   alpha=alpha, tests="all", n_permutations=N_PERMUTATIONS, seed=0)
+    """metrics_core.compare, cached (in the server's byte-bounded cache) by the models'
+    content keys and every option."""
+    key = f"compare|{keys!r}|{metrics!r}|{baseline}|{test}|{correction}|{alpha!r}|{opt_key!r}"
+    with st.spinner("Running paired tests...") if key not in cache.SHARED else contextlib.nullcontext():
+        return cache.SHARED.get_or_compute(key, lambda: compare(
+            _evals, baseline=baseline, metrics=list(metrics), test=test, correction=correction,
+            alpha=alpha, tests="all", n_permutations=N_PERMUTATIONS, seed=0))
 
 
 st.title("Compare models")
@@ -68,7 +73,7 @@ with state.guard():
     chosen = {n: evals[n] for n in [baseline, *challengers]}
     keys = state.model_keys()
     table = _compare_cached(tuple(keys.get(n, n) for n in chosen), tuple(metrics), baseline, test, correction,
-                            float(alpha), (c["gain"], c["ties"]), _evals=chosen)
+                            float(alpha), tuple(sorted(state.evaluation_options().items())), _evals=chosen)
 
 n_sig = int(table["significant"].sum())
 st.caption(f"{len(table)} comparisons (challengers x metrics), paired over users evaluated for both models; "

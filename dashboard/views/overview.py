@@ -110,5 +110,5 @@ st.subheader("Metrics against K")
 k_max = 50
 with state.guard():
     long = state.metric_curves(metric_lists.CURVES, k_max=k_max)
-st.caption("Mean over users of each metric at every cutoff K = 1..50; the dotted line marks the current K.")
-st.plotly_chart(charts.metric_vs_k(long, colors, current_k=k if k <= k_max else None), key="overview_vs_k")
+st.caption(f"Mean over users of each metric at every cutoff K = 1..{k_max} (the tables above use K = {k}).")
+st.plotly_chart(state.cached_figure("metric_vs_k", long, charts.metric_vs_k, colors), key="overview_vs_k")
