@@ -42,7 +42,8 @@ from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, DERIVED_FAMIL
                               RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
 from .layout import Ranked, prepare, segment_sums
-from .presets import parse_metrics as preset_parse_metrics, settings as preset_settings
+from .presets import metric_names as preset_metric_names, parse_metrics as preset_parse_metrics
+from .presets import settings as preset_settings
 
 # "binary" gain is the linear gain of relevances mapped to 0/1 (see _lists)
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL, "binary": GAIN_LINEAR}
@@ -150,51 +151,66 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     return out
 
 
-def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, gain="linear", ideal="judged",
-                 ap_norm="relevant", ties="average", relevance_threshold=1, empty_users="exclude",
-                 beta=1.0) -> pd.DataFrame:
+def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, gain=None, ideal=None, ap_norm=None,
+                 precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
+                 beta=None) -> pd.DataFrame:
     """Mean of ranking metrics at every cutoff k = 1..k_max, one pass per user.
 
     ``metrics`` are base names (``"ndcg"``, ``"map"``, ``"hit_ratio"``, ...). Returns
     a DataFrame with a ``k`` column and one column per metric, equal to
-    ``evaluate(ranked, [f"{m}@{k}"]).summary`` at each k.
+    ``evaluate(ranked, [f"{m}@{k}"], **same conventions).summary`` at each k. The
+    conventions that shape ranking metrics (and a ``preset`` setting them) are the
+    keywords of :func:`evaluate`, resolved the same way.
     """
     with kernel_guard():
-        conventions.validate(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties)
+        explicit = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
+                        relevance_threshold=relevance_threshold, empty_users=empty_users,
+                        missing_users=missing_users, beta=beta)
+        conv = conventions.resolve(explicit, preset_settings(preset))
+        gain, ideal, ap_norm, ties = conv["gain"], conv["ideal"], conv["ap_norm"], conv["ties"]
+        beta = check_beta(conv["beta"])
         if not isinstance(k_max, (int, np.integer)) or isinstance(k_max, bool) or not 1 <= k_max <= MAX_CURVE_K:
             raise MetricsError(f"k_max must be a whole number from 1 to {MAX_CURVE_K:,} (one row per cutoff), "
                                f"got {k_max!r}")
         specs = []
-        for m in metrics:
+        for m in preset_metric_names(metrics, preset):
             base = registry.parse_metric(m)
             spec = base if base.name == "r_precision" or base.k else registry.parse_metric(f"{m}@1")
             if spec.kind not in ("ranking", "pooled") or base.k:
                 raise MetricsError(f"metric curves take ranking metric names without @k; got {m}")
             specs.append(registry.MetricSpec(name=spec.name, k=0, label=m, kind=spec.kind))
-        threshold = float(relevance_threshold)
-        users = np.flatnonzero(evaluated_users(ranked, threshold, empty_users))
+        threshold = float(conv["relevance_threshold"])
+        users = np.flatnonzero(evaluated_users(ranked, threshold, conv["empty_users"], conv["missing_users"]))
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         n_rel = ranked.n_relevant(threshold)
+        kernel_conv = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=threshold)
         sums = ranking_curve(_lists(ranked, ties, threshold, gain), users, k_max,
                              _options(ranked, k_max, gain, ideal, ap_norm, ties, threshold), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
         for s in specs:
+            family = s.entry.family
+            min_k_precision = family == "precision" and conv["precision_norm"] == "min_k"
             if s.kind == "pooled":
                 out[s.label] = sums[:, FAMILY_INDEX["hits"]] / n_rel[users].sum()
             elif s.name == "r_precision":
-                full = ranking_table(ranked, 0, gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties,
-                                     relevance_threshold=threshold)
+                full = ranking_table(ranked, 0, **kernel_conv)
                 out[s.label] = np.full(int(k_max), full[users, FAMILY_INDEX["r_precision"]].mean())
-            elif s.entry.family in DERIVED_FAMILIES:  # not summed by the curve kernel: one table per cutoff
+            elif family in DERIVED_FAMILIES or min_k_precision:  # one table per cutoff
                 if int(k_max) > MAX_DERIVED_CURVE_K:
                     raise MetricsError(f"the curve of {s.label} is computed one cutoff at a time: k_max must be "
                                        f"at most {MAX_DERIVED_CURVE_K:,} for it, got {k_max!r}")
-                out[s.label] = np.array([
-                    ranking_table(ranked, k, ties=ties, relevance_threshold=threshold, families=(s.entry.family,),
-                                  beta=beta)[users, 0].mean() for k in range(1, int(k_max) + 1)])
+                values = []
+                for k in range(1, int(k_max) + 1):
+                    if min_k_precision:
+                        hits = ranking_table(ranked, k, families=("hits",), **kernel_conv)[:, 0]
+                        values.append(_precision_min_k(hits, n_rel, k)[users].mean())
+                    else:
+                        values.append(ranking_table(ranked, k, families=(family,), beta=beta,
+                                                    **kernel_conv)[users, 0].mean())
+                out[s.label] = np.array(values)
             else:
-                out[s.label] = sums[:, FAMILY_INDEX[s.entry.family]] / len(users)
+                out[s.label] = sums[:, FAMILY_INDEX[family]] / len(users)
         return pd.DataFrame(out)
 
 

@@ -80,3 +80,42 @@ def test_curve_rejects_cutoffs_and_scored_metrics():
         mc.metric_curve(ranked, ["ndcg@10"])
     with pytest.raises(mc.MetricsError):
         mc.metric_curve(ranked, ["auc"])
+
+
+CONVENTION_CASES = [
+    dict(missing_users="exclude"),
+    dict(precision_norm="min_k"),
+    dict(ap_norm="k", ideal="k", gain="exponential"),
+    dict(missing_users="exclude", empty_users="zero", precision_norm="min_k", ties="trec"),
+    dict(preset="rectools"),
+    dict(preset="trec_eval"),
+    dict(preset="spark_mllib"),
+    dict(preset="rectools", precision_norm="k"),
+]
+
+
+@pytest.mark.parametrize("options", CONVENTION_CASES, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_curve_takes_the_conventions_of_evaluate(options):
+    run, qrels = _data(5)
+    ranked = mc.prepare(run, qrels)
+    names = ["ndcg", "map", "precision", "recall", "mrr", "hit_ratio", "fbeta"]
+    curve = mc.metric_curve(ranked, names, k_max=8, **options)
+    for k in range(1, 9):
+        summary = mc.evaluate(ranked, metrics=[f"{n}@{k}" for n in names], **options).summary
+        row = curve.loc[curve["k"] == k].iloc[0]
+        for n in names:
+            assert row[n] == pytest.approx(summary[f"{n}@{k}"], abs=1e-12), (n, k)
+
+
+def test_precision_min_k_curve_matches_a_plain_formula():
+    run, qrels = _data(9)
+    curve = mc.metric_curve(mc.prepare(run, qrels), ["precision"], k_max=6, precision_norm="min_k", ties="trec")
+    relevant = qrels[qrels["relevance"] >= 1].groupby("user_id")["item_id"].apply(set)
+    for k in range(1, 7):
+        values = []
+        for user, items in relevant.items():
+            # trec order: score descending, then item id descending
+            rows = run[run["user_id"] == user].sort_values(["score", "item_id"], ascending=[False, False])
+            hits = sum(item in items for item in rows["item_id"].head(k))
+            values.append(hits / min(k, len(items)))
+        assert curve.loc[k - 1, "precision"] == pytest.approx(np.mean(values), abs=1e-12)

@@ -87,6 +87,10 @@ def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[
     convention_options.add_arguments(p)
     p.add_argument("--item-features", metavar="FILE",
                    help="item features for ils@k: item_id + numeric columns (cosine) or a tags column (Jaccard)")
+    p.add_argument("--interactions", metavar="FILE",
+                   help="the users' history (user_id, item_id; other columns ignored): popularity for novelty@k, "
+                        "arp@k, aplt@k and serendipity_pop@k (else the relevant ground truth), required by "
+                        "serendipity_sim@k; read within the same limits")
 
 
 def register(subparsers) -> None:
@@ -173,6 +177,10 @@ def conventions(args) -> dict:
         from ..io import read_item_features
 
         conv["item_features"] = read_item_features(args.item_features)[0]
+    if getattr(args, "interactions", None):
+        from ..io import read_interactions
+
+        conv["interactions"] = read_interactions(args.interactions)[0]
     return conv
 
 

@@ -131,4 +131,25 @@ def read_user_attributes(path_or_buffer, *, name: str | None = None):
     return df, mapping
 
 
-__all__ = ["read_item_features", "read_user_attributes"]
+def read_interactions(path_or_buffer, *, name: str | None = None):
+    """Read an interactions table (the users' history) into ``(DataFrame user_id + item_id,
+    ColumnMapping)``: what novelty (``novelty_popularity="interactions"``), popularity and
+    serendipity count instead of the ground truth.
+
+    Both columns are found by their aliases; ids are exact strings; every row is kept
+    (a repeated interaction counts again where a metric counts interactions). Other
+    columns are ignored. Raises :class:`MetricsError` for bad input.
+    """
+    src = load_source(path_or_buffer, name)
+    table, lines, label = _all_columns(src)
+    names = table.column_names
+    user_column = _aliased_column(names, "user_id", src.name)
+    item_column = _aliased_column(names, "item_id", src.name)
+    df = pa.table({"user_id": ids(table[user_column], "user_id", user_column, src.name, lines),
+                   "item_id": ids(table[item_column], "item_id", item_column, src.name, lines)}).to_pandas()
+    mapping = ColumnMapping(source=src.name, format=label + (", gzip" if src.gzipped else ""), user_id=user_column,
+                            item_id=item_column, n_rows=len(df), lines=lines)
+    return df, mapping
+
+
+__all__ = ["read_interactions", "read_item_features", "read_user_attributes"]
