@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
 import os
 import random
@@ -129,8 +130,10 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
     try:
         pid = proc.pid if proc is not None else None
         before = rss_mb(pid) if pid else float("nan")
-        timings, errors, elapsed = asyncio.run(asyncio.wait_for(
-            _drive(url, sessions, steps, int(timeout * 1000)), timeout))
+        # a thread of its own: the caller may already run an event loop (Playwright's sync API does)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            timings, errors, elapsed = pool.submit(asyncio.run, asyncio.wait_for(
+                _drive(url, sessions, steps, int(timeout * 1000)), timeout)).result()
         peak = rss_mb(pid) if pid else float("nan")
         if settle > 0:
             time.sleep(settle)

@@ -2,7 +2,7 @@
 
 Draws the shared sidebar controls (K, gain, tie rule; bound to the URL) and
 the page navigation: Overview, Data, Curves, Distributions, Failures, then
-Compare and Share when those page files exist.
+Compare, Explain and Share when those page files exist.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ PAGES = [
     ("distributions.py", "Distributions", ":material/bar_chart:"),
     ("failures.py", "Failures", ":material/troubleshoot:"),
     ("compare.py", "Compare", ":material/compare_arrows:"),
+    ("explain.py", "Explain", ":material/help:"),
     ("share.py", "Share", ":material/share:"),
 ]
 

@@ -89,7 +89,7 @@ CHOICE_KEYS = (
     "compare_alpha", "compare_focus_model", "compare_focus_metric", "compare_n_regressions",
     "dist_metric", "dist_segment", "failures_model", "failures_metric", "failures_n",
     "curves_bins", "curves_threshold", "overview_ci_on", "overview_diversity", "overview_curves_on",
-    "overview_bar_metric",
+    "overview_bar_metric", "explain_model", "explain_metric", "explain_from", "explain_to",
 )
 
 

@@ -59,3 +59,22 @@ def test_preset_from_the_sidebar_sets_the_numbers_and_the_url(app_page, streamli
     wait_idle(page)
     assert parse_qs(urlparse(page.url).query).get("preset") == ["rectools"], page.url
     assert_no_exception(page, "Distributions after reload")
+
+
+def test_explain_page_states_each_librarys_value(app_page, streamlit_server):
+    page = app_page
+    goto(page, streamlit_server + "/explain")
+    page.wait_for_selector('h3:has-text("From one library to another")')
+    assert_no_exception(page, "Explain")
+    sentence = page.locator('[data-testid="stText"]').first.inner_text()
+    d = demo.make_demo()
+    model = demo.MODEL_NAMES[0]
+    values = {p: mc.evaluate(d.runs[model], d.qrels, metrics=["ndcg@10"], preset=p).summary["ndcg@10"]
+              for p in ("trec_eval", "rectools")}
+    assert sentence.startswith(f"rectools reports {values['rectools']:.4f} and trec_eval {values['trec_eval']:.4f}"), \
+        sentence
+    button = page.locator('[data-testid="stDownloadButton"] button', has_text="Download this explanation")
+    with page.expect_download() as info:
+        button.click()
+    doc = Path(info.value.path()).read_text()
+    assert f"{values['rectools'] - values['trec_eval']:+.4f}" in doc and "steps add up to" in doc

@@ -1,0 +1,80 @@
+"""Tables of the Explain page (pure: no Streamlit), from :func:`metrics_core.explain`.
+
+``values_table``: the metric as every library would report it on the user's data.
+``steps_table``: the path from one library's conventions to another's, one convention
+at a time, with the change each step makes (the changes add up to the difference).
+``markdown``: the whole explanation as a Markdown document to send to a product team.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from metrics_core.conventions import BY_NAME, defaults
+
+from . import format as fmt
+from .text import md
+
+NAME = "library's name"
+
+
+def values_table(explanation, presets: pd.DataFrame) -> pd.DataFrame:
+    """One row per library: its metric name, the value, the difference from metrics_core's
+    defaults (``default_value``) and the library's known deviations (``notes``)."""
+    values = explanation.values
+    notes = presets["notes"].reindex(values.index).fillna("")
+    return pd.DataFrame({"library": values["library"], NAME: values["library_metric"],
+                         "value": values["value"].astype(float), "notes": notes}, index=values.index)
+
+
+def _setting(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def steps_table(explanation) -> pd.DataFrame:
+    """One row per convention that differs between the two libraries: ``step``
+    ("ideal: judged → k"), ``what it means`` (the convention's help), ``change`` and
+    ``value`` after the step."""
+    rows = []
+    for r in explanation.steps.to_dict("records"):
+        rows.append({"step": f"{r['convention']}: {_setting(r['from'])} → {_setting(r['to'])}",
+                     "what it means": BY_NAME[r["convention"]].help.replace("`", ""),
+                     "change": float(r["change"]), "value": float(r["value"])})
+    return pd.DataFrame(rows, columns=["step", "what it means", "change", "value"])
+
+
+def summary_sentence(explanation) -> str:
+    """One line: "rectools reports 0.3101 and trec_eval 0.4205: −0.1095, of which ideal: …"."""
+    diff = explanation.end - explanation.start
+    steps = explanation.steps
+    if steps.empty:
+        return (f"{explanation.target} and {explanation.source} compute {explanation.metric} the same way here: "
+                f"{fmt.metric(explanation.end)}.")
+    largest = steps.loc[steps["change"].abs().idxmax()]
+    return (f"{explanation.target} reports {fmt.metric(explanation.end)} and {explanation.source} "
+            f"{fmt.metric(explanation.start)} for {explanation.metric}: a difference of {fmt.signed(diff)}, "
+            f"{len(steps)} convention(s) apart; the largest step is {largest['convention']} "
+            f"({_setting(largest['from'])} → {_setting(largest['to'])}: {fmt.signed(largest['change'])}).")
+
+
+def markdown(model: str, explanation, presets: pd.DataFrame) -> str:
+    """The explanation as Markdown: values per library, then the path (user strings escaped)."""
+    values = values_table(explanation, presets)
+    lines = [f"# Why {md(explanation.metric)} differs between libraries: model {md(model)}", "",
+             md(summary_sentence(explanation), limit=2000), "",
+             "| library | its name | value |", "| --- | --- | --- |"]
+    lines += [f"| {md(r['library'])} | {md(r[NAME] or '–')} | "
+              f"{fmt.metric(r['value'])} |" for _, r in values.iterrows()]
+    lines += ["", f"## From {md(explanation.source)} to {md(explanation.target)}, one convention at a time", "",
+              f"Start ({md(explanation.source)}): {fmt.metric(explanation.start)}", ""]
+    for _, r in steps_table(explanation).iterrows():
+        lines.append(f"- {md(r['step'])}: {fmt.signed(r['change'])} (now {fmt.metric(r['value'])})")
+    lines += ["", f"End ({md(explanation.target)}): {fmt.metric(explanation.end)}; the steps add up to "
+              f"{fmt.signed(explanation.end - explanation.start)}.", ""]
+    noted = values[values["notes"] != ""]
+    if not noted.empty:
+        lines += ["## Known deviations of the libraries", ""]
+        lines += [f"- {md(r['library'])}: {md(r['notes'], limit=2000)}" for _, r in noted.iterrows()]
+    defaults_text = ", ".join(f"{k}={_setting(v)}" for k, v in defaults().items())
+    lines += ["", f"metrics_core's defaults: {md(defaults_text, limit=2000)}."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,74 @@
+"""Explain: why a metric differs between libraries. The chosen metric of one model as
+every library would report it on this data, and the path from one library's
+conventions to another's, one convention at a time."""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+import metrics_core as mc
+from dashboard import cache, explain_tables, format as fmt, metric_lists, state, text, url
+
+st.title("Explain")
+st.caption("When a paper's number, another tool's and ours disagree, this page shows why: the same metric "
+           "computed as each library defines it, on your data, and the conventions that make the difference. "
+           "Download it and send it with your numbers.")
+models = state.require_models()
+names = list(models)
+k = state.controls()["k"]
+settings = state.settings()
+metrics = metric_lists.labels(("ndcg", "map", "precision", "recall", "mrr", "hit_rate", "r_precision"), k)
+presets = mc.presets()
+preset_names = list(presets.index)
+
+left, right = st.columns(2)
+model = url.bound(lambda: left.selectbox("Model", names, key="explain_model"), "explain_model", names[0],
+                  options=names)
+metric = url.bound(lambda: right.selectbox("Metric", metrics, key="explain_metric",
+                                           help=metric_lists.help_for(st.session_state.get("explain_metric", metrics[0]),
+                                                                      settings)),
+                   "explain_metric", metrics[0], options=metrics)
+
+
+def _explanation(model_key: str, label: str, ranked) -> mc.Explanation:
+    """Every preset's value of ``label`` (cached per model content and metric)."""
+    return cache.SHARED.get_or_compute(f"explain|{model_key}|{label}", lambda: mc.explain(ranked, metric=label),
+                                       size=lambda e: cache.nbytes(e.values) + cache.nbytes(e.steps))
+
+
+with state.guard(), st.spinner("Computing the metric as every library would..."):
+    explanation = _explanation(state.model_keys().get(model, model), metric, models[model])
+
+st.subheader("As each library reports it", anchor=False)
+values = explain_tables.values_table(explanation, presets)
+st.dataframe(values, column_config={"value": st.column_config.NumberColumn(
+    metric, help=metric_lists.help_for(metric, settings), format="%.4f"),
+    "notes": st.column_config.TextColumn("known deviations", width="large")},
+    height=(len(values) + 1) * 35 + 3, key="explain_values")
+
+st.subheader("From one library to another", anchor=False)
+left, right = st.columns(2)
+source = url.bound(lambda: left.selectbox("From", preset_names, key="explain_from"), "explain_from",
+                   "trec_eval", options=preset_names)
+target = url.bound(lambda: right.selectbox("To", preset_names, index=preset_names.index("rectools"),
+                                           key="explain_to"), "explain_to", "rectools", options=preset_names)
+with state.guard():
+    path = explanation.path(source, target)
+st.text(explain_tables.summary_sentence(path))
+steps = explain_tables.steps_table(path)
+st.dataframe(steps, hide_index=True, column_config={
+    "change": st.column_config.NumberColumn("change", format="%+.4f", help="Change of the metric made by this step"),
+    "value": st.column_config.NumberColumn("value after", format="%.4f"),
+    "what it means": st.column_config.TextColumn(width="large")}, key="explain_steps")
+st.caption(f"Start ({source}): {fmt.metric(path.start)} · end ({target}): {fmt.metric(path.end)} · the steps add up "
+           f"to {fmt.signed(path.end - path.start)}. Conventions change in a fixed order; a step of 0 means that "
+           "convention does not matter on this data.")
+
+slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{model}_{metric}_{source}_to_{target}")
+st.download_button("Download this explanation (Markdown)", data=explain_tables.markdown(model, path, presets),
+                   file_name=f"explain_{slug}.md", mime="text/markdown", key="explain_download",
+                   on_click="ignore", icon=":material/download:")
+st.caption(text.md(f"Model {model}; other conventions as set in the sidebar do not apply here: each library's "
+                   "own conventions are used."))
