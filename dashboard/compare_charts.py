@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 from dashboard.text import plot as esc
 
 WEBGL_ABOVE = 5000
+#: above this many users the scatter becomes a density of users (points would hide each other)
+DENSITY_ABOVE = 4000
 WTL_COLORS = {"wins": "#2e7d32", "ties": "#9e9e9e", "losses": "#c62828"}
 SEGMENT_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                    "#7f7f7f", "#bcbd22", "#17becf"]
@@ -22,9 +24,12 @@ SEGMENT_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c56
 
 
 def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
-    fig.update_layout(title=title, height=height, template="plotly_white",
-                      margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0))
+    """White template, the title on top and the legend below the plot (never over the title)."""
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=15)), height=height,
+                      template="plotly_white", margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0,
+                                  title_text=""))
+    fig.update_xaxes(title_standoff=8)
     return fig
 
 
@@ -36,6 +41,8 @@ def pair_scatter(pairs: pd.DataFrame, metric: str, baseline: str, challenger: st
     diagonal are users the challenger serves better.
     """
     fig = go.Figure()
+    if len(pairs) > DENSITY_ABOVE:
+        return _density(pairs, metric, baseline, challenger)
     trace = go.Scattergl if len(pairs) > WEBGL_ABOVE else go.Scatter
     if segment is not None:
         labels = pairs["user_id"].astype(str).map(segment).fillna("(missing)").astype(str)
@@ -53,7 +60,21 @@ def pair_scatter(pairs: pd.DataFrame, metric: str, baseline: str, challenger: st
                              line=dict(color="#999", dash="dot"), hoverinfo="skip"))
     fig.update_xaxes(title=f"{esc(baseline)} · {esc(metric)}")
     fig.update_yaxes(title=f"{esc(challenger)} · {esc(metric)}", scaleanchor="x", scaleratio=1)
-    return _layout(fig, f"Per-user {esc(metric)}: {esc(challenger)} against {esc(baseline)}", height=480)
+    return _layout(fig, f"Per-user {esc(metric)} (above the line: challenger better)", height=480)
+
+
+def _density(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str) -> go.Figure:
+    """Users per cell of baseline (x) x challenger (y) values, for many users."""
+    fig = go.Figure(go.Histogram2d(x=pairs["baseline"], y=pairs["challenger"], nbinsx=40, nbinsy=40,
+                                   colorscale="Blues", colorbar=dict(title="users"),
+                                   hovertemplate="baseline %{x}<br>challenger %{y}<br>%{z} users<extra></extra>"))
+    lo = float(min(pairs["baseline"].min(), pairs["challenger"].min(), 0.0))
+    hi = float(max(pairs["baseline"].max(), pairs["challenger"].max(), 1.0))
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="equal", showlegend=False,
+                             line=dict(color="#999", dash="dot"), hoverinfo="skip"))
+    fig.update_xaxes(title=f"{esc(baseline)} · {esc(metric)}")
+    fig.update_yaxes(title=f"{esc(challenger)} · {esc(metric)}")
+    return _layout(fig, f"Users per cell ({len(pairs):,} users; above the line: challenger better)", height=480)
 
 
 def diff_histogram(diff: np.ndarray, metric: str, baseline: str, challenger: str,
@@ -76,7 +97,7 @@ def diff_histogram(diff: np.ndarray, metric: str, baseline: str, challenger: str
 def win_tie_loss(table: pd.DataFrame) -> go.Figure:
     """Stacked horizontal bars of wins / ties / losses per (challenger, metric) row of a
     :func:`metrics_core.compare.compare` table."""
-    labels = [f"{esc(r.model)} vs {esc(r.baseline)} · {esc(r.metric)}" for r in table.itertuples()]
+    labels = [f"{esc(r.model)} · {esc(r.metric)}" for r in table.itertuples()]
     fig = go.Figure()
     for col in ("wins", "ties", "losses"):
         fig.add_bar(y=labels, x=table[col], name=col, orientation="h", marker_color=WTL_COLORS[col],
@@ -84,7 +105,9 @@ def win_tie_loss(table: pd.DataFrame) -> go.Figure:
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="users")
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, "Win / tie / loss of each challenger (users)", height=max(260, 90 + 38 * len(labels)))
+    fig = _layout(fig, "Users won / tied / lost", height=max(300, 150 + 38 * len(labels)))
+    fig.update_layout(legend=dict(y=1.0, yanchor="bottom", x=1.0, xanchor="right"))  # top right, beside the title
+    return fig
 
 
 def difference_forest(table: pd.DataFrame) -> go.Figure:
@@ -105,3 +128,23 @@ def difference_forest(table: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, "Mean difference with 95% bootstrap CI (colour: significant after correction)",
                    height=max(260, 90 + 38 * len(labels)))
+
+
+def lift_forest(table: pd.DataFrame) -> go.Figure:
+    """Relative lift with its 95% interval per row of a comparison table; rows significant
+    after correction in colour (green: better in the metric's direction)."""
+    from metrics_core import registry
+
+    labels = [f"{esc(r.model)} · {esc(r.metric)}" for r in table.itertuples()]
+    lift = 100 * table["lift"].to_numpy(dtype=float)
+    better = [(d > 0) == registry.higher_is_better(m) for d, m in zip(table["diff"], table["metric"])]
+    colors = ["#2e7d32" if s and b else "#c62828" if s else "#757575" for s, b in zip(table["significant"], better)]
+    fig = go.Figure(go.Scatter(
+        x=lift, y=labels, mode="markers", marker=dict(size=10, color=colors), name="lift",
+        error_x=dict(type="data", symmetric=False, array=100 * table["lift_ci_high"].to_numpy(dtype=float) - lift,
+                     arrayminus=lift - 100 * table["lift_ci_low"].to_numpy(dtype=float)),
+        hovertemplate="%{y}<br>lift %{x:+.1f}%<extra></extra>"))
+    fig.add_vline(x=0, line_color="#999", line_dash="dot")
+    fig.update_xaxes(title="lift over the baseline (%)", ticksuffix="%")
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Lift with 95% interval", height=max(260, 110 + 38 * len(labels)))

@@ -25,10 +25,12 @@ from metrics_core.errors import MetricsError
 __all__ = ["compare", "summary_table", "per_user_table", "COMPARE_COLUMNS"]
 
 #: Columns of :func:`compare`'s result, in order (``p_<test>``/``p_<test>_adjusted`` follow).
+#: power at which the minimum detectable effect (``mde``) is computed
+POWER = 0.8
 COMPARE_COLUMNS = [
     "metric", "baseline", "model", "n", "baseline_mean", "model_mean", "diff",
     "ci_low", "ci_high", "test", "statistic", "p_value", "p_adjusted", "significant",
-    "effect_size", "wins", "ties", "losses",
+    "effect_size", "wins", "ties", "losses", "lift", "lift_ci_low", "lift_ci_high", "mde", "mde_relative",
 ]
 
 
@@ -145,6 +147,10 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
                 "p_value": r.p_value, "effect_size": r.effect_size,
                 "wins": r.wins, "ties": r.ties, "losses": r.losses,
             }
+            av, bv, _ = stats.align_pairs(a, b)
+            row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
+            row["mde"] = stats.minimum_detectable_effect(bv - av, alpha=alpha, power=POWER)
+            row["mde_relative"] = row["mde"] / abs(r.baseline_mean) if r.baseline_mean else float("nan")
             for t in run_tests:
                 row[f"p_{t}"] = getattr(r, f"p_{t}")
             rows.append(row)

@@ -299,6 +299,63 @@ def win_tie_loss(a, b, tol: float = 1e-9, higher_is_better: bool = True) -> tupl
     return (wins, d.size - wins - losses, losses)
 
 
+def lift_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Relative lift ``mean(b) / mean(a) - 1`` of paired samples with its delta-method interval.
+
+    With ``r = mean(b) / mean(a)``, the variance of ``r`` is approximated by
+    ``(s_b^2 - 2 r s_ab + r^2 s_a^2) / (n mean(a)^2)`` (sample variances and covariance
+    of the paired values), and the interval is ``lift ± z_{(1+confidence)/2} * se``.
+    Returns ``(lift, low, high)``; NaN when ``mean(a)`` is 0 or fewer than 2 pairs.
+    """
+    av = np.asarray(a, dtype=float).ravel()
+    bv = np.asarray(b, dtype=float).ravel()
+    if av.shape != bv.shape:
+        raise MetricsError(f"paired samples must have the same length ({av.size} vs {bv.size})")
+    n = av.size
+    ma = float(av.mean()) if n else math.nan
+    if n < 2 or not ma:
+        return (math.nan, math.nan, math.nan)
+    r = float(bv.mean()) / ma
+    cov = np.cov(av, bv, ddof=1)
+    var = (cov[1, 1] - 2 * r * cov[0, 1] + r * r * cov[0, 0]) / (n * ma * ma)
+    z = _scipy_stats().norm.ppf((1 + confidence) / 2)
+    half = z * math.sqrt(max(var, 0.0))
+    return (r - 1.0, r - 1.0 - half, r - 1.0 + half)
+
+
+def minimum_detectable_effect(differences, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest mean paired difference a two-sided paired t-test at ``alpha`` detects with ``power``.
+
+    The standardised effect ``d`` solves ``P(|T| > t_{1-alpha/2, n-1}) = power`` for ``T``
+    non-central t with ``n - 1`` degrees of freedom and non-centrality ``d sqrt(n)``
+    (what ``statsmodels``' ``TTestPower().solve_power`` solves); the effect in the
+    metric's unit is ``d * sd(differences)``. NaN with fewer than 2 pairs; 0 when every
+    difference is equal.
+    """
+    d = np.asarray(differences, dtype=float).ravel()
+    d = d[np.isfinite(d)]
+    n = d.size
+    if n < 2:
+        return math.nan
+    if np.all(d == d[0]):
+        return 0.0
+    sd = float(d.std(ddof=1))
+    st = _scipy_stats()
+    crit = st.t.ppf(1 - alpha / 2, n - 1)
+
+    def shortfall(effect: float) -> float:
+        nc = effect * math.sqrt(n)
+        lower = st.nct.cdf(-crit, n - 1, nc)  # negligible for a large effect (scipy gives NaN there)
+        return st.nct.sf(crit, n - 1, nc) + (0.0 if math.isnan(lower) else lower) - power
+
+    from scipy.optimize import brentq
+
+    high = 1.0
+    while shortfall(high) < 0:
+        high *= 2
+    return float(brentq(shortfall, 0.0, high, xtol=1e-12)) * sd
+
+
 def holm(pvalues: Sequence[float]) -> np.ndarray:
     """Holm-Bonferroni adjusted p-values (same order as given; NaN stays NaN, not counted in m).
 

@@ -25,10 +25,15 @@ XSS = "<img src=x onerror=alert(1)>"
 
 @lru_cache(maxsize=1)
 def files() -> dict[str, bytes]:
-    """Small demo data as uploaded files; one model carries a hostile name."""
+    """Small demo data as uploaded files; one model carries a hostile name and two_tower
+    serves only 92% of the users."""
     d = demo.make_demo(n_users=300, n_items=200, list_length=20, seed=7)
     names = {"popularity": "popularity", "matrix_factorization": XSS, "two_tower": "two_tower"}
-    out = {f"{names[n]}.csv": demo.to_csv_bytes(run) for n, run in d.runs.items()}
+    runs = dict(d.runs)
+    users = runs["two_tower"]["user_id"].drop_duplicates()
+    dropped = set(users.sample(frac=0.08, random_state=1))
+    runs["two_tower"] = runs["two_tower"][~runs["two_tower"]["user_id"].isin(dropped)]
+    out = {f"{names[n]}.csv": demo.to_csv_bytes(run) for n, run in runs.items()}
     out["qrels.csv"] = demo.to_csv_bytes(d.qrels)
     return out
 
@@ -71,33 +76,55 @@ def frame_with(at: AppTest, column: str) -> pd.DataFrame:
     raise AssertionError(f"no dataframe with {column!r}")
 
 
-def test_compare_page_matches_metrics_core(monkeypatch, tmp_path):
+def _served(name: str) -> set[str]:
+    return set(frame(files()[f"{name}.csv"])["user_id"])
+
+
+def test_compare_page_matches_metrics_core_and_scipy(monkeypatch, tmp_path):
+    from scipy.stats import ttest_rel, wilcoxon
+
     at = uploaded_app(monkeypatch, tmp_path)
     ok(at.switch_page("views/compare.py").run())
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
     ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
     ok(at.selectbox(key="compare_correction").set_value("bh").run())
-    shown = frame_with(at, "p_randomization_adjusted")
-    ref = compare(reference(["ndcg@10", "recall@10"]), baseline="popularity", metrics=["ndcg@10", "recall@10"],
-                  test="t", correction="bh", tests="all")
-    assert len(shown) == len(ref) == 4
-    shown = shown.set_index(["metric", "model"])
-    for r in ref.itertuples():
-        row = shown.loc[(r.metric, r.model)]
-        assert row["n"] == r.n
-        assert row["diff"] == pytest.approx(r.diff, abs=1e-12)
-        assert row["p_t_adjusted"] == pytest.approx(r.p_t_adjusted)
-        assert row["p_wilcoxon"] == pytest.approx(r.p_wilcoxon)
-        assert row["p_randomization"] == pytest.approx(r.p_randomization)
-        assert row["95% CI"] == f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
-        assert (row["wins"], row["ties"], row["losses"]) == (r.wins, r.ties, r.losses)
+    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    assert "p_wilcoxon" not in shown.columns and "p_randomization" not in shown.columns  # only the chosen test
+    ev = reference(["ndcg@10", "recall@10"])
+    served = {name: _served(name) for name in ("popularity", "two_tower")}
+    # "both served" (the default): two_tower is paired on the users it served
+    for metric in ("ndcg@10", "recall@10"):
+        a, b = ev["popularity"].per_user[metric], ev["two_tower"].per_user[metric]
+        both = sorted(set(a.index.astype(str)) & served["popularity"] & served["two_tower"])
+        a, b = a.loc[both], b.loc[both]
+        row = shown.loc[(metric, "two_tower")]
+        assert row["n"] == len(both) < len(ev["popularity"].per_user)
+        assert row["diff"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
+        assert row["lift"] == pytest.approx(b.mean() / a.mean() - 1, abs=1e-12)
+        assert row["p_value"] == pytest.approx(ttest_rel(b, a).pvalue, rel=1e-9, abs=1e-300)
+    verdict_rows = frame_with(at, "lift [95% CI]")
+    assert len(verdict_rows) == 4 and set(verdict_rows["verdict"]) <= {"▲ better", "▼ worse",
+                                                                      "– no significant difference"}
+    assert all(not p.startswith(("0.0000", "1e", "2e")) for p in verdict_rows["adjusted p"])
+    assert any(m.value.startswith("- two\\_tower is") for m in at.markdown)
+    # all evaluated users: missing lists score 0, every user of the ground truth is paired
+    ok(at.radio(key="compare_users").set_value("all evaluated").run())
+    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
+    assert shown.loc[("ndcg@10", "two_tower"), "n"] == len(a)
+    assert shown.loc[("ndcg@10", "two_tower"), "diff"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
+    # the chosen test only: Wilcoxon
+    ok(at.selectbox(key="compare_test").set_value("wilcoxon").run())
+    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    assert "p_t" not in shown.columns
+    assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(wilcoxon(b - a).pvalue, rel=1e-9)
     assert len(at.get("plotly_chart")) == 4
-    # the regressions list, then a click opens the Failures page on that user
+    # the regressions list: largest loss first, then a click opens the Failures page on that user
     ok(at.selectbox(key="compare_focus_model").set_value("two_tower").run())
-    worst = frame_with(at, "difference")
-    ev = reference(["ndcg@10"])
-    d = (ev["two_tower"].per_user["ndcg@10"] - ev["popularity"].per_user["ndcg@10"]).dropna()
+    worst = next(df.value for df in at.dataframe if {"user_id", "difference"} <= set(df.value.columns))
+    d = (b - a).dropna()
     assert worst["difference"].iloc[0] == pytest.approx(d.min(), abs=1e-12)
+    assert (worst["difference"] < 0).all() and worst["difference"].is_monotonic_increasing
     first_user = worst["user_id"].iloc[0]
     at.session_state["compare_regressions"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     ok(at.run())

@@ -270,3 +270,35 @@ def test_bootstrap_ci_columns_drops_non_finite_rows_and_checks_its_input():
         bootstrap_ci_columns(x, confidence=1.5)
     lows, highs = bootstrap_ci_columns(np.empty((0, 2)))
     assert np.isnan(lows).all() and np.isnan(highs).all()
+
+
+def test_lift_ci_against_a_delta_method_written_out():
+    rng = np.random.default_rng(5)
+    a = rng.random(500)
+    b = a * 1.2 + rng.normal(0, 0.1, 500)
+    lift, low, high = stats.lift_ci(a, b)
+    ma, mb, n = a.mean(), b.mean(), len(a)
+    r = mb / ma
+    # gradient of mb/ma w.r.t. (ma, mb) is (-mb/ma^2, 1/ma); Var of the means is the covariance / n
+    grad = np.array([-mb / ma**2, 1 / ma])
+    se = math.sqrt(grad @ (np.cov(np.vstack([a, b])) / n) @ grad)
+    assert lift == pytest.approx(r - 1, abs=1e-12)
+    assert low == pytest.approx(r - 1 - 1.959963984540054 * se, abs=1e-12)
+    assert high == pytest.approx(r - 1 + 1.959963984540054 * se, abs=1e-12)
+    # coverage sanity: the interval of a large paired sample contains a bootstrap's centre
+    idx = rng.integers(0, n, size=(2000, n))
+    boot = b[idx].mean(axis=1) / a[idx].mean(axis=1) - 1
+    assert low < np.median(boot) < high
+    assert all(math.isnan(v) for v in stats.lift_ci([0.0, 0.0], [1.0, 2.0]))
+
+
+@pytest.mark.parametrize("n, alpha", [(30, 0.05), (200, 0.01), (2400, 0.05)])
+def test_minimum_detectable_effect_matches_statsmodels(n, alpha):
+    from statsmodels.stats.power import TTestPower
+
+    rng = np.random.default_rng(n)
+    d = rng.normal(0.02, 0.3, n)
+    effect = TTestPower().solve_power(nobs=n, alpha=alpha, power=0.8, alternative="two-sided")
+    assert stats.minimum_detectable_effect(d, alpha=alpha) == pytest.approx(effect * d.std(ddof=1), rel=1e-4)  # statsmodels solves to ~1e-6
+    assert math.isnan(stats.minimum_detectable_effect([0.1]))
+    assert stats.minimum_detectable_effect([0.1, 0.1, 0.1]) == 0.0

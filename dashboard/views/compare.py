@@ -1,10 +1,11 @@
-"""Compare: a baseline against one or more challengers on per-user metrics.
+"""Compare: is a challenger better than its baseline, by how much, and for whom.
 
-Every test, corrected p-value and interval comes from ``metrics_core.compare.compare``
-(paired over users evaluated for both models); this page only arranges them: the full
-table, the difference of each challenger with its CI, win/tie/loss, a per-user scatter
-coloured by segment, the histogram of differences and the users with the largest
-regressions (a click opens them on the Failures page).
+Opens on the verdict: per challenger and metric, both means, the lift with its 95%
+interval, the adjusted p-value of the chosen test, a marker, the smallest lift the
+data could detect, and one sentence. Full statistics, all pairs as a matrix, results
+per user segment, and the per-user views (scatter, differences, largest regressions)
+follow. Users are paired only where both models served a list, unless switched to
+all evaluated users (missing lists then count as 0).
 """
 
 from __future__ import annotations
@@ -14,24 +15,26 @@ import contextlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import cache, compare_charts as cc, metric_lists, state, tables, text, url
+from dashboard import cache, compare_charts as cc, format as fmt, metric_lists, state, tables, text, url, verdict
+from metrics_core import registry
 from metrics_core.compare import compare
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
 
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
 CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
 N_PERMUTATIONS = 10000
+USERS = (verdict.BOTH, verdict.ALL)
 
 
-def _compare_cached(keys: tuple, metrics: tuple, baseline: str, test: str, correction: str, alpha: float,
-                    opt_key: tuple, _evals: dict) -> pd.DataFrame:
-    """metrics_core.compare, cached (in the server's byte-bounded cache) by the models'
-    content keys and every option."""
+def _compare_cached(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, test: str,
+                    correction: str, alpha: float, opt_key: tuple) -> pd.DataFrame:
+    """metrics_core.compare with the chosen test only, cached (in the server's byte-bounded
+    cache) by the models' content keys, the users compared and every option."""
     key = f"compare|{keys!r}|{metrics!r}|{baseline}|{test}|{correction}|{alpha!r}|{opt_key!r}"
-    with st.spinner("Running paired tests...") if key not in cache.SHARED else contextlib.nullcontext():
+    with st.spinner(f"Running the {TEST_LABELS[test]}...") if key not in cache.SHARED else contextlib.nullcontext():
         return cache.SHARED.get_or_compute(key, lambda: compare(
-            _evals, baseline=baseline, metrics=list(metrics), test=test, correction=correction,
-            alpha=alpha, tests="all", n_permutations=N_PERMUTATIONS, seed=0))
+            per_user, baseline=baseline, metrics=list(metrics), test=test, correction=correction,
+            alpha=alpha, n_permutations=N_PERMUTATIONS, seed=0))
 
 
 st.title("Compare models")
@@ -41,105 +44,167 @@ if len(names) < 2:
     st.info("Comparing needs at least two models: add another ranked-results file on the **Data** page.")
     st.stop()
 
-c = state.controls()
-k = c["k"]
+k = state.controls()["k"]
+settings = state.settings()
 metric_options = metric_lists.labels(metric_lists.PER_USER, k)
 
 left, right = st.columns(2)
-baseline = url.bound(lambda: left.selectbox("Baseline", names, key="compare_baseline"),
+baseline = url.bound(lambda: left.selectbox("Baseline", names, key="compare_baseline",
+                                            help="The model the others are measured against."),
                      "compare_baseline", names[0], options=names)
 others = [n for n in names if n != baseline]
 challengers = url.bound(lambda: right.multiselect("Challengers", others, default=others, key="compare_challengers"),
                         "compare_challengers", others, kind=list, options=others)
 left, mid, right = st.columns([3, 2, 2])
-metrics = url.bound(lambda: left.multiselect("Per-user metrics", metric_options, default=metric_options[:1],
-                                             key="compare_metrics"),
-                    "compare_metrics", metric_options[:1], kind=list, options=metric_options)
-test = url.bound(lambda: mid.selectbox("Test for significance", TESTS, format_func=TEST_LABELS.get, key="compare_test"),
+metrics = url.bound(lambda: left.multiselect(
+    "Per-user metrics", metric_options, default=metric_options[:1], key="compare_metrics",
+    help="; ".join(f"{m}: {metric_lists.help_for(m)}" for m in metric_options[:6])),
+    "compare_metrics", metric_options[:1], kind=list, options=metric_options)
+test = url.bound(lambda: mid.selectbox("Test for significance", TESTS, format_func=TEST_LABELS.get, key="compare_test",
+                                       help="Paired t-test (means), Wilcoxon signed-rank (medians of differences), or "
+                                            f"Fisher randomization ({N_PERMUTATIONS:,} sign flips). Only this test "
+                                            "is computed."),
                  "compare_test", TESTS[0], options=TESTS)
-correction = url.bound(lambda: right.selectbox("Correction over all pairs x metrics", CORRECTIONS,
-                                              format_func=CORRECTION_LABELS.get, key="compare_correction"),
+correction = url.bound(lambda: right.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get,
+                                              key="compare_correction",
+                                              help="Adjusts the p-values for testing every challenger x metric."),
                        "compare_correction", CORRECTIONS[0], options=CORRECTIONS)
+left, right = st.columns([3, 4])
 ALPHAS = [0.001, 0.01, 0.05, 0.1]
-alpha = url.bound(lambda: st.select_slider("Significance level (after correction)", options=ALPHAS, value=0.05,
-                                           key="compare_alpha"),
+alpha = url.bound(lambda: left.select_slider("Significance level (after correction)", options=ALPHAS, value=0.05,
+                                             key="compare_alpha"),
                   "compare_alpha", 0.05, kind=float, options=ALPHAS)
+users_mode = url.bound(lambda: right.radio(
+    "Users compared", USERS, horizontal=True, key="compare_users",
+    help="Both served: only users for whom both models returned a list (a model that misses users is "
+         "judged on the users it served). All evaluated: every user of the ground truth; a missing list "
+         "scores 0."), "compare_users", USERS[0], options=USERS)
 if not challengers or not metrics:
     st.info("Pick at least one challenger and one metric.")
     st.stop()
 
 with state.guard():
     evals = state.evaluate_all(metrics)
-    chosen = {n: evals[n] for n in [baseline, *challengers]}
+    chosen = [baseline, *challengers]
+    served = {n: models[n].user_ids[models[n].list_lengths > 0] for n in names}
+    per_user = {n: evals[n].per_user[metrics] for n in names}
+    if users_mode == verdict.BOTH:
+        per_user = verdict.served_only(per_user, served)
     keys = state.model_keys()
-    table = _compare_cached(tuple(keys.get(n, n) for n in chosen), tuple(metrics), baseline, test, correction,
-                            float(alpha), tuple(sorted(state.evaluation_options().items())), _evals=chosen)
+    opt_key = (users_mode, tuple(sorted(state.evaluation_options().items())))
+    table = _compare_cached(tuple(keys.get(n, n) for n in chosen), {n: per_user[n] for n in chosen},
+                            tuple(metrics), baseline, test, correction, float(alpha), opt_key)
 
 n_sig = int(table["significant"].sum())
-st.caption(f"{len(table)} comparisons (challengers x metrics), paired over users evaluated for both models; "
-           f"{TEST_LABELS[test]} with {CORRECTION_LABELS[correction]} correction: "
-           f"**{n_sig} significant** at {alpha}. Gain {c['gain']}, ties {c['ties']}.")
+who = ("the users both models served" if users_mode == verdict.BOTH
+       else "every evaluated user (a missing list scores 0)")
+st.caption(f"{len(table)} comparisons, each paired over {who}; {TEST_LABELS[test]}, "
+           f"{CORRECTION_LABELS[correction]} correction, α = {alpha}: {n_sig} significant. "
+           "Lift = challenger mean / baseline mean − 1, 95% interval by the delta method. "
+           "Detectable lift: the smallest lift a paired t-test would find with 80% power on these users: "
+           "a non-significant result below it means too few users, not no difference.")
 
-st.subheader("All tests")
-shown = table.assign(**{"95% CI": [f"[{lo:+.4f}, {hi:+.4f}]" for lo, hi in zip(table.ci_low, table.ci_high)]})
-columns = ["metric", "model", "baseline", "n", "baseline_mean", "model_mean", "diff", "95% CI",
-           "p_t", "p_t_adjusted", "p_wilcoxon", "p_wilcoxon_adjusted", "p_randomization",
-           "p_randomization_adjusted", "effect_size", "wins", "ties", "losses", "significant"]
-fmt4 = st.column_config.NumberColumn(format="%.4f")
-pfmt = st.column_config.NumberColumn(format="%.2e")
-st.dataframe(
-    shown[columns], hide_index=True, key="compare_table",
-    column_config={
-        "model": "challenger", "n": st.column_config.NumberColumn("users paired"),
-        "baseline_mean": fmt4, "model_mean": fmt4, "diff": st.column_config.NumberColumn("difference", format="%+.4f"),
-        "p_t": pfmt, "p_t_adjusted": pfmt, "p_wilcoxon": pfmt, "p_wilcoxon_adjusted": pfmt,
-        "p_randomization": pfmt, "p_randomization_adjusted": pfmt,
-        "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f"),
-        "significant": st.column_config.CheckboxColumn(f"significant ({TEST_LABELS[test]})"),
-    })
-st.download_button("Download comparison CSV", text.csv_bytes(table, index=False), file_name="comparison.csv",
-                   mime="text/csv", key="compare_download", on_click="ignore", icon=":material/download:")
-st.caption(text.SPREADSHEET_NOTE)
+st.subheader("Verdict", anchor=False)
+readable = verdict.verdict_table(table, correction, alpha)
+st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_verdict",
+             column_config={"metric": st.column_config.TextColumn(help="Hover the metric selector for definitions"),
+                            "adjusted p": st.column_config.TextColumn(help=f"{TEST_LABELS[test]}, adjusted by "
+                                                                            f"{CORRECTION_LABELS[correction]}"),
+                            "detectable lift": st.column_config.TextColumn(
+                                help="Minimum detectable effect at 80% power and the chosen α, relative to the "
+                                     "baseline mean")})
+for line in readable["sentence"]:
+    st.markdown("- " + text.md(line, limit=600))
+
+with st.expander("Full statistics"):
+    numeric = table.drop(columns=["test"])
+    st.dataframe(numeric, hide_index=True, key="compare_table", column_config={
+        **{c: st.column_config.NumberColumn(format="%.4f") for c in
+           ("baseline_mean", "model_mean", "diff", "ci_low", "ci_high", "lift", "lift_ci_low", "lift_ci_high",
+            "mde", "mde_relative", "effect_size", "statistic")},
+        "p_value": st.column_config.NumberColumn(format="%.6f"), "p_adjusted": st.column_config.NumberColumn(format="%.6f"),
+        "model": "challenger", "n": "users paired", "diff": st.column_config.NumberColumn(
+            "difference", format="%+.4f", help="challenger mean − baseline mean; ci_low/ci_high: its 95% bootstrap CI"),
+        "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")})
+    slug = state.settings_slug()
+    st.download_button("Download comparison CSV", text.csv_bytes(table, index=False),
+                       file_name=f"comparison_{test}_{correction}_{users_mode.replace(' ', '-')}_{slug}.csv",
+                       mime="text/csv", key="compare_download", on_click="ignore", icon=":material/download:")
+    st.caption(text.SPREADSHEET_NOTE)
 
 col_a, col_b = st.columns(2)
-col_a.plotly_chart(cc.difference_forest(table), key="compare_forest")
+col_a.plotly_chart(cc.lift_forest(table), key="compare_forest")
 col_b.plotly_chart(cc.win_tie_loss(table), key="compare_wtl")
 
-st.subheader("Per user")
+st.subheader("Every model against every other", anchor=False)
+matrix_metric = url.bound(lambda: st.selectbox("Metric of the matrix", metrics, key="compare_matrix_metric"),
+                          "compare_matrix_metric", metrics[0], options=metrics)
+with state.guard():
+    by_base = {b: _compare_cached(tuple(keys.get(n, n) for n in names), per_user, (matrix_metric,), b, test,
+                                  correction, float(alpha), opt_key) for b in names}
+st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix")
+st.caption(f"Cell: lift of the row's model over the column's model on {matrix_metric}; ▲ / ▼ significant "
+           f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant.")
+
+attrs = state.user_attributes()
+attr_cols = [c for c in attrs.columns if c != "user_id"] if attrs is not None else []
+if attr_cols:
+    st.subheader("By segment", anchor=False)
+    seg_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="compare_segment"),
+                        "compare_segment", attr_cols[0], options=attr_cols)
+    labels, _ = state.user_segments(pd.Index(per_user[baseline].index.astype(str)), models, attrs, seg_col)
+    by_segment = {}
+    with state.guard():
+        for seg in sorted(labels.unique()):
+            ids = labels.index[labels == seg]
+            part = {n: per_user[n][per_user[n].index.astype(str).isin(ids)] for n in chosen}
+            if min(len(t) for t in part.values()) >= 2:
+                by_segment[seg] = _compare_cached(tuple(keys.get(n, n) for n in chosen) + (seg_col, seg), part,
+                                                  tuple(metrics), baseline, test, "none", float(alpha), opt_key)
+    st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments")
+    st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
+               f"({sum(len(t) for t in by_segment.values())} tests).")
+
+st.subheader("Per user", anchor=False)
 left, right = st.columns(2)
 focus_model = url.bound(lambda: left.selectbox("Challenger", challengers, key="compare_focus_model"),
                         "compare_focus_model", challengers[0], options=challengers)
-focus_metric = url.bound(lambda: right.selectbox("Metric", metrics, key="compare_focus_metric"),
+focus_metric = url.bound(lambda: right.selectbox("Metric", metrics, key="compare_focus_metric",
+                                                 help=metric_lists.help_for(
+                                                     st.session_state.get("compare_focus_metric", metrics[0]),
+                                                     settings)),
                          "compare_focus_metric", metrics[0], options=metrics)
-a_vals, b_vals, users = align_pairs(evals[baseline].per_user[focus_metric], evals[focus_model].per_user[focus_metric])
+a_vals, b_vals, users = align_pairs(per_user[baseline][focus_metric], per_user[focus_model][focus_metric])
 pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challenger": b_vals})
 row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
-
-attrs = state.user_attributes()
 segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
                                             tables.relevance_threshold(state.conventions()))
-st.caption(f"{len(pairs)} users evaluated for both models; colour: {segment_name}. "
-           f"Win / tie / loss: {row['wins']} / {row['ties']} / {row['losses']}.")
+unserved = {n: int((~evals[n].per_user.index.astype(str).isin(pd.Index(served[n]).astype(str))).sum())
+            for n in (baseline, focus_model)}
+st.caption(f"{fmt.count(len(pairs))} users paired ({who}); colour: {segment_name}. Win / tie / loss: "
+           f"{fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
+           + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
+                     f"{focus_model} {unserved[focus_model]:,}."))
 col_a, col_b = st.columns(2)
 col_a.plotly_chart(cc.pair_scatter(pairs, focus_metric, baseline, focus_model, segment), key="compare_scatter")
 col_b.plotly_chart(cc.diff_histogram(pairs["challenger"] - pairs["baseline"], focus_metric, baseline, focus_model,
                                      ci=(row["ci_low"], row["ci_high"])), key="compare_hist")
 
-st.subheader("Largest regressions")
+st.subheader("Largest regressions", anchor=False)
 n_show = url.bound(lambda: st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5,
                                            key="compare_n_regressions"),
                    "compare_n_regressions", 20, kind=int, low=5, high=500)
-worst = (pairs.assign(difference=pairs["challenger"] - pairs["baseline"])
-         .sort_values(["difference", "user_id"], kind="stable").head(int(n_show)))
-worst = worst[worst["difference"] < 0].rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})
+worst = verdict.regressions(pairs, registry.higher_is_better(focus_metric), int(n_show))
+worst = worst.rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})
 if worst.empty:
-    st.success(text.md(f"{focus_model} is never worse than {baseline} on {focus_metric}."))
+    st.success(text.md(f"{focus_model} is never worse than {baseline} on {focus_metric} for the users compared."))
 else:
-    st.caption(text.md(f"Users where {focus_model} loses most against {baseline} on {focus_metric}. ")
-               + "Select a row to open that user on the Failures page.")
+    st.caption(text.md(f"Users where {focus_model} loses most against {baseline} on {focus_metric}, "
+                       f"largest loss first ({who}). ") + "Select a row to open that user on the Failures page.")
     picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
                           key="compare_regressions",
-                          column_config={col: fmt4 for col in worst.columns if col != "user_id"})
+                          column_config={col: st.column_config.NumberColumn(format="%.4f")
+                                         for col in worst.columns if col != "user_id"})
     user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
     if user is not None:
         state.request_drilldown(focus_model, user)

@@ -1,0 +1,124 @@
+"""The Compare page's readable tables (pure: no Streamlit), from
+:func:`metrics_core.compare.compare` results.
+
+``verdict_table``: one row per challenger x metric with both means, the difference, the
+relative lift with its 95% interval, the adjusted p-value of the chosen test, a marker,
+the minimum detectable effect and one sentence. ``pair_matrix``: lift of every model
+(rows) against every other (columns). ``served_only``: per-user tables restricted to
+the users a model served (a non-empty list), so that pairing keeps the users both
+models served. ``regressions``: users sorted by how much the challenger loses.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import pandas as pd
+
+from metrics_core import registry
+
+from . import format as fmt
+
+BETTER, WORSE, SAME = "▲ better", "▼ worse", "– no significant difference"
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+BOTH, ALL = "both served", "all evaluated"
+
+
+def served_only(per_user: Mapping[str, pd.DataFrame], served: Mapping[str, pd.Index]) -> dict[str, pd.DataFrame]:
+    """Each model's per-user table restricted to the users it served."""
+    out = {}
+    for name, table in per_user.items():
+        ids = pd.Index(served[name]).astype(str)
+        out[name] = table[table.index.astype(str).isin(ids)]
+    return out
+
+
+def marker(row) -> str:
+    """Better / worse / no significant difference, in the metric's direction."""
+    if not bool(row["significant"]):
+        return SAME
+    higher = registry.higher_is_better(str(row["metric"]))
+    return BETTER if (row["diff"] > 0) == higher else WORSE
+
+
+def lift_text(lift: float, low: float, high: float) -> str:
+    """``+121.0% [+115.0%, +127.0%]``."""
+    return f"{fmt.percent(lift)} [{fmt.percent(low)}, {fmt.percent(high)}]"
+
+
+def sentence(row, n_comparisons: int, correction: str, alpha: float) -> str:
+    """"two_tower is better than popularity on ndcg@10 by +121.0% [+115.0%, +127.0%], significant after
+    Holm over 6 comparisons"."""
+    mark = marker(row)
+    lift = lift_text(row["lift"], row["lift_ci_low"], row["lift_ci_high"])
+    corrected = (f"after {CORRECTION_NAMES.get(correction, correction)} over {n_comparisons} comparisons"
+                 if correction != "none" else f"without correction ({n_comparisons} comparisons)")
+    if mark == SAME:
+        mde = fmt.percent(row["mde_relative"], signed_=False)
+        return (f"{row['model']} and {row['baseline']} do not differ significantly on {row['metric']} "
+                f"({lift}, adjusted p {fmt.pvalue(row['p_adjusted'])} {corrected}); with {fmt.count(row['n'])} users "
+                f"a difference of about {mde} would have been detected.")
+    word = "better" if mark == BETTER else "worse"
+    return (f"{row['model']} is {word} than {row['baseline']} on {row['metric']} by {lift}, "
+            f"significant {corrected} (adjusted p {fmt.pvalue(row['p_adjusted'])}, α = {alpha:g}).")
+
+
+def verdict_table(table: pd.DataFrame, correction: str, alpha: float) -> pd.DataFrame:
+    """The readable table of a comparison (formatted strings, in the order of ``table``; the
+    baseline is the same for every row and stated by the page)."""
+    n = len(table)
+    rows = []
+    for _, r in table.iterrows():
+        rows.append({
+            "metric": r["metric"], "challenger": r["model"], "verdict": marker(r),
+            "lift [95% CI]": lift_text(r["lift"], r["lift_ci_low"], r["lift_ci_high"]),
+            "adjusted p": fmt.pvalue(r["p_adjusted"]),
+            "baseline mean": fmt.metric(r["baseline_mean"]), "challenger mean": fmt.metric(r["model_mean"]),
+            "difference": fmt.signed(r["diff"]), "users paired": fmt.count(r["n"]),
+            "detectable lift": fmt.percent(r["mde_relative"], signed_=False),
+            "sentence": sentence(r, n, correction, alpha),
+        })
+    return pd.DataFrame(rows)
+
+
+def pair_matrix(tables: Mapping[str, pd.DataFrame], metric: str) -> pd.DataFrame:
+    """Model x model matrix of ``lift [CI] marker`` from comparison tables keyed by baseline
+    (rows: challenger, columns: baseline; the diagonal is empty)."""
+    names = list(tables)
+    out = pd.DataFrame("", index=names, columns=names)
+    for base, table in tables.items():
+        for _, r in table[table["metric"] == metric].iterrows():
+            out.loc[r["model"], base] = f"{fmt.percent(r['lift'])} {marker(r).split(' ')[0]}"
+    return out.rename_axis("challenger \\ baseline")
+
+
+def regressions(pairs: pd.DataFrame, higher_is_better: bool, n: int) -> pd.DataFrame:
+    """The ``n`` users where the challenger loses most (largest loss first, in the metric's
+    direction); users without a loss are left out. ``pairs``: ``user_id, baseline, challenger``."""
+    diff = pairs["challenger"] - pairs["baseline"]
+    loss = -diff if higher_is_better else diff
+    out = pairs.assign(difference=diff, _loss=loss)
+    out = out[out["_loss"] > 0].sort_values(["_loss", "user_id"], ascending=[False, True], kind="stable")
+    return out.drop(columns="_loss").head(int(n)).reset_index(drop=True)
+
+
+def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: float) -> pd.DataFrame:
+    """Per-segment comparison rows (``tables``: segment -> compare table computed without a
+    correction), adjusted together over every segment x comparison, as readable rows."""
+    from metrics_core.stats import adjust_pvalues
+
+    frames = [t.assign(segment=seg) for seg, t in tables.items() if len(t)]
+    if not frames:
+        return pd.DataFrame(columns=["segment", "metric", "challenger", "users paired", "lift [95% CI]",
+                                     "adjusted p", "verdict"])
+    both = pd.concat(frames, ignore_index=True)
+    both["p_adjusted"] = adjust_pvalues(both["p_value"].to_numpy(), correction)
+    both["significant"] = (both["p_adjusted"] < alpha).fillna(False).astype(bool)
+    return pd.DataFrame({
+        "segment": both["segment"].astype(str), "metric": both["metric"], "challenger": both["model"],
+        "users paired": [fmt.count(v) for v in both["n"]],
+        "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(both["lift"], both["lift_ci_low"],
+                                                                 both["lift_ci_high"])],
+        "adjusted p": [fmt.pvalue(p) for p in both["p_adjusted"]],
+        "verdict": [marker(r) for _, r in both.iterrows()],
+    })
