@@ -1,4 +1,5 @@
-"""Distributions: a per-user metric per model as histogram, ECDF and box plot,
+"""Distributions: a per-user metric per model as ECDF and box plot (one panel each, no
+overlaid histograms),
 the shares of users at exactly 0 and 1, and a breakdown by user segment."""
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ colors = charts.model_colors(list(models))
 k = state.controls()["k"]
 
 options = metric_lists.labels(metric_lists.PER_USER, k)
-metric = url.bound(lambda: st.selectbox("Per-user metric", options, key="dist_metric"),
+metric = url.bound(lambda: st.selectbox("Per-user metric", options, key="dist_metric",
+                                        help=metric_lists.help_for(st.session_state.get("dist_metric", options[0]),
+                                                                   state.settings())),
                    "dist_metric", options[0], options=options)
 with state.guard():
     evals = state.evaluate_all([metric])
@@ -22,16 +25,18 @@ long = state.per_user_long(evals, metric)
 
 st.subheader("Summary")
 st.dataframe(state.distribution_summary(long),
-             column_config={"mean": st.column_config.NumberColumn(format="%.4f"),
+             column_config={"users": st.column_config.NumberColumn(format="localized"),
+                            "mean": st.column_config.NumberColumn(format="%.4f"),
                             "median": st.column_config.NumberColumn(format="%.4f"),
                             "share at 0": st.column_config.NumberColumn(format="percent"),
                             "share at 1": st.column_config.NumberColumn(format="percent")},
              key="dist_summary")
 
 left, right = st.columns(2)
-left.plotly_chart(charts.histogram(long, metric, colors), key="dist_hist")
-right.plotly_chart(charts.ecdf(long, metric, colors), key="dist_ecdf")
-st.plotly_chart(charts.box(long, metric, colors), key="dist_box")
+left.plotly_chart(charts.ecdf(long, metric, colors), key="dist_ecdf")
+right.plotly_chart(charts.box(long, metric, colors), key="dist_box")
+st.caption("ECDF: share of users with a value at most x (a curve further right is better for a metric where "
+           "higher is better); box: median, quartiles and the spread of the per-user values of each model.")
 
 st.subheader("By segment")
 attrs = state.user_attributes()

@@ -1,18 +1,19 @@
-"""Failures: the worst users of a model by a per-user metric; selecting one
-shows their ranked list (hit or miss), the relevant items the model missed
-and their metrics for every model."""
+"""Failures: which users a model fails, grouped (not served, no hit in the top K, hit
+but low, fine), filtered by segment or searched by id, sorted by how far each user is
+from the best other model; a user's list beside another model's, aligned by item."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import metric_lists, state, tables, text, url
+from dashboard import format as fmt, metric_lists, state, tables, text, triage, url
 
 st.title("Failures")
 models = state.require_models()
 c = state.controls()
 k = c["k"]
+settings = state.settings()
 
 focus = state.pop_drilldown()
 if focus is not None and focus[0] in models:
@@ -26,27 +27,62 @@ names = list(models)
 model = url.bound(lambda: left.selectbox("Model", names, key="failures_model"),
                   "failures_model", names[0], options=names)
 options = metric_lists.labels(metric_lists.PER_USER, k)
-metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric"),
+metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric",
+                                         help=metric_lists.help_for(st.session_state.get("failures_metric", options[0]),
+                                                                    settings)),
                    "failures_metric", options[0], options=options)
 n = url.bound(lambda: right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5,
                                         key="failures_n"),
               "failures_n", 25, kind=int, low=5, high=1000)
 
+hit_label = metric_lists.label("hit_rate", k)
 all_metrics = metric_lists.labels(metric_lists.PER_USER, k)
 with state.guard():
     evals = state.evaluate_all(all_metrics)
 ev = evals[model]
-worst = state.worst_users(ev, metric, int(n))
+threshold = tables.relevance_threshold(ev.conventions)  # the threshold the metrics used
+ranked = models[model]
+ids = ranked.user_ids.astype(str)
+table = triage.triage_table({name: e.per_user for name, e in evals.items()}, model, metric, hit_label,
+                            pd.Series(ranked.list_lengths, index=ids),
+                            pd.Series(ranked.n_relevant(threshold), index=ids))
 
-st.subheader(text.md(f"Worst {len(worst)} users of {model} by {metric}"))
-st.caption("Select a row to inspect that user.")
+counts = triage.group_counts(table)
+st.caption(f"Groups of the {fmt.count(len(table))} evaluated users of this model at K = {k}: not served = no list; "
+           f"no hit = no relevant item (relevance ≥ {threshold:g}) in the top K; hit but low = {metric} in the "
+           "lowest quarter of the served users; gap = best other model's value minus this model's, per user.")
+st.dataframe(counts.assign(users=[fmt.count(v) for v in counts["users"]],
+                           share=[fmt.percent(v, signed_=False) for v in counts["share"]]),
+             hide_index=True, key="failures_groups")
+
+f1, f2, f3 = st.columns([2, 2, 2])
+group = url.bound(lambda: f1.selectbox("Group", ["all", *triage.GROUPS], key="failures_group"),
+                  "failures_group", "all", options=["all", *triage.GROUPS])
+attrs = state.user_attributes()
+attr_cols = [col for col in attrs.columns if col != "user_id"] if attrs is not None else []
+segment = segment_value = None
+if attr_cols:
+    segment, seg_name = state.user_segments(pd.Index(table["user_id"]), models, attrs, attr_cols[0])
+    values = ["all", *sorted(segment.unique())]
+    chosen = url.bound(lambda: f2.selectbox(f"Segment ({seg_name})", values, key="failures_segment"),
+                       "failures_segment", "all", options=values)
+    segment_value = None if chosen == "all" else chosen
+search = f3.text_input("User id starts with", key="failures_search", max_chars=200)
+shown = triage.filter_users(table, None if group == "all" else group, segment, segment_value, search)
+worst = shown.head(int(n))
+
+st.subheader(text.md(f"Worst {len(worst)} users of {model} by {metric}"), anchor=False)
+st.caption(f"{fmt.count(len(shown))} users match; sorted by gap (largest first). Select a row to inspect that user.")
 selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
-                         column_config={metric: st.column_config.NumberColumn(format="%.4f")},
+                         column_config={**fmt.metric_columns([metric], settings),
+                                        "best other": st.column_config.NumberColumn(format="%.4f"),
+                                        "gap": st.column_config.NumberColumn(format="%+.4f",
+                                                                             help="best other model − this model")},
                          key="failures_worst")
 picked = tables.selected_value(worst, "user_id", selection.selection.rows if selection is not None else [])
 # A selection is taken once: it outlives the table it pointed into (another model,
 # metric or number of users shown) and must not override a later choice.
-signature = (model, metric, int(n), picked)
+signature = (model, metric, int(n), group, search, picked)
 if picked is not None and st.session_state.get("failures_taken") != signature:
     st.session_state["failures_taken"] = signature
     url.set(url.USER, picked)
@@ -55,32 +91,40 @@ user = url.get(url.USER)
 if user is None:
     st.info("Select a user in the table above to see their ranked list.")
     st.stop()
-if not tables.has_user(models[model], user):
+if not tables.has_user(ranked, user):
     st.info(text.md(f"User {user} is not among the users of {model}. Select a user in the table above."))
     st.stop()
 
-ranked = models[model]
 order = c["ties"] if c["ties"] != "average" else "trec"
-threshold = tables.relevance_threshold(ev.conventions)  # the threshold the metrics used
+st.subheader(text.md(f"User {user}"))
+others = [m for m in names if m != model]
+other = url.bound(lambda: st.selectbox("Beside", others, key="failures_other",
+                                       help="Another model's list for the same user, aligned by item"),
+                  "failures_other", others[0], options=others) if others else None
 with state.guard():
     full = ranked.user_list(user, ties=order)
     relevant = ranked.user_relevant_items(user, threshold)
+    second = models[other].user_list(user, ties=order) if other and tables.has_user(models[other], user) else None
+if second is None:
+    second = full.iloc[0:0]
+aligned = triage.side_by_side(full, second, (model, other or "-"), k, state.item_features())
+st.caption(f"Items in the top {k} of either model, aligned by item; relevance is the judged grade, "
+           f"\"{triage.UNJUDGED}\" when the item is not in the ground truth (it counts as not relevant). "
+           "An empty rank: not in that model's list.")
+st.dataframe(aligned, hide_index=True, key="failures_list",
+             column_config={col: st.column_config.NumberColumn(format="%.4f") for col in aligned.columns
+                            if col.startswith("score")})
+if c["ties"] == "average" and triage.has_ties_in_top(full, k):
+    st.caption("This list has tied scores in its top K. With the tie rule \"average\" the user's metrics are the "
+               "exact expected values over every order of the tied items, so hit_rate can be 0.5 or cg 4.5; the "
+               "list is shown in trec_eval order (score, then item id descending).")
 
-st.subheader(text.md(f"User {user}"))
-top = full.head(k).assign(hit=lambda d: tables.hit_or_miss(d["relevance"], threshold))
-if c["ties"] == "average":
-    st.caption("Tied scores are shown in trec_eval order (score, then item id descending); the metrics "
-               "average over every order of the ties.")
-col_list, col_missed = st.columns([3, 2])
-col_list.markdown(f"**Top {k} of {text.md(model)}** ({len(full)} items in the list)")
-col_list.dataframe(top[["rank", "item_id", "score", "relevance", "hit"]], hide_index=True,
-                   key="failures_list")
-missed = relevant[~relevant["item_id"].isin(top["item_id"])]
+missed = relevant[~relevant["item_id"].astype(str).isin(full.head(k)["item_id"].astype(str))]
 rank_of = pd.Series(full["rank"].to_numpy(), index=full["item_id"].astype(str))
 ranks = missed["item_id"].astype(str).map(rank_of)
 missed = missed.assign(**{"rank in list": [f"{int(r)}" if pd.notna(r) else "not retrieved" for r in ranks]})
-col_missed.markdown(f"**Relevant items not in the top {k}** ({len(missed)} of {len(relevant)})")
-col_missed.dataframe(missed, hide_index=True, key="failures_missed")
+st.markdown(f"**Relevant items not in the top {k} of {text.md(model)}** ({len(missed)} of {len(relevant)})")
+st.dataframe(missed, hide_index=True, key="failures_missed")
 
 st.markdown("**This user's metrics for every model**")
 per_model = {}
@@ -89,6 +133,5 @@ for name, e in evals.items():
         per_model[name] = e.per_user.loc[e.per_user.index.astype(str) == user].iloc[0]
     else:
         per_model[name] = pd.Series({m: float("nan") for m in all_metrics})
-st.dataframe(pd.DataFrame(per_model).T[all_metrics],
-             column_config={m: st.column_config.NumberColumn(format="%.4f") for m in all_metrics},
+st.dataframe(pd.DataFrame(per_model).T[all_metrics], column_config=fmt.metric_columns(all_metrics, settings),
              key="failures_user_metrics")
