@@ -6,8 +6,8 @@
 * ``no hit in the top K``: a list, but no relevant item in its top K (per-user
   ``hit_rate@K`` is 0: under averaged ties, not under any order of the ties);
 * ``hit but low``: a relevant item in the top K, but the metric is in the lowest
-  quarter of the model's served users (below its 25th percentile, in the metric's
-  direction);
+  quarter of the model's users with a hit (below their 25th percentile, in the
+  metric's direction);
 * ``fine``: everyone else.
 
 Users are sorted by how far they are from the best other model on that user
@@ -46,7 +46,8 @@ def triage_table(per_user: Mapping[str, pd.DataFrame], model: str, metric: str, 
     hits = own[hit_column].to_numpy(dtype=float)
     served = lengths > 0
     signed = values if higher else -values
-    cut = np.quantile(signed[served], LOW_QUANTILE) if served.any() else np.nan
+    with_hit = served & (hits > 0)
+    cut = np.quantile(signed[with_hit], LOW_QUANTILE) if with_hit.any() else np.nan
     group = np.where(~served, NOT_SERVED, np.where(hits <= 0, NO_HIT, np.where(signed < cut, LOW, FINE)))
     others = [m for m in per_user if m != model]
     if others:

@@ -331,7 +331,7 @@ def _triage_reference(d, model: str, metric: str, k: int) -> pd.DataFrame:
     own = per_user[model]
     lengths = d.runs[model].groupby("user_id").size().reindex(own.index).fillna(0)
     served = lengths > 0
-    cut = own.loc[served, metric].quantile(0.25)
+    cut = own.loc[served & (own[f"hit_rate@{k}"] > 0), metric].quantile(0.25)
     group = pd.Series("fine", index=own.index)
     group[own[metric] < cut] = "hit but low"
     group[own[f"hit_rate@{k}"] <= 0] = "no hit in the top K"

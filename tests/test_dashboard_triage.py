@@ -19,18 +19,18 @@ def test_groups_gap_and_order_by_hand():
     lengths = pd.Series([0, 3, 3, 3, 3], index=["u1", "u2", "u3", "u4", "u5"])
     n_rel = pd.Series([1, 2, 1, 1, 2], index=lengths.index)
     table = triage.triage_table(per_user, "a", "ndcg@2", "hit_rate@2", lengths, n_rel).set_index("user_id")
-    # served users u2..u5: values 0, 0.9, 0.2, 0.8; 25th percentile (linear) = 0.15
+    # users with a hit u3, u4, u5: values 0.9, 0.2, 0.8; 25th percentile (linear) = 0.5
     assert table.loc["u1", "group"] == "not served"
     assert table.loc["u2", "group"] == "no hit in the top K"
-    assert table.loc["u4", "group"] == "fine"  # 0.2 >= 0.15
+    assert table.loc["u4", "group"] == "hit but low"  # 0.2 < 0.5
     assert table.loc["u3", "group"] == table.loc["u5", "group"] == "fine"
     assert table.loc["u1", "gap"] == 0.6 and table.loc["u1", "best other model"] == "c"
     assert np.isclose(table.loc["u4", "gap"], 0.5) and table.loc["u4", "best other model"] == "b"
     assert list(table.index) == ["u1", "u4", "u2", "u3", "u5"]  # gaps 0.6, 0.5, 0.3, 0.1, -0.7
     counts = triage.group_counts(table.reset_index()).set_index("group")["users"]
-    assert counts.to_dict() == {"not served": 1, "no hit in the top K": 1, "hit but low": 0, "fine": 3}
+    assert counts.to_dict() == {"not served": 1, "no hit in the top K": 1, "hit but low": 1, "fine": 2}
     only = triage.filter_users(table.reset_index(), "fine", search="u")
-    assert list(only["user_id"]) == ["u4", "u3", "u5"]
+    assert list(only["user_id"]) == ["u3", "u5"]
 
 
 def test_side_by_side_aligns_items_and_marks_unjudged():

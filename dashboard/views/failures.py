@@ -50,7 +50,7 @@ table = triage.triage_table({name: e.per_user for name, e in evals.items()}, mod
 counts = triage.group_counts(table)
 st.caption(f"Groups of the {fmt.count(len(table))} evaluated users of this model at K = {k}: not served = no list; "
            f"no hit = no relevant item (relevance ≥ {threshold:g}) in the top K; hit but low = {metric} in the "
-           "lowest quarter of the served users; gap = best other model's value minus this model's, per user.")
+           "lowest quarter of the users with a hit; gap = best other model's value minus this model's, per user.")
 st.dataframe(counts.assign(users=[fmt.count(v) for v in counts["users"]],
                            share=[fmt.percent(v, signed_=False) for v in counts["share"]]),
              hide_index=True, key="failures_groups")

@@ -24,7 +24,7 @@ HOSTILE_MODELS = {
     "matrix_factorization": "<img src=x onerror=alert(1)>",
     "two_tower": "=HYPERLINK(A1)",
 }
-PAGES = ["Overview", "Data", "Curves", "Distributions", "Failures", "Compare", "Share"]
+PAGES = ["Overview", "Data", "Curves", "Distributions", "Failures", "Compare", "Explain", "Share"]
 
 
 def hostile_files() -> list[dict]:
@@ -79,8 +79,13 @@ def test_hostile_names_ids_and_analysis_value_stay_text(browser, streamlit_serve
             if title in ("Overview", "Curves", "Distributions", "Compare"):
                 page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
             assert_inert(page, title)
-        # the hostile user is the worst of every model (ndcg 0, and '!' sorts first)
+        # the hostile user, found by the id search (its text is shown as typed, never as markdown)
         open_page(page, "Failures")
+        search = page.locator(".st-key-failures_search input")
+        search.fill(HOSTILE_USER)
+        search.press("Enter")
+        wait_rerun(page)
+        assert_inert(page, "Failures searched with the hostile id")
         click_table_row(page, "failures_worst", 0)
         page.wait_for_selector('h3[id^="user-"]')
         assert page.locator('h3[id^="user-"]').inner_text().replace("\u200b", "") == f"User {HOSTILE_USER}"
