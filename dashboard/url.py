@@ -90,7 +90,8 @@ CHOICE_KEYS = (
     "compare_focus_metric", "compare_n_regressions",
     "dist_metric", "dist_segment", "failures_model", "failures_metric", "failures_n", "failures_group",
     "failures_segment", "failures_other",
-    "curves_bins", "curves_threshold", "overview_ci_on", "overview_diversity", "overview_curves_on",
+    "curves_bins", "curves_threshold", "curves_recall", "curves_cm_model",
+    "overview_ci_on", "overview_diversity", "overview_curves_on",
     "overview_bar_metric", "explain_model", "explain_metric", "explain_from", "explain_to",
 )
 

@@ -57,12 +57,12 @@ def test_page_choices_stay_in_the_url_on_every_page_and_seed_a_new_session():
     page(at, "distributions")
     at.selectbox(key="dist_metric").set_value("recall@10").run()
     page(at, "curves")
-    at.slider(key="curves_threshold").set_value(0.3).run()
+    at.slider(key="curves_threshold").set_value(0.2).run()
     page(at, "compare")
     at.selectbox(key="compare_baseline").set_value("two_tower").run()
     page(at, "overview")
     assert not at.exception
-    wanted = {"overview_ci_on": "false", "dist_metric": "recall@10", "curves_threshold": "0.3",
+    wanted = {"overview_ci_on": "false", "dist_metric": "recall@10", "curves_threshold": "0.2",
               "compare_baseline": "two_tower"}
     for key, value in wanted.items():
         assert at.query_params[key] == value, (key, dict(at.query_params))
@@ -73,7 +73,7 @@ def test_page_choices_stay_in_the_url_on_every_page_and_seed_a_new_session():
     page(fresh, "distributions")
     assert fresh.selectbox(key="dist_metric").value == "recall@10"
     page(fresh, "curves")
-    assert fresh.slider(key="curves_threshold").value == pytest.approx(0.3)
+    assert fresh.slider(key="curves_threshold").value == pytest.approx(0.2)
     page(fresh, "compare")
     assert fresh.selectbox(key="compare_baseline").value == "two_tower"
     # an invalid value in the URL is ignored, not an error

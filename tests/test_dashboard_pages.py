@@ -276,14 +276,44 @@ def test_curves_page_values_and_threshold():
     for name in demo.MODEL_NAMES:
         for m in ("auc", "gauc", "pr_auc", "pcopc"):
             assert table.loc[name, m] == pytest.approx(ref[name][m], abs=1e-12)
-    # ROC, PR, calibration and one confusion matrix per model
-    assert len(at.get("plotly_chart")) == 3 + len(demo.MODEL_NAMES)
-    at.slider(key="curves_threshold").set_value(0.2).run()
+    keys = [c.key for c in at.get("plotly_chart")]
+    assert keys == ["curves_vs_k", "curves_roc", "curves_pr", "curves_calibration", "curves_cm"]
+    # the threshold slider spans the chosen model's own scores
+    ranked = mc.prepare(full_demo().runs["two_tower"], full_demo().qrels)
+    at.selectbox(key="curves_cm_model").set_value("two_tower").run()
+    slider = at.slider(key="curves_threshold")
+    assert (slider.min, slider.max) == pytest.approx((ranked.score.min(), ranked.score.max()))
+    slider.set_value(0.2).run()
     assert not at.exception
-    acc = reference(full_demo(), ["accuracy"], threshold=0.2)
-    captions = " ".join(c.value for c in at.caption)
-    for name in demo.MODEL_NAMES:
-        assert f"accuracy {acc[name]['accuracy']:.4f}" in captions
+    acc = reference(full_demo(), ["accuracy", "recall"], threshold=0.2)["two_tower"]
+    shown = frame_with(at, "value").set_index("metric")["value"]
+    assert shown["accuracy"] == pytest.approx(acc["accuracy"], abs=1e-12)
+    assert shown["recall"] == pytest.approx(acc["recall"], abs=1e-12)
+
+
+def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_path):
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    files = []
+    for name, run in d.runs.items():
+        raw = run.assign(score=5 + 6 * run["score"])  # scores 5..11, not probabilities
+        files.append((f"{name}.csv", demo.to_csv_bytes(raw), "text/csv"))
+    at.file_uploader(key="upload_runs_0").set_value(files)
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    page(at, "overview")
+    scored = frame_with(at, "auc")
+    for hidden in ("logloss", "brier", "ece", "pcopc", "accuracy"):
+        assert hidden not in scored.columns
+    assert any("Needs probabilities" in c.value for c in at.caption)
+    page(at, "curves")
+    assert "pcopc" not in frame_with(at, "gauc").columns
+    assert any("no model has scores in [0, 1]" in i.value for i in at.info)
+    name = at.selectbox(key="curves_cm_model").value
+    raw = 5 + 6 * d.runs[name]["score"]
+    slider = at.slider(key="curves_threshold")
+    assert (slider.min, slider.max) == pytest.approx((raw.min(), raw.max()))
 
 
 def test_distributions_page_shares_and_segments():

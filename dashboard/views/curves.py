@@ -1,57 +1,100 @@
-"""Curves: ROC and precision-recall per model (AUC and AP in the legend),
-a reliability plot with PCOPC, and a confusion matrix at a chosen threshold."""
+"""Curves: what each model finds at every cutoff K (per-user precision and recall), then
+the pooled views over scored rows (ROC, precision-recall), calibration with its bin
+counts, and a confusion matrix at a threshold within each model's own score range."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, state, text, url
+from dashboard import charts, curve_tables, format as fmt, metric_lists, state, tables, text, url
 
 st.title("Curves")
 models = state.require_models()
 colors = charts.model_colors(list(models))
-st.caption("Every scored row of the results is a prediction; its label is relevance >= 1 in the ground "
-           "truth (unjudged rows are negatives). These curves do not depend on K.")
+settings = state.settings()
+conv = state.conventions()
+threshold_rel = tables.relevance_threshold(conv)
 
+st.subheader("Precision and recall at every cutoff K", anchor=False)
+st.caption("The ranking view: for each K, the mean over users of precision@K (relevant items in the top K / K) "
+           "and recall@K (relevant items in the top K / all the user's relevant items, retrieved or not). "
+           "This is what the @K metrics report.")
+with state.guard():
+    long = state.metric_curves(["precision", "recall"], k_max=50)
+st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, charts.metric_vs_k, colors), key="curves_vs_k")
+
+st.subheader("Pooled over every scored row", anchor=False)
+st.caption(f"Every row of the results is one prediction, labelled positive when its relevance is at least "
+           f"{threshold_rel:g} (unjudged rows: {conv['unjudged_rows']}). Rows of all users are pooled: a model "
+           "that scores popular items high for everyone can rank positives of one user above negatives of "
+           "another and get a high pooled AUC while its per-user lists are poor; GAUC (AUC within each user) "
+           "and the @K metrics judge the lists.")
 with state.guard():
     evals = state.evaluate_all(["auc", "gauc", "pr_auc", "pcopc"])
-    roc = {n: state.curve("roc", n, r) for n, r in models.items()}
-    pr = {n: state.curve("pr", n, r) for n, r in models.items()}
+    roc = {n: state.curve("roc", n, r, relevance_threshold=threshold_rel) for n, r in models.items()}
+    pr = {n: state.curve("pr", n, r, relevance_threshold=threshold_rel) for n, r in models.items()}
+probabilistic = {n: state.scores_are_probabilities(r) for n, r in models.items()}
+table, hidden, raw = tables.needs_probabilities_view(
+    state.summary_table(evals, ["auc", "gauc", "pr_auc", "pcopc"]).set_index("model"), probabilistic,
+    list(metric_lists.NEEDS_PROBABILITIES))
+st.dataframe(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary")
+if raw:
+    st.caption(text.md(f"Needs probabilities: PCOPC is left out for {', '.join(raw)} (scores outside [0, 1])."))
 
-table = state.summary_table(evals, ["auc", "gauc", "pr_auc", "pcopc"]).set_index("model")
-st.dataframe(table, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in table.columns},
-             key="curves_summary")
-
+recall_base = url.bound(lambda: st.radio(
+    "Recall of the precision-recall curve counts", ["all relevant items", "retrieved relevant rows"],
+    horizontal=True, key="curves_recall",
+    help="All relevant items: recall = relevant rows above the threshold / every relevant item of the ground "
+         "truth (a model that retrieves 13% of them ends at 0.13). Retrieved relevant rows: the usual pooled "
+         "curve over scored rows only, which always reaches 1.0."),
+    "curves_recall", "all relevant items", options=["all relevant items", "retrieved relevant rows"])
+if recall_base == "all relevant items":
+    for name, ranked in models.items():
+        cm = state.curve("confusion", name, ranked, threshold=float("-inf"), relevance_threshold=threshold_rel)
+        retrieved = int(cm.loc["positive"].sum())
+        everything = int(ranked.n_relevant(threshold_rel)[ranked.in_truth].sum())
+        pr[name] = curve_tables.recall_over_all_relevant(pr[name], retrieved, everything)
 left, right = st.columns(2)
 left.plotly_chart(charts.roc(roc, {n: evals[n].summary["auc"] for n in roc}, colors), key="curves_roc")
 right.plotly_chart(charts.pr(pr, {n: evals[n].summary["pr_auc"] for n in pr}, colors), key="curves_pr")
 
-st.subheader("Calibration")
-probabilistic = {n: r for n, r in models.items() if state.scores_are_probabilities(r)}
-if not probabilistic:
-    st.info("No model has scores in [0, 1], so there is no reliability plot.")
+st.subheader("Calibration", anchor=False)
+calibrated = {n: r for n, r in models.items() if probabilistic[n]}
+if not calibrated:
+    st.info("Needs probabilities: no model has scores in [0, 1], so there is no reliability plot.")
 else:
     n_bins = url.bound(lambda: st.slider("Bins", min_value=5, max_value=30, value=10, key="curves_bins"),
                        "curves_bins", 10, kind=int, low=5, high=30)
     with state.guard():
-        cal = {n: state.curve("calibration", n, r, n_bins=n_bins) for n, r in probabilistic.items()}
+        cal = {n: state.curve("calibration", n, r, n_bins=n_bins, relevance_threshold=threshold_rel)
+               for n, r in calibrated.items()}
     st.plotly_chart(charts.calibration(cal, {n: evals[n].summary["pcopc"] for n in cal}, colors),
                     key="curves_calibration")
-    skipped = sorted(set(models) - set(probabilistic))
+    st.caption("Rows per score bin (a point from a few rows says little):")
+    st.dataframe(curve_tables.calibration_counts(cal, n_bins), key="curves_bin_counts",
+                 column_config={n: st.column_config.NumberColumn(format="localized") for n in cal})
+    skipped = sorted(set(models) - set(calibrated))
     if skipped:
-        st.caption(text.md(f"Not shown (scores outside [0, 1]): {', '.join(skipped)}."))
+        st.caption(text.md(f"Needs probabilities, not shown (scores outside [0, 1]): {', '.join(skipped)}."))
 
-st.subheader("Confusion matrix")
-threshold = url.bound(lambda: st.slider("Threshold: a row is predicted positive when score >= threshold",
-                                        min_value=0.0, max_value=1.0, value=0.5, step=0.01, key="curves_threshold"),
-                      "curves_threshold", 0.5, kind=float, low=0.0, high=1.0)
+st.subheader("Confusion matrix", anchor=False)
+names = list(models)
+cm_model = url.bound(lambda: st.selectbox("Model", names, key="curves_cm_model"), "curves_cm_model", names[0],
+                     options=names)
+low, high = curve_tables.score_range(models[cm_model].score)
+default = min(max(0.5, low), high) if probabilistic[cm_model] else (low + high) / 2
+threshold = url.bound(lambda: st.slider(
+    f"Threshold: a row is predicted positive when its score is at least this (scores of this model: "
+    f"{low:.4g} to {high:.4g})", min_value=low, max_value=high, value=default, step=(high - low) / 200,
+    key="curves_threshold"), "curves_threshold", default, kind=float, low=low, high=high)
 with state.guard():
-    cm_evals = state.evaluate_all(["accuracy", "precision", "recall"], threshold=threshold)
-cols = st.columns(min(len(models), 3))
-for i, (name, ranked) in enumerate(models.items()):
-    with state.guard():
-        cm = state.curve("confusion", name, ranked, threshold=threshold)
-    col = cols[i % len(cols)]
-    col.plotly_chart(charts.confusion(cm, name), key=f"curves_cm_{name}")
-    s = cm_evals[name].summary
-    col.caption(" · ".join(f"{m} {s[m]:.4f}" for m in ("accuracy", "precision", "recall") if m in s))
+    cm_eval = state.evaluate_all(["accuracy", "precision", "recall", "f1"], threshold=threshold)[cm_model]
+    cm = state.curve("confusion", cm_model, models[cm_model], threshold=threshold, relevance_threshold=threshold_rel)
+left, right = st.columns([2, 3])
+left.plotly_chart(charts.confusion(cm, cm_model), key="curves_cm")
+s = cm_eval.summary
+right.dataframe({"metric": ["accuracy", "precision", "recall", "f1"],
+                 "value": [s.get(m, float("nan")) for m in ("accuracy", "precision", "recall", "f1")]},
+                hide_index=True, key="curves_cm_metrics",
+                column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+right.caption(f"Threshold {threshold:.4g}; counts over every scored row of {text.md(cm_model)}.")
