@@ -285,6 +285,9 @@ def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -
         check_frame(run, "run")
         if qrels is not None:
             check_frame(qrels, "qrels")
+    elif isinstance(qrels, (list, tuple, str)):  # metrics given positionally after a prepared run
+        raise MetricsError("run is a prepared Ranked (joined with its ground truth by mc.prepare); pass no "
+                           "qrels, and the metrics as metrics=[...]")
     check_needs(specs, item_features=item_features, interactions=interactions)
     ranked = run if isinstance(run, Ranked) else prepare(run, qrels)
 

@@ -108,3 +108,15 @@ def test_huge_cutoff_on_single_list_functions():
     idcg = 2 + 1 / math.log2(3)
     assert mc.ndcg_at_k(rel, k=10**12) == pytest.approx(dcg / idcg)
     assert mc.precision_at_k([1, 0, 1], k=10**12) == pytest.approx(2 / 1e12)
+
+
+def test_prepared_run_with_a_second_positional_argument_is_refused():
+    import pandas as pd
+
+    import metrics_core as mc
+
+    run = pd.DataFrame({"user_id": ["a", "a"], "item_id": ["x", "y"], "score": [1.0, 0.5], "relevance": [1, 0]})
+    ranked = mc.prepare(run)
+    with pytest.raises(mc.MetricsError, match="pass no qrels"):
+        mc.evaluate(ranked, ["ndcg@1"])
+    assert mc.evaluate(ranked, metrics=["ndcg@1"]).summary["ndcg@1"] == 1.0

@@ -181,7 +181,7 @@ segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, 
                                             tables.relevance_threshold(state.conventions()))
 unserved = {n: int((~evals[n].per_user.index.astype(str).isin(pd.Index(served[n]).astype(str))).sum())
             for n in (baseline, focus_model)}
-st.caption(f"{fmt.count(len(pairs))} users paired ({who}); colour: {segment_name}. Win / tie / loss: "
+st.caption(f"{fmt.count(len(pairs))} users paired ({who}); colour: {text.md(segment_name)}. Win / tie / loss: "
            f"{fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
            + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
                      f"{focus_model} {unserved[focus_model]:,}."))

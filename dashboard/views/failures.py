@@ -64,7 +64,7 @@ segment = segment_value = None
 if attr_cols:
     segment, seg_name = state.user_segments(pd.Index(table["user_id"]), models, attrs, attr_cols[0])
     values = ["all", *sorted(segment.unique())]
-    chosen = url.bound(lambda: f2.selectbox(f"Segment ({seg_name})", values, key="failures_segment"),
+    chosen = url.bound(lambda: f2.selectbox(f"Segment ({text.md(seg_name)})", values, key="failures_segment"),
                        "failures_segment", "all", options=values)
     segment_value = None if chosen == "all" else chosen
 search = f3.text_input("User id starts with", key="failures_search", max_chars=200)

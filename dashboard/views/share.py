@@ -95,7 +95,9 @@ left, right = st.columns([3, 2])
 report_metrics = left.multiselect("Metrics in the report", per_user_metrics + metric_lists.scored_labels(),
                                   default=[m for m in (f"ndcg@{k}", f"recall@{k}", f"map@{k}", "auc")
                                            if m in per_user_metrics + metric_lists.scored_labels()],
-                                  key="share_report_metrics")
+                                  key="share_report_metrics",
+                                  help="Every metric's definition is on the Overview (hover its column); "
+                                       "per-user metrics get intervals and paired tests in the report.")
 names = list(models)
 report_baseline = right.selectbox("Baseline", names, key="share_report_baseline")
 if st.button("Build HTML report", key="share_build_report", icon=":material/description:",
