@@ -263,3 +263,18 @@ def needs_probabilities_view(wide: pd.DataFrame, probabilistic: dict, needs: Seq
         out.loc[raw, cols] = float("nan")
     dropped = [c for c in cols if out[c].isna().all()]
     return out.drop(columns=dropped), dropped, raw
+
+
+def scores_on_relevance_scale(scores, relevances) -> bool:
+    """Whether every score lies within the range of the relevance grades (and 0/1 for binary
+    labels): only then do RMSE, MSE, MAE and R² measure how well scores predict relevance."""
+    import numpy as np
+
+    s = np.asarray(scores, dtype=float)
+    r = np.asarray(relevances, dtype=float)
+    s, r = s[np.isfinite(s)], r[np.isfinite(r)]
+    if s.size == 0:
+        return False
+    low = min(float(r.min()), 0.0) if r.size else 0.0
+    high = max(float(r.max()), 1.0) if r.size else 1.0
+    return bool(low <= s.min() and s.max() <= high)

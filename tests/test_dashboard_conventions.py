@@ -149,3 +149,11 @@ def test_needs_probabilities_blanks_and_hides():
     assert out.loc["p", "logloss"] == 0.5 and out.loc["raw", "auc"] == 0.8
     out, dropped, raw = tables.needs_probabilities_view(wide, {"p": False, "raw": False}, ["logloss", "pcopc"])
     assert dropped == ["logloss", "pcopc"] and list(out.columns) == ["auc"]
+
+
+def test_scores_on_the_relevance_scale():
+    assert tables.scores_on_relevance_scale([0.1, 0.9], [0, 1])
+    assert tables.scores_on_relevance_scale([0.0, 2.5], [0, 1, 2, 3])
+    assert not tables.scores_on_relevance_scale([5.0, 11.0], [0, 1, 2, 3])
+    assert not tables.scores_on_relevance_scale([-0.5, 0.4], [0, 1])
+    assert not tables.scores_on_relevance_scale([], [0, 1])

@@ -304,9 +304,10 @@ def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_pa
     at.run()
     page(at, "overview")
     scored = frame_with(at, "auc")
-    for hidden in ("logloss", "brier", "ece", "pcopc", "accuracy"):
+    for hidden in ("logloss", "brier", "ece", "pcopc", "accuracy", "rmse", "mse", "mae", "r2"):
         assert hidden not in scored.columns
     assert any("Needs probabilities" in c.value for c in at.caption)
+    assert any("Needs scores on the relevance scale" in c.value for c in at.caption)
     page(at, "curves")
     assert "pcopc" not in frame_with(at, "gauc").columns
     assert any("no model has scores in [0, 1]" in i.value for i in at.info)

@@ -69,14 +69,18 @@ if show_ci:
 st.subheader("Scored-row metrics")
 probabilistic = {name: state.scores_are_probabilities(r) for name, r in models.items()}
 needs = list(metric_lists.NEEDS_PROBABILITIES)
+REGRESSION = ["rmse", "mse", "mae", "r2", "explained_variance"]
 if state.conventions()["threshold"] == 0.5:  # the default threshold only means something for probabilities
     needs += ["accuracy", "precision", "recall", "f1"]
 scored_all = state.summary_table(ev_scored, scored).set_index("model")
 scored_wide, hidden, raw_models = tables.needs_probabilities_view(scored_all, probabilistic, needs)
+# the error metrics compare the score with the relevance grade: only meaningful on that scale
+on_scale = {name: tables.scores_on_relevance_scale(r.score, r.q_rel) for name, r in models.items()}
+scored_wide, hidden_scale, off_scale = tables.needs_probabilities_view(scored_wide, on_scale, REGRESSION)
 st.caption("Computed over every scored row of the results (unjudged rows: "
            f"{state.conventions()['unjudged_rows']}). `accuracy`, `precision`, `recall` and `f1` classify a "
-           f"row as positive when its score is at least {state.conventions()['threshold']:g}; RMSE, MAE and R² "
-           "compare the score with the relevance grade. Hover a header for its formula.")
+           f"row as positive when its score is at least {state.conventions()['threshold']:g}; RMSE, MSE, MAE and "
+           "R² compare the score with the relevance grade. Hover a header for its formula.")
 st.dataframe(scored_wide, column_config=fmt.metric_columns(list(scored_wide.columns), settings),
              key="overview_scored")
 if raw_models:
@@ -85,17 +89,23 @@ if raw_models:
                f"{', '.join(n for n in needs if n in scored_all.columns)} are left empty for them"
                + (f" ({', '.join(hidden)} hidden: no model has probabilities)" if hidden else "")
                + ". Classification at a threshold over the model's own score range is on the Curves page.")
+if off_scale:
+    names = ", ".join(text.md(m) for m in off_scale)
+    st.caption(f"**Needs scores on the relevance scale**: the scores of {names} fall outside the range of the "
+               f"relevance grades, so {', '.join(m for m in REGRESSION if m in scored_all.columns)} are left "
+               "empty for them (they would measure the scale, not the model).")
 
 if show_div:
     st.subheader("Beyond accuracy")
-    div_wide = state.summary_table(ev_div, diversity).set_index("model")
-    st.dataframe(div_wide, column_config=fmt.metric_columns(diversity, settings), key="overview_diversity_table")
-    if div_wide[f"ils@{k}"].isna().all():
+    div_wide = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all")
+    st.dataframe(div_wide, column_config=fmt.metric_columns(list(div_wide.columns), settings),
+                 key="overview_diversity_table")
+    if f"ils@{k}" not in div_wide.columns:
         st.caption("ILS needs an item-features table (upload one on the Data page).")
 
-all_metrics = ranking + list(scored_wide.columns) + (diversity if show_div else [])
-summary = pd.concat([wide, scored_wide, state.summary_table(ev_div, diversity).set_index("model") if show_div
-                     else None], axis=1)
+div_all = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all") if show_div else None
+all_metrics = ranking + list(scored_wide.columns) + (list(div_all.columns) if show_div else [])
+summary = pd.concat([wide, scored_wide, div_all], axis=1)
 summary = summary.reset_index()[["model", *all_metrics]]
 slug = state.settings_slug()
 st.download_button(f"Download summary CSV ({described})",
