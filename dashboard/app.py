@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboard import sources, state, tables, text, url  # noqa: E402
@@ -56,7 +57,7 @@ if state.is_demo() and nav.title != "Data":
             "two-tower) on 2,400 users with graded relevance. Open the **Data** page to "
             "upload your own results.", icon=":material/science:")
 if nav.title != "Data":
-    lengths = [length for ranked in state.get_models().values() for length in ranked.list_lengths]
+    lengths = np.concatenate([ranked.list_lengths for ranked in state.get_models().values()] or [[]])
     notice = tables.k_exceeds_lists(lengths, state.controls()["k"])
     if notice:
         st.warning(notice, icon=":material/straighten:")

@@ -6,18 +6,6 @@ import numpy as np
 import pandas as pd
 
 
-def recall_over_all_relevant(pr: pd.DataFrame, retrieved_positives: int, all_relevant: int) -> pd.DataFrame:
-    """A pooled precision-recall curve with recall counted over every relevant item of the
-    ground truth instead of the relevant rows the model retrieved.
-
-    ``pr``: ``recall, precision, threshold`` over scored rows (recall = TP / retrieved
-    positives). Returns the same rows with ``recall`` = TP / ``all_relevant``, so a model
-    that retrieves 13% of the relevant items ends at recall 0.13, not 1.0.
-    """
-    scale = retrieved_positives / all_relevant if all_relevant > 0 else np.nan
-    return pr.assign(recall=pr["recall"] * scale)
-
-
 def score_range(scores: np.ndarray) -> tuple[float, float]:
     """(min, max) of a model's finite scores, widened to a non-empty range."""
     s = np.asarray(scores, dtype=float)

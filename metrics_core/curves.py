@@ -40,14 +40,27 @@ def roc_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
     })
 
 
-def pr_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
+RECALL_OVER = ("retrieved", "all_relevant")
+
+
+def pr_curve(ranked: Ranked, relevance_threshold: float = 1, recall_over: str = "retrieved") -> pd.DataFrame:
     """Precision-recall points (recall, precision, threshold), one per distinct score by
-    decreasing threshold, after scikit-learn's (recall 0, precision 1) starting point."""
+    decreasing threshold, after scikit-learn's (recall 0, precision 1) starting point.
+
+    ``recall_over="retrieved"`` divides by the relevant scored rows (scikit-learn's pooled
+    curve, which always reaches 1); ``"all_relevant"`` by every relevant item of the ground
+    truth's users, retrieved or not (a model that retrieves 13% of them ends at 0.13).
+    """
+    if recall_over not in RECALL_OVER:
+        raise MetricsError(f"recall_over must be one of {', '.join(RECALL_OVER)}; got {recall_over!r}")
     tps, fps, thr = _cumulative(ranked, relevance_threshold)
     if tps[-1] == 0:
         raise MetricsError("a precision-recall curve needs at least one relevant scored row")
     precision = tps / (tps + fps)
-    recall = tps / tps[-1]
+    if recall_over == "all_relevant":
+        recall = tps / ranked.n_relevant(relevance_threshold)[ranked.in_truth].sum()
+    else:
+        recall = tps / tps[-1]
     return pd.DataFrame({
         "recall": np.r_[0.0, recall],
         "precision": np.r_[1.0, precision],

@@ -29,3 +29,9 @@ def pytest_sessionstart(session):
 
     warmup()
 
+
+
+@pytest.fixture
+def private_store(monkeypatch, tmp_path):
+    """A dashboard test's uploads are saved as working copies: keep them in a temporary store."""
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))

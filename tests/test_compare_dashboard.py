@@ -15,7 +15,6 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
 from dashboard import demo, text  # noqa: E402
-from metrics_core.compare import compare  # noqa: E402
 from metrics_core.store import AnalysisStore  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")

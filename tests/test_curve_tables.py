@@ -11,7 +11,7 @@ import metrics_core as mc
 from dashboard import curve_tables
 
 
-def test_recall_over_all_relevant_counts_unretrieved_items():
+def test_pr_curve_recall_over_all_relevant_counts_unretrieved_items():
     rng = np.random.default_rng(3)
     rows = []
     for u in range(30):
@@ -22,10 +22,9 @@ def test_recall_over_all_relevant_counts_unretrieved_items():
     extra = pd.DataFrame({"user_id": [f"u{u}" for u in range(30)], "item_id": "never", "relevance": 1})
     qrels = pd.concat([run[["user_id", "item_id", "relevance"]], extra], ignore_index=True)
     ranked = mc.prepare(run[["user_id", "item_id", "score"]], qrels)
-    pr = mc.pr_curve(ranked)
     retrieved = int(run["relevance"].sum())
     everything = retrieved + 30
-    scaled = curve_tables.recall_over_all_relevant(pr, retrieved, everything)
+    scaled = mc.pr_curve(ranked, recall_over="all_relevant")
     precision, recall, thresholds = precision_recall_curve(run["relevance"], run["score"])
     # at each threshold t: TP(score >= t) / every relevant item
     for t in thresholds[::7]:
@@ -33,6 +32,8 @@ def test_recall_over_all_relevant_counts_unretrieved_items():
         row = scaled[np.isclose(scaled["threshold"], t)]
         assert row["recall"].iloc[0] == pytest.approx(tp / everything, abs=1e-12)
     assert scaled["recall"].max() == pytest.approx(retrieved / everything)
+    with pytest.raises(mc.MetricsError):
+        mc.pr_curve(ranked, recall_over="everything")
 
 
 def test_score_range_and_bin_counts():

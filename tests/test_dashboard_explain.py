@@ -18,9 +18,7 @@ from dashboard import demo, explain_tables  # noqa: E402
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def private_store(monkeypatch, tmp_path):
-    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+pytestmark = pytest.mark.usefixtures("private_store")
 
 
 @pytest.fixture(scope="module")

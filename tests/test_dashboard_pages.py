@@ -11,7 +11,6 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 

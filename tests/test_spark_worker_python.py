@@ -54,15 +54,15 @@ def test_cli_spark_engine_with_unactivated_interpreter(tmp_path):
 
 def test_api_on_a_session_built_by_the_caller(tmp_path):
     env = _env_with_wrong_python3(tmp_path)
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import pandas as pd
         from pyspark.sql import SparkSession
         from metrics_core import spark as mcs
         spark = SparkSession.builder.master("local[1]").getOrCreate()
         run = spark.createDataFrame(pd.DataFrame(
-            {{"user_id": ["a", "a", "b"], "item_id": ["x", "y", "x"], "score": [2.0, 1.0, 1.0]}}))
+            {"user_id": ["a", "a", "b"], "item_id": ["x", "y", "x"], "score": [2.0, 1.0, 1.0]}))
         qrels = spark.createDataFrame(pd.DataFrame(
-            {{"user_id": ["a", "b"], "item_id": ["y", "x"], "relevance": [1, 1]}}))
+            {"user_id": ["a", "b"], "item_id": ["y", "x"], "relevance": [1, 1]}))
         ev = mcs.evaluate(run, qrels, ["mrr@10"])
         print(repr(ev.summary["mrr@10"]))
         spark.stop()

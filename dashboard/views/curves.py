@@ -32,7 +32,6 @@ st.caption(f"Every row of the results is one prediction, labelled positive when 
 with state.guard():
     evals = state.evaluate_all(["auc", "gauc", "pr_auc", "pcopc"])
     roc = {n: state.curve("roc", n, r, relevance_threshold=threshold_rel) for n, r in models.items()}
-    pr = {n: state.curve("pr", n, r, relevance_threshold=threshold_rel) for n, r in models.items()}
 probabilistic = {n: state.scores_are_probabilities(r) for n, r in models.items()}
 table, hidden, raw = tables.needs_probabilities_view(
     state.summary_table(evals, ["auc", "gauc", "pr_auc", "pcopc"]).set_index("model"), probabilistic,
@@ -48,12 +47,10 @@ recall_base = url.bound(lambda: st.radio(
          "truth (a model that retrieves 13% of them ends at 0.13). Retrieved relevant rows: the usual pooled "
          "curve over scored rows only, which always reaches 1.0."),
     "curves_recall", "all relevant items", options=["all relevant items", "retrieved relevant rows"])
-if recall_base == "all relevant items":
-    for name, ranked in models.items():
-        cm = state.curve("confusion", name, ranked, threshold=float("-inf"), relevance_threshold=threshold_rel)
-        retrieved = int(cm.loc["positive"].sum())
-        everything = int(ranked.n_relevant(threshold_rel)[ranked.in_truth].sum())
-        pr[name] = curve_tables.recall_over_all_relevant(pr[name], retrieved, everything)
+recall_over = "all_relevant" if recall_base == "all relevant items" else "retrieved"
+with state.guard():
+    pr = {n: state.curve("pr", n, r, relevance_threshold=threshold_rel, recall_over=recall_over)
+          for n, r in models.items()}
 left, right = st.columns(2)
 left.plotly_chart(charts.roc(roc, {n: evals[n].summary["auc"] for n in roc}, colors), key="curves_roc")
 right.plotly_chart(charts.pr(pr, {n: evals[n].summary["pr_auc"] for n in pr}, colors), key="curves_pr")

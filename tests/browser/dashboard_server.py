@@ -117,6 +117,13 @@ def wait_rerun(page, timeout: int = 120_000) -> None:
     wait_idle(page, timeout=timeout)
 
 
+def open_page(page, title: str) -> None:
+    """Click ``title`` in the sidebar navigation and wait for that page's script run."""
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+    wait_rerun(page)
+    page.wait_for_selector(f'h1:has-text("{title}")')
+
+
 ROW_HEIGHT = 35
 
 

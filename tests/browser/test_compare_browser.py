@@ -12,15 +12,9 @@ import pytest
 
 import metrics_core as mc
 from dashboard import demo
-from dashboard_server import assert_no_exception, wait_idle, wait_rerun
+from dashboard_server import assert_no_exception, open_page, wait_idle, wait_rerun
 
 pytestmark = pytest.mark.browser
-
-
-def _open(page, title):
-    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
-    wait_rerun(page)
-    page.wait_for_selector(f'h1:has-text("{title}")')
 
 
 def test_verdict_matches_scipy_and_the_users_switch(app_page, streamlit_server, tmp_path):
@@ -40,14 +34,14 @@ def test_verdict_matches_scipy_and_the_users_switch(app_page, streamlit_server, 
     (tmp_path / "qrels.csv").write_bytes(demo.to_csv_bytes(d.qrels))
     page.goto(streamlit_server)
     wait_idle(page)
-    _open(page, "Data")
+    open_page(page, "Data")
     page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
         'input[type="file"]').set_input_files([str(p) for p in paths.values()])
     wait_idle(page)
     page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
         'input[type="file"]').set_input_files(str(tmp_path / "qrels.csv"))
     wait_idle(page)
-    _open(page, "Compare")
+    open_page(page, "Compare")
     page.wait_for_selector('h3:has-text("Verdict")')
     assert_no_exception(page, "Compare")
 

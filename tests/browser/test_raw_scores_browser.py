@@ -11,15 +11,9 @@ import pandas as pd
 import pytest
 
 from dashboard import demo
-from dashboard_server import assert_no_exception, wait_idle, wait_rerun
+from dashboard_server import assert_no_exception, open_page, wait_idle
 
 pytestmark = pytest.mark.browser
-
-
-def _open(page, title):
-    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
-    wait_rerun(page)
-    page.wait_for_selector(f'h1:has-text("{title}")')
 
 
 def test_raw_scores_hide_probability_metrics(app_page, streamlit_server, tmp_path):
@@ -33,14 +27,14 @@ def test_raw_scores_hide_probability_metrics(app_page, streamlit_server, tmp_pat
     (tmp_path / "qrels.csv").write_bytes(demo.to_csv_bytes(d.qrels))
     page.goto(streamlit_server)
     wait_idle(page)
-    _open(page, "Data")
+    open_page(page, "Data")
     page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
         'input[type="file"]').set_input_files([str(p) for p in paths])
     wait_idle(page)
     page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
         'input[type="file"]').set_input_files(str(tmp_path / "qrels.csv"))
     wait_idle(page)
-    _open(page, "Overview")
+    open_page(page, "Overview")
     page.wait_for_selector('h3:has-text("Scored-row metrics")')
     assert_no_exception(page, "Overview on raw scores")
     assert page.get_by_text("Needs probabilities").count() >= 1
@@ -50,7 +44,7 @@ def test_raw_scores_hide_probability_metrics(app_page, streamlit_server, tmp_pat
     assert not {"logloss", "brier", "ece", "pcopc", "accuracy"} & set(csv.columns), list(csv.columns)
     assert {"auc", "gauc", "ndcg@10"} <= set(csv.columns)
 
-    _open(page, "Curves")
+    open_page(page, "Curves")
     page.wait_for_selector('h3:has-text("Confusion matrix")')
     assert_no_exception(page, "Curves on raw scores")
     first = list(d.runs)[0]
