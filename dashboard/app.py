@@ -48,6 +48,8 @@ except sources.StoreError as exc:
     st.error(text.md(str(exc)))
     view = None
 sources.take_pending_uploads()  # files uploaded just before leaving the Data page
+for refusal in sources.refused_uploads():  # more than the analysis store can hold
+    st.error(text.md(refusal, limit=600), icon=":material/block:")
 url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back
 if view:
     state.apply_view(view)

@@ -28,6 +28,8 @@ import pandas as pd
 
 from metrics_core.errors import MetricsError
 
+from dashboard import memory
+
 MB_ENV = "METRICS_CORE_DASHBOARD_CACHE_MB"
 TTL_ENV = "METRICS_CORE_DASHBOARD_CACHE_TTL"
 DEFAULT_MB = 1024
@@ -171,30 +173,29 @@ class ByteBudgetCache:
             return before - len(self._entries)
 
 
-def _release_freed_memory() -> None:
-    """Ask the C allocator to hand freed heap pages back to the system (glibc only), so the
-    server's resident memory falls back once expired entries are gone."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-def start_sweeper(cache: "ByteBudgetCache", interval: float | None = None) -> threading.Thread:
+def start_sweeper(cache: "ByteBudgetCache", interval: float | None = None,
+                  also: Callable[[], int] | None = None) -> threading.Thread:
     """A daemon thread that expires ``cache``'s entries every ``interval`` seconds (default:
-    a quarter of the time to live, between 1 s and 60 s), then returns freed memory."""
+    a quarter of the time to live, between 1 s and 60 s), calls ``also`` (another
+    clean-up returning how many things it released), then returns freed memory."""
     every = interval if interval is not None else min(60.0, max(1.0, cache.ttl_seconds / 4))
 
     def run() -> None:
+        trim_next = False  # what ``also`` releases may be freed after this pass (on another thread)
         while True:
             time.sleep(every)
-            if cache.sweep():
+            released = cache.sweep()
+            if also is not None:
+                try:
+                    released += also()
+                except Exception:  # noqa: BLE001 - the sweeper must outlive any clean-up failure
+                    pass
+            if released or trim_next:
                 import gc
 
                 gc.collect()
-                _release_freed_memory()
+                memory.release_freed_memory()
+            trim_next = bool(released)
 
     thread = threading.Thread(target=run, name="metrics-core-cache-sweeper", daemon=True)
     thread.start()
@@ -202,7 +203,16 @@ def start_sweeper(cache: "ByteBudgetCache", interval: float | None = None) -> th
 
 
 SHARED = ByteBudgetCache(int(_env_number(MB_ENV, DEFAULT_MB) * 2**20), _env_number(TTL_ENV, DEFAULT_TTL))
-_SWEEPER = start_sweeper(SHARED)
+
+
+def _close_expired_sessions() -> int:
+    from dashboard.sessions import close_expired_sessions
+
+    return close_expired_sessions()
+
+
+memory.return_large_blocks_on_free()  # once per server process, before any upload is read
+_SWEEPER = start_sweeper(SHARED, also=_close_expired_sessions)
 
 
 def limits_text() -> str:

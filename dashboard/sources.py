@@ -25,13 +25,14 @@ import streamlit as st
 
 from metrics_core.store import SNAPSHOT as STORE_SNAPSHOT
 from metrics_core.store import WORKING as STORE_WORKING
-from metrics_core.store import AnalysisStore, SavedFile, SnapshotReceipt, StoreError
+from metrics_core.store import AnalysisStore, SavedFile, SnapshotReceipt, StoreError, StoreFullError
 
 from . import url
 
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
-           "reset_to_demo", "upload_generation", "take_pending_uploads", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem"]
+           "reset_to_demo", "upload_generation", "take_pending_uploads", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
+           "refused_uploads", "upload_limits_text"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
@@ -89,6 +90,7 @@ _OPENED = "mcd_opened"
 _FAILED = "mcd_failed_analysis"
 _SEEN = "mcd_seen_uploads"
 _GEN = "mcd_upload_generation"
+_REFUSED = "mcd_refused_uploads"
 _STORE_ERROR = "mcd_store_error"
 
 
@@ -203,6 +205,8 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
     for f in runs:
         if getattr(f, "file_id", None) is not None and f.file_id not in seen:
             seen.add(f.file_id)
+            if _refused(f):
+                continue
             blob = Blob.of(f.name, f.getvalue())
             new_runs[model_name(blob.name)] = blob
             added.append(model_name(blob.name))
@@ -211,10 +215,51 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
             f = f[-1] if f else None
         if f is not None and getattr(f, "file_id", None) is not None and f.file_id not in seen:
             seen.add(f.file_id)
+            if _refused(f):
+                continue
             others[kind] = Blob.of(f.name, f.getvalue())
     if added or others:
         load_sources(replace(src, runs=new_runs, **others))
     return added
+
+
+def _refused(upload) -> bool:
+    """Refuse an upload the analysis store cannot hold, before reading it: the file is
+    not taken in and :func:`refused_uploads` says why. A store that cannot be reached
+    refuses nothing (the files then stay in this session, see :func:`store_problem`)."""
+    size = getattr(upload, "size", None)
+    if size is None:
+        size = len(upload.getvalue())
+    try:
+        _store().check_can_store(int(size))
+    except StoreFullError as exc:
+        st.session_state.setdefault(_REFUSED, []).append(f"{upload.name} was not loaded: {exc}")
+        return True
+    except StoreError:
+        return False
+    return False
+
+
+def upload_limits_text() -> str:
+    """The limits an upload meets, in one sentence: the uploader's size, the read limits
+    and what the analysis store can still hold (for the Data page's caption)."""
+    from metrics_core.io import limits
+    from metrics_core.store.config import QUOTA_ENV, format_size
+
+    upload_mb = st.get_option("server.maxUploadSize")
+    sentence = (f"Each upload may be up to {upload_mb:,} MB (server.maxUploadSize). "
+                f"{limits.current().describe()}")
+    try:
+        usage = _store().usage()
+    except StoreError:
+        return sentence
+    return (f"{sentence} The analysis store keeps uploads up to {format_size(usage.quota_bytes)} in all "
+            f"({format_size(usage.free_bytes)} free; {QUOTA_ENV}); a file that does not fit is refused.")
+
+
+def refused_uploads() -> list[str]:
+    """One line per upload refused since the last call (the file is named in each)."""
+    return st.session_state.pop(_REFUSED, None) or []
 
 
 UPLOADERS = ("upload_runs", "upload_truth", "upload_features", "upload_attributes")

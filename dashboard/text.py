@@ -14,6 +14,7 @@ import re
 import pandas as pd
 
 from metrics_core.io.spreadsheet import spreadsheet_csv
+from metrics_core.report import plotly_text
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping
 # all of them also disarms Streamlit's own syntax (``:red[...]``, ``:material/x:``,
@@ -44,7 +45,7 @@ def md(value: object, limit: int = _MAX_SHOWN) -> str:
 
 def plot(value: object) -> str:
     """``value`` for plotly text (legend, axis, hover): its tags shown, not rendered."""
-    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return plotly_text(value)
 
 
 SPREADSHEET_NOTE = ("Text cells that start with =, +, -, @, a tab or a carriage return get a leading ' "

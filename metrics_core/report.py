@@ -10,9 +10,10 @@ Safety and portability:
 * plotly.js is inlined once (``plotly.offline.get_plotlyjs()``); the page references no
   external URL (no CDN, no fonts, no MathJax).
 * Every user-supplied string (model names, metric names, settings, ids, warnings) is passed
-  through :func:`html.escape` before it reaches the page, including chart labels (plotly
-  decodes entities back to literal text), so a model named ``<img src=x onerror=alert(1)>``
-  is shown as text and never becomes markup. Figure JSON is embedded by plotly with ``<``
+  through :func:`html.escape` before it reaches the page; chart labels go through
+  :func:`plotly_text` (plotly's own label markup, in which quotes need no escaping), so a
+  model named ``<img src=x onerror=alert(1)>`` or ``say "hi"`` is shown as typed and never
+  becomes markup. Figure JSON is embedded by plotly with ``<``
   written as ``\\u003c``.
 """
 
@@ -53,6 +54,16 @@ th{background:#f0f2f5} td.l,th.l{text-align:left}
 def _e(value: Any) -> str:
     """Escape any value for HTML text or attribute context."""
     return html.escape(str(value), quote=True)
+
+
+def plotly_text(value: Any) -> str:
+    """``value`` for plotly text (legend, title, axis, hover): its tags shown, never rendered.
+
+    Plotly renders a small HTML subset in its labels and decodes only a few named
+    entities (``&amp;``, ``&lt;``, ``&gt;`` among them, not ``&quot;``), so only
+    ``&``, ``<`` and ``>`` are escaped: quotes stay quotes.
+    """
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _fmt(x: Any, digits: int = 4) -> str:
@@ -184,7 +195,7 @@ def _curve_figures(go, evaluations: Mapping[str, Any], relevance_threshold: floa
     if rocs:
         fig = go.Figure()
         for name, c in rocs.items():
-            fig.add_scatter(x=c["fpr"], y=c["tpr"], mode="lines", name=_e(name),
+            fig.add_scatter(x=c["fpr"], y=c["tpr"], mode="lines", name=plotly_text(name),
                             line=dict(color=colors[name]))
         fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
                         line=dict(color="#999", dash="dot"))
@@ -193,7 +204,7 @@ def _curve_figures(go, evaluations: Mapping[str, Any], relevance_threshold: floa
     if prs:
         fig = go.Figure()
         for name, c in prs.items():
-            fig.add_scatter(x=c["recall"], y=c["precision"], mode="lines", name=_e(name),
+            fig.add_scatter(x=c["recall"], y=c["precision"], mode="lines", name=plotly_text(name),
                             line=dict(color=colors[name]))
         fig.update_layout(title="Precision-recall curve", xaxis_title="recall", yaxis_title="precision")
         figs.append(fig)
@@ -213,9 +224,9 @@ def _distribution_figures(go, evaluations: Mapping[str, Any], colors: dict) -> l
             if m not in table.columns:
                 continue
             values = pd.to_numeric(table[m], errors="coerce").dropna().to_numpy()
-            fig.add_histogram(x=values, name=_e(name), opacity=0.6, nbinsx=40,
+            fig.add_histogram(x=values, name=plotly_text(name), opacity=0.6, nbinsx=40,
                               marker_color=colors[name], histnorm="percent")
-        fig.update_layout(title=f"Per-user {_e(m)}", barmode="overlay", xaxis_title=_e(m),
+        fig.update_layout(title=f"Per-user {plotly_text(m)}", barmode="overlay", xaxis_title=plotly_text(m),
                           yaxis_title="% of users")
         figs.append(fig)
     return figs
@@ -225,7 +236,8 @@ def _comparison_figures(go, comparison: pd.DataFrame | None) -> list:
     if comparison is None or comparison.empty:
         return []
     fig = go.Figure()
-    labels = [f"{_e(r.model)} vs {_e(r.baseline)} · {_e(r.metric)}" for r in comparison.itertuples()]
+    labels = [f"{plotly_text(r.model)} vs {plotly_text(r.baseline)} · {plotly_text(r.metric)}"
+              for r in comparison.itertuples()]
     diff = comparison["diff"].to_numpy(dtype=float)
     fig.add_scatter(
         x=diff, y=labels, mode="markers", name="difference", marker=dict(size=9, color="#1f77b4"),

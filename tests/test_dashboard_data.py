@@ -110,6 +110,18 @@ def test_cache_limits_are_stated():
     assert any(f"{cache.SHARED.max_bytes // 2**20:,} MB" in c.value for c in at.caption)
 
 
+def test_upload_read_and_store_limits_are_stated(monkeypatch):
+    from metrics_core.io.limits import ReadLimits
+
+    monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", "3GiB")
+    at = app()
+    page(at, "data")
+    caption = " ".join(c.value for c in at.caption)
+    assert "up to 1,024 MB (server.maxUploadSize)" in caption
+    assert ReadLimits.from_env().describe() in caption
+    assert "up to 3.0 GiB in all" in caption and "METRICS_CORE_STORE_QUOTA" in caption
+
+
 def test_files_uploaded_just_before_leaving_the_data_page_are_kept():
     d = small_demo()
     at = app()
@@ -121,3 +133,25 @@ def test_files_uploaded_just_before_leaving_the_data_page_are_kept():
     table = frame_with(at, "ndcg@10")
     ref = mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10"])
     assert table.loc["two_tower", "ndcg@10"] == pytest.approx(ref.summary["ndcg@10"], abs=1e-12)
+
+
+def test_upload_larger_than_the_store_can_hold_is_refused_at_upload(monkeypatch):
+    d = small_demo()
+    truth = demo.to_csv_bytes(d.qrels)
+    monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", str(len(truth) // 2))
+    at = app()
+    page(at, "data")
+    upload(at, "upload_truth_0", ("big [truth](http://x).csv", truth, "text/csv"))
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1, errors
+    assert "big \\[truth\\]" in errors[0] and "was not loaded" in errors[0]
+    assert text.md("METRICS_CORE_STORE_QUOTA") in errors[0] and "quota" in errors[0]
+    # not taken in: the page still shows the demo, and the store holds nothing
+    assert any("shows the **demo data**" in i.value for i in at.info)
+    assert "analysis" not in at.query_params
+    at.run()  # said once, not on every rerun, and the refused file is not read again
+    assert not at.error
+    # a file that fits is taken in as usual
+    monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", str(10 * len(truth)))
+    upload(at, "upload_runs_0", runs_as_files(d)[:1])
+    assert not at.error and "analysis" in at.query_params

@@ -13,7 +13,7 @@ from metrics_core.io import ROLES, SUPPORTED_FORMATS
 
 st.title("Data")
 st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
-           f"uploaded in any order. {cache.limits_text()}")
+           f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()}")
 
 up_runs = st.file_uploader(
     "Ranked results: one file per model (the file name is the model name; uploading a file "
@@ -31,6 +31,8 @@ with st.expander("Optional tables: item features (for ILS) and user attributes (
 added = state.ingest_uploads(up_runs, up_truth, up_feats, up_attrs)
 if added:
     st.toast(text.md(f"Loaded {', '.join(added)}"))
+for refusal in sources.refused_uploads():  # more than the analysis store can hold
+    st.error(text.md(refusal, limit=600), icon=":material/block:")
 
 src = state.sources()
 report = state.load_report()

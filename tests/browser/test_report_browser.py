@@ -8,6 +8,7 @@ pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
 XSS = "<img src=x onerror=alert(1)>"
+QUOTED = 'say "hi" & it\'s <b>bold</b>'
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +20,7 @@ def report_file(tmp_path_factory):
     from metrics_core.report import write_report
 
     path = tmp_path_factory.mktemp("report") / "report.html"
-    write_report(path, make_evaluations(), title=f"Report {XSS}", settings={"k": 5, "model": XSS})
+    write_report(path, make_evaluations(names=(XSS, QUOTED)), title=f"Report {XSS}", settings={"k": 5, "model": XSS})
     return path
 
 
@@ -65,5 +66,8 @@ def test_report_offline_no_dialog_all_charts_drawn(report_file, browser):
     assert XSS in page.title()
     legend = page.evaluate("() => Array.from(document.querySelectorAll('.legendtext')).map(t => t.textContent)")
     assert XSS in legend
+    # quotes, apostrophes and ampersands are shown as typed (no &quot; or &amp; left visible)
+    assert QUOTED in legend, legend
+    assert not [t for t in legend if "&quot;" in t or "&amp;" in t or "&#" in t]
     assert page.evaluate("() => document.querySelectorAll('main img').length") == 0
     context.close()
