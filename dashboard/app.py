@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import sources, state, tables, text, url  # noqa: E402
+from dashboard import preload, sources, state, tables, text, url  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -40,6 +40,7 @@ pages = [
     if (PAGES_DIR / fname).exists()
 ]
 nav = st.navigation(pages)
+preload.start()  # heavy imports of later pages, in the background
 # The URL names the data (?analysis=<id>): load it before the controls are drawn, so that
 # a shared view's saved K, gain and ties can seed them.
 try:

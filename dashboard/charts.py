@@ -143,30 +143,30 @@ def confusion(cm: pd.DataFrame, title: str) -> go.Figure:
     return _layout(fig, title, height=320)
 
 
-def histogram(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
-    """Overlaid histograms of a per-user metric (``long``: model, value)."""
-    long, colors = _escaped(long, colors, "model")
-    fig = px.histogram(long, x="value", color="model", barmode="overlay", opacity=0.6,
-                       nbins=40, color_discrete_map=dict(colors), labels={"value": metric})
-    fig.update_yaxes(title="users")
-    return _layout(fig, f"Histogram of per-user {metric}", height=380)
-
-
-def ecdf(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
-    """Empirical CDF of a per-user metric per model."""
-    long, colors = _escaped(long, colors, "model")
-    fig = px.ecdf(long, x="value", color="model", color_discrete_map=dict(colors),
-                  labels={"value": metric})
-    fig.update_yaxes(title="share of users")
+def ecdf(steps: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
+    """Empirical CDF of a per-user metric per model (``steps``: model, value, share from
+    :func:`dashboard.distribution_tables.ecdf_steps`), drawn as a staircase."""
+    fig = go.Figure()
+    for name, part in steps.groupby("model", sort=False):
+        fig.add_scatter(x=part["value"], y=part["share"], mode="lines", line=dict(shape="hv", color=colors.get(name)),
+                        name=esc(name), hovertemplate=f"{esc(metric)} ≤ %{{x:.4f}}: %{{y:.1%}} of users"
+                                                      f"<extra>{esc(name)}</extra>")
+    fig.update_xaxes(title=esc(metric))
+    fig.update_yaxes(title="share of users", range=[0, 1.02])
     return _layout(fig, f"ECDF of per-user {metric}", height=380)
 
 
-def box(long: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
-    """Box plot of a per-user metric per model."""
-    long, colors = _escaped(long, colors, "model")
-    fig = px.box(long, x="model", y="value", color="model", color_discrete_map=dict(colors),
-                 labels={"value": metric}, points=False)
+def box(stats: pd.DataFrame, metric: str, colors: Mapping[str, str]) -> go.Figure:
+    """Box plot of a per-user metric per model from precomputed quartiles and fences
+    (``stats`` from :func:`dashboard.distribution_tables.box_stats`)."""
+    fig = go.Figure()
+    for row in stats.itertuples(index=False):
+        name = esc(row.model)
+        fig.add_trace(go.Box(x=[name], q1=[row.q1], median=[row.median], q3=[row.q3], mean=[row.mean],
+                             lowerfence=[row.lower_fence], upperfence=[row.upper_fence], name=name,
+                             marker_color=colors.get(row.model), boxpoints=False))
     fig.update_layout(showlegend=False)
+    fig.update_yaxes(title=esc(metric))
     return _layout(fig, f"Per-user {metric}", height=380)
 
 

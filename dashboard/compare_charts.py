@@ -33,19 +33,19 @@ def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
     return fig
 
 
-def pair_scatter(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str,
-                 segment: pd.Series | None = None) -> go.Figure:
+def pair_scatter(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str) -> go.Figure:
     """Per-user ``metric`` of the baseline (x) against the challenger (y), one colour per segment.
 
-    ``pairs``: columns ``user_id, baseline, challenger`` (paired users only). Points above the
-    diagonal are users the challenger serves better.
+    ``pairs``: columns ``user_id, baseline, challenger`` (paired users only) and optionally
+    ``segment`` (the user's segment label). Points above the diagonal are users the challenger
+    serves better.
     """
     fig = go.Figure()
     if len(pairs) > DENSITY_ABOVE:
         return _density(pairs, metric, baseline, challenger)
     trace = go.Scattergl if len(pairs) > WEBGL_ABOVE else go.Scatter
-    if segment is not None:
-        labels = pairs["user_id"].astype(str).map(segment).fillna("(missing)").astype(str)
+    if "segment" in pairs.columns:
+        labels = pairs["segment"].fillna("(missing)").astype(str)
     else:
         labels = pd.Series("users", index=pairs.index)
     for i, (label, part) in enumerate(pairs.groupby(labels.to_numpy(), sort=True)):
@@ -92,6 +92,13 @@ def diff_histogram(diff: np.ndarray, metric: str, baseline: str, challenger: str
     fig.update_xaxes(title=f"{esc(challenger)} - {esc(baseline)} ({esc(metric)})")
     fig.update_yaxes(title="users")
     return _layout(fig, "Per-user differences (mean and 95% CI shaded)", height=380)
+
+
+def pair_differences(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str,
+                     ci_low: float, ci_high: float) -> go.Figure:
+    """:func:`diff_histogram` of ``pairs`` (columns ``baseline``, ``challenger``)."""
+    return diff_histogram((pairs["challenger"] - pairs["baseline"]).to_numpy(), metric, baseline, challenger,
+                          ci=(ci_low, ci_high))
 
 
 def win_tie_loss(table: pd.DataFrame) -> go.Figure:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -83,6 +84,29 @@ def metric_curves(metrics: Sequence[str] = metric_lists.CURVES, k_max: int = 50)
     return pd.concat(frames, ignore_index=True)
 
 
+def _shared_request(metrics: Sequence[str]) -> tuple[list[str], dict[str, Any]] | None:
+    """The evaluation every page shares that holds ``metrics``, as ``(metrics, options)``:
+    the Overview's whole ranking table at their cutoff, or its scored-row table (computed
+    with the linear gain and average ties, which scored-row metrics do not read). None when
+    ``metrics`` mix kinds or cutoffs."""
+    wanted = list(metrics)
+    scored = metric_lists.scored_labels()
+    if wanted and set(wanted) <= set(scored):
+        return scored, {"gain": "linear", "ties": "average"}
+    cutoffs = {mc.parse_metric(m).k for m in wanted if "@" in m}
+    if len(cutoffs) == 1:
+        table = metric_lists.labels(metric_lists.RANKING, cutoffs.pop())
+        if set(wanted) <= set(table):
+            return table, {}
+    return None
+
+
+def _view(ev: Any, metrics: Sequence[str]) -> Any:
+    """``ev`` restricted to ``metrics`` (in that order): what ``mc.evaluate`` gives for them alone."""
+    return replace(ev, summary={m: ev.summary[m] for m in metrics if m in ev.summary},
+                   per_user=ev.per_user[[m for m in metrics if m in ev.per_user.columns]])
+
+
 def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
                  **options: Any) -> dict[str, Any]:
     """``mc.evaluate`` of every model on ``metrics`` (cached).
@@ -93,7 +117,15 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
     (see :func:`applicable`) is left out of that model's evaluation, so its
     ``summary`` lacks the key. Raises :class:`MetricsError` naming the model
     when one fails.
+
+    Ranking metrics at one cutoff, or scored-row metrics, asked without ``options`` are
+    read from the one evaluation all pages share (:func:`_shared_request`), so a page
+    opened after the Overview computes nothing new.
     """
+    shared = _shared_request(metrics) if not options and skip_inapplicable else None
+    if shared is not None and list(metrics) != shared[0]:
+        full = evaluate_all(shared[0], **shared[1])
+        return {name: _view(ev, metrics) for name, ev in full.items()}
     opts = {**evaluation_options(), **options}
     opt_key = tuple(sorted(opts.items()))
     feats = item_features()

@@ -59,3 +59,12 @@ def csv_bytes(df: pd.DataFrame, **to_csv) -> bytes:
     return or a newline is then quoted)."""
     to_csv.setdefault("lineterminator", "\r\n")
     return spreadsheet_csv(df, **to_csv)
+
+
+def parquet_bytes(df: pd.DataFrame) -> bytes:
+    """``df`` as a Parquet file (exact values; nothing is neutralised)."""
+    import io
+
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()

@@ -16,6 +16,7 @@ from typing import Mapping
 import pandas as pd
 
 from metrics_core import registry
+from metrics_core.encode import ids_in
 
 from . import format as fmt
 
@@ -26,11 +27,7 @@ BOTH, ALL = "both served", "all evaluated"
 
 def served_only(per_user: Mapping[str, pd.DataFrame], served: Mapping[str, pd.Index]) -> dict[str, pd.DataFrame]:
     """Each model's per-user table restricted to the users it served."""
-    out = {}
-    for name, table in per_user.items():
-        ids = pd.Index(served[name]).astype(str)
-        out[name] = table[table.index.astype(str).isin(ids)]
-    return out
+    return {name: table[ids_in(table.index, served[name])] for name, table in per_user.items()}
 
 
 def marker(row) -> str:

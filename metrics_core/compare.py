@@ -95,6 +95,8 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     correction: ``"holm"`` (Holm-Bonferroni), ``"bh"`` (Benjamini-Hochberg) or ``"none"``,
         applied over all rows (pairs x metrics) of the result, separately for each test.
     alpha: significance level for ``significant`` (``p_adjusted < alpha``).
+    n_resamples: bootstrap resamples of the CI of ``diff`` (``0``: no bootstrap, ``ci_low`` and
+        ``ci_high`` are NaN; the lift's interval is the delta method's either way).
 
     Returns one row per (metric, pair) with :data:`COMPARE_COLUMNS` plus, for each test run,
     ``p_<test>`` and ``p_<test>_adjusted``. ``diff = model_mean - baseline_mean`` over the ``n``

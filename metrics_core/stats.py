@@ -254,14 +254,22 @@ def randomization_test(a, b, n_resamples: int = 10000, seed: int = 0,
         return (observed, count / 2 ** n)
     rng = np.random.default_rng(seed)
     total = d.sum()
+    # Each random byte flips 8 users at once: ``table[j, byte]`` is the sum of the differences
+    # of users 8j..8j+7 whose bit is set in ``byte``, so one assignment costs n/8 lookups.
+    groups = -(-n // 8)
+    padded = np.zeros(groups * 8)
+    padded[:n] = d  # padding users have d = 0: flipping them changes nothing
+    bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(float)
+    table = padded.reshape(groups, 8) @ bits.T  # (groups, 256)
+    rows = np.arange(groups)
     count = 0
-    batch = max(1, _BATCH_CELLS // n)
+    batch = max(1, _BATCH_CELLS // groups)
     B = int(n_resamples)
     for start in range(0, B, batch):
         size = min(batch, B - start)
-        flips = rng.random((size, n)) < 0.5  # True -> sign -1
+        flips = rng.integers(0, 256, size=(size, groups), dtype=np.uint8)  # set bit -> sign -1
         # sum(s*d) = total - 2 * sum(d over flipped users)
-        sums = total - 2.0 * (flips @ d)
+        sums = total - 2.0 * table[rows, flips].sum(axis=1)
         count += int(np.count_nonzero(np.abs(sums) >= target - tol))
     return (observed, (count + 1) / (B + 1))
 
@@ -411,8 +419,10 @@ def align_pairs(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.
     b = b[np.isfinite(b.to_numpy())]
     a = a[~a.index.duplicated(keep="first")]
     b = b[~b.index.duplicated(keep="first")]
-    users = a.index[a.index.isin(b.index)]
-    return (a.loc[users].to_numpy(dtype=float), b.loc[users].to_numpy(dtype=float), users)
+    at_b = b.index.get_indexer(a.index)  # one hash lookup per user (b's index is unique now)
+    both = at_b >= 0
+    users = a.index[both]
+    return (a.to_numpy(dtype=float)[both], b.to_numpy(dtype=float)[at_b[both]], users)
 
 
 @dataclass(frozen=True)
@@ -457,7 +467,8 @@ def paired_comparison(a, b, test: str = "t", confidence: float = 0.95,
 
     ``a`` and ``b`` are per-user Series indexed by user id (paired by :func:`align_pairs`) or
     equal-length arrays already paired. ``diff = mean(b) - mean(a)`` over paired users with a
-    percentile bootstrap CI of the mean difference; ``statistic``/``p_value`` come from
+    percentile bootstrap CI of the mean difference (NaN with ``n_resamples=0``, when only the
+    test is wanted); ``statistic``/``p_value`` come from
     ``test``; every test in ``tests`` is also reported as ``p_<test>`` (NaN if not run).
     """
     test = str(test).lower()
@@ -477,7 +488,8 @@ def paired_comparison(a, b, test: str = "t", confidence: float = 0.95,
     wanted = {str(t).lower() for t in tests} | {test}
     results = {t: (_run_test(t, av, bv, n_permutations, seed) if t in wanted else (math.nan, math.nan))
                for t in TESTS}
-    low, high = bootstrap_ci(d, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    low, high = (bootstrap_ci(d, n_resamples=n_resamples, confidence=confidence, seed=seed)
+                 if int(n_resamples) > 0 else (math.nan, math.nan))
     wins, ties, losses = win_tie_loss(av, bv, higher_is_better=higher_is_better)
     return PairedComparison(
         n=n,

@@ -99,3 +99,12 @@ def test_compare_on_real_evaluations():
     nd = summ[(summ["model"] == "oracle") & (summ["metric"] == "ndcg@5")].iloc[0]
     assert nd["value"] == pytest.approx(evs["oracle"].summary["ndcg@5"])
     assert (nd["ci_low"], nd["ci_high"]) == stats.bootstrap_ci(evs["oracle"].per_user["ndcg@5"])
+
+
+def test_no_bootstrap_leaves_every_other_column_unchanged():
+    t = _tables()
+    full = compare(t, baseline="base", test="wilcoxon", correction="bh")
+    bare = compare(t, baseline="base", test="wilcoxon", correction="bh", n_resamples=0)
+    assert bare["ci_low"].isna().all() and bare["ci_high"].isna().all()
+    assert full["ci_low"].notna().all()
+    pd.testing.assert_frame_equal(bare.drop(columns=["ci_low", "ci_high"]), full.drop(columns=["ci_low", "ci_high"]))

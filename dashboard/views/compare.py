@@ -10,31 +10,27 @@ all evaluated users (missing lists then count as 0).
 
 from __future__ import annotations
 
-import contextlib
-
 import pandas as pd
 import streamlit as st
 
-from dashboard import cache, compare_charts as cc, format as fmt, metric_lists, state, tables, text, url, verdict
+from dashboard import compare_charts as cc, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
 from metrics_core import registry
-from metrics_core.compare import compare
+from metrics_core.encode import ids_in
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
 
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
 CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
-N_PERMUTATIONS = 10000
+N_PERMUTATIONS = comparisons.N_PERMUTATIONS
 USERS = (verdict.BOTH, verdict.ALL)
 
 
-def _compare_cached(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, test: str,
-                    correction: str, alpha: float, opt_key: tuple) -> pd.DataFrame:
-    """metrics_core.compare with the chosen test only, cached (in the server's byte-bounded
-    cache) by the models' content keys, the users compared and every option."""
-    key = f"compare|{keys!r}|{metrics!r}|{baseline}|{test}|{correction}|{alpha!r}|{opt_key!r}"
-    with st.spinner(f"Running the {TEST_LABELS[test]}...") if key not in cache.SHARED else contextlib.nullcontext():
-        return cache.SHARED.get_or_compute(key, lambda: compare(
-            per_user, baseline=baseline, metrics=list(metrics), test=test, correction=correction,
-            alpha=alpha, n_permutations=N_PERMUTATIONS, seed=0))
+def _comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, test: str, correction: str,
+                alpha: float, opt_key: tuple, bootstrap: bool = True):
+    """The paired comparison with the chosen test only, each metric cached on the server
+    (``dashboard.comparisons``); a spinner names the test while anything is computed."""
+    with st.spinner(f"Running the {TEST_LABELS[test]}..."):
+        return comparisons.comparison(keys, per_user, metrics, baseline, test, correction, alpha, opt_key,
+                                      bootstrap=bootstrap)
 
 
 st.title("Compare models")
@@ -92,8 +88,8 @@ with state.guard():
         per_user = verdict.served_only(per_user, served)
     keys = state.model_keys()
     opt_key = (users_mode, tuple(sorted(state.evaluation_options().items())))
-    table = _compare_cached(tuple(keys.get(n, n) for n in chosen), {n: per_user[n] for n in chosen},
-                            tuple(metrics), baseline, test, correction, float(alpha), opt_key)
+    table = _comparison(tuple(keys.get(n, n) for n in chosen), {n: per_user[n] for n in chosen},
+                        tuple(metrics), baseline, test, correction, float(alpha), opt_key)
 
 n_sig = int(table["significant"].sum())
 who = ("the users both models served" if users_mode == verdict.BOTH
@@ -133,15 +129,16 @@ with st.expander("Full statistics"):
     st.caption(text.SPREADSHEET_NOTE)
 
 col_a, col_b = st.columns(2)
-col_a.plotly_chart(cc.lift_forest(table), key="compare_forest")
-col_b.plotly_chart(cc.win_tie_loss(table), key="compare_wtl")
+col_a.plotly_chart(state.cached_figure("compare_forest", table, cc.lift_forest), key="compare_forest")
+col_b.plotly_chart(state.cached_figure("compare_wtl", table, cc.win_tie_loss), key="compare_wtl")
 
 st.subheader("Every model against every other", anchor=False)
 matrix_metric = url.bound(lambda: st.selectbox("Metric of the matrix", metrics, key="compare_matrix_metric"),
                           "compare_matrix_metric", metrics[0], options=metrics)
 with state.guard():
-    by_base = {b: _compare_cached(tuple(keys.get(n, n) for n in names), per_user, (matrix_metric,), b, test,
-                                  correction, float(alpha), opt_key) for b in names}
+    # the matrix shows lift, marker and significance: no bootstrap interval is needed
+    by_base = {b: _comparison(tuple(keys.get(n, n) for n in names), per_user, (matrix_metric,), b, test,
+                              correction, float(alpha), opt_key, bootstrap=False) for b in names}
 st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix")
 st.caption(f"Cell: lift of the row's model over the column's model on {matrix_metric}; ▲ / ▼ significant "
            f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant.")
@@ -157,10 +154,11 @@ if attr_cols:
     with state.guard():
         for seg in sorted(labels.unique()):
             ids = labels.index[labels == seg]
-            part = {n: per_user[n][per_user[n].index.astype(str).isin(ids)] for n in chosen}
+            part = {n: per_user[n][ids_in(per_user[n].index, ids)] for n in chosen}
             if min(len(t) for t in part.values()) >= 2:
-                by_segment[seg] = _compare_cached(tuple(keys.get(n, n) for n in chosen) + (seg_col, seg), part,
-                                                  tuple(metrics), baseline, test, "none", float(alpha), opt_key)
+                by_segment[seg] = _comparison(tuple(keys.get(n, n) for n in chosen) + (seg_col, seg), part,
+                                              tuple(metrics), baseline, test, "none", float(alpha), opt_key,
+                                              bootstrap=False)
     st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments")
     st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
                f"({sum(len(t) for t in by_segment.values())} tests).")
@@ -179,16 +177,18 @@ pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challen
 row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
 segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
                                             tables.relevance_threshold(state.conventions()))
-unserved = {n: int((~evals[n].per_user.index.astype(str).isin(pd.Index(served[n]).astype(str))).sum())
+unserved = {n: int((~ids_in(evals[n].per_user.index, served[n])).sum())
             for n in (baseline, focus_model)}
 st.caption(f"{fmt.count(len(pairs))} users paired ({who}); colour: {text.md(segment_name)}. Win / tie / loss: "
            f"{fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
            + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
                      f"{focus_model} {unserved[focus_model]:,}."))
 col_a, col_b = st.columns(2)
-col_a.plotly_chart(cc.pair_scatter(pairs, focus_metric, baseline, focus_model, segment), key="compare_scatter")
-col_b.plotly_chart(cc.diff_histogram(pairs["challenger"] - pairs["baseline"], focus_metric, baseline, focus_model,
-                                     ci=(row["ci_low"], row["ci_high"])), key="compare_hist")
+plotted = pairs.assign(segment=pairs["user_id"].map(segment).to_numpy())
+col_a.plotly_chart(state.cached_figure("compare_scatter", plotted, cc.pair_scatter, focus_metric, baseline, focus_model),
+                   key="compare_scatter")
+col_b.plotly_chart(state.cached_figure("compare_hist", pairs, cc.pair_differences, focus_metric, baseline, focus_model,
+                                       float(row["ci_low"]), float(row["ci_high"])), key="compare_hist")
 
 st.subheader("Largest regressions", anchor=False)
 n_show = url.bound(lambda: st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5,

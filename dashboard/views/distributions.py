@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, metric_lists, state, tables, url
+from dashboard import charts, distribution_tables, metric_lists, state, tables, url
 
 st.title("Distributions")
 models = state.require_models()
@@ -33,8 +33,10 @@ st.dataframe(state.distribution_summary(long),
              key="dist_summary")
 
 left, right = st.columns(2)
-left.plotly_chart(charts.ecdf(long, metric, colors), key="dist_ecdf")
-right.plotly_chart(charts.box(long, metric, colors), key="dist_box")
+left.plotly_chart(state.cached_figure("dist_ecdf", distribution_tables.ecdf_steps(long), charts.ecdf, metric, colors),
+                  key="dist_ecdf")
+right.plotly_chart(state.cached_figure("dist_box", distribution_tables.box_stats(long), charts.box, metric, colors),
+                   key="dist_box")
 st.caption("ECDF: share of users with a value at most x (a curve further right is better for a metric where "
            "higher is better); box: median, quartiles and the spread of the per-user values of each model.")
 
@@ -50,6 +52,7 @@ else:
 segment, segment_col = state.user_segments(pd.Index(long["user_id"]), models, attrs, attr_col,
                                            tables.relevance_threshold(state.conventions()))
 table = state.segment_table(long, segment)
-st.plotly_chart(charts.segments(table, metric, segment_col, colors), key="dist_segments")
+st.plotly_chart(state.cached_figure("dist_segments", table, charts.segments, metric, segment_col, colors),
+                key="dist_segments")
 st.dataframe(table.pivot(index="segment", columns="model", values="mean")[list(evals)],
              key="dist_segment_table")

@@ -13,7 +13,6 @@ self-contained HTML report and per-user exports.
 
 from __future__ import annotations
 
-import io
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -131,12 +130,12 @@ per_user = pd.concat(frames, ignore_index=True)
 per_user["user_id"] = per_user["user_id"].astype(str)
 st.dataframe(per_user.head(200), hide_index=True, key="share_per_user_preview")
 col_csv, col_parquet = st.columns(2)
-col_csv.download_button("Download per-user CSV", text.csv_bytes(per_user, index=False, float_format="%.17g"),
+# the files are written only when a button is clicked (on another thread), not on every rerun
+col_csv.download_button("Download per-user CSV", lambda: text.csv_bytes(per_user, index=False, float_format="%.17g"),
                         file_name=f"per_user_k{k}.csv", mime="text/csv", key="share_per_user_csv",
                         on_click="ignore", icon=":material/download:")
-buf = io.BytesIO()
-per_user.to_parquet(buf, index=False)
-col_parquet.download_button("Download per-user Parquet", buf.getvalue(), file_name=f"per_user_k{k}.parquet",
+col_parquet.download_button("Download per-user Parquet", lambda: text.parquet_bytes(per_user),
+                            file_name=f"per_user_k{k}.parquet",
                             mime="application/vnd.apache.parquet", key="share_per_user_parquet",
                             on_click="ignore", icon=":material/download:")
 st.caption(text.SPREADSHEET_NOTE + " The Parquet file keeps every value exact.")
