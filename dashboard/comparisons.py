@@ -1,33 +1,73 @@
-"""Paired comparisons for the Compare page, cached one metric at a time.
+"""Paired comparisons for the Compare page, cached one metric at a time, never blocking a click.
 
 ``metrics_core.compare.compare`` adjusts p-values over every row of its table, so a
 table cached whole would be recomputed when a metric is added or the correction
-changes. Here each metric's rows are computed without a correction and cached by the
-models' content keys, the metric, the baseline, the test and everything else that
-shapes them; :func:`comparison` then adjusts the p-values of all rows together, exactly
-as ``compare`` does (same columns, same order, same values).
+changes. Here each metric's rows are computed without a correction, at a reference
+α, and cached by the models' content keys, the metric, the baseline, the test and
+everything else that shapes them; :func:`comparison` then rescales the detectable
+lift to the chosen α and adjusts the p-values of all rows together, exactly as
+``compare`` does (same columns, same order, same values).
+
+The two resampling steps grow with the users: the bootstrap interval of the difference
+(``N_RESAMPLES`` resamples) and Fisher's randomization test (``N_PERMUTATIONS`` sign
+flips). Up to ``FOREGROUND_USERS`` users per model they are computed at once. Above, a
+metric whose resampled rows are not cached yet is shown from a quick computation (no
+bootstrap interval; the randomization p-value by the normal approximation of its
+sign-flip distribution) while :mod:`dashboard.background` computes the resampled rows;
+the table's ``attrs["pending"]`` lists the cache keys the page waits for.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from metrics_core import stats
-from metrics_core.compare import compare
+from metrics_core.compare import POWER, compare
 
-from . import cache
+from . import background, cache
 
 N_PERMUTATIONS = 10_000
 N_RESAMPLES = 1_000
+FOREGROUND_USERS = 5_000
+REFERENCE_ALPHA = 0.05
 
 
-def _metric_rows(keys: tuple, per_user: dict, metric: str, baseline: str | None, test: str, alpha: float,
-                 bootstrap: bool, opt_key: tuple) -> pd.DataFrame:
+def _rows_key(keys: tuple, metric: str, baseline: str | None, test: str, resamples: int, permutations: int,
+              opt_key: tuple) -> str:
+    return f"compare|{keys!r}|{metric!r}|{baseline}|{test}|{resamples}|{permutations}|{opt_key!r}"
+
+
+def _rows(per_user: dict, metric: str, baseline: str | None, test: str, resamples: int, permutations: int):
+    return lambda: compare(per_user, baseline=baseline, metrics=[metric], test=test, correction="none",
+                           alpha=REFERENCE_ALPHA, n_resamples=resamples, n_permutations=permutations, seed=0)
+
+
+def _metric_rows(keys: tuple, per_user: dict, metric: str, baseline: str | None, test: str, bootstrap: bool,
+                 opt_key: tuple, pending: list[str]) -> pd.DataFrame:
     resamples = N_RESAMPLES if bootstrap else 0
-    key = f"compare|{keys!r}|{metric!r}|{baseline}|{test}|{alpha!r}|{resamples}|{opt_key!r}"
-    return cache.SHARED.get_or_compute(key, lambda: compare(
-        per_user, baseline=baseline, metrics=[metric], test=test, correction="none", alpha=alpha,
-        n_resamples=resamples, n_permutations=N_PERMUTATIONS, seed=0))
+    permutations = N_PERMUTATIONS if test == "randomization" else 0
+    exact_key = _rows_key(keys, metric, baseline, test, resamples, permutations, opt_key)
+    exact = _rows(per_user, metric, baseline, test, resamples, permutations)
+    resampled = resamples or permutations
+    if not resampled or exact_key in cache.SHARED or max(map(len, per_user.values())) <= FOREGROUND_USERS:
+        return cache.SHARED.get_or_compute(exact_key, exact)
+    background.start(exact_key, exact)
+    pending.append(exact_key)
+    quick_key = _rows_key(keys, metric, baseline, test, 0, 0, opt_key)
+    return cache.SHARED.get_or_compute(quick_key, _rows(per_user, metric, baseline, test, 0, 0))
+
+
+def _rescale_detectable_lift(table: pd.DataFrame, alpha: float) -> None:
+    """The detectable lift at ``alpha`` from the one computed at the reference α: the
+    standardised effect depends only on the users paired and α, the rest is the sd of the
+    differences (``stats.detectable_effect_size``)."""
+    if alpha == REFERENCE_ALPHA:
+        return
+    factors = [stats.detectable_effect_size(int(n), alpha, POWER) / stats.detectable_effect_size(
+        int(n), REFERENCE_ALPHA, POWER) if n >= 2 else np.nan for n in table["n"]]
+    table["mde"] = table["mde"].to_numpy(dtype=float) * np.asarray(factors, dtype=float)
+    table["mde_relative"] = table["mde_relative"].to_numpy(dtype=float) * np.asarray(factors, dtype=float)
 
 
 def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, test: str,
@@ -35,12 +75,15 @@ def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None
     """``compare(per_user, baseline, metrics, test, correction, alpha)`` with the chosen test
     only, each metric's rows cached (``keys``: the models' content keys, in the order of
     ``per_user``; ``opt_key``: every other setting that shapes the per-user values).
-    Without ``bootstrap`` the CI of the difference is not computed (NaN)."""
-    parts = [_metric_rows(keys, per_user, m, baseline, test, alpha, bootstrap, opt_key) for m in metrics]
+    Without ``bootstrap`` the CI of the difference is not computed (NaN). On many users the
+    resampled statistics may still be running: see the module docstring."""
+    pending: list[str] = []
+    parts = [_metric_rows(keys, per_user, m, baseline, test, bootstrap, opt_key, pending) for m in metrics]
     table = pd.concat(parts, ignore_index=True)
+    _rescale_detectable_lift(table, alpha)
     for column in (f"p_{test}", "p_value"):
         adjusted = stats.adjust_pvalues(table[column].to_numpy(), correction)
         table[f"{column}_adjusted" if column != "p_value" else "p_adjusted"] = adjusted
     table["significant"] = (table["p_adjusted"] < alpha).fillna(False).astype(bool)
-    table.attrs.update({**parts[0].attrs, "correction": correction})
+    table.attrs.update({**parts[0].attrs, "correction": correction, "alpha": alpha, "pending": pending})
     return table

@@ -141,11 +141,26 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
     return out
 
 
-def _bootstrap_columns(values_sha256: str, _matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    def compute():
-        from metrics_core.stats import bootstrap_ci_columns
-        return bootstrap_ci_columns(_matrix, n_resamples=1000, confidence=0.95, seed=0)
-    return cache.SHARED.get_or_compute(f"bootstrap|{values_sha256}", compute)
+BOOTSTRAP_FOREGROUND_USERS = 5_000
+
+
+def _bootstrap_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from metrics_core.stats import bootstrap_ci_columns
+    return bootstrap_ci_columns(matrix, n_resamples=1000, confidence=0.95, seed=0)
+
+
+def _t_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The t interval of each column's mean, ``mean ± t_{0.975, n-1} sd / sqrt(n)``: shown while
+    the bootstrap of many users runs (the two agree closely at that size)."""
+    from scipy.stats import t as student_t
+
+    x = matrix[np.isfinite(matrix).all(axis=1)]
+    n = x.shape[0]
+    if n < 2:
+        return np.full(matrix.shape[1], np.nan), np.full(matrix.shape[1], np.nan)
+    half = student_t.ppf(0.975, n - 1) * x.std(axis=0, ddof=1) / np.sqrt(n)
+    mean = x.mean(axis=0)
+    return mean - half, mean + half
 
 
 def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
@@ -155,9 +170,14 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     (``metrics_core.stats.bootstrap_ci_columns``, 1,000 resamples shared by the metrics of a
     model, seed 0) of the per-user values; it is given for the metrics whose summary is
     the mean of the per-user column (ranking metrics), NaN for global ones (AUC, ...).
-    Intervals are cached by the SHA-256 of the per-user values themselves.
+    Intervals are cached by the SHA-256 of the per-user values themselves. For a model of more
+    than ``BOOTSTRAP_FOREGROUND_USERS`` users whose bootstrap is not cached yet, the t interval
+    is given while :mod:`dashboard.background` computes the bootstrap; ``attrs["pending"]``
+    lists the cache keys still running.
     """
-    rows = []
+    from . import background
+
+    rows, pending = [], []
     for name, ev in evals.items():
         pu = ev.per_user
         with_ci = [m for m in metrics if m in pu.columns and len(pu) and abs(
@@ -165,14 +185,22 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
         bounds = {}
         if with_ci:
             matrix = np.ascontiguousarray(pu[with_ci].to_numpy(dtype=float))
-            lows, highs = _bootstrap_columns(hashlib.sha256(matrix.tobytes()).hexdigest()
-                                             + f"{matrix.shape}", _matrix=matrix)
+            key = f"bootstrap|{hashlib.sha256(matrix.tobytes()).hexdigest()}{matrix.shape}"
+            compute = lambda matrix=matrix: _bootstrap_columns(matrix)  # noqa: E731
+            if len(matrix) <= BOOTSTRAP_FOREGROUND_USERS or key in cache.SHARED:
+                lows, highs = cache.SHARED.get_or_compute(key, compute)
+            else:
+                background.start(key, compute)
+                pending.append(key)
+                lows, highs = _t_columns(matrix)
             bounds = {m: (float(lo), float(hi)) for m, lo, hi in zip(with_ci, lows, highs)}
         for m in metrics:
             low, high = bounds.get(m, (float("nan"), float("nan")))
             rows.append({"model": name, "metric": m, "value": ev.summary.get(m, float("nan")),
                          "ci_low": low, "ci_high": high, "users": len(pu) if m in bounds else ev.n_users})
-    return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "users"])
+    table = pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "users"])
+    table.attrs["pending"] = pending
+    return table
 
 
 _CURVES = {

@@ -119,3 +119,15 @@ def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: flo
         "adjusted p": [fmt.pvalue(p) for p in both["p_adjusted"]],
         "verdict": [marker(r) for _, r in both.iterrows()],
     })
+
+
+def resampling_note(test: str, users: int, interval: bool) -> str:
+    """What is shown while the resampled statistics of many users are computed on the server."""
+    parts = []
+    if test == "randomization":
+        parts.append("randomization p-values are the normal approximation of the sign-flip distribution until "
+                     "the sign flips are done")
+    if interval:
+        parts.append("the bootstrap interval of the difference follows")
+    return (f"Resampling {fmt.count(users)} users runs on the server: {'; '.join(parts)}. "
+            "The page updates itself when it is done.")

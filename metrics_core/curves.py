@@ -18,14 +18,18 @@ MAX_BINS = 1_000_000  # one count per bin is allocated
 
 
 def _cumulative(ranked: Ranked, relevance_threshold):
+    """``(tps, fps, thresholds)``: at each distinct score, from the highest down, the positive and
+    negative rows scored at least that high. Counts at a threshold do not depend on the order of
+    tied rows, so three plain sorts and binary searches replace an argsort of every row."""
     rows = scored_rows(ranked, relevance_threshold, 0.5)
     p, y = rows.score, rows.label
-    order = np.argsort(-p, kind="stable")
-    ys, ps = y[order], p[order]
-    last = np.flatnonzero(np.r_[ps[1:] != ps[:-1], True])
-    tps = np.cumsum(ys)[last]
-    fps = (last + 1) - tps
-    return tps, fps, ps[last]
+    positives = np.sort(p[y > 0])
+    negatives = np.sort(p[y <= 0])
+    ordered = np.sort(p)
+    thresholds = ordered[np.r_[ordered[1:] != ordered[:-1], True]][::-1]
+    tps = (positives.size - np.searchsorted(positives, thresholds, "left")).astype(np.float64)
+    fps = (negatives.size - np.searchsorted(negatives, thresholds, "left")).astype(np.float64)
+    return tps, fps, thresholds
 
 
 def roc_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:

@@ -89,6 +89,18 @@ def interaction_pairs(ranked: Ranked, relevance_threshold: float, interactions) 
 
 
 def popularity(ranked: Ranked, relevance_threshold: float, interactions) -> Popularity:
+    """Interactions per item (and users with any). Without an ``interactions`` table it depends on
+    the prepared data and the threshold only, and is kept with the prepared data (novelty, ARP,
+    APLT and serendipity of one evaluation, and later evaluations, share it)."""
+    if interactions is None:
+        key = ("popularity", float(relevance_threshold))
+        if key not in ranked._cache:
+            ranked._cache[key] = _popularity(ranked, relevance_threshold, None)
+        return ranked._cache[key]
+    return _popularity(ranked, relevance_threshold, interactions)
+
+
+def _popularity(ranked: Ranked, relevance_threshold: float, interactions) -> Popularity:
     users, items = interaction_pairs(ranked, relevance_threshold, interactions)
     n_ranked = len(ranked.item_ids)
     counts = np.bincount(items, minlength=n_ranked).astype(np.float64) if len(items) else np.zeros(n_ranked)

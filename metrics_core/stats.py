@@ -34,6 +34,7 @@ Formulas:
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import asdict, dataclass
@@ -229,6 +230,11 @@ def randomization_test(a, b, n_resamples: int = 10000, seed: int = 0,
     ``(count + 1) / (n_resamples + 1)``, which is never 0.
     Matches ``scipy.stats.permutation_test((d,), mean, permutation_type="samples")`` in
     distribution, but is much faster on many users.
+
+    ``n_resamples=0`` gives the normal approximation of the sign-flip distribution instead:
+    ``sum(s*d)`` has mean 0 and variance ``sum(d^2)`` under H0, so
+    ``p = erfc(|sum(d)| / sqrt(2 sum(d^2)))`` (the limit of the Monte Carlo p-value as users
+    grow; it needs no draws).
     """
     d = _diffs(a, b)
     n = d.size
@@ -241,6 +247,8 @@ def randomization_test(a, b, n_resamples: int = 10000, seed: int = 0,
     tol = 1e-9 * max(np.abs(d).sum(), 1e-300)
     if exact is None:
         exact = n <= 20 and 2 ** n <= int(n_resamples)
+    if not exact and int(n_resamples) == 0:
+        return (observed, math.erfc(target / math.sqrt(2.0 * float(np.dot(d, d)))))
     if exact:
         if n > 24:
             raise MetricsError(f"exact enumeration of 2^{n} sign assignments is too large; use exact=False")
@@ -334,11 +342,8 @@ def lift_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
 def minimum_detectable_effect(differences, alpha: float = 0.05, power: float = 0.8) -> float:
     """Smallest mean paired difference a two-sided paired t-test at ``alpha`` detects with ``power``.
 
-    The standardised effect ``d`` solves ``P(|T| > t_{1-alpha/2, n-1}) = power`` for ``T``
-    non-central t with ``n - 1`` degrees of freedom and non-centrality ``d sqrt(n)``
-    (what ``statsmodels``' ``TTestPower().solve_power`` solves); the effect in the
-    metric's unit is ``d * sd(differences)``. NaN with fewer than 2 pairs; 0 when every
-    difference is equal.
+    The standardised effect ``d`` (:func:`detectable_effect_size`) times ``sd(differences)``.
+    NaN with fewer than 2 pairs; 0 when every difference is equal.
     """
     d = np.asarray(differences, dtype=float).ravel()
     d = d[np.isfinite(d)]
@@ -347,7 +352,15 @@ def minimum_detectable_effect(differences, alpha: float = 0.05, power: float = 0
         return math.nan
     if np.all(d == d[0]):
         return 0.0
-    sd = float(d.std(ddof=1))
+    return detectable_effect_size(n, alpha, power) * float(d.std(ddof=1))
+
+
+@functools.lru_cache(maxsize=4096)
+def detectable_effect_size(n: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The standardised effect ``d`` a two-sided paired t-test on ``n`` pairs at ``alpha`` detects
+    with ``power``: ``d`` solves ``P(|T| > t_{1-alpha/2, n-1}) = power`` for ``T`` non-central t
+    with ``n - 1`` degrees of freedom and non-centrality ``d sqrt(n)`` (what ``statsmodels``'
+    ``TTestPower().solve_power`` solves). It depends on ``n``, ``alpha`` and ``power`` only."""
     st = _scipy_stats()
     crit = st.t.ppf(1 - alpha / 2, n - 1)
 
@@ -361,7 +374,7 @@ def minimum_detectable_effect(differences, alpha: float = 0.05, power: float = 0
     high = 1.0
     while shortfall(high) < 0:
         high *= 2
-    return float(brentq(shortfall, 0.0, high, xtol=1e-12)) * sd
+    return float(brentq(shortfall, 0.0, high, xtol=1e-12))
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:

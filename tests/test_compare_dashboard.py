@@ -235,3 +235,39 @@ def test_share_bad_ids_are_messages(monkeypatch, tmp_path, bad, message):
     ok(at.switch_page("views/curves.py").run())  # still said on the next page
     assert any(message in e.value for e in at.error)
     assert not any("http" in e.value.replace("\\", "").replace("\u200b", "") for e in at.error)
+
+
+def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatch, tmp_path):
+    """Above the foreground size the page answers with the normal approximation of the
+    randomization test, says so, and shows the Monte Carlo p-values once the server has them."""
+    from dashboard import cache, comparisons
+    from metrics_core import stats
+
+    cache.SHARED.clear()
+    monkeypatch.setattr(comparisons, "FOREGROUND_USERS", 50)
+    at = uploaded_app(monkeypatch, tmp_path)
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    ok(at.selectbox(key="compare_test").set_value("randomization").run())
+    ev = reference(["ndcg@10"])
+    a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
+    both = sorted(set(a.index.astype(str)) & _served("popularity") & _served("two_tower"))  # "both served"
+    a, b = a.loc[both].to_numpy(), b.loc[both].to_numpy()
+    quick = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    assert any("normal approximation" in c.value and "updates itself" in c.value for c in at.caption)
+    assert quick.loc[("ndcg@10", "two_tower"), "n"] == len(both)
+    assert quick.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(
+        stats.randomization_test(a, b, n_resamples=0)[1], rel=1e-12, abs=0)
+    assert pd.isna(quick.loc[("ndcg@10", "two_tower"), "ci_low"])
+    import time
+
+    for _ in range(600):  # the worker finishes the queued comparisons
+        ok(at.run())
+        if not any("updates itself" in c.value for c in at.caption):
+            break
+        time.sleep(0.2)
+    exact = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    assert not any("updates itself" in c.value for c in at.caption)
+    assert exact.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(
+        stats.randomization_test(a, b, n_resamples=comparisons.N_PERMUTATIONS, seed=0)[1], rel=1e-12, abs=0)
+    assert exact.loc[("ndcg@10", "two_tower"), "ci_low"] <= exact.loc[("ndcg@10", "two_tower"), "diff"]

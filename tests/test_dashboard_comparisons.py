@@ -42,3 +42,25 @@ def test_without_bootstrap_only_the_difference_interval_is_missing():
     bare = comparisons.comparison(("ka", "kb", "kc"), tables, ("map",), None, "t", "holm", 0.05, (), bootstrap=False)
     assert bare["ci_low"].isna().all() and full["ci_low"].notna().all()
     pd.testing.assert_frame_equal(bare.drop(columns=["ci_low", "ci_high"]), full.drop(columns=["ci_low", "ci_high"]))
+
+
+def test_many_users_answer_at_once_then_the_resampled_rows_arrive(monkeypatch):
+    from dashboard import background
+    from metrics_core import stats
+
+    cache.SHARED.clear()
+    monkeypatch.setattr(comparisons, "FOREGROUND_USERS", 10)
+    tables = per_user_tables()
+    args = (("ka", "kb", "kc"), tables, ("ndcg@10", "map"), "a", "randomization", "holm", 0.05, ())
+    quick = comparisons.comparison(*args)
+    assert quick.attrs["pending"] and quick["ci_low"].isna().all()
+    # the quick p-value is the normal approximation of the sign-flip distribution
+    a, b, _ = stats.align_pairs(tables["a"]["map"], tables["c"]["map"])
+    row = quick[(quick["metric"] == "map") & (quick["model"] == "c")].iloc[0]
+    assert row["p_value"] == pytest.approx(stats.randomization_test(a, b, n_resamples=0)[1], abs=1e-15)
+    assert background.wait(quick.attrs["pending"], timeout=120)
+    exact = comparisons.comparison(*args)
+    assert exact.attrs["pending"] == []
+    expected = compare(tables, baseline="a", metrics=["ndcg@10", "map"], test="randomization", correction="holm",
+                       alpha=0.05, n_permutations=comparisons.N_PERMUTATIONS, seed=0)
+    pd.testing.assert_frame_equal(exact, expected)

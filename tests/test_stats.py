@@ -302,3 +302,23 @@ def test_minimum_detectable_effect_matches_statsmodels(n, alpha):
     assert stats.minimum_detectable_effect(d, alpha=alpha) == pytest.approx(effect * d.std(ddof=1), rel=1e-4)  # statsmodels solves to ~1e-6
     assert math.isnan(stats.minimum_detectable_effect([0.1]))
     assert stats.minimum_detectable_effect([0.1, 0.1, 0.1]) == 0.0
+
+
+def test_randomization_normal_approximation_tracks_the_sign_flip_distribution():
+    rng = np.random.default_rng(21)
+    # enumeration is exact at 18 users; the normal approximation is close already there
+    d = rng.normal(0.12, 0.5, 18)
+    exact = _exact_randomization(d)
+    approx = stats.randomization_test(np.zeros(18), d, n_resamples=0)[1]
+    assert 0.05 < exact < 0.95 and abs(approx - exact) < 0.03
+    # at 4,000 users it agrees with 100,000 sign flips within their sampling error
+    a = rng.random(4000)
+    b = a + rng.normal(0.006, 0.3, 4000)
+    mc = stats.randomization_test(a, b, n_resamples=100_000, seed=3)[1]
+    approx = stats.randomization_test(a, b, n_resamples=0)[1]
+    assert 0.05 < mc < 0.95
+    assert abs(approx - mc) < 4 * math.sqrt(mc * (1 - mc) / 100_000) + 0.002
+    # and through compare: no draws, the same p as the formula on the paired differences
+    diff = b - a
+    formula = math.erfc(abs(diff.sum()) / math.sqrt(2 * (diff ** 2).sum()))
+    assert stats.paired_comparison(a, b, test="randomization", n_permutations=0).p_value == pytest.approx(formula)

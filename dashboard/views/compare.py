@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import compare_charts as cc, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
+from dashboard import background, compare_charts as cc, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
 from metrics_core import registry
 from metrics_core.encode import ids_in
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
@@ -100,6 +100,11 @@ st.caption(f"{len(table)} comparisons, each paired over {who}; {TEST_LABELS[test
            "Detectable lift: the smallest lift a paired t-test would find with 80% power on these users: "
            "a non-significant result below it means too few users, not no difference.")
 
+if table.attrs["pending"]:
+    st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), interval=True),
+               help=f"{N_PERMUTATIONS:,} sign flips, {comparisons.N_RESAMPLES:,} bootstrap resamples; up to "
+                    f"{comparisons.FOREGROUND_USERS:,} users per model they are computed before the page is shown.")
+
 st.subheader("Verdict", anchor=False)
 readable = verdict.verdict_table(table, correction, alpha)
 st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_verdict",
@@ -141,16 +146,18 @@ with state.guard():
                               correction, float(alpha), opt_key, bootstrap=False) for b in names}
 st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix")
 st.caption(f"Cell: lift of the row's model over the column's model on {matrix_metric}; ▲ / ▼ significant "
-           f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant.")
+           f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant."
+           + (" " + verdict.resampling_note(test, len(per_user[names[0]]), interval=False)
+              if any(t.attrs["pending"] for t in by_base.values()) else ""))
 
 attrs = state.user_attributes()
 attr_cols = [c for c in attrs.columns if c != "user_id"] if attrs is not None else []
+by_segment = {}
 if attr_cols:
     st.subheader("By segment", anchor=False)
     seg_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="compare_segment"),
                         "compare_segment", attr_cols[0], options=attr_cols)
     labels, _ = state.user_segments(pd.Index(per_user[baseline].index.astype(str)), models, attrs, seg_col)
-    by_segment = {}
     with state.guard():
         for seg in sorted(labels.unique()):
             ids = labels.index[labels == seg]
@@ -161,7 +168,12 @@ if attr_cols:
                                               bootstrap=False)
     st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments")
     st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
-               f"({sum(len(t) for t in by_segment.values())} tests).")
+               f"({sum(len(t) for t in by_segment.values())} tests)."
+               + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
+                  if any(t.attrs["pending"] for t in by_segment.values()) else ""))
+
+background.refresh_when_ready([*table.attrs["pending"], *(k for t in by_base.values() for k in t.attrs["pending"]),
+                               *(k for t in by_segment.values() for k in t.attrs["pending"])])
 
 st.subheader("Per user", anchor=False)
 left, right = st.columns(2)

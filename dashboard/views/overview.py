@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, format as fmt, metric_lists, sources, state, tables, text, url
+from dashboard import background, charts, format as fmt, metric_lists, sources, state, tables, text, url
 
 st.title("Overview")
 opened = sources.current()
@@ -57,6 +57,11 @@ st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="ove
 
 if show_ci:
     with st.expander("95% bootstrap confidence intervals over users", expanded=True):
+        if cis.attrs["pending"]:
+            st.caption(f"Bootstrapping more than {state.BOOTSTRAP_FOREGROUND_USERS:,} users runs on the server: "
+                       "these are t intervals (mean ± t·sd/√n) until the 1,000 resamples are done; the page "
+                       "updates itself.")
+            background.refresh_when_ready(cis.attrs["pending"])
         shown = cis.assign(interval=[f"[{fmt.metric(lo)}, {fmt.metric(hi)}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
         ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
         st.dataframe(ci_wide, key="overview_ci")

@@ -1,0 +1,77 @@
+"""Slow results computed on a server thread, so that a click never waits for them.
+
+A page shows a quick answer first (an approximation it names), starts the exact
+computation here with :func:`start`, and calls :func:`refresh_when_ready` so that the page
+reruns by itself once every result it waits for is in the server cache
+(:mod:`dashboard.cache`, under the key given to :func:`start`). One worker thread runs
+the jobs in order; a key already cached or already queued is not started again.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Iterable
+
+import streamlit as st
+
+from . import cache
+
+_EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-core-background")
+_QUEUED: set[str] = set()
+_LOCK = threading.Lock()
+POLL_SECONDS = 1.0
+
+
+def start(key: str, compute: Callable[[], Any]) -> None:
+    """Compute ``compute()`` into the server cache under ``key`` on the worker thread (a failure
+    is cached like a result: the page shows its message when it reads the key)."""
+    with _LOCK:
+        if key in _QUEUED or key in cache.SHARED:
+            return
+        _QUEUED.add(key)
+
+    def run() -> None:
+        try:
+            cache.SHARED.get_or_compute(key, compute)
+        except Exception:  # noqa: BLE001 - MetricsError is cached; anything else is retried on the next visit
+            pass
+        finally:
+            with _LOCK:
+                _QUEUED.discard(key)
+
+    _EXECUTOR.submit(run)
+
+
+def ready(keys: Iterable[str]) -> bool:
+    """True when every key's result is in the server cache."""
+    return all(key in cache.SHARED for key in keys)
+
+
+def wait(keys: Iterable[str], timeout: float = 600.0) -> bool:
+    """Block until every key is ready or nothing is queued any more (for tests and scripts)."""
+    import time
+
+    keys = list(keys)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _LOCK:
+            queued = bool(_QUEUED)
+        if ready(keys) or not queued:
+            return ready(keys)
+        time.sleep(0.05)
+    return ready(keys)
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def _watch(keys: tuple[str, ...]) -> None:
+    if ready(keys):
+        st.rerun()
+
+
+def refresh_when_ready(keys: Iterable[str]) -> None:
+    """Rerun the page once every key is ready (checked every ``POLL_SECONDS`` seconds while
+    the page is open; nothing is drawn)."""
+    keys = tuple(dict.fromkeys(keys))
+    if keys and not ready(keys):
+        _watch(keys)
