@@ -1,6 +1,7 @@
 """Slow results computed on a server thread, so that a click never waits for them.
 
-A page shows a quick answer first (an approximation it names), starts the exact
+On more than ``FOREGROUND_USERS`` users per model (``METRICS_CORE_DASHBOARD_FOREGROUND_USERS``,
+default 5,000) a page shows a quick answer first (an approximation it names), starts the exact
 computation here with :func:`start`, and calls :func:`refresh_when_ready` so that the page
 reruns by itself once every result it waits for is in the server cache
 (:mod:`dashboard.cache`, under the key given to :func:`start`). One worker thread runs
@@ -17,10 +18,22 @@ import streamlit as st
 
 from . import cache
 
+FOREGROUND_ENV = "METRICS_CORE_DASHBOARD_FOREGROUND_USERS"
+#: Resampling (bootstrap intervals, randomization tests) of up to this many users per model is
+#: computed before the page is shown; above, it runs here while the page shows an approximation.
+FOREGROUND_USERS = int(cache.env_number(FOREGROUND_ENV, 5_000))
+
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-core-background")
 _QUEUED: set[str] = set()
 _LOCK = threading.Lock()
 POLL_SECONDS = 1.0
+
+
+def limits_text() -> str:
+    """The foreground size in one sentence (for the Data page)."""
+    return (f"Bootstrap intervals and randomization tests of more than {FOREGROUND_USERS:,} users per model "
+            f"run on the server while the page shows their approximation, then the page updates itself "
+            f"({FOREGROUND_ENV}).")
 
 
 def start(key: str, compute: Callable[[], Any]) -> None:

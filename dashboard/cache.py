@@ -36,7 +36,7 @@ DEFAULT_MB = 1024
 DEFAULT_TTL = 3600
 
 
-def _env_number(name: str, default: float) -> float:
+def env_number(name: str, default: float) -> float:
     try:
         value = float(os.environ.get(name, "").strip() or default)
     except ValueError:
@@ -202,7 +202,7 @@ def start_sweeper(cache: "ByteBudgetCache", interval: float | None = None,
     return thread
 
 
-SHARED = ByteBudgetCache(int(_env_number(MB_ENV, DEFAULT_MB) * 2**20), _env_number(TTL_ENV, DEFAULT_TTL))
+SHARED = ByteBudgetCache(int(env_number(MB_ENV, DEFAULT_MB) * 2**20), env_number(TTL_ENV, DEFAULT_TTL))
 
 
 def _close_expired_sessions() -> int:

@@ -10,7 +10,7 @@ lift to the chosen α and adjusts the p-values of all rows together, exactly as
 
 The two resampling steps grow with the users: the bootstrap interval of the difference
 (``N_RESAMPLES`` resamples) and Fisher's randomization test (``N_PERMUTATIONS`` sign
-flips). Up to ``FOREGROUND_USERS`` users per model they are computed at once. Above, a
+flips). Up to ``background.FOREGROUND_USERS`` users per model they are computed at once. Above, a
 metric whose resampled rows are not cached yet is shown from a quick computation (no
 bootstrap interval; the randomization p-value by the normal approximation of its
 sign-flip distribution) while :mod:`dashboard.background` computes the resampled rows;
@@ -29,7 +29,6 @@ from . import background, cache
 
 N_PERMUTATIONS = 10_000
 N_RESAMPLES = 1_000
-FOREGROUND_USERS = 5_000
 REFERENCE_ALPHA = 0.05
 
 
@@ -50,7 +49,7 @@ def _metric_rows(keys: tuple, per_user: dict, metric: str, baseline: str | None,
     exact_key = _rows_key(keys, metric, baseline, test, resamples, permutations, opt_key)
     exact = _rows(per_user, metric, baseline, test, resamples, permutations)
     resampled = resamples or permutations
-    if not resampled or exact_key in cache.SHARED or max(map(len, per_user.values())) <= FOREGROUND_USERS:
+    if not resampled or exact_key in cache.SHARED or max(map(len, per_user.values())) <= background.FOREGROUND_USERS:
         return cache.SHARED.get_or_compute(exact_key, exact)
     background.start(exact_key, exact)
     pending.append(exact_key)

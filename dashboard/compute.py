@@ -141,9 +141,6 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
     return out
 
 
-BOOTSTRAP_FOREGROUND_USERS = 5_000
-
-
 def _bootstrap_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     from metrics_core.stats import bootstrap_ci_columns
     return bootstrap_ci_columns(matrix, n_resamples=1000, confidence=0.95, seed=0)
@@ -171,7 +168,7 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     model, seed 0) of the per-user values; it is given for the metrics whose summary is
     the mean of the per-user column (ranking metrics), NaN for global ones (AUC, ...).
     Intervals are cached by the SHA-256 of the per-user values themselves. For a model of more
-    than ``BOOTSTRAP_FOREGROUND_USERS`` users whose bootstrap is not cached yet, the t interval
+    than ``background.FOREGROUND_USERS`` users whose bootstrap is not cached yet, the t interval
     is given while :mod:`dashboard.background` computes the bootstrap; ``attrs["pending"]``
     lists the cache keys still running.
     """
@@ -187,7 +184,7 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
             matrix = np.ascontiguousarray(pu[with_ci].to_numpy(dtype=float))
             key = f"bootstrap|{hashlib.sha256(matrix.tobytes()).hexdigest()}{matrix.shape}"
             compute = lambda matrix=matrix: _bootstrap_columns(matrix)  # noqa: E731
-            if len(matrix) <= BOOTSTRAP_FOREGROUND_USERS or key in cache.SHARED:
+            if len(matrix) <= background.FOREGROUND_USERS or key in cache.SHARED:
                 lows, highs = cache.SHARED.get_or_compute(key, compute)
             else:
                 background.start(key, compute)

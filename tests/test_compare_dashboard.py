@@ -240,11 +240,11 @@ def test_share_bad_ids_are_messages(monkeypatch, tmp_path, bad, message):
 def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatch, tmp_path):
     """Above the foreground size the page answers with the normal approximation of the
     randomization test, says so, and shows the Monte Carlo p-values once the server has them."""
-    from dashboard import cache, comparisons
+    from dashboard import background, cache, comparisons
     from metrics_core import stats
 
     cache.SHARED.clear()
-    monkeypatch.setattr(comparisons, "FOREGROUND_USERS", 50)
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 50)
     at = uploaded_app(monkeypatch, tmp_path)
     ok(at.switch_page("views/compare.py").run())
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())

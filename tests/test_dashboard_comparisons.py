@@ -49,7 +49,7 @@ def test_many_users_answer_at_once_then_the_resampled_rows_arrive(monkeypatch):
     from metrics_core import stats
 
     cache.SHARED.clear()
-    monkeypatch.setattr(comparisons, "FOREGROUND_USERS", 10)
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
     tables = per_user_tables()
     args = (("ka", "kb", "kc"), tables, ("ndcg@10", "map"), "a", "randomization", "holm", 0.05, ())
     quick = comparisons.comparison(*args)

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("streamlit")
 
 import metrics_core as mc  # noqa: E402
-from dashboard import cache, demo, files, text  # noqa: E402
+from dashboard import background, cache, demo, files, text  # noqa: E402
 from test_dashboard_pages import app, frame_with, page, small_demo  # noqa: E402
 
 
@@ -120,6 +120,8 @@ def test_upload_read_and_store_limits_are_stated(monkeypatch):
     assert "up to 1,024 MB (server.maxUploadSize)" in caption
     assert ReadLimits.from_env().describe() in caption
     assert "up to 3.0 GiB in all" in caption and "METRICS_CORE_STORE_QUOTA" in caption
+    assert f"more than {background.FOREGROUND_USERS:,} users per model" in caption
+    assert "METRICS_CORE_DASHBOARD_FOREGROUND_USERS" in caption
 
 
 def test_files_uploaded_just_before_leaving_the_data_page_are_kept():

@@ -35,7 +35,7 @@ def test_few_users_get_the_bootstrap_at_once(evals):
 
 def test_many_users_get_the_t_interval_then_the_bootstrap(evals, monkeypatch):
     cache.SHARED.clear()
-    monkeypatch.setattr(compute, "BOOTSTRAP_FOREGROUND_USERS", 10)
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
     quick = compute.ci_table(evals, METRICS)
     assert len(quick.attrs["pending"]) == len(evals)
     for name, ev in evals.items():
@@ -47,6 +47,6 @@ def test_many_users_get_the_t_interval_then_the_bootstrap(evals, monkeypatch):
     assert background.wait(quick.attrs["pending"], timeout=120)
     final = compute.ci_table(evals, METRICS)
     cache.SHARED.clear()
-    monkeypatch.setattr(compute, "BOOTSTRAP_FOREGROUND_USERS", 10**9)
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10**9)
     assert final.attrs["pending"] == []
     assert final.equals(compute.ci_table(evals, METRICS))

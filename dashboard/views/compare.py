@@ -103,7 +103,7 @@ st.caption(f"{len(table)} comparisons, each paired over {who}; {TEST_LABELS[test
 if table.attrs["pending"]:
     st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), interval=True),
                help=f"{N_PERMUTATIONS:,} sign flips, {comparisons.N_RESAMPLES:,} bootstrap resamples; up to "
-                    f"{comparisons.FOREGROUND_USERS:,} users per model they are computed before the page is shown.")
+                    f"{background.FOREGROUND_USERS:,} users per model they are computed before the page is shown.")
 
 st.subheader("Verdict", anchor=False)
 readable = verdict.verdict_table(table, correction, alpha)

@@ -8,12 +8,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import cache, files, sources, state, tables, text
+from dashboard import background, cache, files, sources, state, tables, text
 from metrics_core.io import ROLES, SUPPORTED_FORMATS
 
 st.title("Data")
 st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
-           f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()}")
+           f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()} "
+           f"{background.limits_text()}")
 
 up_runs = st.file_uploader(
     "Ranked results: one file per model (the file name is the model name; uploading a file "

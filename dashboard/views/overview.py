@@ -58,7 +58,7 @@ st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="ove
 if show_ci:
     with st.expander("95% bootstrap confidence intervals over users", expanded=True):
         if cis.attrs["pending"]:
-            st.caption(f"Bootstrapping more than {state.BOOTSTRAP_FOREGROUND_USERS:,} users runs on the server: "
+            st.caption(f"Bootstrapping more than {background.FOREGROUND_USERS:,} users runs on the server: "
                        "these are t intervals (mean ± t·sd/√n) until the 1,000 resamples are done; the page "
                        "updates itself.")
             background.refresh_when_ready(cis.attrs["pending"])

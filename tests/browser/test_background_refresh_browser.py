@@ -1,0 +1,67 @@
+"""Resampling that runs on the server never blocks a click, and the page updates itself: with a
+foreground size below the data's users, Compare first shows the randomization test's normal
+approximation and the Overview t intervals, each saying so, then the exact results appear
+without any click."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard import demo
+from dashboard_server import (REPO_ROOT, assert_no_exception, goto, open_page, start_server, stop_process,
+                              wait_idle)
+
+pytestmark = pytest.mark.browser
+
+NOTE = "The page updates itself"
+WATCH = """text => { window.__seen = false; new MutationObserver(() => {
+    if (document.body.innerText.includes(text)) window.__seen = true;
+}).observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
+
+
+def saw_then_lost(page, text: str, timeout_ms: int = 120_000) -> None:
+    """The text (recorded by the observer of ``WATCH``) appeared, then left the page by itself."""
+    page.wait_for_function("() => window.__seen === true", timeout=timeout_ms)
+    page.wait_for_function(f"() => !document.body.innerText.includes({text!r})", timeout=timeout_ms)
+
+
+def test_pages_show_the_approximation_then_update_themselves(browser, tmp_path):
+    proc, url = start_server(REPO_ROOT / "dashboard" / "app.py", log_path=tmp_path / "server.log",
+                             extra_env={"METRICS_CORE_STORE_DIR": str(tmp_path / "store"),
+                                        "METRICS_CORE_DASHBOARD_FOREGROUND_USERS": "50"})
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    try:
+        d = demo.make_demo(n_users=1500, n_items=300, list_length=20, seed=5)
+        for name, run in d.runs.items():
+            (tmp_path / f"{name}.csv").write_bytes(demo.to_csv_bytes(run))
+        (tmp_path / "qrels.csv").write_bytes(demo.to_csv_bytes(d.qrels))
+        goto(page, url + "/data")
+        page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
+            'input[type="file"]').set_input_files([str(tmp_path / f"{n}.csv") for n in d.runs])
+        wait_idle(page)
+        page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
+            'input[type="file"]').set_input_files(str(tmp_path / "qrels.csv"))
+        wait_idle(page)
+        open_page(page, "Compare")
+        page.goto(page.url + "&compare_test=randomization")
+        page.wait_for_selector(f'[data-testid="stCaptionContainer"]:has-text("{NOTE}")', timeout=60_000)
+        assert "normal approximation" in page.locator('[data-testid="stCaptionContainer"]', has_text=NOTE).first.inner_text()
+        # no click: the page reruns by itself once the sign flips and bootstraps are done
+        page.wait_for_selector(f'[data-testid="stCaptionContainer"]:has-text("{NOTE}")', state="detached",
+                               timeout=120_000)
+        wait_idle(page)
+        assert_no_exception(page, "Compare after the update")
+        assert page.locator('[data-testid="stMarkdownContainer"] li', has_text="adjusted p").count() == 2
+
+        page.evaluate(WATCH, "these are t intervals")
+        page.locator('[data-testid="stSidebarNav"] a', has_text="Overview").first.click()  # intervals on (small data)
+        saw_then_lost(page, "these are t intervals")
+        wait_idle(page)
+        assert_no_exception(page, "Overview after the update")
+        log = (tmp_path / "server.log").read_text(errors="replace")
+        assert "Traceback" not in log, log[-2000:]
+    finally:
+        context.close()
+        stop_process(proc)
