@@ -127,8 +127,15 @@ def _from_url(raw: str | list[str], kind: type) -> Any:
 def choice(key: str, kind: type = str, options=None, low=None, high=None) -> None:
     """Before widget ``key`` is drawn: give it the value the session remembers or the
     URL asks for, when its own state is gone (another page was shown) and the value is
-    valid (one of ``options``; within ``low``..``high``)."""
+    valid (one of ``options``; within ``low``..``high``). A metric chosen at another
+    cutoff (``map@10`` when the options are at K = 20) follows K: it becomes the same metric
+    at the options' cutoff, in the widget's state as in the remembered value."""
     if key in st.session_state:
+        if options is not None:
+            current = st.session_state[key]
+            moved = _at_cutoff(current, options)
+            if moved != current:
+                st.session_state[key] = moved
         return
     raw = _memory().get(key)
     if raw is None:
@@ -140,6 +147,8 @@ def choice(key: str, kind: type = str, options=None, low=None, high=None) -> Non
     value = _from_url(raw, kind)
     if value is None:
         return
+    if options is not None:
+        value = _at_cutoff(value, options)
     if kind is list:
         allowed = list(options) if options is not None else value
         value = [v for v in dict.fromkeys(value) if v in allowed]
@@ -148,6 +157,19 @@ def choice(key: str, kind: type = str, options=None, low=None, high=None) -> Non
     if (low is not None and value < low) or (high is not None and value > high):
         return
     st.session_state[key] = value
+
+
+def _at_cutoff(value: Any, options) -> Any:
+    """``value`` (a label or a list of labels) with each ``metric@k`` that is not an option
+    replaced by the one option ``metric@K`` of the same metric, when there is exactly one."""
+    if isinstance(value, list):
+        return [_at_cutoff(v, options) for v in value]
+    options = list(options)
+    if not isinstance(value, str) or "@" not in value or value in options:
+        return value
+    metric = value.rsplit("@", 1)[0]
+    same = [o for o in options if isinstance(o, str) and "@" in o and o.rsplit("@", 1)[0] == metric]
+    return same[0] if len(same) == 1 else value
 
 
 def keep(key: str, value: Any, default: Any) -> None:

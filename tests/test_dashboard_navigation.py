@@ -80,3 +80,28 @@ def test_page_choices_stay_in_the_url_on_every_page_and_seed_a_new_session():
     odd = app(compare_baseline="no such model", curves_threshold="7", overview_ci_on="maybe")
     page(odd, "compare")
     assert odd.selectbox(key="compare_baseline").value == "popularity"
+
+
+def test_chosen_metrics_follow_a_change_of_k():
+    """A metric chosen at one K is the same metric at the new K, on every page, in the URL too."""
+    at = app()
+    page(at, "compare")
+    at.multiselect(key="compare_metrics").set_value(["map@10", "recall@10"]).run()
+    at.session_state["k"] = 20
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="compare_metrics").value == ["map@20", "recall@20"]
+    assert at.query_params.get("compare_metrics") == ["map@20", "recall@20"]
+    assert not any("Pick at least one" in i.value for i in at.info)
+    page(at, "distributions")
+    at.selectbox(key="dist_metric").set_value("mrr@20").run()
+    at.session_state["k"] = 5
+    at.run()
+    assert at.selectbox(key="dist_metric").value == "mrr@5" and at.query_params.get("dist_metric") == "mrr@5"
+    page(at, "failures")
+    at.selectbox(key="failures_metric").set_value("recall@5").run()
+    at.session_state["k"] = 7
+    at.run()
+    assert at.selectbox(key="failures_metric").value == "recall@7"
+    page(at, "compare")  # the remembered choice comes back at the K now in force
+    assert at.multiselect(key="compare_metrics").value == ["map@7", "recall@7"]
