@@ -3,7 +3,10 @@
 After one untimed visit (the server builds the demo once), N sessions open a page
 of the demo (``--page``: overview, distributions, compare) at the same time, wait
 for each other, then each changes K in the sidebar ``--steps`` times and waits for
-the answer (the script run ends), pausing ``--think`` seconds between actions. The
+the answer (the script run ends). With ``--think 0`` (the default, the worst case)
+every session asks again as soon as it has its answer, all starting at the same
+instant; with ``--think S`` each pauses S seconds on average (uniform between S/2
+and 3S/2) before every change, so they drift apart as real users do. The
 run stops by itself after the steps (or ``--timeout`` seconds) and prints, per
 action, p50 / p95 / max seconds, the script runs per second the server sustained,
 the server's CPU seconds per script run, and its resident memory before, at the
@@ -39,6 +42,7 @@ import json
 import os
 import random
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -114,9 +118,11 @@ class MemoryWatch:
             self.peak = np.nanmax([self.peak, rss_mb(self.pid)])
 
 
-def settle(pid: int, budget: float, every: float = 2.0) -> float:
-    """Wait until the process's memory stops falling (or ``budget`` seconds pass); the last reading."""
+def settle(pid: int, budget: float, wait_first: float = 0.0, every: float = 2.0) -> float:
+    """Wait ``wait_first`` seconds, then until the process's memory stops falling (or ``budget``
+    seconds in all pass); the last reading."""
     deadline = time.monotonic() + budget
+    time.sleep(min(wait_first, budget))
     readings = [rss_mb(pid)]
     while time.monotonic() < deadline:
         time.sleep(every)
@@ -127,7 +133,8 @@ def settle(pid: int, budget: float, every: float = 2.0) -> float:
 
 
 async def _pause(rng: random.Random, think: float) -> None:
-    """A user's pause: ``think`` seconds on average, uniform between half and one and a half times it."""
+    """A user's pause before each action: ``think`` seconds on average, uniform between half and
+    one and a half times it (so sessions that opened together drift apart, as users do)."""
     if think > 0:
         await asyncio.sleep(think * rng.uniform(0.5, 1.5))
 
@@ -148,6 +155,7 @@ async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, 
         await opened.wait()  # every session changes K at the same time
         k = session.widgets[session.widget_id("k")].int_value
         for step in range(steps):
+            await _pause(rng, think)
             k = rng.choice([c for c in CUTOFFS if c != k])  # always a change, so always a run
             result = await session.set_widget("k", k)
             log["timings"].append(("change K", result.seconds))
@@ -159,7 +167,6 @@ async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, 
                 log["errors"].append(f"{where}: script {result.status}")
             elif not shows_cutoff(result, k):
                 log["errors"].append(f"{where}: the page does not show the new K")
-            await _pause(rng, think)
     except Exception as exc:  # noqa: BLE001 - reported in the results, the run goes on
         log["errors"].append(f"session {seed}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
         opened.abort()  # the others must not wait for this one
@@ -170,8 +177,6 @@ async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, 
 
 async def _drive_websocket(url: str, sessions: int, steps: int, think: float, page: str,
                            timeout: float) -> dict:
-    warm, _ = await Session.open(url, page=PAGES[page][0], timeout=timeout)  # untimed: builds the demo
-    await warm.close()
     log: dict = {"timings": [], "errors": [], "runs": 0, "bytes": []}
     opened = asyncio.Barrier(sessions)
     await asyncio.gather(*(_ws_session(url, page, steps, think, i, log, timeout, opened)
@@ -202,6 +207,7 @@ async def _browser_session(browser, url: str, page_name: str, steps: int, think:
         await opened.wait()  # every session changes K at the same time
         k_input = page.locator('[data-testid="stSidebar"] .st-key-k input')
         for _ in range(steps):
+            await _pause(rng, think)
             k = rng.choice(CUTOFFS)
             start = time.perf_counter()
             await k_input.fill(str(k))
@@ -215,7 +221,6 @@ async def _browser_session(browser, url: str, page_name: str, steps: int, think:
             log["timings"].append(("change K", time.perf_counter() - start))
             if await page.locator('[data-testid="stException"]').count():
                 log["errors"].append(f"session {seed}: exception shown after K = {k}")
-            await _pause(rng, think)
     except Exception as exc:  # noqa: BLE001 - reported in the results, the run goes on
         log["errors"].append(f"session {seed}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
         opened.abort()
@@ -231,12 +236,6 @@ async def _drive_browser(url: str, sessions: int, steps: int, think: float, page
     log: dict = {"timings": [], "errors": [], "runs": 0, "bytes": []}
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS)
-        # one untimed visit first: the server builds the demo and loads its kernels once
-        warm = await browser.new_context()
-        first = await warm.new_page()
-        await first.goto(f"{url}/{PAGES[page][0]}")
-        await _idle(first, timeout_ms)
-        await warm.close()
         opened = asyncio.Barrier(sessions)
         await asyncio.gather(*(_browser_session(browser, url, page, steps, think, i, log, timeout_ms, opened)
                                for i in range(sessions)))
@@ -258,12 +257,16 @@ def summarise(timings: list, elapsed: float, runs: int | None = None) -> dict:
     return out
 
 
-def _drive(client: str, url: str, sessions: int, steps: int, think: float, page: str, timeout: float) -> dict:
-    driver = _drive_websocket if client == "websocket" else _drive_browser
+async def warm_up(url: str, page: str, timeout: float) -> None:
+    """One untimed visit: the server imports the page, builds the demo and loads its kernels."""
+    session, _ = await Session.open(url, page=PAGES[page][0], timeout=timeout)
+    await session.close()
+
+
+def _in_thread(coroutine, timeout: float):
     # a thread of its own: the caller may already run an event loop (Playwright's sync API does)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, asyncio.wait_for(
-            driver(url, sessions, steps, think, page, timeout), timeout)).result()
+        return pool.submit(asyncio.run, asyncio.wait_for(coroutine, timeout)).result()
 
 
 def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: float = 600,
@@ -279,22 +282,30 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         raise ValueError(f"client must be one of {CLIENTS} and page one of {tuple(PAGES)}")
     env = dict(extra_env or {})
     if ttl:
-        env.update(STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=str(ttl), METRICS_CORE_DASHBOARD_CACHE_TTL=str(ttl))
+        env.update(STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=str(max(1, round(ttl))),  # an integer option
+                   METRICS_CORE_DASHBOARD_CACHE_TTL=f"{ttl:g}")
         settle_budget = settle_budget or 4 * ttl + 30
     proc = None
     if url is None:
-        proc, url = start_server(ROOT / "dashboard" / "app.py", extra_env=env)
+        log_dir = Path(tempfile.mkdtemp(prefix="load_test_"))
+        env.setdefault("METRICS_CORE_STORE_DIR", str(log_dir / "store"))
+        proc, url = start_server(ROOT / "dashboard" / "app.py", extra_env=env, log_path=log_dir / "server.log")
     try:
         pid = proc.pid if proc is not None else None
+        _in_thread(warm_up(url, page, timeout), timeout)
+        driver = _drive_websocket if client == "websocket" else _drive_browser
         load_start = os.getloadavg()
         with MemoryWatch(pid) as watch:
             before = rss_mb(pid) if pid else float("nan")
             cpu_start, start = (cpu_seconds(pid) if pid else float("nan")), time.perf_counter()
-            log = _drive(client, url, sessions, steps, think, page, timeout)
+            log = _in_thread(driver(url, sessions, steps, think, page, timeout), timeout)
             elapsed = time.perf_counter() - start
             cpu = (cpu_seconds(pid) - cpu_start) if pid else float("nan")
         closed = rss_mb(pid) if pid else float("nan")
-        after = settle(pid, settle_budget) if pid and settle_budget > 0 else float("nan")
+        # sessions and cache entries expire ttl seconds after their last use; the sweeper looks
+        # every ttl / 4 seconds (at least 1 s) and then returns the freed memory
+        after = settle(pid, settle_budget, wait_first=1.25 * (ttl or 0) + 3) \
+            if pid and settle_budget > 0 else float("nan")
         healthy = proc is None or proc.poll() is None
         result = summarise(log["timings"], elapsed, log["runs"])
         result.update(
@@ -302,7 +313,7 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
             errors=log["errors"], server_alive=healthy, script_runs=log["runs"], seconds=elapsed,
             server_cpu_seconds=cpu, loadavg={"start": load_start, "end": os.getloadavg()},
             received_kib_median=float(np.median(log["bytes"]) / 1024) if log["bytes"] else float("nan"),
-            # "before" is read after the untimed first visit: the demo is built and cached
+            # "before": after the untimed first visit (demo built and cached, kernels loaded)
             rss_mb={"before": before, "peak": watch.peak, "after_sessions": closed, "after_settle": after})
         return result
     finally:
@@ -358,6 +369,8 @@ def main() -> None:
                      think=args.think, page=args.page, ttl=args.ttl)
     except (TimeoutError, asyncio.TimeoutError):
         sys.exit(f"load test: stopped after --timeout {args.timeout:g} s")
+    except RuntimeError as exc:  # the server did not start
+        sys.exit(f"load test: {exc}")
     print(report(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))

@@ -157,7 +157,11 @@ class Session:
         start = time.perf_counter()
         ws = await connect(ws_url, subprotocols=[SUBPROTOCOL], max_size=None, open_timeout=timeout)
         session = cls(ws, query_string, page, timeout)
-        result = await session._request(start)
+        try:
+            result = await session._request(start)
+        except BaseException:
+            await ws.close()
+            raise
         return session, result
 
     async def close(self) -> None:
