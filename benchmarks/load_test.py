@@ -324,16 +324,19 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
 def report(result: dict) -> str:
     """The results as the lines the command prints."""
     r = result
+    cpu = r["server_cpu_seconds"]
+    cpu_text = ("server CPU not measured (a server started elsewhere)" if np.isnan(cpu) else
+                f"server CPU {cpu:.1f} s ({cpu / max(r['script_runs'], 1):.2f} s per run)")
     lines = [f"{r['client']} client, page {r['page']}, {r['sessions']} sessions x {r['steps']} K changes, "
              f"think {r['think']:g} s: {r['script_runs']} script runs in {r['seconds']:.1f} s = "
-             f"{r['runs_per_second']:.2f} runs/s; server CPU {r['server_cpu_seconds']:.1f} s "
-             f"({r['server_cpu_seconds'] / max(r['script_runs'], 1):.2f} s per run)",
+             f"{r['runs_per_second']:.2f} runs/s; {cpu_text}",
              "| action | n | p50 s | p95 s | max s |", "|---|---|---|---|---|"]
     for action, a in r["actions"].items():
         lines.append(f"| {action} | {a['n']} | {a['p50']:.2f} | {a['p95']:.2f} | {a['max']:.2f} |")
     mem = r["rss_mb"]
     lines.append("server RSS MiB: before {before:.0f}, peak {peak:.0f}, after the sessions closed "
-                 "{after_sessions:.0f}, after settling {after_settle:.0f}".format(**mem))
+                 "{after_sessions:.0f}".format(**mem)
+                 + (f", after settling {mem['after_settle']:.0f}" if not np.isnan(mem["after_settle"]) else ""))
     if r["client"] == "websocket":
         lines.append(f"median bytes received per action: {r['received_kib_median']:.0f} KiB")
     load = r["loadavg"]
