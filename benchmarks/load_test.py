@@ -41,6 +41,7 @@ import concurrent.futures
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -285,7 +286,7 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         env.update(STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=str(max(1, round(ttl))),  # an integer option
                    METRICS_CORE_DASHBOARD_CACHE_TTL=f"{ttl:g}")
         settle_budget = settle_budget or 4 * ttl + 30
-    proc = None
+    proc, log_dir, keep_log = None, None, True
     if url is None:
         log_dir = Path(tempfile.mkdtemp(prefix="load_test_"))
         env.setdefault("METRICS_CORE_STORE_DIR", str(log_dir / "store"))
@@ -315,10 +316,15 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
             received_kib_median=float(np.median(log["bytes"]) / 1024) if log["bytes"] else float("nan"),
             # "before": after the untimed first visit (demo built and cached, kernels loaded)
             rss_mb={"before": before, "peak": watch.peak, "after_sessions": closed, "after_settle": after})
+        keep_log = bool(log["errors"]) or not healthy
+        if log_dir is not None and keep_log:
+            result["server_log"] = str(log_dir / "server.log")
         return result
     finally:
         if proc is not None:
             stop_process(proc)
+        if log_dir is not None and not keep_log:  # the server's log and store are kept after a failure
+            shutil.rmtree(log_dir, ignore_errors=True)
 
 
 def report(result: dict) -> str:
@@ -343,7 +349,8 @@ def report(result: dict) -> str:
     lines.append("load average (1, 5, 15 min) at start {}; at end {}".format(
         *(", ".join(f"{x:.2f}" for x in load[when]) for when in ("start", "end"))))
     lines.append(f"errors: {'; '.join(r['errors'][:10]) if r['errors'] else 'none'}"
-                 + (f" (and {len(r['errors']) - 10} more)" if len(r["errors"]) > 10 else ""))
+                 + (f" (and {len(r['errors']) - 10} more)" if len(r["errors"]) > 10 else "")
+                 + (f"; server log: {r['server_log']}" if r.get("server_log") else ""))
     return "\n".join(lines)
 
 

@@ -161,6 +161,7 @@ def profile(page: str, changes: int, rate: int, timeout: float) -> dict:
     finally:
         loop.close()
         stop_process(proc)
+    shutil.rmtree(work, ignore_errors=True)  # kept (server log, py-spy output) when something failed
     return {"phases": phases, "changes": len(ks), "rate": rate}
 
 
