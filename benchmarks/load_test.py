@@ -1,18 +1,36 @@
-"""Bounded load test of the dashboard: N concurrent browser sessions on 127.0.0.1.
+"""Bounded load test of the dashboard: N concurrent sessions on 127.0.0.1.
 
-After one untimed visit (the server builds the demo once), each session opens the
-Overview of the demo in its own headless Chromium context, waits for the others,
-then changes K in the sidebar ``--steps`` times and waits for the answer (the
-script run ends). The run stops by itself after the steps (or ``--timeout``
-seconds) and prints, per action, p50 / p95 / max seconds, the page loads per
-second the server sustained, and the server's resident memory before, at the
-peak and after the sessions closed.
+After one untimed visit (the server builds the demo once), N sessions open a page
+of the demo (``--page``: overview, distributions, compare) at the same time, wait
+for each other, then each changes K in the sidebar ``--steps`` times and waits for
+the answer (the script run ends). With ``--think 0`` (the default, the worst case)
+every session asks again as soon as it has its answer, all starting at the same
+instant; with ``--think S`` each pauses S seconds on average (uniform between S/2
+and 3S/2) before every change, so they drift apart as real users do. The
+run stops by itself after the steps (or ``--timeout`` seconds) and prints, per
+action, p50 / p95 / max seconds, the script runs per second the server sustained,
+the server's CPU seconds per script run, and its resident memory before, at the
+peak, and after the sessions closed.
 
     python benchmarks/load_test.py --sessions 8 --steps 10
+    python benchmarks/load_test.py --sessions 8 --steps 10 --think 2 --ttl 10
+
+Two clients (``--client``):
+
+* ``websocket`` (the default): each session speaks Streamlit's websocket protocol
+  without rendering (``benchmarks/streamlit_ws.py``), so the two cores belong to the
+  server and the numbers are the server's. Each K change is checked: the run must
+  finish, send no exception element and show the new K.
+* ``browser``: each session is a headless Chromium context (Debian's
+  ``/usr/bin/chromium`` or ``$CHROMIUM``, driven by Playwright's Python package).
+  Eight renderers on the same cores take most of the CPU, so this measures what a
+  user on this machine would see, not what the server does.
 
 It starts its own server (``streamlit run dashboard/app.py`` on a free port) unless
-``--url`` names one; it never contacts another host. Chromium is Debian's
-(``/usr/bin/chromium`` or ``$CHROMIUM``), driven by Playwright's Python package.
+``--url`` names one; it never contacts another host. ``--ttl S`` starts that server
+with disconnected sessions and cache entries kept S seconds
+(``STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL``, ``METRICS_CORE_DASHBOARD_CACHE_TTL``)
+and, after the sessions close, waits until the server's memory stops falling.
 """
 
 from __future__ import annotations
@@ -23,20 +41,31 @@ import concurrent.futures
 import json
 import os
 import random
+import shutil
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+for path in (ROOT, ROOT / "tests" / "browser"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
+from benchmarks.streamlit_ws import RunResult, Session  # noqa: E402
 from dashboard_server import chromium_path, start_server, stop_process  # noqa: E402
 
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+#: --page name -> (URL path, title)
+PAGES = {"overview": ("", "Overview"), "distributions": ("distributions", "Distributions"),
+         "compare": ("compare", "Compare")}
+CUTOFFS = (5, 10, 20, 50, 100)
+CLIENTS = ("websocket", "browser")
 
 
 def rss_mb(pid: int) -> float:
@@ -47,123 +76,312 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def shows_cutoff(result: RunResult, k: int) -> bool:
+    """The run's elements show cutoff ``k``: a table column ``<metric>@k``, the caption's
+    ``K = k``, or a metric choice ``<metric>@k``."""
+    if any(f"K = {k} " in text or text.endswith(f"K = {k}") or f"K = {k})" in text
+           for text in result.texts()):
+        return True
+    if any(col.endswith(f"@{k}") for cols in result.table_columns() for col in cols):
+        return True
+    return any(option.endswith(f"@{k}") for kind, el in result.elements
+               if kind in ("selectbox", "multiselect") for option in el.options)
+
+
+class MemoryWatch:
+    """Samples a process's resident memory every ``every`` seconds on a thread; ``peak`` is the largest."""
+
+    def __init__(self, pid: int | None, every: float = 0.2):
+        self.pid, self.every, self.peak = pid, every, float("nan")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = np.nanmax([self.peak, rss_mb(self.pid)])
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> "MemoryWatch":
+        if self.pid:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self.pid:
+            self._thread.join()
+            self.peak = np.nanmax([self.peak, rss_mb(self.pid)])
+
+
+def settle(pid: int, budget: float, wait_first: float = 0.0, every: float = 2.0) -> float:
+    """Wait ``wait_first`` seconds, then until the process's memory stops falling (or ``budget``
+    seconds in all pass); the last reading."""
+    deadline = time.monotonic() + budget
+    time.sleep(min(wait_first, budget))
+    readings = [rss_mb(pid)]
+    while time.monotonic() < deadline:
+        time.sleep(every)
+        readings.append(rss_mb(pid))
+        if len(readings) >= 4 and readings[-1] >= min(readings[:-3]) - 1:
+            break  # three readings without a new low of more than 1 MiB
+    return readings[-1]
+
+
+async def _pause(rng: random.Random, think: float) -> None:
+    """A user's pause before each action: ``think`` seconds on average, uniform between half and
+    one and a half times it (so sessions that opened together drift apart, as users do)."""
+    if think > 0:
+        await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+
+
+# ---------------------------------------------------------------- websocket client
+
+async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, log: dict,
+                      timeout: float, opened: "asyncio.Barrier") -> None:
+    rng = random.Random(seed)
+    path, title = PAGES[page]
+    session = None
+    try:
+        session, first = await Session.open(url, page=path, timeout=timeout)
+        log["timings"].append((f"open {title}", first.seconds))
+        log["runs"] += first.runs
+        log["bytes"].append(first.bytes_received)
+        log["errors"].extend(f"session {seed}, open: {e}" for e in first.exceptions)
+        await opened.wait()  # every session changes K at the same time
+        k = session.widgets[session.widget_id("k")].int_value
+        for step in range(steps):
+            await _pause(rng, think)
+            k = rng.choice([c for c in CUTOFFS if c != k])  # always a change, so always a run
+            result = await session.set_widget("k", k)
+            log["timings"].append(("change K", result.seconds))
+            log["runs"] += result.runs
+            log["bytes"].append(result.bytes_received)
+            where = f"session {seed}, K = {k}"
+            log["errors"].extend(f"{where}: {e}" for e in result.exceptions)
+            if result.status != "finished":
+                log["errors"].append(f"{where}: script {result.status}")
+            elif not shows_cutoff(result, k):
+                log["errors"].append(f"{where}: the page does not show the new K")
+    except Exception as exc:  # noqa: BLE001 - reported in the results, the run goes on
+        log["errors"].append(f"session {seed}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        opened.abort()  # the others must not wait for this one
+    finally:
+        if session is not None:
+            await session.close()
+
+
+async def _drive_websocket(url: str, sessions: int, steps: int, think: float, page: str,
+                           timeout: float) -> dict:
+    log: dict = {"timings": [], "errors": [], "runs": 0, "bytes": []}
+    opened = asyncio.Barrier(sessions)
+    await asyncio.gather(*(_ws_session(url, page, steps, think, i, log, timeout, opened)
+                           for i in range(sessions)))
+    return log
+
+
+# ---------------------------------------------------------------- browser client
+
 async def _idle(page, timeout_ms: int) -> None:
     await page.wait_for_selector(IDLE, timeout=timeout_ms)
     await page.wait_for_timeout(150)
     await page.wait_for_selector(IDLE, timeout=timeout_ms)
 
 
-async def _session(browser, url: str, steps: int, seed: int, timings: list, errors: list,
-                   timeout_ms: int, opened: "asyncio.Barrier") -> None:
+async def _browser_session(browser, url: str, page_name: str, steps: int, think: float, seed: int,
+                           log: dict, timeout_ms: int, opened: "asyncio.Barrier") -> None:
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
     rng = random.Random(seed)
+    path, title = PAGES[page_name]
     try:
         start = time.perf_counter()
-        await page.goto(url)
+        await page.goto(f"{url}/{path}")
         await _idle(page, timeout_ms)
-        timings.append(("open Overview", time.perf_counter() - start))
+        log["timings"].append((f"open {title}", time.perf_counter() - start))
+        log["runs"] += 1
         await opened.wait()  # every session changes K at the same time
         k_input = page.locator('[data-testid="stSidebar"] .st-key-k input')
         for _ in range(steps):
-            k = rng.choice([5, 10, 20, 50, 100])
+            await _pause(rng, think)
+            k = rng.choice(CUTOFFS)
             start = time.perf_counter()
             await k_input.fill(str(k))
             await k_input.press("Enter")
             try:
                 await page.wait_for_selector(RUNNING, timeout=1500)
+                log["runs"] += 1
             except Exception:  # noqa: BLE001 - the same K again: no rerun
                 pass
             await _idle(page, timeout_ms)
-            timings.append(("change K", time.perf_counter() - start))
+            log["timings"].append(("change K", time.perf_counter() - start))
             if await page.locator('[data-testid="stException"]').count():
-                errors.append(f"session {seed}: exception shown after K = {k}")
+                log["errors"].append(f"session {seed}: exception shown after K = {k}")
     except Exception as exc:  # noqa: BLE001 - reported in the results, the run goes on
-        errors.append(f"session {seed}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        log["errors"].append(f"session {seed}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+        opened.abort()
     finally:
         await context.close()
 
 
-async def _drive(url: str, sessions: int, steps: int, timeout_ms: int) -> tuple[list, list, float]:
+async def _drive_browser(url: str, sessions: int, steps: int, think: float, page: str,
+                         timeout: float) -> dict:
     from playwright.async_api import async_playwright
 
-    timings: list = []
-    errors: list = []
+    timeout_ms = int(timeout * 1000)
+    log: dict = {"timings": [], "errors": [], "runs": 0, "bytes": []}
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS)
-        # one untimed visit first: the server builds the demo and loads its kernels once
-        warm = await browser.new_context()
-        page = await warm.new_page()
-        await page.goto(url)
-        await _idle(page, timeout_ms)
-        await warm.close()
         opened = asyncio.Barrier(sessions)
-        start = time.perf_counter()
-        await asyncio.gather(*(_session(browser, url, steps, i, timings, errors, timeout_ms, opened)
+        await asyncio.gather(*(_browser_session(browser, url, page, steps, think, i, log, timeout_ms, opened)
                                for i in range(sessions)))
-        elapsed = time.perf_counter() - start
         await browser.close()
-    return timings, errors, elapsed
+    return log
 
 
-def summarise(timings: list, elapsed: float) -> dict:
+# ---------------------------------------------------------------- the run and its report
+
+def summarise(timings: list, elapsed: float, runs: int | None = None) -> dict:
     """p50 / p95 / max seconds per action, and script runs per second overall."""
     out: dict = {"actions": {}}
     for action in dict.fromkeys(a for a, _ in timings):
         values = np.array([t for a, t in timings if a == action])
         out["actions"][action] = {"n": int(values.size), "p50": float(np.percentile(values, 50)),
                                   "p95": float(np.percentile(values, 95)), "max": float(values.max())}
-    out["runs_per_second"] = len(timings) / elapsed if elapsed > 0 else float("nan")
+    count = len(timings) if runs is None else runs
+    out["runs_per_second"] = count / elapsed if elapsed > 0 else float("nan")
     return out
 
 
+async def warm_up(url: str, page: str, timeout: float) -> None:
+    """One untimed visit: the server imports the page, builds the demo and loads its kernels."""
+    session, _ = await Session.open(url, page=PAGES[page][0], timeout=timeout)
+    await session.close()
+
+
+def _in_thread(coroutine, timeout: float):
+    # a thread of its own: the caller may already run an event loop (Playwright's sync API does)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(coroutine, timeout)).result()
+
+
 def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: float = 600,
-        extra_env: dict | None = None, settle: float = 0.0) -> dict:
+        extra_env: dict | None = None, settle_budget: float = 0.0, client: str = "websocket",
+        think: float = 0.0, page: str = "overview", ttl: float | None = None) -> dict:
     """Drive the sessions against ``url`` or a server started here; the results as a dict.
 
-    ``settle`` seconds after the sessions closed, the server's memory is read again
-    (the caches expire entries after their time to live; see dashboard/cache.py).
+    ``ttl``: the server started here keeps disconnected sessions and cache entries that many
+    seconds, and after the sessions close the memory is read once it stops falling (at most
+    ``settle_budget`` seconds, by default four times the ttl plus 30 s).
     """
-    proc = None
+    if client not in CLIENTS or page not in PAGES:
+        raise ValueError(f"client must be one of {CLIENTS} and page one of {tuple(PAGES)}")
+    env = dict(extra_env or {})
+    if ttl:
+        env.update(STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=str(max(1, round(ttl))),  # an integer option
+                   METRICS_CORE_DASHBOARD_CACHE_TTL=f"{ttl:g}")
+        settle_budget = settle_budget or 4 * ttl + 30
+    proc, log_dir, keep_log = None, None, True
     if url is None:
-        proc, url = start_server(ROOT / "dashboard" / "app.py", extra_env=extra_env)
+        log_dir = Path(tempfile.mkdtemp(prefix="load_test_"))
+        env.setdefault("METRICS_CORE_STORE_DIR", str(log_dir / "store"))
+        proc, url = start_server(ROOT / "dashboard" / "app.py", extra_env=env, log_path=log_dir / "server.log")
     try:
         pid = proc.pid if proc is not None else None
-        before = rss_mb(pid) if pid else float("nan")
-        # a thread of its own: the caller may already run an event loop (Playwright's sync API does)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            timings, errors, elapsed = pool.submit(asyncio.run, asyncio.wait_for(
-                _drive(url, sessions, steps, int(timeout * 1000)), timeout)).result()
-        peak = rss_mb(pid) if pid else float("nan")
-        if settle > 0:
-            time.sleep(settle)
-        after = rss_mb(pid) if pid else float("nan")
+        _in_thread(warm_up(url, page, timeout), timeout)
+        driver = _drive_websocket if client == "websocket" else _drive_browser
+        load_start = os.getloadavg()
+        with MemoryWatch(pid) as watch:
+            before = rss_mb(pid) if pid else float("nan")
+            cpu_start, start = (cpu_seconds(pid) if pid else float("nan")), time.perf_counter()
+            log = _in_thread(driver(url, sessions, steps, think, page, timeout), timeout)
+            elapsed = time.perf_counter() - start
+            cpu = (cpu_seconds(pid) - cpu_start) if pid else float("nan")
+        closed = rss_mb(pid) if pid else float("nan")
+        # sessions and cache entries expire ttl seconds after their last use; the sweeper looks
+        # every ttl / 4 seconds (at least 1 s) and then returns the freed memory
+        after = settle(pid, settle_budget, wait_first=1.25 * (ttl or 0) + 3) \
+            if pid and settle_budget > 0 else float("nan")
         healthy = proc is None or proc.poll() is None
-        result = summarise(timings, elapsed)
-        result.update(sessions=sessions, steps=steps, errors=errors, server_alive=healthy,
-                      rss_mb={"before": before, "after_sessions": peak, "after_settle": after})
+        result = summarise(log["timings"], elapsed, log["runs"])
+        result.update(
+            client=client, page=page, sessions=sessions, steps=steps, think=think, ttl=ttl,
+            errors=log["errors"], server_alive=healthy, script_runs=log["runs"], seconds=elapsed,
+            server_cpu_seconds=cpu, loadavg={"start": load_start, "end": os.getloadavg()},
+            received_kib_median=float(np.median(log["bytes"]) / 1024) if log["bytes"] else float("nan"),
+            # "before": after the untimed first visit (demo built and cached, kernels loaded)
+            rss_mb={"before": before, "peak": watch.peak, "after_sessions": closed, "after_settle": after})
+        keep_log = bool(log["errors"]) or not healthy
+        if log_dir is not None and keep_log:
+            result["server_log"] = str(log_dir / "server.log")
         return result
     finally:
         if proc is not None:
             stop_process(proc)
+        if log_dir is not None and not keep_log:  # the server's log and store are kept after a failure
+            shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def report(result: dict) -> str:
+    """The results as the lines the command prints."""
+    r = result
+    cpu = r["server_cpu_seconds"]
+    cpu_text = ("server CPU not measured (a server started elsewhere)" if np.isnan(cpu) else
+                f"server CPU {cpu:.1f} s ({cpu / max(r['script_runs'], 1):.2f} s per run)")
+    lines = [f"{r['client']} client, page {r['page']}, {r['sessions']} sessions x {r['steps']} K changes, "
+             f"think {r['think']:g} s: {r['script_runs']} script runs in {r['seconds']:.1f} s = "
+             f"{r['runs_per_second']:.2f} runs/s; {cpu_text}",
+             "| action | n | p50 s | p95 s | max s |", "|---|---|---|---|---|"]
+    for action, a in r["actions"].items():
+        lines.append(f"| {action} | {a['n']} | {a['p50']:.2f} | {a['p95']:.2f} | {a['max']:.2f} |")
+    mem = r["rss_mb"]
+    lines.append("server RSS MiB: before {before:.0f}, peak {peak:.0f}, after the sessions closed "
+                 "{after_sessions:.0f}".format(**mem)
+                 + (f", after settling {mem['after_settle']:.0f}" if not np.isnan(mem["after_settle"]) else ""))
+    if r["client"] == "websocket":
+        lines.append(f"median bytes received per action: {r['received_kib_median']:.0f} KiB")
+    load = r["loadavg"]
+    lines.append("load average (1, 5, 15 min) at start {}; at end {}".format(
+        *(", ".join(f"{x:.2f}" for x in load[when]) for when in ("start", "end"))))
+    lines.append(f"errors: {'; '.join(r['errors'][:10]) if r['errors'] else 'none'}"
+                 + (f" (and {len(r['errors']) - 10} more)" if len(r["errors"]) > 10 else "")
+                 + (f"; server log: {r['server_log']}" if r.get("server_log") else ""))
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--client", choices=CLIENTS, default="websocket",
+                        help="websocket: the server alone (default); browser: headless Chromium sessions")
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--steps", type=int, default=10, help="K changes per session")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean pause in seconds between a session's actions (default 0: worst case)")
+    parser.add_argument("--page", choices=tuple(PAGES), default="overview", help="the page every session opens")
+    parser.add_argument("--ttl", type=float, default=None,
+                        help="seconds the started server keeps closed sessions and cache entries; "
+                             "then wait for its memory to settle")
     parser.add_argument("--url", default=None, help="a running server on 127.0.0.1 (default: start one)")
     parser.add_argument("--timeout", type=float, default=600, help="stop after this many seconds")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args()
     if args.url and not args.url.startswith(("http://127.0.0.1", "http://localhost")):
         parser.error("the load test only targets a server on this machine (127.0.0.1)")
-    result = run(args.sessions, args.steps, args.url, args.timeout)
-    print(f"{args.sessions} sessions x {args.steps} K changes, {result['runs_per_second']:.2f} script runs/s")
-    print("| action | n | p50 s | p95 s | max s |\n|---|---|---|---|---|")
-    for action, r in result["actions"].items():
-        print(f"| {action} | {r['n']} | {r['p50']:.2f} | {r['p95']:.2f} | {r['max']:.2f} |")
-    print(f"server RSS MiB: {result['rss_mb']}; errors: {result['errors'] or 'none'}")
+    if args.sessions < 1 or args.steps < 0 or args.think < 0 or (args.ttl is not None and args.ttl <= 0):
+        parser.error("--sessions must be >= 1, --steps and --think >= 0, --ttl > 0")
+    try:
+        result = run(args.sessions, args.steps, args.url, args.timeout, client=args.client,
+                     think=args.think, page=args.page, ttl=args.ttl)
+    except (TimeoutError, asyncio.TimeoutError):
+        sys.exit(f"load test: stopped after --timeout {args.timeout:g} s")
+    except RuntimeError as exc:  # the server did not start
+        sys.exit(f"load test: {exc}")
+    print(report(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
     if result["errors"] or not result["server_alive"]:
