@@ -28,6 +28,15 @@ pytestmark = pytest.mark.browser  # end to end against a real server (no Chromiu
 CHANGES = {0: (20, 5), 1: (50, 10)}  # session -> the K values it sets, in order
 
 
+def run_on_own_loop(coroutine):
+    """``asyncio.run`` on a thread of its own: in the browser suite Playwright's sync API
+    already runs an event loop on the main thread, where ``asyncio.run`` is refused."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def _table(result, column_prefix: str) -> pa.Table:
     """The first table of the run with a column starting with ``column_prefix``."""
     for kind, el in result.elements:
@@ -55,7 +64,7 @@ async def _sessions(url: str) -> dict:
 
 
 def test_each_k_change_finishes_and_shows_the_new_k(streamlit_server):
-    by_session = asyncio.run(asyncio.wait_for(_sessions(streamlit_server), 300))
+    by_session = run_on_own_loop(asyncio.wait_for(_sessions(streamlit_server), 300))
     for session, runs in by_session.items():
         assert runs[0][0] == 10, "the demo opens at the default K = 10"
         for k, result in runs:
