@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import preload, sources, state, tables, text, url  # noqa: E402
+from dashboard import preload, sources, state, tables, text, uploads, url  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -48,7 +48,7 @@ try:
 except sources.StoreError as exc:
     st.error(text.md(str(exc)))
     view = None
-sources.take_pending_uploads()  # files uploaded just before leaving the Data page
+uploads.render(expanded=nav.title == "Data")  # in the sidebar of every page: uploads survive navigation
 for refusal in sources.refused_uploads():  # more than the analysis store can hold
     st.error(text.md(refusal, limit=600), icon=":material/block:")
 url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back

@@ -31,7 +31,7 @@ from . import url
 
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
-           "reset_to_demo", "upload_generation", "take_pending_uploads", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
+           "reset_to_demo", "upload_generation", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
            "refused_uploads", "upload_limits_text"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
@@ -262,28 +262,9 @@ def refused_uploads() -> list[str]:
     return st.session_state.pop(_REFUSED, None) or []
 
 
-UPLOADERS = ("upload_runs", "upload_truth", "upload_features", "upload_attributes")
-
-
 def uploader_key(name: str) -> str:
-    """Widget key of an uploader on the Data page (its generation suffix clears it)."""
+    """Widget key of an uploader (``dashboard.uploads``; its generation suffix clears it)."""
     return f"{name}_{upload_generation()}"
-
-
-def take_pending_uploads() -> list[str]:
-    """Ingest files the Data page's uploaders hold but the page never took in: the user
-    left the page (or the rerun was cut short) right after an upload finished. Called on
-    every run before any page draws; a no-op for files already taken."""
-    values = []
-    for name in UPLOADERS:
-        try:
-            values.append(st.session_state[uploader_key(name)] if uploader_key(name) in st.session_state
-                          else None)
-        except Exception:  # noqa: BLE001 - a widget state Streamlit has not filled in yet
-            values.append(None)
-    if not any(values):
-        return []
-    return ingest_uploads(*values)
 
 
 def reset_to_demo() -> None:

@@ -16,24 +16,8 @@ st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strin
            f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()} "
            f"{background.limits_text()}")
 
-up_runs = st.file_uploader(
-    "Ranked results: one file per model (the file name is the model name; uploading a file "
-    "with the same name replaces that model)",
-    accept_multiple_files=True, key=sources.uploader_key("upload_runs"))
-up_truth = st.file_uploader(
-    "Ground truth: user_id, item_id, relevance (optional when the result files carry a "
-    "relevance or label column)", key=sources.uploader_key("upload_truth"))
-with st.expander("Optional tables: item features (for ILS) and user attributes (for segments)"):
-    up_feats = st.file_uploader("Item features: item_id plus numeric feature columns (cosine) "
-                                "or a tags column (Jaccard)", key=sources.uploader_key("upload_features"))
-    up_attrs = st.file_uploader("User attributes: user_id plus attribute columns (e.g. segment)",
-                                key=sources.uploader_key("upload_attributes"))
-# Taken in before anything below is drawn, so the status is right on this very rerun.
-added = state.ingest_uploads(up_runs, up_truth, up_feats, up_attrs)
-if added:
-    st.toast(text.md(f"Loaded {', '.join(added)}"))
-for refusal in sources.refused_uploads():  # more than the analysis store can hold
-    st.error(text.md(refusal, limit=600), icon=":material/block:")
+st.info("Add your files with **Add files** in the sidebar, in any order. It stays on every page: an upload "
+        "in progress carries on while you look at other pages.", icon=":material/upload_file:")
 
 src = state.sources()
 report = state.load_report()
@@ -45,8 +29,8 @@ if problem:
 # --- what is loaded -------------------------------------------------------------
 st.subheader("Your files")
 if src.empty:
-    st.info("The dashboard shows the **demo data**. Upload ranked results above to analyse your own "
-            "models.", icon=":material/science:")
+    st.info("The dashboard shows the **demo data**. Upload ranked results with **Add files** in the sidebar "
+            "to analyse your own models.", icon=":material/science:")
 else:
     listing = tables.loaded_files(src, report)
     st.dataframe(listing, hide_index=True, key="data_files")

@@ -1,0 +1,37 @@
+"""The file uploaders, drawn in the sidebar of every page.
+
+An upload belongs to the widget that receives it: a page switch that removes the widget
+cancels a file still in transit. Drawn by the app's entry point on every page, the
+uploaders stay in place while the user opens other pages, so a large upload carries on
+and is taken in wherever the user is when it completes.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from . import sources, text
+
+
+def render(expanded: bool) -> list[str]:
+    """Draw the uploaders (under "Add files" in the sidebar) and take in what they hold;
+    returns the names of the models added on this run."""
+    with st.sidebar.expander("Add files", expanded=expanded, icon=":material/upload_file:"):
+        runs = st.file_uploader(
+            "Ranked results: one file per model", accept_multiple_files=True,
+            key=sources.uploader_key("upload_runs"),
+            help="The file name is the model name; a file with the same name replaces that model.")
+        truth = st.file_uploader(
+            "Ground truth: user_id, item_id, relevance", key=sources.uploader_key("upload_truth"),
+            help="Optional when the result files carry a relevance or label column.")
+        features = st.file_uploader(
+            "Item features (optional, for ILS)", key=sources.uploader_key("upload_features"),
+            help="item_id plus numeric feature columns (cosine) or a tags column (Jaccard).")
+        attributes = st.file_uploader(
+            "User attributes (optional, for segments)", key=sources.uploader_key("upload_attributes"),
+            help="user_id plus attribute columns (e.g. segment).")
+        st.caption("Uploads carry on while you open other pages.")
+    added = sources.ingest_uploads(runs, truth, features, attributes)
+    if added:
+        st.toast(text.md(f"Loaded {', '.join(added)}"))
+    return added
