@@ -57,8 +57,8 @@ if view:
 state.render_controls()
 if state.is_demo() and nav.title != "Data":
     st.info("**Demo data**: three synthetic models (popularity baseline, matrix factorization, "
-            "two-tower) on 2,400 users with graded relevance. Open the **Data** page to "
-            "upload your own results.", icon=":material/science:")
+            "two-tower) on 2,400 users with graded relevance. Upload your own results with "
+            "**Add files** in the sidebar.", icon=":material/science:")
 if nav.title != "Data":
     lengths = np.concatenate([ranked.list_lengths for ranked in state.get_models().values()] or [[]])
     notice = tables.k_exceeds_lists(lengths, state.controls()["k"])
