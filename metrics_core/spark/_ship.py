@@ -1,0 +1,72 @@
+"""Ship the metrics_core package the driver runs to the executors of a Spark application.
+
+Executors import metrics_core themselves: every task unpickles functions and
+classes of :mod:`metrics_core.spark` by module name. When the executors'
+Python has the dependencies (numpy, pandas, pyarrow, numba) but not this
+version of metrics_core, :func:`ship_package` zips the package the driver
+imported and adds it with ``SparkContext.addPyFile``; Spark copies the zip to
+every executor and puts it first on their Python path, ahead of any installed
+copy. The same zip works with ``spark-submit --py-files``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+from ..errors import MetricsError
+from . import _env
+
+#: zips built by this process, by content hash: shipping the same code twice adds the same file
+_BUILT: dict[str, str] = {}
+
+
+def _package_files(root: Path) -> list[Path]:
+    """The package's files (sources and any data), without bytecode caches."""
+    return sorted(p for p in root.rglob("*")
+                  if p.is_file() and "__pycache__" not in p.relative_to(root).parts and p.suffix != ".pyc")
+
+
+def package_zip() -> str:
+    """Path of a zip holding the imported metrics_core package (``metrics_core/...`` inside).
+
+    The name carries a hash of the contents, so a changed package never reuses
+    the name of a zip Spark has already distributed.
+    """
+    import metrics_core
+
+    root = Path(metrics_core.__file__).resolve().parent
+    if not root.is_dir():
+        raise MetricsError(f"metrics_core is imported from {root}, not from a directory: ship that archive instead")
+    files = _package_files(root)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    key = digest.hexdigest()[:16]
+    if key in _BUILT and os.path.exists(_BUILT[key]):
+        return _BUILT[key]
+    target = os.path.join(tempfile.mkdtemp(prefix="metrics-core-ship-"), f"metrics_core-{key}.zip")
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in files:
+            archive.write(path, str(Path("metrics_core") / path.relative_to(root)))
+    _BUILT[key] = target
+    return target
+
+
+def ship_package(spark) -> str:
+    """Send the metrics_core package this driver runs to every executor; returns the zip's path.
+
+    ``spark``: a SparkSession or SparkContext. Call it before the first
+    evaluation (an executor's Python worker keeps the modules it has imported).
+    """
+    _env.require_pyspark()
+    context = getattr(spark, "sparkContext", spark)
+    if not hasattr(context, "addPyFile"):
+        raise MetricsError(f"ship_package needs a SparkSession or SparkContext, got {type(spark).__name__}")
+    path = package_zip()
+    with _env.spark_errors("shipping metrics_core to the executors"):
+        context.addPyFile(path)
+    return path
