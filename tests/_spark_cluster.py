@@ -52,11 +52,19 @@ def remove_private_spark_home() -> None:
 
 
 def start_session(master: str, app_name: str, shuffle_partitions: int = 3):
-    """A SparkSession on ``master`` bound to the loopback interface, quiet, without UI."""
+    """A SparkSession on ``master`` bound to the loopback interface, quiet, without UI.
+
+    Executors of a local cluster keep numba's cache of the shipped kernels in the
+    temporary Spark home, not in the user's cache directory.
+    """
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder.master(master).appName(app_name)
+    home = os.environ.get("SPARK_HOME")
+    if master.startswith("local-cluster") and home in _created:
+        builder = builder.config("spark.executorEnv.NUMBA_CACHE_DIR", os.path.join(home, "numba-cache"))
     session = (
-        SparkSession.builder.master(master).appName(app_name)
+        builder
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
