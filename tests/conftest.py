@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _spark_cluster import remove_private_spark_home, use_private_spark_home
 from _trec import TREC_EVAL_DIR
+
+from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
 
 pytest_plugins = ["_ci_skips"]
 
@@ -24,7 +25,7 @@ def trec_dir() -> Path:
 
 def pytest_configure(config):
     """Spark's local-cluster executors get their working directories in a temporary Spark home
-    (set before any test starts a JVM; see ``_spark_cluster.py``)."""
+    (set before any test starts a JVM; see ``metrics_core/spark/_local_cluster.py``)."""
     use_private_spark_home()
 
 
