@@ -108,3 +108,24 @@ def test_ship_package_refuses_what_is_not_a_spark_session():
     with pytest.raises(mc.MetricsError, match="ship_package needs a SparkSession or SparkContext, got dict") as err:
         ship_package({})
     assert "\n" not in str(err.value)
+
+
+def test_private_spark_home_links_pyspark_and_goes_away(monkeypatch):
+    """A local cluster's executors need $SPARK_HOME/bin and jars; the private home links pyspark's own,
+    keeps an existing SPARK_HOME, and is deleted with the executors' work directories."""
+    pytest.importorskip("pyspark", reason="pip install 'metrics-core[spark]'")
+    import pyspark
+
+    from metrics_core.spark import _local_cluster
+
+    monkeypatch.setenv("SPARK_HOME", "/opt/spark")
+    assert _local_cluster.use_private_spark_home() == "/opt/spark"
+    monkeypatch.delenv("SPARK_HOME")
+    monkeypatch.setattr(_local_cluster, "_created", [])
+    home = _local_cluster.use_private_spark_home()
+    assert os.environ["SPARK_HOME"] == home and _local_cluster.is_private(home)
+    for part in ("bin", "jars"):
+        assert os.path.realpath(os.path.join(home, part)) == os.path.realpath(Path(pyspark.__file__).parent / part)
+    assert os.path.isfile(os.path.join(home, "bin", "spark-submit"))
+    _local_cluster.remove_private_spark_home()
+    assert not os.path.exists(home) and "SPARK_HOME" not in os.environ
