@@ -9,7 +9,8 @@ Usage::
     ev.diagnostics    # mc.Diagnostics summed over the cluster
 
     results = mcs.evaluate_files(["runs/bm25.parquet"], "qrels.parquet", ["ndcg@10"])
-    mcs.ship_package(spark)   # executors import the driver's metrics_core (a zip via addPyFile)
+
+    mcs.ship_package(spark)   # first, when executors lack this metrics_core: a zip via addPyFile
 
 How: users are hashed into groups; each group (all rows of its users, run and
 ground truth) is evaluated in one Spark task by the single-machine code
