@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from _trec import TREC_EVAL_DIR
 
+from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
+
 pytest_plugins = ["_ci_skips"]
 
 
@@ -21,6 +23,16 @@ def trec_dir() -> Path:
     return TREC_EVAL_DIR
 
 
+def pytest_configure(config):
+    """Spark's local-cluster executors get their working directories in a temporary Spark home
+    (set before any test starts a JVM; see ``metrics_core/spark/_local_cluster.py``)."""
+    use_private_spark_home()
+
+
+def pytest_unconfigure(config):
+    remove_private_spark_home()
+
+
 def pytest_sessionstart(session):
     """Compile (or load from numba's disk cache) every kernel before any test runs, so the
     dashboard server started by the browser tests finds them cached instead of compiling
@@ -28,7 +40,6 @@ def pytest_sessionstart(session):
     from metrics_core.warmup import warmup
 
     warmup()
-
 
 
 @pytest.fixture

@@ -114,3 +114,31 @@ def test_runner_at_200_users_metrics_core_and_floor_agree(capsys):
     assert status == 0, out
     assert "max |difference| vs metrics_core: floor" in out and "-> agree" in out
     assert "| metrics_core | end to end |" in out and "| floor | per-user loop |" in out
+
+
+@pytest.mark.spark
+def test_spark_mllib_bench_agrees_with_ranking_evaluator_at_200_users(capsys, tmp_path):
+    """metrics_core's Spark engine (preset spark_mllib) against MLlib's RankingEvaluator on the same
+    session: the five means agree to 1e-9 (the harness exits 1 otherwise); no time is asserted."""
+    pytest.importorskip("pyspark", reason="pip install 'metrics-core[spark]'")
+    from benchmarks import spark_mllib_bench
+
+    status = spark_mllib_bench.main(["--users", "200", "--repeats", "0", "--master", "local[1]",
+                                     "--buckets", "2", "--dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "largest difference" in out and ": agree (tolerance 1e-09)" in out
+    for name, metric in spark_mllib_bench.PAIRS.items():
+        line = next(x for x in out.splitlines() if x.split()[:1] == [name])
+        mllib_value, mc_value = float(line.split()[1]), float(line.split()[3])
+        assert line.split()[2] == metric and abs(mllib_value - mc_value) <= 1e-9 and 0 < mc_value < 1, line
+    assert "first calls: MLlib" in out
+
+
+def test_spark_mllib_bench_flags_a_difference():
+    from benchmarks import spark_mllib_bench
+
+    same = dict.fromkeys(spark_mllib_bench.PAIRS, 0.5)
+    off = {**same, "recallAtK": 0.5 + 1e-6}
+    assert spark_mllib_bench.largest_difference(same, same) == 0.0
+    assert spark_mllib_bench.largest_difference(same, off) == pytest.approx(1e-6)

@@ -1,15 +1,19 @@
-"""The Spark engine gives mc.evaluate's numbers.
+"""The Spark engine gives mc.evaluate's numbers, in one process and on separate executors.
 
-One local Spark session (local[2]) for the module. Random data with tied
-scores, graded relevance, ground-truth users missing from the run, users
-without relevant items and users only in the run; every metric's summary must
-equal ``mc.evaluate`` on the same pandas frames to 1e-9, per-user values must
-match user by user, and the diagnostics counts must agree.
+Every test taking the ``spark`` fixture runs twice, once per module-scoped session:
+``local[2]`` (tasks in the driver's JVM, Python workers beside the driver) and
+``local-cluster[2,1,1024]`` (two executor JVMs with their own Python workers, which
+import metrics_core from the zip :func:`metrics_core.spark.ship_package` sends them,
+as on a real cluster). Random data with tied scores, graded relevance, ground-truth
+users missing from the run, users without relevant items and users only in the run;
+every metric's summary must equal ``mc.evaluate`` on the same pandas frames to 1e-9,
+per-user values must match user by user, and the diagnostics counts must agree.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 
@@ -18,6 +22,7 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
+from _spark_cluster import CLUSTER, EXECUTORS, LOCAL, start_session, wait_for_executors
 
 pytestmark = pytest.mark.spark
 
@@ -63,22 +68,15 @@ def make_data(seed: int = 7, n_users: int = 300, int_ids: bool = False):
     return run, qrels, feats
 
 
-@pytest.fixture(scope="module")
-def spark():
+@pytest.fixture(scope="module", params=[LOCAL, CLUSTER])
+def spark(request):
     pytest.importorskip("pyspark", reason="pip install 'metrics-core[spark]'")
-    from pyspark.sql import SparkSession
+    from metrics_core import spark as mcs
 
-    session = (
-        SparkSession.builder.master("local[2]").appName("metrics-core-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "3")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = start_session(request.param, "metrics-core-tests")
+    if request.param == CLUSTER:
+        mcs.ship_package(session)  # before any task: a Python worker keeps what it has imported
+        wait_for_executors(session.sparkContext)
     yield session
     session.stop()
 
@@ -105,6 +103,62 @@ def assert_same(spark_ev, local_ev, tol=1e-9):
     assert list(per_user.index) == list(local.index)
     assert list(per_user.columns) == list(local.columns)
     np.testing.assert_allclose(per_user.to_numpy(float), local.to_numpy(float), rtol=tol, atol=tol)
+
+
+def test_python_workers_run_the_package_under_test(spark):
+    """The Python workers import this metrics_core: on local[2] the driver's own files, under its
+    JVM; on the local cluster the zip ship_package sent, under two executor JVMs that are not the
+    driver's (so an installed copy elsewhere on the machine cannot stand in for it)."""
+    from metrics_core import spark as mcs
+
+    def fingerprint() -> str:
+        """SHA-256 of the imported metrics_core package's files, read through its loader (a directory or a zip)."""
+        import hashlib
+        import importlib.resources
+
+        def walk(node, prefix):
+            for child in sorted(node.iterdir(), key=lambda c: c.name):
+                if child.name == "__pycache__" or child.name.endswith(".pyc"):
+                    continue
+                if child.is_dir():
+                    yield from walk(child, prefix + child.name + "/")
+                else:
+                    yield prefix + child.name, child.read_bytes()
+
+        digest = hashlib.sha256()
+        for name, content in walk(importlib.resources.files("metrics_core"), ""):
+            digest.update(name.encode() + b"\0" + content)
+        return digest.hexdigest()
+
+    def probe(_):
+        import os
+        import time
+
+        import metrics_core
+
+        pid = os.getpid()
+        for _level in range(6):  # worker -> pyspark daemon -> JVM
+            with open(f"/proc/{pid}/stat") as stat:
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/comm") as comm:
+                if comm.read().strip() == "java":
+                    break
+        time.sleep(0.3)  # long enough for every executor to be offered tasks
+        yield os.getpid(), pid, metrics_core.__file__, fingerprint()
+
+    context = spark.sparkContext
+    driver_jvm = context._jvm.java.lang.ProcessHandle.current().pid()
+    rows = context.parallelize(range(8), 8).mapPartitions(probe).collect()
+    worker_pids, jvm_pids, files, prints = (set(column) for column in zip(*rows))
+    assert prints == {fingerprint()}
+    assert os.getpid() not in worker_pids
+    if context.master == CLUSTER:
+        shipped = os.path.basename(mcs.package_zip())
+        assert all(f.endswith(os.path.join(shipped, "metrics_core", "__init__.py")) for f in files), files
+        assert len(jvm_pids) == EXECUTORS and driver_jvm not in jvm_pids
+    else:
+        assert files == {mc.__file__}
+        assert jvm_pids == {driver_jvm}
 
 
 def test_every_metric_matches_single_machine(spark, data):

@@ -103,3 +103,16 @@ def test_cluster_worker_without_the_package_names_the_python(monkeypatch):
     assert "\n" not in message
     assert "python3 from the executors' PATH" in message and "'pyarrow'" in message
     assert "--archives env.tar.gz#env" in message
+
+
+def test_cluster_worker_without_metrics_core_points_to_ship_package(monkeypatch):
+    class PythonException(Exception):
+        pass
+
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/cluster/python3")
+    with pytest.raises(MetricsError) as err:
+        with _env.spark_errors("Spark evaluation"):
+            raise PythonException("Traceback ...\nModuleNotFoundError: No module named 'metrics_core.spark'\n")
+    message = str(err.value)
+    assert "\n" not in message and "/opt/cluster/python3" in message
+    assert "metrics_core.spark.ship_package(spark)" in message and "--archives env.tar.gz#env" in message

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import os
 import threading
 
 import numba as nb
@@ -31,6 +32,11 @@ THREADSAFE = _threadsafe_layer_available()
 if THREADSAFE:
     nb.config.THREADING_LAYER = "threadsafe"
 _LOCK = threading.RLock()
+
+if ".zip" + os.sep in __file__:  # imported from a zip, as shipped to Spark executors
+    from ._zip_cache import use_shipped_kernel_cache
+
+    use_shipped_kernel_cache()
 
 
 def kernel_guard():

@@ -10,6 +10,8 @@ Usage::
 
     results = mcs.evaluate_files(["runs/bm25.parquet"], "qrels.parquet", ["ndcg@10"])
 
+    mcs.ship_package(spark)   # first, when executors lack this metrics_core: a zip via addPyFile
+
 How: users are hashed into groups; each group (all rows of its users, run and
 ground truth) is evaluated in one Spark task by the single-machine code
 (``mc.prepare`` and the same compiled kernels), and Spark adds up the groups.
@@ -37,8 +39,10 @@ saying what to install.
 from __future__ import annotations
 
 from ._env import get_session, require_pyspark
+from ._ship import package_zip, ship_package
 
-__all__ = ["SparkEvaluation", "evaluate", "evaluate_files", "get_session", "require_pyspark"]
+__all__ = ["SparkEvaluation", "evaluate", "evaluate_files", "get_session", "package_zip", "require_pyspark",
+           "ship_package"]
 
 
 def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), **conventions):

@@ -20,6 +20,7 @@ import shutil
 import sys
 
 from ..errors import MetricsError
+from ._local_cluster import is_local_cluster, use_private_spark_home
 
 SHIP_ENV_HINT = (
     "ship an environment to the executors: venv-pack -o env.tar.gz, then spark-submit "
@@ -88,6 +89,8 @@ def get_session(master: str = "local[*]", app_name: str = "metrics-core", config
     if is_local_master(master):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if is_local_cluster(master):  # executors' work directories outside site-packages
+        use_private_spark_home()
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {"spark.ui.showConsoleProgress": "false", "spark.sql.execution.arrow.pyspark.enabled": "true"}
     settings.update(config or {})
@@ -132,9 +135,12 @@ def spark_errors(what: str = "Spark job"):
         missing = _MISSING_MODULE.search(str(exc))
         if missing and not found:
             python = os.environ.get("PYSPARK_PYTHON") or "python3 from the executors' PATH (PYSPARK_PYTHON is not set)"
+            hint = SHIP_ENV_HINT
+            if missing.group(1).split(".")[0] == "metrics_core":
+                hint = f"call metrics_core.spark.ship_package(spark) before evaluating, or {SHIP_ENV_HINT}"
             raise MetricsError(
                 f"{what} failed: the Spark Python workers ran {python}, which cannot import "
-                f"{missing.group(1)!r}; {SHIP_ENV_HINT}") from None
+                f"{missing.group(1)!r}; {hint}") from None
         if found:
             raise MetricsError(found.group(1).strip()) from None
         name = type(exc).__name__

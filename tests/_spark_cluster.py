@@ -1,0 +1,53 @@
+"""Spark sessions for the tests: ``local[2]`` and a ``local-cluster`` with separate executor JVMs.
+
+A local cluster's executors run from ``$SPARK_HOME``; with a pip-installed pyspark
+:func:`metrics_core.spark._local_cluster.use_private_spark_home` makes a temporary one, and
+``conftest.py`` calls it before the first JVM of the test process starts (see that module).
+"""
+
+from __future__ import annotations
+
+import os
+
+from metrics_core.spark._local_cluster import is_private
+
+LOCAL = "local[2]"
+CLUSTER = "local-cluster[2,1,1024]"  # 2 workers x 1 core x 1 GiB: two executor JVMs
+EXECUTORS = 2
+
+
+def start_session(master: str, app_name: str, shuffle_partitions: int = 3):
+    """A SparkSession on ``master`` bound to the loopback interface, quiet, without UI.
+
+    Executors of a local cluster keep numba's cache of the shipped kernels in the
+    temporary Spark home, not in the user's cache directory.
+    """
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    home = os.environ.get("SPARK_HOME")
+    if master.startswith("local-cluster") and is_private(home):
+        builder = builder.config("spark.executorEnv.NUMBA_CACHE_DIR", os.path.join(home, "numba-cache"))
+    session = (
+        builder
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def wait_for_executors(context, count: int = EXECUTORS, timeout: float = 180.0) -> None:
+    """Block until ``count`` executors have registered with the driver (their JVMs take seconds to start)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while context._jsc.sc().getExecutorMemoryStatus().size() < count + 1:  # the driver counts as one
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{count} executors did not register within {timeout:.0f} s")
+        time.sleep(0.2)
