@@ -198,32 +198,40 @@ class Driver:
     def key(self, key: str, inner: str = ""):
         return self.page.locator(f".st-key-{key} {inner}".strip()).first
 
+    def _open_list(self, box, option: str | None):
+        """Open the drop-down list of ``box``; its ``option`` (None: its first option).
+
+        The box is scrolled into view first: the list closes when the page scrolls, which
+        a click on a box below the fold would do."""
+        box.scroll_into_view_if_needed()
+        self.page.wait_for_timeout(100)
+        box.click()
+        choice = (self.page.get_by_role("option", name=option, exact=True) if option
+                  else self.page.get_by_role("option")).first
+        try:
+            choice.wait_for(timeout=2000)
+        except Exception:  # noqa: BLE001 - the list did not open: once more with its arrow
+            box.locator('button[aria-label="Open"]').first.click()
+            choice.wait_for(timeout=3000)
+        return choice
+
     def select(self, key: str, option: str) -> Callable[[], None]:
         """Open the select box ``key``; the trigger clicks ``option``."""
-        self.key(key, '[data-testid="stSelectbox"]').click()
-        choice = self.page.get_by_role("option", name=option, exact=True)
-        choice.first.wait_for(timeout=5000)
-        return choice.first.click
+        return self._open_list(self.key(key, '[data-testid="stSelectbox"]'), option).click
 
     def multiselect_add(self, key: str, option: str) -> Callable[[], None]:
-        self.key(key, '[data-testid="stMultiSelect"]').click()
-        choice = self.page.get_by_role("option", name=option, exact=True)
-        choice.first.wait_for()
-        return choice.first.click
+        return self._open_list(self.key(key, '[data-testid="stMultiSelect"]'), option).click
 
     def multiselect_remove(self, key: str, option: str) -> Callable[[], None]:
         return self.key(key, f'button[aria-label="Remove {option}"]').click
 
     def multiselect_first_option(self, key: str) -> Callable[[], None] | None:
         """Open the multiselect ``key``; the trigger picks its first option (None: nothing left)."""
-        self.key(key, '[data-testid="stMultiSelect"]').click()
-        choice = self.page.get_by_role("option").first
         try:
-            choice.wait_for(timeout=2000)
+            return self._open_list(self.key(key, '[data-testid="stMultiSelect"]'), None).click
         except Exception:  # noqa: BLE001 - every option is already chosen
             self.page.keyboard.press("Escape")
             return None
-        return choice.click
 
     def multiselect_remove_last(self, key: str) -> Callable[[], None]:
         """The trigger removes the last choice of the multiselect ``key``; when only one is
