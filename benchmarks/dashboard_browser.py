@@ -186,8 +186,14 @@ def drive(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, dea
     return d.results, errors
 
 
+def counted(r: Timing) -> bool:
+    """A measurement of an answer: no timeout, and a script run was seen (or none is expected)."""
+    return not r.timed_out and (r.rerun_seen or r.action in NOT_INTERACTIONS)
+
+
 def summarise(results: list[Timing]) -> dict:
-    """Per action n / p50 / p95 / max seconds (timeouts counted apart), and the overall figures."""
+    """Per action n / p50 / p95 / max seconds, and the overall figures. Timeouts and actions
+    that started no script run (the widget did not take the value) are counted apart."""
     def stats(values) -> dict:
         v = np.asarray(values, dtype=float)
         return {"n": int(v.size), "p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)),
@@ -196,11 +202,11 @@ def summarise(results: list[Timing]) -> dict:
     table = {}
     for action in dict.fromkeys(r.action for r in results):
         rows = [r for r in results if r.action == action]
-        done = [r.seconds for r in rows if not r.timed_out]
-        table[action] = {**(stats(done) if done else {"n": 0}), "timeouts": len(rows) - len(done),
-                         "no_rerun": sum(not r.rerun_seen for r in rows),
+        done = [r.seconds for r in rows if counted(r)]
+        table[action] = {**(stats(done) if done else {"n": 0}), "timeouts": sum(r.timed_out for r in rows),
+                         "no_rerun": sum(not r.rerun_seen and not r.timed_out for r in rows),
                          "exceptions": sum(len(r.exceptions) for r in rows)}
-    after = [r.seconds for r in results if r.action not in NOT_INTERACTIONS and not r.timed_out]
+    after = [r.seconds for r in results if r.action not in NOT_INTERACTIONS and counted(r)]
     overall = {**stats(after), "over_1s": sum(s > 1 for s in after), "over_2s": sum(s > 2 for s in after)} \
         if after else {"n": 0}
     return {"actions": table, "overall": overall}
@@ -211,10 +217,11 @@ def markdown(summary: dict) -> str:
     for action, s in summary["actions"].items():
         if s["n"]:
             note = "".join([f" ({s['timeouts']} timed out)" if s["timeouts"] else "",
+                            f" ({s['no_rerun']} started no script run, not counted)" if s["no_rerun"] else "",
                             f" ({s['exceptions']} exceptions)" if s["exceptions"] else ""])
             lines.append(f"| {action}{note} | {s['n']} | {s['p50']:.2f} | {s['p95']:.2f} | {s['max']:.2f} |")
         else:
-            lines.append(f"| {action} ({s['timeouts']} timed out) | 0 | | | |")
+            lines.append(f"| {action} ({s['timeouts']} timed out, {s['no_rerun']} started no script run) | 0 | | | |")
     o = summary["overall"]
     if o["n"]:
         lines.append(f"\noverall, {o['n']} interactions after the upload: p50 {o['p50']:.2f} s, "
