@@ -131,3 +131,10 @@ def resampling_note(test: str, users: int, interval: bool) -> str:
         parts.append("the bootstrap interval of the difference follows")
     return (f"Resampling {fmt.count(users)} users runs on the server: {'; '.join(parts)}. "
             "The page updates itself when it is done.")
+
+
+def challengers_after_baseline_change(challengers, old: str, new: str, names) -> list[str]:
+    """The challengers once the baseline moves from ``old`` to ``new``: the new baseline
+    leaves them and the old one takes its place (order kept, only models of ``names``)."""
+    moved = [old if c == new else c for c in challengers]
+    return [c for c in dict.fromkeys(moved) if c in names and c != new]

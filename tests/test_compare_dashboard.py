@@ -271,3 +271,21 @@ def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatc
     assert exact.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(
         stats.randomization_test(a, b, n_resamples=comparisons.N_PERMUTATIONS, seed=0)[1], rel=1e-12, abs=0)
     assert exact.loc[("ndcg@10", "two_tower"), "ci_low"] <= exact.loc[("ndcg@10", "two_tower"), "diff"]
+
+
+def test_changing_the_baseline_keeps_every_model_in_the_comparison(monkeypatch, tmp_path):
+    from dashboard.verdict import challengers_after_baseline_change
+
+    names = ["a", "b", "c", "d"]
+    assert challengers_after_baseline_change(["b", "c", "d"], "a", "b", names) == ["a", "c", "d"]
+    assert challengers_after_baseline_change(["c"], "a", "b", names) == ["c"]  # b was not compared: a stays out
+    assert challengers_after_baseline_change(["b", "a"], "a", "b", names) == ["a"]
+    at = uploaded_app(monkeypatch, tmp_path)
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    assert at.multiselect(key="compare_challengers").value == [XSS, "two_tower"]
+    ok(at.selectbox(key="compare_baseline").set_value("two_tower").run())
+    assert at.multiselect(key="compare_challengers").value == [XSS, "popularity"]
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    assert sorted(at.multiselect(key="compare_challengers").value) == sorted([XSS, "two_tower"])
+    assert set(frame_with(at, "p_adjusted")["model"]) == {XSS, "two_tower"}

@@ -49,6 +49,12 @@ baseline = url.bound(lambda: left.selectbox("Baseline", names, key="compare_base
                                             help="The model the others are measured against."),
                      "compare_baseline", names[0], options=names)
 others = [n for n in names if n != baseline]
+_BEFORE = "mcd_compare_baseline_before"  # the baseline of the previous run, to swap it into the challengers
+before = st.session_state.get(_BEFORE)
+if before not in (None, baseline) and "compare_challengers" in st.session_state:
+    st.session_state["compare_challengers"] = verdict.challengers_after_baseline_change(
+        st.session_state["compare_challengers"], before, baseline, names)
+st.session_state[_BEFORE] = baseline
 challengers = url.bound(lambda: right.multiselect("Challengers", others, default=others, key="compare_challengers"),
                         "compare_challengers", others, kind=list, options=others)
 left, mid, right = st.columns([3, 2, 2])
