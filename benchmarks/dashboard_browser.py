@@ -106,7 +106,6 @@ def upload(d: Driver, files: BenchFiles) -> None:
     action (the sum of the three steps, each from its trigger to its answer); then the attributes."""
     page = d.page
     d.go("Data")
-    page.get_by_text("Optional tables").click()  # the attributes' uploader sits in this expander
     wait_upload = 120_000  # the script run starts only once the files have reached the server
     parts = [
         d.time(UPLOAD_PARTS[0], 0, "3 files", lambda: uploader(page, "Ranked results").set_input_files(

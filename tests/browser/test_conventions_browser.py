@@ -32,6 +32,7 @@ def test_preset_from_the_sidebar_sets_the_numbers_and_the_url(app_page, streamli
     before = summary_csv(page)
     page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]', has_text="Conventions").click()
     box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Library preset")
+    box.scroll_into_view_if_needed()  # a scroll while the list is open would close it
     box.click()
     page.get_by_role("option", name="rectools", exact=True).click()
     wait_rerun(page)

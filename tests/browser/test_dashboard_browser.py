@@ -91,7 +91,6 @@ def test_upload_change_k_gain_and_download_summary(app_page, streamlit_server, t
     wait_idle(page)
     uploader_input(page, "Ground truth").set_input_files(str(paths["qrels"]))
     wait_idle(page)
-    page.get_by_text("Optional tables").click()
     uploader_input(page, "Item features").set_input_files(str(paths["item_features"]))
     wait_idle(page)
     assert_no_exception(page, "Data after upload")
@@ -104,6 +103,7 @@ def test_upload_change_k_gain_and_download_summary(app_page, streamlit_server, t
     k_input.press("Enter")
     wait_idle(page)
     gain = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Gain")
+    gain.scroll_into_view_if_needed()  # below the open uploaders on this page; a scroll would close the list
     gain.click()
     page.get_by_role("option", name="exponential").click()
     wait_idle(page)

@@ -108,7 +108,9 @@ def test_the_url_is_the_analysis(browser, tmp_path):
         k_input.fill("5")
         k_input.press("Enter")
         wait_rerun(page)
-        page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Gain").click()
+        gain = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Gain")
+        gain.scroll_into_view_if_needed()  # a scroll while the list is open would close it
+        gain.click()
         page.get_by_role("option", name="exponential").click()
         wait_rerun(page)
         aid = query(page)["analysis"][0]
