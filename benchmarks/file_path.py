@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    python -m benchmarks.file_path --users 100000 --repeats 3 [--dir DIR] [--formats parquet,csv]
+    python -m benchmarks.file_path --users 100000 --repeats 3 [--dir DIR] [--formats parquet,csv] [--code DIR]
 
 Writes one run/ground-truth pair of :mod:`benchmarks.datagen` (string ids,
 graded truth) as Parquet (``DataFrame.to_parquet``) and as CSV
@@ -57,19 +57,23 @@ def write_pair(users: int, directory: str, formats: tuple[str, ...]) -> dict[str
     return paths
 
 
+SCRIPT = os.path.join(ROOT, "benchmarks", "pyarrow_evaluate.py")
+
+
 def commands(run_path: str, qrels_path: str) -> dict[str, list[str]]:
     return {
         "metrics-core evaluate (CLI)": [sys.executable, "-m", "metrics_core", "evaluate", "--run", run_path,
                                         "--qrels", qrels_path, "--metrics", ",".join(METRICS), "--json", "-q"],
-        "pyarrow + mc.evaluate script": [sys.executable, "-m", "benchmarks.pyarrow_evaluate", run_path, qrels_path],
+        "pyarrow + mc.evaluate script": [sys.executable, SCRIPT, run_path, qrels_path],
     }
 
 
-def timed(cmd: list[str]) -> tuple[float, float, dict]:
-    """Wall seconds of one process (fork to exit), its CPU seconds (user + system) and the means it printed."""
+def timed(cmd: list[str], code: str) -> tuple[float, float, dict]:
+    """Wall seconds of one process (fork to exit), its CPU seconds (user + system) and the means it printed;
+    ``metrics_core`` is imported from the checkout ``code``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=code, env={**os.environ, "PYTHONPATH": code})
     seconds = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -80,16 +84,16 @@ def timed(cmd: list[str]) -> tuple[float, float, dict]:
     return seconds, cpu, {m: float(means[m]) for m in METRICS}
 
 
-def measure(paths: dict[str, tuple[str, str]], repeats: int) -> tuple[list[dict], bool]:
+def measure(paths: dict[str, tuple[str, str]], repeats: int, code: str = ROOT) -> tuple[list[dict], bool]:
     rows, agree = [], True
     for fmt, (run_path, qrels_path) in paths.items():
         cmds = commands(run_path, qrels_path)
         times: dict[str, list[float]] = {label: [] for label in cmds}
         cpu: dict[str, list[float]] = {label: [] for label in cmds}
-        means = {label: timed(cmd)[2] for label, cmd in cmds.items()}  # untimed: warms the page and kernel caches
+        means = {label: timed(cmd, code)[2] for label, cmd in cmds.items()}  # untimed: warms the page and kernel caches
         for _ in range(repeats):
             for label, cmd in cmds.items():
-                seconds, cpu_seconds, got = timed(cmd)
+                seconds, cpu_seconds, got = timed(cmd, code)
                 times[label].append(seconds)
                 cpu[label].append(cpu_seconds)
                 agree &= got == means[label]
@@ -125,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--dir", help="where the files are written (default: a temporary directory, removed after)")
     p.add_argument("--formats", default=",".join(FORMATS))
+    p.add_argument("--code", default=ROOT, help="checkout whose metrics_core is timed (default: this one), "
+                                                 "e.g. an exported earlier commit for a before/after table")
     args = p.parse_args(argv)
     formats = tuple(f for f in args.formats.split(",") if f)
     if set(formats) - set(FORMATS):
@@ -134,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         os.makedirs(directory, exist_ok=True)
         paths = write_pair(args.users, directory, formats)
         print(f"load average (1, 5, 15 min) at start: {load()}")
-        rows, agree = measure(paths, args.repeats)
+        rows, agree = measure(paths, args.repeats, os.path.abspath(args.code))
     print(f"\n{args.users:,} users x 100 candidates, string ids; {args.repeats} repeats, each a fresh process\n")
     print(table(rows))
     for r in rows:

@@ -145,7 +145,7 @@ def numbers(col, role: str, src: str, name: str, lines: LineMap) -> np.ndarray:
         values = (col if numeric else pc.utf8_trim_whitespace(col)).cast(pa.float64())
         ok = values.null_count == 0
         out = values.to_numpy(zero_copy_only=False) if ok else None
-        ok = ok and bool(np.isfinite(out).all())
+        ok = ok and input_checks.first_non_finite(out) < 0
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         ok = False
     if not ok:

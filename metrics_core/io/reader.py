@@ -9,6 +9,7 @@ repeat one only with the same relevance (the repeat is dropped).
 
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow as pa
 
 from ..errors import MetricsError
@@ -72,7 +73,9 @@ def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
         roles = detect(table.column_names, kind, name, columns)
         return table.select(_needed(roles)), roles, lines, "whitespace-separated", kind
     roles = detect(names, kind, name, columns)
-    table, lines = read_delimited(text, name, delimiter, keep=_needed(roles))
+    ids = {roles["user_id"], roles["item_id"]}
+    numbers = tuple(c for r in ("score", "rank", "relevance") if (c := roles[r]) is not None and c not in ids)
+    table, lines = read_delimited(text, name, delimiter, keep=_needed(roles), numbers=numbers)
     return table, roles, lines, "TSV" if delimiter == "\t" else "CSV", kind
 
 
@@ -139,8 +142,8 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
         cols["rank"] = rank
     if roles["relevance"] is not None:
         cols["relevance"] = numbers(table[roles["relevance"]], "relevance", roles["relevance"], name, lines)
-    frame = pa.table({k: v if isinstance(v, (pa.Array, pa.ChunkedArray)) else pa.array(v, pa.float64()) for k, v in cols.items()})
-    df = frame.to_pandas()
+    text = pa.table({k: cols[k] for k in ("user_id", "item_id")}).to_pandas()  # pandas str, Arrow-backed
+    df = pd.DataFrame({k: text[k] if k in text else v for k, v in cols.items()}, copy=False)  # numbers not copied
     is_run = "score" in df.columns
     if not is_run or check_run_pairs:
         df, lines = _checked_pairs(df, cols, is_run, name, lines)
