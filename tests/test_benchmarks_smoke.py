@@ -142,3 +142,20 @@ def test_spark_mllib_bench_flags_a_difference():
     off = {**same, "recallAtK": 0.5 + 1e-6}
     assert spark_mllib_bench.largest_difference(same, same) == 0.0
     assert spark_mllib_bench.largest_difference(same, off) == pytest.approx(1e-6)
+
+
+def test_file_path_benchmark_cli_and_script_agree(tmp_path, capsys):
+    """The CLI on Parquet and CSV files gives the means the pyarrow + mc.evaluate script gives
+    (exit status 0 only when they agree), and both agree with the plain-Python reference."""
+    from benchmarks import file_path
+
+    assert file_path.main(["--users", "200", "--repeats", "1", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| parquet |" in out and "| csv |" in out
+    ds = datagen.generate(200)
+    expected = reference_means(ds.run, ds.qrels)
+    for fmt in file_path.FORMATS:
+        cli = file_path.commands(str(tmp_path / f"run.{fmt}"), str(tmp_path / f"qrels.{fmt}"))
+        means = file_path.timed(cli["metrics-core evaluate (CLI)"], file_path.ROOT)[2]
+        for m in METRICS:
+            assert math.isclose(means[m], expected[m], rel_tol=0, abs_tol=1e-12), (fmt, m)

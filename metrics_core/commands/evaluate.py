@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ from .. import conventions as convention_options
 from .. import registry
 from ..errors import MetricsError
 from ..io import ColumnMapping, read_table
+from ..io.checks import check_run_duplicates
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
 from ..presets import PRESETS, metric_names as preset_metric_names, settings as preset_settings
@@ -118,6 +120,18 @@ class RunInput:
     path: str
     frame: pd.DataFrame
     mapping: ColumnMapping
+    pairs_checked: bool = True  # False: repeated (user, item) pairs are left to mc.prepare
+
+    @contextmanager
+    def pairs_checked_on_error(self):
+        """Before an error about this run leaves, check its (user, item) pairs if the reader did not:
+        a repeated pair is reported as the reader reports it, naming both lines."""
+        try:
+            yield
+        except MetricsError:
+            if not self.pairs_checked:
+                check_run_duplicates(self.frame, self.path, self.mapping.lines)
+            raise
 
 
 def _mapping_note(m: ColumnMapping) -> str | None:
@@ -128,8 +142,12 @@ def _mapping_note(m: ColumnMapping) -> str | None:
     return None if canonical else f"columns of {m.describe()}"
 
 
-def load_inputs(args, notes: list[str]) -> tuple[pd.DataFrame | None, list[RunInput]]:
-    """Read --qrels and every --run (within the read limits); check that each run can be evaluated."""
+def load_inputs(args, notes: list[str], check_run_pairs: bool = True) -> tuple[pd.DataFrame | None, list[RunInput]]:
+    """Read --qrels and every --run (within the read limits); check that each run can be evaluated.
+
+    ``check_run_pairs=False`` leaves a run's repeated (user, item) pairs to
+    ``mc.prepare``; wrap what follows in :meth:`RunInput.pairs_checked_on_error`.
+    """
     apply_limits(args)
     qrels = None
     if args.qrels:
@@ -141,7 +159,7 @@ def load_inputs(args, notes: list[str]) -> tuple[pd.DataFrame | None, list[RunIn
     notes.extend(name_notes)
     runs = []
     for path, model in zip(args.run, names):
-        df, mapping = read_table(path, kind="run", columns=args.run_columns)
+        df, mapping = read_table(path, kind="run", columns=args.run_columns, check_run_pairs=check_run_pairs)
         note = _mapping_note(mapping)
         if note:
             notes.append(note)
@@ -150,7 +168,7 @@ def load_inputs(args, notes: list[str]) -> tuple[pd.DataFrame | None, list[RunIn
                 f"{path}: no --qrels given and the run has no relevance column (looked for "
                 f"{', '.join(ALIASES['relevance'])}); pass --qrels FILE or add a relevance column"
             )
-        runs.append(RunInput(model, path, df, mapping))
+        runs.append(RunInput(model, path, df, mapping, check_run_pairs))
     return qrels, runs
 
 
@@ -217,10 +235,11 @@ def _evaluate_local(qrels, runs: list[RunInput], labels: list[str], conv: dict) 
 
     out = {}
     for r in runs:
-        try:
-            ev = mc.evaluate(r.frame, qrels, metrics=labels, **conv)
-        except MetricsError as e:
-            raise MetricsError(f"{r.path}: {e}") from None
+        with r.pairs_checked_on_error():
+            try:
+                ev = mc.evaluate(r.frame, qrels, metrics=labels, **conv)
+            except MetricsError as e:
+                raise MetricsError(f"{r.path}: {e}") from None
         out[r.model] = ModelResult(ev.summary, ev.per_user, ev.diagnostics)
     return out
 
@@ -274,10 +293,11 @@ def run(args) -> int:
     if args.engine == "spark":
         results = _evaluate_spark(args, labels, conv, notes)
     else:
-        qrels, runs = load_inputs(args, notes)
+        qrels, runs = load_inputs(args, notes, check_run_pairs=False)  # mc.prepare finds repeated pairs
         if "logloss" in metric_bases(labels):
             for r in runs:
-                check_probabilities(r)
+                with r.pairs_checked_on_error():
+                    check_probabilities(r)
         results = _evaluate_local(qrels, runs, labels, conv)
     err = sys.stderr
     if not args.quiet:

@@ -31,7 +31,7 @@ from .quote import quoted
 def earlier_pairs(users, items, rel=None) -> np.ndarray | None:
     """Per row: -1 for the first (user, item) occurrence, else that first row (``-2 - row``
     when ``rel`` differs from it); None when users are not grouped or ids are not strings."""
-    arrays = [v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for v in (users, items)]
+    arrays = [kstr.one_array(v) for v in (users, items)]
     if not all(isinstance(a, pa.Array) and (pa.types.is_string(a.type) or pa.types.is_large_string(a.type))
                and a.null_count == 0 for a in arrays):
         return None

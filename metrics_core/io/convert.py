@@ -17,6 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import MetricsError
+from ..kernels import input_checks
+from ..kernels import strings as kstr
 from .lines import LineMap
 from .quote import quoted
 
@@ -26,8 +28,7 @@ _INF = r"^[+-]?(inf|infinity)$"
 
 
 def _flat(col) -> pa.Array:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+    col = kstr.one_array(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     return col
@@ -37,8 +38,23 @@ def _clip(value) -> str:
     return quoted(value, 40)
 
 
-def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array:
-    """Exact string ids (pyarrow string array) from any id column."""
+def _already_trimmed(col) -> bool:
+    """Whether a text column holds no null, no empty id and nothing to trim (checked in place, chunk by chunk)."""
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) or col.null_count:
+        return False
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    return all(input_checks.first_untrimmed(*kstr.arrow_buffers(c)) < 0 for c in chunks if len(c))
+
+
+def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array | pa.ChunkedArray:
+    """Exact string ids (pyarrow string or large_string, possibly chunked) from any id column.
+
+    Text that needs no trimming and holds no empty id (the usual case) is
+    returned as read, without a copy; anything else is trimmed and checked
+    with Arrow kernels.
+    """
+    if _already_trimmed(col):
+        return col
     col = _flat(col)
     t = col.type
     if pa.types.is_nested(t):
@@ -129,7 +145,7 @@ def numbers(col, role: str, src: str, name: str, lines: LineMap) -> np.ndarray:
         values = (col if numeric else pc.utf8_trim_whitespace(col)).cast(pa.float64())
         ok = values.null_count == 0
         out = values.to_numpy(zero_copy_only=False) if ok else None
-        ok = ok and bool(np.isfinite(out).all())
+        ok = ok and input_checks.first_non_finite(out) < 0
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         ok = False
     if not ok:

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
+from ..kernels.input_checks import first_non_finite
 from .quote import clip as _clip
 from .lines import LineMap, nonblank_line_numbers, text_line_map
 
@@ -48,8 +49,35 @@ def header_names(line: str, delimiter: str, name: str = "input", line_no: int = 
     return [c.strip() for c in row]
 
 
-def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | None = None) -> tuple[pa.Table, LineMap]:
-    """Parse ``text`` (UTF-8, BOM removed) into a table of strings; ``keep`` limits the columns."""
+def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | None = None,
+                   numbers: tuple[str, ...] = ()) -> tuple[pa.Table, LineMap]:
+    """Parse ``text`` (UTF-8, BOM removed) into a table of strings; ``keep`` limits the columns.
+
+    Columns named in ``numbers`` are parsed as float64 by pyarrow's threaded
+    reader when every value is a finite number, which then equals what
+    :func:`metrics_core.io.convert.numbers` makes of the text (both use Arrow's
+    number parser). Otherwise (a value that is empty, ``NA``, NaN, infinite
+    or not a number) the file is read again as text so that the error names
+    the line and the value as always.
+    """
+    if numbers:
+        try:
+            table, lines = _read(text, name, delimiter, keep, numbers)
+        except MetricsError:
+            pass  # read again as text: that read names what is wrong
+        else:
+            if all(_finite(table[c]) for c in numbers if c in table.column_names):
+                return table, lines
+    return _read(text, name, delimiter, keep, ())
+
+
+def _finite(col: pa.ChunkedArray) -> bool:
+    """No null, NaN or infinite value in a float64 column."""
+    return col.null_count == 0 and all(first_non_finite(c.to_numpy()) < 0 for c in col.chunks)
+
+
+def _read(text: bytes, name: str, delimiter: str, keep: list[str] | None,
+          numbers: tuple[str, ...]) -> tuple[pa.Table, LineMap]:
     line, start, shift = first_line(text)
     names = header_names(line, delimiter, name, shift + 1)
     seen = set()
@@ -58,7 +86,7 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
             raise MetricsError(
                 f"{name}: line {shift + 1}: column {_clip(n, 80)!r} appears twice in the header; rename one")
         seen.add(n)
-    body = text[start:]
+    body = pa.py_buffer(text).slice(start)  # the text after any blank lines before the header, not copied
     bad: list = []
 
     def on_invalid(row):
@@ -76,7 +104,7 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
                                           block_size=block["size"]),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
             convert_options=pcsv.ConvertOptions(
-                column_types={n: pa.string() for n in names},
+                column_types={n: pa.float64() if n in numbers else pa.string() for n in names},
                 include_columns=keep if keep is not None else names,
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
@@ -90,7 +118,7 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
             if "straddl" not in str(e):
                 raise
             bad.clear()
-            block["size"] = len(body) + 1  # a line longer than a block (lines are bounded by the read limits)
+            block["size"] = body.size + 1  # a line longer than a block (lines are bounded by the read limits)
             table = parse(True)
         if bad:
             bad.clear()
@@ -102,7 +130,7 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
         first = bad[0]
         where = f"record {first.number}"
         if first.number is not None:
-            records = nonblank_line_numbers(body, whitespace_is_blank=False)
+            records = nonblank_line_numbers(text[start:], whitespace_is_blank=False)
             if first.number - 1 < len(records):
                 where = f"line {int(records[first.number - 1]) + shift}"
         raise MetricsError(
@@ -111,5 +139,5 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
         )
     if table.num_rows == 0:
         raise MetricsError(f"{name}: has a header line but no data rows")
-    return table, text_line_map(body, table.num_rows, header=True, shift=shift)
+    return table, text_line_map(text, table.num_rows, header=True, shift=shift, start=start)
 

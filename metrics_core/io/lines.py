@@ -70,16 +70,16 @@ def nonblank_line_numbers(text: bytes, *, whitespace_is_blank: bool = True) -> n
     return np.flatnonzero(~blank) + 1
 
 
-def text_line_map(text: bytes, n_rows: int, header: bool, shift: int = 0) -> LineMap:
-    """Map for a text whose ``n_rows`` data rows follow an optional header line.
+def text_line_map(text: bytes, n_rows: int, header: bool, shift: int = 0, start: int = 0) -> LineMap:
+    """Map for the text ``text[start:]`` whose ``n_rows`` data rows follow an optional header line.
 
-    ``shift`` lines were removed before ``text`` (blank lines before a header).
+    ``shift`` lines come before ``start`` (blank lines before a header).
     """
     n_records = n_rows + (1 if header else 0)
-    n_lines = text.count(b"\n") + (0 if text.endswith(b"\n") else 1)
+    n_lines = text.count(b"\n", start) + (0 if len(text) > start and text.endswith(b"\n") else 1)
     if n_lines == n_records:
         return LineMap("line", (2 if header else 1) + shift, None)
-    numbers = nonblank_line_numbers(text)
+    numbers = nonblank_line_numbers(text[start:])
     if len(numbers) == n_records:
         return LineMap("line", 0, (numbers[1:] if header else numbers) + shift)
     # a quoted field spans several lines: fall back to counting data rows

@@ -9,6 +9,7 @@ repeat one only with the same relevance (the repeat is dropped).
 
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow as pa
 
 from ..errors import MetricsError
@@ -72,8 +73,21 @@ def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
         roles = detect(table.column_names, kind, name, columns)
         return table.select(_needed(roles)), roles, lines, "whitespace-separated", kind
     roles = detect(names, kind, name, columns)
-    table, lines = read_delimited(text, name, delimiter, keep=_needed(roles))
+    ids = {roles["user_id"], roles["item_id"]}
+    numbers = tuple(c for r in ("score", "rank", "relevance") if (c := roles[r]) is not None and c not in ids)
+    table, lines = read_delimited(text, name, delimiter, keep=_needed(roles), numbers=numbers)
     return table, roles, lines, "TSV" if delimiter == "\t" else "CSV", kind
+
+
+def _checked_pairs(df, cols: dict, is_run: bool, name: str, lines):
+    """Refuse a run's repeated (user, item) pair; drop a ground truth's exact repeats (refuse conflicting ones)."""
+    earlier = earlier_pairs(cols["user_id"], cols["item_id"], None if is_run else cols.get("relevance"))
+    key = pair_keys(cols["user_id"], cols["item_id"]) if earlier is None else None
+    if is_run:
+        check_run_duplicates(df, name, lines, key, earlier)
+    elif "relevance" in df.columns:
+        df, lines = dedupe_qrels(df, name, lines, key, earlier)
+    return df, lines
 
 
 def _trec(text: bytes, name: str, kind: str, columns: dict | None):
@@ -83,7 +97,7 @@ def _trec(text: bytes, name: str, kind: str, columns: dict | None):
 
 
 def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None,
-               limits: ReadLimits | None = None):
+               limits: ReadLimits | None = None, check_run_pairs: bool = True):
     """Read a run or ground-truth file into ``(DataFrame, ColumnMapping)``.
 
     ``path_or_buffer``: a path (str or Path), bytes, or a binary file object
@@ -95,6 +109,11 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
     "customer"}``; roles are user_id, item_id, score, rank, relevance.
     ``limits``: a :class:`~metrics_core.io.limits.ReadLimits` (default: the
     limits in force, see :func:`metrics_core.io.limits.current`).
+    ``check_run_pairs=False`` skips the repeated (user, item) check of a run
+    (never the ground truth's): for callers that hand the frame to
+    ``mc.prepare``, which refuses a repeated pair itself, and call
+    :func:`~metrics_core.io.checks.check_run_duplicates` when it fails, for the
+    message that names the lines.
 
     Raises :class:`MetricsError` with a one-line message for any bad input.
     """
@@ -123,15 +142,11 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
         cols["rank"] = rank
     if roles["relevance"] is not None:
         cols["relevance"] = numbers(table[roles["relevance"]], "relevance", roles["relevance"], name, lines)
-    frame = pa.table({k: v if isinstance(v, pa.Array) else pa.array(v, pa.float64()) for k, v in cols.items()})
-    df = frame.to_pandas()
+    text = pa.table({k: cols[k] for k in ("user_id", "item_id")}).to_pandas()  # pandas str, Arrow-backed
+    df = pd.DataFrame({k: text[k] if k in text else v for k, v in cols.items()}, copy=False)  # numbers not copied
     is_run = "score" in df.columns
-    earlier = earlier_pairs(cols["user_id"], cols["item_id"], None if is_run else cols.get("relevance"))
-    key = pair_keys(cols["user_id"], cols["item_id"]) if earlier is None else None
-    if is_run:
-        check_run_duplicates(df, name, lines, key, earlier)
-    elif "relevance" in df.columns:
-        df, lines = dedupe_qrels(df, name, lines, key, earlier)
+    if not is_run or check_run_pairs:
+        df, lines = _checked_pairs(df, cols, is_run, name, lines)
     explicit = tuple(sorted({r for r in roles if columns and any(role_of_key(k) == r for k in columns)}))
     mapping = ColumnMapping(
         source=name,

@@ -43,8 +43,9 @@ class Source:
     """Checked input.
 
     ``data`` holds UTF-8 text bytes without a BOM (text formats) or the raw
-    bytes of a Parquet file; ``path`` is set instead for a Parquet directory
-    (Spark's part files). ``fmt`` is a format from :mod:`.formats`, or
+    bytes of a Parquet buffer; ``path`` is set instead for a Parquet file
+    given by its path (pyarrow reads the columns needed from it) and for a
+    Parquet directory (Spark's part files). ``fmt`` is a format from :mod:`.formats`, or
     ``formats.TEXT``/None when the content must decide.
     """
 
@@ -103,6 +104,9 @@ def _read_path(p: Path, name: str, limits: ReadLimits) -> bytes | Path:
         raise limits.exceeded("max_bytes", f"{name}: the file holds {format_size(st.st_size)}")
     try:
         with open(p, "rb") as f:
+            if f.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC:
+                return p  # pyarrow reads the columns it needs from the file itself (limits checked on its footer)
+            f.seek(0)
             want = min(st.st_size, limits.max_bytes) + 1  # a buffer sized by the file, not by the limit
             data = f.read(want)
             if len(data) == want:  # the file grew while it was read: read on, up to the limit
@@ -197,7 +201,7 @@ def _check_text(data: bytes, name: str) -> bytes:
             f"text file or Parquet; supported formats: {F.SUPPORTED_TEXT}"
         )
     _check_utf8(data, name)
-    if not data.strip():
+    if not data or data.isspace():  # isspace stops at the first other byte; strip() would copy the file
         raise MetricsError(f"{name}: the file is empty; it needs a header line and at least one data row")
     return cr_line_ends(data)
 

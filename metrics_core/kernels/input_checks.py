@@ -65,3 +65,23 @@ def first_non_finite(values):
         if not np.isfinite(values[i]):
             return i
     return -1
+
+
+@njit
+def first_untrimmed(off, data):
+    """Index of the first string that is empty or may have whitespace at either end, or -1.
+
+    String ``i`` is ``data[off[i]:off[i + 1]]``. Its first and last bytes must be
+    printable, non-space ASCII (``!`` to ``~``); any other byte there (ASCII
+    whitespace and control bytes, or a byte of a multi-byte UTF-8 character,
+    which may be Unicode whitespace) makes the string a candidate for trimming.
+    One pass over the offsets, two bytes read per string, nothing allocated.
+    """
+    for i in range(off.shape[0] - 1):
+        a, b = off[i], off[i + 1]
+        if b <= a:
+            return i
+        first, last = data[a], data[b - 1]
+        if first < 0x21 or first > 0x7E or last < 0x21 or last > 0x7E:
+            return i
+    return -1

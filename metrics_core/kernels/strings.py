@@ -15,9 +15,17 @@ import pyarrow as pa
 from ._jit import njit
 
 
+def one_array(array):
+    """An Arrow array as one array: a chunked array of one chunk is that chunk (``combine_chunks``
+    would copy it), of several chunks their concatenation; a plain array as it is."""
+    if isinstance(array, pa.ChunkedArray):
+        return array.chunk(0) if array.num_chunks == 1 else array.combine_chunks()
+    return array
+
+
 def arrow_buffers(array) -> tuple[np.ndarray, np.ndarray]:
     """(offsets as int64, data as uint8) of a string / large_string Arrow array without nulls."""
-    arr = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    arr = one_array(array)
     if pa.types.is_string(arr.type):
         offsets_type = np.int32
     elif pa.types.is_large_string(arr.type):
