@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import preload, sources, state, tables, text, uploads, url  # noqa: E402
+from dashboard import kernel_warmup, preload, sources, state, tables, text, uploads, url  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -31,6 +31,7 @@ PAGES = [
     ("share.py", "Share", ":material/share:"),
 ]
 
+kernel_warmup.start_once()  # compile the kernels later pages need while this one renders
 # A drawn icon, not ":material/...:" (the browser would fetch that favicon from Google's servers).
 st.set_page_config(page_title="metrics_core workbench", page_icon=state.app_icon(), layout="wide")
 

@@ -16,7 +16,7 @@ import numpy as np
 from .kernels._jit import njit
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="rel_code")
 def top_k_facts(offsets, tie_key, rel_code, k):
     """Per user: tied scores inside the top k, list shorter than k, unjudged rows (code 0) in the top k."""
     n_users = offsets.shape[0] - 1

@@ -1,24 +1,28 @@
 """Compile every kernel once so later processes load them from numba's disk cache.
 
-The first call of a fresh installation compiles the parallel kernels (tens of
-seconds on two cores); afterwards a process loads them in about a second. Run
-``python -m metrics_core.warmup`` after installing, or call :func:`warmup`
-before starting a server whose first request must be quick.
+The first call of a fresh installation compiles the kernels it touches: small
+inputs use the serial variants (a few seconds), large inputs the parallel ones
+(tens of seconds on two cores). Run ``python -m metrics_core.warmup`` after
+installing to compile both variants of every kernel ahead of time, or call
+:func:`warmup` before starting a server whose first request must be quick
+(the dashboard starts it in a background process).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import threading
 import time
 
 import numpy as np
 import pandas as pd
 
+from .kernels._jit import PARALLEL, SERIAL, use_variant
 
-def warmup() -> float:
-    """Evaluate a tiny data set with every metric family and tie rule; returns seconds spent."""
-    import metrics_core as mc
 
-    start = time.perf_counter()
+def _exercise(mc) -> None:
+    """Evaluate a tiny data set with every metric family and tie rule."""
     run = pd.DataFrame({
         "user_id": ["a", "a", "a", "b", "b", "c"],
         "item_id": ["x", "y", "z", "x", "z", "y"],
@@ -29,21 +33,56 @@ def warmup() -> float:
     qrels = run[["user_id", "item_id", "relevance"]]
     features = pd.DataFrame({"item_id": ["x", "y", "z"], "f1": [1.0, 0.0, 1.0], "f2": [0.0, 1.0, 1.0]})
     tags = pd.DataFrame({"item_id": ["x", "y", "z"], "tags": ["a|b", "b", "c"]})
-    names = ["ndcg@2", "map", "mrr", "hit_ratio@2", "auc", "pr_auc", "logloss", "gauc", "pcopc",
-             "accuracy", "novelty@2", "coverage@2", "personalization@2", "ils@2"]
+    interactions = run[["user_id", "item_id"]]
+    names = ["ndcg@2", "map", "mrr", "hit_ratio@2", "pauc@2", "pap@2", "auc", "pr_auc", "logloss", "gauc",
+             "pcopc", "accuracy", "novelty@2", "coverage@2", "personalization@2", "ils@2", "serendipity_pop@2"]
     for ties in ("average", "trec", "input"):
         for frame in (run, shuffled):
             ranked = mc.prepare(frame.drop(columns="relevance"), qrels)
-            mc.evaluate(ranked, metrics=names, ties=ties, item_features=features)
-            mc.evaluate(ranked, metrics=["ils@2"], ties=ties, item_features=tags)
+            # curves first: a page computes them last, so a warm-up running beside it has them ready
             mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties=ties)
+            mc.evaluate(ranked, metrics=names, ties=ties, item_features=features, interactions=interactions)
+            mc.evaluate(ranked, metrics=["ils@2"], ties=ties, item_features=tags)
     ranked = mc.prepare(run)
     mc.roc_curve(ranked)
     mc.pr_curve(ranked)
     mc.calibration_curve(ranked)
     mc.ndcg_at_k(np.array([1.0, 0.0]), 2)
+
+
+def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL)) -> float:
+    """Compile (or load) every kernel in each of ``variants``; returns seconds spent."""
+    import metrics_core as mc
+
+    start = time.perf_counter()
+    for variant in variants:
+        with use_variant(variant):
+            _exercise(mc)
     return time.perf_counter() - start
 
 
+def _exit_with_parent(parent: int) -> None:
+    """End this process as soon as ``parent`` is no longer its parent (it ended)."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Compile every metrics_core kernel into numba's disk cache.")
+    p.add_argument("--background", action="store_true",
+                   help="run at low priority, quietly, and stop when the parent process ends")
+    args = p.parse_args(argv)
+    if args.background:
+        _exit_with_parent(os.getppid())
+        os.nice(10)
+    seconds = warmup()
+    if not args.background:
+        print(f"metrics_core kernels ready ({seconds:.1f} s)")
+
+
 if __name__ == "__main__":
-    print(f"metrics_core kernels ready ({warmup():.1f} s)")
+    main()

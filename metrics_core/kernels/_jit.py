@@ -1,15 +1,30 @@
 """Shared numba settings: compiled kernels are cached on disk (first call of a
-process pays no compile cost once the cache is warm)."""
+process pays no compile cost once the cache is warm).
+
+A parallel kernel (``@njit(parallel=True, work=..., writes=...)``) is compiled
+as two variants of the same source: a serial one for small inputs and a
+parallel one for large inputs. The serial variant compiles several times
+faster (no parfor passes), so a first call on a fresh installation with a
+small input answers quickly; both variants compute every output in the same
+order (per user, or per explicit chunk), so their results are identical.
+Array inputs (every array argument not named in ``writes``) are passed as
+read-only views, so that read-only (Arrow, memory-mapped) and writable
+(NumPy-built) inputs share one compiled version instead of compiling twice.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
+import inspect
 import os
 import threading
+import types
 
 import numba as nb
+import numpy as np
 
 
 def _threadsafe_layer_available() -> bool:
@@ -44,12 +59,94 @@ def kernel_guard():
     return contextlib.nullcontext() if THREADSAFE else _LOCK
 
 
-def njit(fn=None, **options):
-    """``numba.njit`` with on-disk caching; usable bare or with options."""
+# Inputs with at least this many elements (the size of a kernel's ``work`` argument) run
+# the parallel variant; smaller ones the serial variant (a few milliseconds at most).
+PARALLEL_MIN_WORK = 250_000
+SERIAL, PARALLEL = "serial", "parallel"
+_FORCED_VARIANT: contextvars.ContextVar[str | None] = contextvars.ContextVar("forced_variant", default=None)
+
+
+@contextlib.contextmanager
+def use_variant(variant: str | None):
+    """Run every parallel kernel called inside the block as ``variant`` (``"serial"`` or
+    ``"parallel"``) whatever the input size; ``None`` restores the size rule."""
+    if variant not in (None, SERIAL, PARALLEL):
+        raise ValueError(f"variant must be {SERIAL!r}, {PARALLEL!r} or None, got {variant!r}")
+    token = _FORCED_VARIANT.set(variant)
+    try:
+        yield
+    finally:
+        _FORCED_VARIANT.reset(token)
+
+
+def readonly(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when read-only, else a read-only view of it (no copy)."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def _renamed(fn, suffix: str):
+    """A copy of function ``fn`` whose qualified name ends in ``suffix``: numba's disk cache
+    names its entries by qualified name, so the copy's compiled code is kept apart."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = fn.__qualname__ + suffix
+    copy.__module__ = fn.__module__
+    copy.__doc__ = fn.__doc__
+    return copy
+
+
+class SizedKernel:
+    """A parallel kernel with a serial twin: calls with a ``work`` argument smaller than
+    :data:`PARALLEL_MIN_WORK` elements run serially, others in parallel.
+
+    ``work`` names the argument whose size measures the input (an array's length or an
+    integer); ``writes`` names the array arguments the kernel writes, every other array
+    argument is passed read-only. Positional arguments only.
+    """
+
+    def __init__(self, fn, work: str, writes: tuple[str, ...], options: dict):
+        names = list(inspect.signature(fn).parameters)
+        unknown = [n for n in (work, *writes) if n not in names]
+        if unknown:
+            raise TypeError(f"{fn.__qualname__} has no argument(s) {', '.join(unknown)}")
+        self.py_func = fn
+        self._work = names.index(work)
+        self._writes = frozenset(names.index(n) for n in writes)
+        self.parallel = nb.njit(parallel=True, **options)(fn)
+        self.serial = nb.njit(**options)(_renamed(fn, "_serial"))
+        functools.update_wrapper(self, fn)
+
+    def variant_for(self, args) -> str:
+        """Which variant a call with ``args`` runs."""
+        forced = _FORCED_VARIANT.get()
+        if forced is not None:
+            return forced
+        work = args[self._work]
+        size = work.shape[0] if isinstance(work, np.ndarray) else int(work)
+        return PARALLEL if size >= PARALLEL_MIN_WORK else SERIAL
+
+    def __call__(self, *args):
+        kernel = self.parallel if self.variant_for(args) == PARALLEL else self.serial
+        return kernel(*[readonly(a) if isinstance(a, np.ndarray) and i not in self._writes else a
+                        for i, a in enumerate(args)])
+
+
+def njit(fn=None, *, work: str | None = None, writes: tuple[str, ...] = (), **options):
+    """``numba.njit`` with on-disk caching; usable bare or with options.
+
+    With ``parallel=True`` the kernel is a :class:`SizedKernel` (``work`` is then required).
+    """
     options.setdefault("cache", True)
     options.setdefault("nogil", True)
     if fn is None:
-        return functools.partial(njit, **options)
+        return functools.partial(njit, work=work, writes=writes, **options)
+    if options.pop("parallel", False):
+        if work is None:
+            raise TypeError(f"parallel kernel {fn.__qualname__} must name its work argument")
+        return SizedKernel(fn, work, tuple(writes), options)
     return nb.njit(**options)(fn)
 
 

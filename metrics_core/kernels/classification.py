@@ -52,7 +52,7 @@ def roc_auc(y: np.ndarray, p: np.ndarray) -> float:
     return float(total / (n_pos * n_neg))
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="y")
 def _count_positive(y, n_chunks):
     """Positive rows in each of ``n_chunks`` contiguous chunks of ``y``."""
     counts = np.zeros(n_chunks, dtype=np.int64)
@@ -66,7 +66,7 @@ def _count_positive(y, n_chunks):
     return counts
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="y")
 def _split_by_label(y, p, pos_counts):
     """Scores of the positive rows and of the negative rows, chunk by chunk in parallel.
 
@@ -147,23 +147,33 @@ def log_loss_sum(y: np.ndarray, p: np.ndarray) -> float:
     """Sum of the binary cross-entropy of every row (``p`` checked to lie in [0, 1]; 0.0 without rows)."""
     if p.shape[0] == 0:
         return 0.0
-    return float(_log_loss_sum(y, p, np.finfo(np.float64).eps))
+    n_chunks = max(1, min(64, p.shape[0] // LOG_LOSS_CHUNK))
+    return float(_log_loss_sum(y, p, np.finfo(np.float64).eps, n_chunks).sum())
 
 
-@njit(parallel=True)
-def _log_loss_sum(y, p, eps):
-    """sum of -(y log q + (1 - y) log(1 - q)), q = clip(p, eps, 1 - eps); one log per row."""
-    total = 0.0
-    for i in nb.prange(p.shape[0]):
-        q = min(max(p[i], eps), 1.0 - eps)
-        if y[i] > 0.5:
-            total -= math.log(q)
-        else:
-            total -= math.log1p(-q)
-    return total
+# rows per chunk of the log-loss sum: the chunks, not the threads, fix the order of the
+# additions, so the serial and parallel kernels (and any thread count) give the same sum
+LOG_LOSS_CHUNK = 65_536
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="p")
+def _log_loss_sum(y, p, eps, n_chunks):
+    """Per chunk, sum of -(y log q + (1 - y) log(1 - q)), q = clip(p, eps, 1 - eps); one log per row."""
+    totals = np.zeros(n_chunks)
+    for t in nb.prange(n_chunks):
+        lo, hi = parallel_chunks(p.shape[0], n_chunks, t)
+        total = 0.0
+        for i in range(lo, hi):
+            q = min(max(p[i], eps), 1.0 - eps)
+            if y[i] > 0.5:
+                total -= math.log(q)
+            else:
+                total -= math.log1p(-q)
+        totals[t] = total
+    return totals
+
+
+@njit(parallel=True, work="score")
 def per_user_auc(offsets, score, y):
     """AUC of each user's rows (already sorted by score descending); NaN for one class.
 

@@ -26,7 +26,7 @@ def _differs_bytes(off, data, i):
     return False
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="out", writes=("out",))
 def changes_bytes(off, data, out):
     """``out[i]`` = 1 where string ``i`` differs from the one before (position 0 always)."""
     n = off.shape[0] - 1
@@ -36,7 +36,7 @@ def changes_bytes(off, data, out):
         out[i] = 1 if _differs_bytes(off, data, i) else 0
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="n")
 def heads(values, off, data, by_bytes, n, n_chunks):
     """Positions where a value differs from the one before (position 0 always), in two
     parallel passes (count per chunk, then fill) without a per-row mask.

@@ -10,7 +10,7 @@ from .item_ids import item_hash, table_bits
 from .strings import compare_bytes
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="out", writes=("out",))
 def first_of_pair(bounds, chunks, off, data, rel, out):
     """``out[i]`` = first row of the same segment with row i's item, or -1 for a first occurrence.
 

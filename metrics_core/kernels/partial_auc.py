@@ -55,7 +55,7 @@ def _group_term(kind, k, F, P, m, r):
     return r * total
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="rel_code", writes=("out",))
 def partial_auc(offsets, rel_code, rel_values, tie_key, n_rel, k, threshold, ties_average, kind, out):
     """Fill ``out[u]`` with pAUC@k (``kind`` = PAUC) or pAp@k (PAP) of every user (0 when R = 0)."""
     n_users = offsets.shape[0] - 1

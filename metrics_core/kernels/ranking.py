@@ -199,7 +199,7 @@ def _put(out, u, columns, family, value):
         out[u, c] = value
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="rel_code", writes=("out",))
 def _ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
                       ideal_kind, ap_norm, threshold, ties_average, disc_table, columns, out):
     """The compiled loop of :func:`ranking_families`: the fields of ``RankedLists``, ``k``, the
@@ -319,7 +319,7 @@ def _ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets
         _put(out, u, columns, HITS, hits)
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="rel_code")
 def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
                    ideal_kind, ap_norm, threshold, ties_average, disc_table, n_threads):
     """Sums over ``users`` of every family at each cutoff k = 1..k_max, in one pass per user.

@@ -30,7 +30,7 @@ def _term(j, prank, n_items):
     return p - pu if p > pu else 0.0
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="items")
 def serendipity_pop(offsets, items, label, tie_key, k, ties_average, prank, n_items):
     """Per-user value (NaN for empty lists); ``items`` / ``label`` in ranked order, ``prank`` per item code."""
     n_users = offsets.shape[0] - 1

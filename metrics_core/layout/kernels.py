@@ -9,7 +9,7 @@ import numpy as np
 from ..kernels._jit import njit
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="rel", writes=("out",))
 def relevance_codes(rel, out):
     """Code relevance values as 1 + (value - min) when all are integers spanning at most 254 values.
 
@@ -35,7 +35,7 @@ def relevance_codes(rel, out):
     return lo, hi
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="out", writes=("out",))
 def gather_ranked(values, offsets, start, local, perm, grouped, out):
     """``out[i] = values[input row of ranked position i]`` from one-byte local rows."""
     n_users = offsets.shape[0] - 1
@@ -45,7 +45,7 @@ def gather_ranked(values, offsets, start, local, perm, grouped, out):
             out[i] = values[r] if grouped else values[perm[r]]
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="values", writes=("out",))
 def count_at_least(offsets, values, threshold, out):
     """``out[u]`` = number of ``values[offsets[u]:offsets[u+1]]`` that are >= threshold."""
     for u in nb.prange(offsets.shape[0] - 1):
@@ -56,7 +56,7 @@ def count_at_least(offsets, values, threshold, out):
         out[u] = c
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="score")
 def input_order_within_ties(offsets, score, row):
     """Permutation of ranked positions that orders each tie group by input row."""
     n = score.shape[0]

@@ -350,7 +350,8 @@ def _join_run(t, ra, m, r_ints, r_off, r_data, q_ints, q_off, q_data, q_code_in,
     return n_slots
 
 
-@njit(parallel=True)
+@njit(parallel=True, work="score",
+      writes=("out_tie", "out_row", "out_local", "out_code", "out_ideal", "q_keep", "kept"))
 def _rank_and_join(chunks, offsets, q_offsets,
                    r_rows, r_grouped, r_start, score, r_ints, r_off, r_data,
                    q_rows_in, q_grouped, q_start, q_rel_raw, q_code_in, q_ints, q_off, q_data,

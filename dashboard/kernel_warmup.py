@@ -1,0 +1,37 @@
+"""Compile the remaining metric kernels in the background while the first page renders.
+
+On a fresh installation numba's disk cache is empty. The first page compiles
+the serial kernels it needs itself (small inputs such as the demo use those);
+:func:`start_once` starts ``python -m metrics_core.warmup --background`` once
+per server process, which compiles every other kernel, serial and parallel,
+into the same disk cache at low priority, so later pages and large uploads
+load them instead of compiling. It is a separate process because numba
+compiles one function at a time per process: a compile in a thread of the
+server would make the pages wait. It ends with the server and never changes
+a result: a kernel loaded from the cache is the one the server would compile.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_LOCK = threading.Lock()
+_started: subprocess.Popen | None = None
+
+
+def start_once() -> subprocess.Popen | None:
+    """Start the background warm-up unless this server already did; returns its process."""
+    global _started
+    with _LOCK:
+        if _started is None:
+            try:
+                _started = subprocess.Popen([sys.executable, "-m", "metrics_core.warmup", "--background"],
+                                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL)
+            except OSError:  # no warm-up: kernels compile on first use, as without it
+                return None
+        return _started

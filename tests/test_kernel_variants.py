@@ -1,0 +1,220 @@
+"""The serial and parallel variants of every parallel kernel give identical results.
+
+Small inputs run the serial variant of each parallel kernel (it compiles several
+times faster on a fresh installation), large inputs the parallel one. Nothing a
+user sees may depend on which ran: here the whole pipeline (prepare, evaluate
+with every metric family and tie rule, metric curves, plot curves) runs once
+with every kernel forced serial and once forced parallel on random data with
+many ties, and the results must be equal bit for bit. Also checked: the size
+rule itself, that inputs reach the kernels read-only (one compiled version for
+read-only and writable columns), and the dashboard's background warm-up process
+(started once, ends with its parent). No test measures time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from numba import types
+
+import metrics_core as mc
+from metrics_core.kernels import _jit
+from metrics_core.kernels._jit import PARALLEL, PARALLEL_MIN_WORK, SERIAL, SizedKernel, use_variant
+
+KERNEL_MODULES = ["metrics_core.diagnostics", "metrics_core.kernels.classification", "metrics_core.kernels.diversity",
+                  "metrics_core.kernels.group_rows", "metrics_core.kernels.input_checks",
+                  "metrics_core.kernels.partial_auc", "metrics_core.kernels.ranking",
+                  "metrics_core.kernels.serendipity", "metrics_core.layout.kernels",
+                  "metrics_core.layout.sort_and_join"]
+METRICS = ["ndcg@5", "dcg@5", "cg@5", "map@5", "map", "mrr@5", "precision@5", "recall@5", "f1@5", "hit_rate@5",
+           "r_precision", "hit_ratio@5", "fbeta@5", "mcc@5", "accuracy@5", "pauc@5", "pap@5", "auc", "pr_auc",
+           "logloss", "brier", "rmse", "gauc", "pcopc", "ece", "accuracy", "coverage@5", "novelty@5",
+           "personalization@5", "ils@5", "entropy@5", "gini@5", "arp@5", "aplt@5", "serendipity_pop@5",
+           "serendipity_sim@5"]
+
+
+def sized_kernels() -> list[SizedKernel]:
+    found = []
+    for name in KERNEL_MODULES:
+        module = importlib.import_module(name)
+        found += [obj for obj in vars(module).values() if isinstance(obj, SizedKernel)]
+    return found
+
+
+def random_data(seed: int, n_users: int = 60, ids: str = "str"):
+    """Run, ground truth, item features and interactions with many tied scores (5 levels)."""
+    rng = np.random.default_rng(seed)
+    rows, truth = [], []
+    for u in range(n_users):
+        n = int(rng.integers(1, 30))
+        items = rng.choice(80, size=n, replace=False)
+        scores = rng.integers(0, 5, size=n) / 4.0  # scores in [0, 1], heavily tied
+        for item, score in zip(items, scores):
+            rows.append((u, int(item), float(score)))
+        judged = rng.choice(80, size=int(rng.integers(0, 12)), replace=False)
+        truth += [(u, int(item), int(rng.integers(0, 4))) for item in judged]
+    run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
+    qrels = pd.DataFrame(truth, columns=["user_id", "item_id", "relevance"])
+    if ids == "str":
+        for frame in (run, qrels):
+            frame["user_id"] = "u" + frame["user_id"].astype(str)
+            frame["item_id"] = "i" + frame["item_id"].astype(str)
+    item_ids = sorted(set(run["item_id"]) | set(qrels["item_id"]))
+    features = pd.DataFrame({"item_id": item_ids, "f0": rng.random(len(item_ids)),
+                             "f1": rng.random(len(item_ids))})
+    interactions = run.sample(frac=0.5, random_state=seed)[["user_id", "item_id"]]
+    return run, qrels, features, interactions
+
+
+def everything(run, qrels, features, interactions, ties: str) -> dict:
+    """Every number the pipeline produces on these inputs."""
+    ranked = mc.prepare(run, qrels)
+    ev = mc.evaluate(ranked, metrics=METRICS, ties=ties, item_features=features, interactions=interactions)
+    curve = mc.metric_curve(ranked, ["ndcg", "map", "mrr", "precision", "recall"], k_max=12, ties=ties)
+    return {
+        "layout": [np.asarray(a).copy() for a in (ranked.offsets, ranked.tie_key, ranked.rel_code, ranked.row)],
+        "summary": ev.summary,
+        "per_user": ev.per_user,
+        "diagnostics": ev.diagnostics.to_dict(),
+        "curve": curve,
+        "roc": mc.roc_curve(ranked),
+        "pr": mc.pr_curve(ranked),
+    }
+
+
+def assert_identical(a: dict, b: dict) -> None:
+    for x, y in zip(a["layout"], b["layout"]):
+        np.testing.assert_array_equal(x, y)
+    assert a["summary"].keys() == b["summary"].keys()
+    for name in a["summary"]:
+        x, y = a["summary"][name], b["summary"][name]
+        assert x == y or (np.isnan(x) and np.isnan(y)), (name, x, y)
+    pd.testing.assert_frame_equal(a["per_user"], b["per_user"], check_exact=True)
+    assert a["diagnostics"] == b["diagnostics"]
+    for key in ("curve", "roc", "pr"):
+        pd.testing.assert_frame_equal(a[key], b[key], check_exact=True)
+
+
+@pytest.mark.parametrize("ties", ["average", "trec", "input"])
+@pytest.mark.parametrize("seed,ids", [(1, "str"), (2, "int"), (3, "str")])
+def test_serial_and_parallel_kernels_give_identical_results(seed, ids, ties):
+    data = random_data(seed, ids=ids)
+    shuffled = data[0].sample(frac=1.0, random_state=seed)  # users' rows not grouped: the other layout path
+    for run in (data[0], shuffled):
+        with use_variant(SERIAL):
+            serial = everything(run, *data[1:], ties)
+        with use_variant(PARALLEL):
+            parallel = everything(run, *data[1:], ties)
+        assert_identical(serial, parallel)
+
+
+def test_the_forced_variant_is_the_one_that_runs():
+    from metrics_core.kernels import ranking
+
+    kernel = ranking._ranking_families
+    names = kernel.py_func.__code__.co_varnames[:kernel.py_func.__code__.co_argcount]
+    args = [np.zeros(1, dtype=np.uint8)] * len(names)  # a tiny input: serial unless forced
+    assert kernel.variant_for(args) == SERIAL
+    with use_variant(PARALLEL):
+        assert kernel.variant_for(args) == PARALLEL
+        with use_variant(SERIAL):
+            assert kernel.variant_for(args) == SERIAL
+        assert kernel.variant_for(args) == PARALLEL
+    with pytest.raises(ValueError):
+        with use_variant("threads"):
+            pass
+
+
+def test_size_rule_picks_serial_below_the_threshold_and_parallel_from_it():
+    from metrics_core.kernels import ranking
+
+    kernel = ranking._ranking_families
+    names = kernel.py_func.__code__.co_varnames[:kernel.py_func.__code__.co_argcount]
+    work = names.index("rel_code")
+
+    def args(n):
+        a = [0] * len(names)
+        a[work] = np.zeros(n, dtype=np.uint8)
+        return a
+
+    assert kernel.variant_for(args(PARALLEL_MIN_WORK - 1)) == SERIAL
+    assert kernel.variant_for(args(PARALLEL_MIN_WORK)) == PARALLEL
+    assert kernel.variant_for(args(0)) == SERIAL
+
+
+def test_every_parallel_kernel_names_existing_arguments():
+    with pytest.raises(TypeError):
+        _jit.njit(lambda x, out: None, parallel=True, work="rows")
+    with pytest.raises(TypeError):
+        _jit.njit(lambda x, out: None, parallel=True)
+    kernels = sized_kernels()
+    assert len(kernels) >= 19
+    for kernel in kernels:  # the serial twin has its own name, so numba caches it apart
+        assert kernel.serial.py_func.__qualname__ == kernel.py_func.__qualname__ + "_serial"
+        assert kernel.parallel.py_func is kernel.py_func
+
+
+def test_inputs_reach_the_kernels_read_only_whatever_the_caller_passed():
+    run, qrels, features, interactions = random_data(5, ids="int")
+    writable = everything(run, qrels, features, interactions, "average")
+    frozen = []
+    for frame in (run, qrels):
+        copy = frame.copy()
+        for column in copy.columns:
+            values = copy[column].to_numpy().copy()
+            values.flags.writeable = False
+            copy[column] = values
+        frozen.append(copy)
+    assert_identical(writable, everything(*frozen, features, interactions, "average"))
+    for kernel in sized_kernels():
+        names = kernel.py_func.__code__.co_varnames[:kernel.py_func.__code__.co_argcount]
+        for variant in (kernel.serial, kernel.parallel):
+            for signature in variant.signatures:
+                for i, arg in enumerate(signature):
+                    if isinstance(arg, types.Array) and i not in kernel._writes:
+                        assert not arg.mutable, (kernel.py_func.__qualname__, names[i])
+
+
+def test_dashboard_starts_its_background_warmup_once(monkeypatch):
+    from dashboard import kernel_warmup
+
+    started = []
+
+    class FakeProcess:
+        def __init__(self, args, **kwargs):
+            started.append(args)
+
+    monkeypatch.setattr(kernel_warmup, "_started", None)
+    monkeypatch.setattr(kernel_warmup.subprocess, "Popen", FakeProcess)
+    first = kernel_warmup.start_once()
+    assert kernel_warmup.start_once() is first
+    assert started == [[sys.executable, "-m", "metrics_core.warmup", "--background"]]
+
+
+def test_background_warmup_ends_with_its_parent(tmp_path):
+    """A parent starts ``metrics_core.warmup --background`` and exits: the warm-up must end too."""
+    parent = subprocess.run(
+        [sys.executable, "-c",
+         "import subprocess, sys; p = subprocess.Popen([sys.executable, '-m', 'metrics_core.warmup', "
+         "'--background']); print(p.pid)"],
+        capture_output=True, text=True, check=True, env={**__import__("os").environ,
+                                                         "NUMBA_CACHE_DIR": str(tmp_path)})
+    child = int(parent.stdout.strip())
+    deadline = time.monotonic() + 120  # a bound on the wait, not a measured time
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state == "Z":  # ended, not yet reaped
+            return
+        time.sleep(0.2)
+    subprocess.run(["kill", str(child)])
+    pytest.fail("the background warm-up outlived its parent")
