@@ -25,8 +25,13 @@ EXPECTED = {"upload to Overview (3 runs + truth)": 1, "open Compare (first visit
 
 
 def test_tiny_benchmark_times_every_action_without_exceptions(tmp_path):
-    out = bench.run(users=200, items=20, rounds=1, only=ONLY, timeout=240, cli_repeats=1,
-                    action_timeout=60, work=tmp_path)
+    from concurrent.futures import ThreadPoolExecutor
+
+    # on a thread of its own: in the browser suite Playwright's sync API already runs an event
+    # loop on the main thread (the session's browser), where a second sync Playwright is refused
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        out = pool.submit(bench.run, users=200, items=20, rounds=1, only=ONLY, timeout=240, cli_repeats=1,
+                          action_timeout=60, work=tmp_path).result()
     actions = out["summary"]["actions"]
     assert out["errors"] == []
     for action, n in EXPECTED.items():
