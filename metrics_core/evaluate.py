@@ -144,9 +144,12 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
         else:
             hits = table[:, kernel_names.index("hits")]
             n_rel = lists.n_rel
+            if name == "fbeta":
+                out[:, position] = topk.fbeta(hits, n_rel, k, beta)
+                continue
+            # MCC and accuracy need the catalogue size: every distinct item id, counted only for them
             n_items = ranked.n_items_seen if catalogue is None else int(catalogue)
-            out[:, position] = (topk.fbeta(hits, n_rel, k, beta) if name == "fbeta" else
-                                topk.mcc(hits, n_rel, k, n_items) if name == "mcc" else
+            out[:, position] = (topk.mcc(hits, n_rel, k, n_items) if name == "mcc" else
                                 topk.accuracy(hits, n_rel, k, n_items))
     return out
 
@@ -314,7 +317,9 @@ def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -
             families = needed.setdefault(s.k, [])
             wanted = ["hits"] if s.entry.family == "precision" and min_k_precision else [s.entry.family]
             families.extend(f for f in wanted if f not in families)
-    catalogue = catalogue_size(ranked, item_features)
+    # the catalogue size reads every item id: computed only when MCC or accuracy@k is asked for
+    catalogue = (catalogue_size(ranked, item_features)
+                 if any(f in ("mcc", "accuracy") for fams in needed.values() for f in fams) else None)
     tables = {k: ranking_table(ranked, k, families=fams, beta=beta, catalogue=catalogue, **kernel_conv)
               for k, fams in needed.items()}
     every_user = len(ev_codes) == ranked.n_users

@@ -178,3 +178,14 @@ def test_metric_curve_of_derived_families_states_its_limit():
     run, qrels = _data(6)
     with pytest.raises(mc.MetricsError, match="k_max must be at most 1,000"):
         mc.metric_curve(mc.prepare(run, qrels), ["pap"], k_max=1001)
+
+
+def test_only_mcc_and_accuracy_count_the_catalogue():
+    """Counting the catalogue reads every item id; metrics that do not need it never do."""
+    run, qrels = _data(5)
+    ranked = mc.prepare(run, qrels)
+    mc.evaluate(ranked, metrics=["ndcg@5", "map@5", "precision@5", "recall@5", "fbeta@5", "mrr@5"])
+    assert ranked.items._codes is None  # item codes not built
+    with_catalogue = mc.evaluate(ranked, metrics=["mcc@5", "accuracy@5"])
+    assert ranked.items._codes is not None
+    assert np.isfinite(with_catalogue.summary["mcc@5"]) and np.isfinite(with_catalogue.summary["accuracy@5"])
