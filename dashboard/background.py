@@ -11,6 +11,7 @@ the jobs in order; a key already cached or already queued is not started again.
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable
 
@@ -56,6 +57,17 @@ def start(key: str, compute: Callable[[], Any]) -> None:
     _EXECUTOR.submit(run)
 
 
+def now_or_later(key: str, exact: Callable[[], Any], quick: Callable[[], Any],
+                 users: int) -> tuple[Any, str | None]:
+    """``(value, pending key)``: the cached exact result when it is there or ``users`` is at most
+    ``FOREGROUND_USERS`` (computed now, ``None`` pending); else ``quick()`` while :func:`start`
+    computes the exact one under ``key``, which is returned as the key to wait for."""
+    if users <= FOREGROUND_USERS or key in cache.SHARED:
+        return cache.SHARED.get_or_compute(key, exact), None
+    start(key, exact)
+    return quick(), key
+
+
 def ready(keys: Iterable[str]) -> bool:
     """True when every key's result is in the server cache."""
     return all(key in cache.SHARED for key in keys)
@@ -63,8 +75,6 @@ def ready(keys: Iterable[str]) -> bool:
 
 def wait(keys: Iterable[str], timeout: float = 600.0) -> bool:
     """Block until every key is ready or nothing is queued any more (for tests and scripts)."""
-    import time
-
     keys = list(keys)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -48,13 +48,15 @@ def _metric_rows(keys: tuple, per_user: dict, metric: str, baseline: str | None,
     permutations = N_PERMUTATIONS if test == "randomization" else 0
     exact_key = _rows_key(keys, metric, baseline, test, resamples, permutations, opt_key)
     exact = _rows(per_user, metric, baseline, test, resamples, permutations)
-    resampled = resamples or permutations
-    if not resampled or exact_key in cache.SHARED or max(map(len, per_user.values())) <= background.FOREGROUND_USERS:
+    if not (resamples or permutations):
         return cache.SHARED.get_or_compute(exact_key, exact)
-    background.start(exact_key, exact)
-    pending.append(exact_key)
     quick_key = _rows_key(keys, metric, baseline, test, 0, 0, opt_key)
-    return cache.SHARED.get_or_compute(quick_key, _rows(per_user, metric, baseline, test, 0, 0))
+    rows, waiting = background.now_or_later(
+        exact_key, exact, lambda: cache.SHARED.get_or_compute(quick_key, _rows(per_user, metric, baseline, test, 0, 0)),
+        max(map(len, per_user.values())))
+    if waiting:
+        pending.append(waiting)
+    return rows
 
 
 def _rescale_detectable_lift(table: pd.DataFrame, alpha: float) -> None:

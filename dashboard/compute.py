@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from dataclasses import replace
+from functools import partial
 from typing import Any, Sequence
 
 import numpy as np
@@ -141,25 +142,6 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
     return out
 
 
-def _bootstrap_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from metrics_core.stats import bootstrap_ci_columns
-    return bootstrap_ci_columns(matrix, n_resamples=1000, confidence=0.95, seed=0)
-
-
-def _t_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The t interval of each column's mean, ``mean ± t_{0.975, n-1} sd / sqrt(n)``: shown while
-    the bootstrap of many users runs (the two agree closely at that size)."""
-    from scipy.stats import t as student_t
-
-    x = matrix[np.isfinite(matrix).all(axis=1)]
-    n = x.shape[0]
-    if n < 2:
-        return np.full(matrix.shape[1], np.nan), np.full(matrix.shape[1], np.nan)
-    half = student_t.ppf(0.975, n - 1) * x.std(axis=0, ddof=1) / np.sqrt(n)
-    mean = x.mean(axis=0)
-    return mean - half, mean + half
-
-
 def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     """Long table ``model, metric, value, ci_low, ci_high, users``.
 
@@ -172,6 +154,8 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     is given while :mod:`dashboard.background` computes the bootstrap; ``attrs["pending"]``
     lists the cache keys still running.
     """
+    from metrics_core.stats import bootstrap_ci_columns, t_interval_columns
+
     from . import background
 
     rows, pending = [], []
@@ -183,13 +167,10 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
         if with_ci:
             matrix = np.ascontiguousarray(pu[with_ci].to_numpy(dtype=float))
             key = f"bootstrap|{hashlib.sha256(matrix.tobytes()).hexdigest()}{matrix.shape}"
-            compute = lambda matrix=matrix: _bootstrap_columns(matrix)  # noqa: E731
-            if len(matrix) <= background.FOREGROUND_USERS or key in cache.SHARED:
-                lows, highs = cache.SHARED.get_or_compute(key, compute)
-            else:
-                background.start(key, compute)
-                pending.append(key)
-                lows, highs = _t_columns(matrix)
+            (lows, highs), waiting = background.now_or_later(
+                key, partial(bootstrap_ci_columns, matrix, n_resamples=1000, confidence=0.95, seed=0),
+                partial(t_interval_columns, matrix, confidence=0.95), len(matrix))
+            pending += [waiting] if waiting else []
             bounds = {m: (float(lo), float(hi)) for m, lo, hi in zip(with_ci, lows, highs)}
         for m in metrics:
             low, high = bounds.get(m, (float("nan"), float("nan")))
@@ -226,3 +207,16 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
     The figure is shared between sessions: draw it, never change it."""
     digest = int(pd.util.hash_pandas_object(data, index=False).sum()) & (2**64 - 1)
     return cache.SHARED.get_or_compute(f"figure|{name}|{digest}|{len(data)}|{args!r}", lambda: build(data, *args))
+
+
+def report_html(evals: dict[str, Any], baseline: str, settings: dict) -> bytes:
+    """``metrics_core.report.build_report`` of ``evals`` with ``baseline`` first, as UTF-8 bytes,
+    built once per models, metrics, settings and conventions (server cache)."""
+    from metrics_core.report import build_report
+
+    ordered = {baseline: evals[baseline], **{n: e for n, e in evals.items() if n != baseline}}
+    metrics = tuple(dict.fromkeys(m for e in ordered.values() for m in e.summary))
+    key = (f"report|{tuple(model_keys().get(n, n) for n in ordered)!r}|{metrics!r}|"
+           f"{sorted(settings.items())!r}|{sorted(evaluation_options().items())!r}")
+    return cache.SHARED.get_or_compute(key, lambda: build_report(
+        ordered, title="metrics-core report", settings=settings, baseline=baseline).encode("utf-8"))

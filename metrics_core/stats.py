@@ -176,6 +176,21 @@ def bootstrap_ci_columns(matrix, n_resamples: int = 1000, confidence: float = 0.
     return low, high
 
 
+def t_interval_columns(matrix, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The t interval of the mean of every column of ``matrix`` (rows = users),
+    ``mean ± t_{(1+confidence)/2, n-1} sd / sqrt(n)`` with ``sd`` on ``n - 1``; rows with a
+    non-finite value in any column are dropped (as :func:`bootstrap_ci_columns` does). NaN with
+    fewer than 2 rows. Returns ``(lows, highs)``."""
+    x = np.asarray(matrix, dtype=float)
+    x = x[np.isfinite(x).all(axis=1)]
+    n = x.shape[0]
+    if n < 2:
+        return np.full(x.shape[1], np.nan), np.full(x.shape[1], np.nan)
+    half = _scipy_stats().t.ppf((1 + confidence) / 2, n - 1) * x.std(axis=0, ddof=1) / math.sqrt(n)
+    mean = x.mean(axis=0)
+    return mean - half, mean + half
+
+
 def _diffs(a, b) -> np.ndarray:
     a = np.asarray(a, dtype=float).ravel()
     b = np.asarray(b, dtype=float).ravel()

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from dashboard import cache, metric_lists, sources, state, text, url
+from dashboard import metric_lists, sources, state, text, url
 
 _SHARED = "share_snapshot_link"
 _DELETE = "share_delete_link"
@@ -101,19 +101,12 @@ names = list(models)
 report_baseline = right.selectbox("Baseline", names, key="share_report_baseline")
 if st.button("Build HTML report", key="share_build_report", icon=":material/description:",
              disabled=not report_metrics):
-    from metrics_core.report import build_report
-
     with state.guard(), st.spinner("Building the report..."):
         evals = state.evaluate_all(report_metrics)
         settings = {"K": k, "gain": c["gain"], "ties": c["ties"], "baseline": report_baseline,
                     "test": "paired t-test", "correction": "Holm-Bonferroni",
                     "data": "demo dataset" if state.is_demo() else ", ".join(b.name for b in state.sources().runs.values())}
-        ordered = {report_baseline: evals[report_baseline], **{n: e for n, e in evals.items() if n != report_baseline}}
-        # the same data, settings and choices give the same report: built once on the server
-        report_key = (f"report|{tuple(state.model_keys().get(n, n) for n in ordered)!r}|{tuple(report_metrics)!r}|"
-                      f"{sorted(settings.items())!r}|{sorted(state.evaluation_options().items())!r}")
-        st.session_state[_REPORT] = cache.SHARED.get_or_compute(report_key, lambda: build_report(
-            ordered, title="metrics-core report", settings=settings, baseline=report_baseline).encode("utf-8"))
+        st.session_state[_REPORT] = state.report_html(evals, report_baseline, settings)
 if st.session_state.get(_REPORT):
     st.download_button("Download HTML report", st.session_state[_REPORT], file_name="metrics_report.html",
                        mime="text/html", key="share_report_download", on_click="ignore",
