@@ -19,6 +19,7 @@ import streamlit as st
 
 import metrics_core as mc
 from metrics_core.errors import MetricsError
+from metrics_core.io.checks import check_run_duplicates
 
 from . import cache, text
 from . import demo as demo_mod
@@ -48,7 +49,14 @@ def demo_data() -> demo_mod.DemoData:
 
 def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
     """Parse an uploaded file with metrics_core's reader (cached by content hash,
-    failures included, in the server's byte-bounded cache)."""
+    failures included, in the server's byte-bounded cache).
+
+    ``kind`` "qrels" reads a ground truth; "results" a model's result file, the same
+    way whether a ground truth is loaded yet or not (so a file uploaded before the
+    ground truth is read once): user, item and a score, rank or relevance column.
+    A result file's repeated (user, item) pairs are left to ``mc.prepare`` (see
+    :func:`_prepare`), as the command line does.
+    """
     key = f"read|{kind}|{blob.key}|{blob.name}"
     with st.spinner(text.md(f"Reading {blob.name}...")) if key not in cache.SHARED else contextlib.nullcontext():
         return cache.SHARED.get_or_compute(key, lambda: _read(blob, kind))
@@ -61,8 +69,11 @@ def _first_line(exc: Exception) -> str:
 
 def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
     from metrics_core.io import read_table
+    columns = dict(blob.mapping) or None
     try:
-        return read_table(blob.data, name=blob.name, kind=kind, columns=dict(blob.mapping) or None)
+        if kind == "qrels":
+            return read_table(blob.data, name=blob.name, kind="qrels", columns=columns)
+        return read_table(blob.data, name=blob.name, kind="auto", columns=columns, check_run_pairs=False)
     except MetricsError:
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
@@ -71,20 +82,33 @@ def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
                            "and line endings, or remove it") from None
 
 
-def _prepare(run_key: str, qrels_key: str, name: str, run: pd.DataFrame,
+def _prepare(blob: Blob, qrels_key: str, name: str, run: pd.DataFrame, mapping: Any,
              qrels: pd.DataFrame | None) -> mc.Ranked:
-    """``mc.prepare`` of a model, cached by the content keys of its run and ground truth."""
+    """``mc.prepare`` of a model, cached by the content keys of its run and ground truth.
+
+    ``mc.prepare`` refuses a repeated (user, item) pair; the message then comes from
+    the reader's check, which names both lines of the file."""
     def compute() -> mc.Ranked:
         try:
             return mc.prepare(run, qrels, name=name)
         except MetricsError:
+            check_run_duplicates(run, blob.name, mapping.lines)
             raise
         except Exception as exc:  # noqa: BLE001 - reported as this model's problem
             detail = _first_line(exc)
             raise MetricsError(f"cannot prepare this model ({detail})") from None
-    key = f"prepare|{run_key}|{qrels_key}|{name}"
+    key = f"prepare|{blob.key}|{qrels_key}|{name}"
     with st.spinner("Sorting each user's list...") if key not in cache.SHARED else contextlib.nullcontext():
         return cache.SHARED.get_or_compute(key, compute)
+
+
+def _require_scores(blob: Blob) -> None:
+    """Raise the reader's one-line message for a result file that has a relevance column
+    but no score or rank, once a ground truth is loaded (it cannot rank the items)."""
+    from metrics_core.io.columns import detect
+
+    detect(file_columns(blob), "run", blob.name, dict(blob.mapping) or None)
+    raise MetricsError(f"{blob.name}: no score or rank column; add one or map it explicitly")
 
 
 @st.cache_resource(show_spinner=False)
@@ -152,14 +176,16 @@ def load_report() -> LoadReport:
     out, waiting = [], []
     for name, blob in src.runs.items():
         try:
-            run_df, mapping = read_blob(blob, "run" if src.qrels is not None else "auto")
+            run_df, mapping = read_blob(blob, "results")
             if src.qrels is not None and qrels_df is None:
                 waiting.append(name)  # the ground truth itself has a problem (reported above)
                 continue
             if qrels_df is None and getattr(mapping, "relevance", None) is None:
                 waiting.append(name)
                 continue
-            ranked = _prepare(blob.key, qrels_key, name, run_df, qrels_df)
+            if qrels_df is not None and mapping.score is None and mapping.rank is None:
+                _require_scores(blob)
+            ranked = _prepare(blob, qrels_key, name, run_df, mapping, qrels_df)
         except MetricsError as exc:
             problems.append(Problem("run", name, blob.name, f"Model {name}: {exc}"))
             continue
@@ -183,9 +209,8 @@ def read_mapping(model: str | None):
     blob = src.qrels if model is None else src.runs.get(model)
     if blob is None:
         return None
-    kind = "qrels" if model is None else ("run" if src.qrels is not None else "auto")
     try:
-        return read_blob(blob, kind)[1]
+        return read_blob(blob, "qrels" if model is None else "results")[1]
     except MetricsError:
         return None
 

@@ -157,3 +157,56 @@ def test_upload_larger_than_the_store_can_hold_is_refused_at_upload(monkeypatch)
     monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", str(10 * len(truth)))
     upload(at, "upload_runs_0", runs_as_files(d)[:1])
     assert not at.error and "analysis" in at.query_params
+
+
+def test_results_uploaded_before_the_truth_are_read_once(monkeypatch):
+    from metrics_core import io as mc_io
+
+    d = small_demo()
+    reads = []
+    real = mc_io.read_table
+
+    def counting(data, **kw):
+        reads.append(kw["name"])
+        return real(data, **kw)
+
+    monkeypatch.setattr(mc_io, "read_table", counting)
+    cache.SHARED.clear()
+    at = app()
+    page(at, "data")
+    upload(at, "upload_runs_0", runs_as_files(d))
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    page(at, "overview")
+    assert sorted(reads) == sorted([f"{n}.csv" for n in d.runs] + ["qrels.csv"])
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("truth_first", [True, False])
+def test_repeated_pair_in_results_is_named_by_its_lines(truth_first):
+    d = small_demo()
+    good = runs_as_files(d)[:1]
+    bad = b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,0.4\nu1,i1,0.3\n"
+    truth = ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv")
+    at = app()
+    page(at, "data")
+    if truth_first:
+        upload(at, "upload_truth_0", truth)
+    upload(at, "upload_runs_0", good + [("twice.csv", bad, "text/csv")])
+    if not truth_first:
+        upload(at, "upload_truth_0", truth)
+    errors = [e.value for e in at.error]
+    expected = text.md("twice.csv: line 4: duplicate (user_id, item_id)")
+    assert any(expected in e and "first seen on line 2" in e for e in errors), errors
+    page(at, "overview")
+    assert not at.exception
+
+
+def test_results_without_scores_are_refused_once_a_truth_is_loaded():
+    d = small_demo()
+    labels_only = b"user_id,item_id,relevance\nu1,i1,1\nu1,i2,0\n"
+    at = app()
+    page(at, "data")
+    upload(at, "upload_runs_0", runs_as_files(d)[:1] + [("labels.csv", labels_only, "text/csv")])
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    errors = [e.value for e in at.error]
+    assert any(text.md("labels.csv: required score column missing") in e for e in errors), errors
