@@ -95,8 +95,9 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     correction: ``"holm"`` (Holm-Bonferroni), ``"bh"`` (Benjamini-Hochberg) or ``"none"``,
         applied over all rows (pairs x metrics) of the result, separately for each test.
     alpha: significance level for ``significant`` (``p_adjusted < alpha``).
-    n_resamples: bootstrap resamples of the CI of ``diff`` (``0``: no bootstrap, ``ci_low`` and
-        ``ci_high`` are NaN; the lift's interval is the delta method's either way).
+    n_resamples: bootstrap resamples of the CI of ``diff``, the percentile bootstrap of the mean
+        paired difference (:func:`metrics_core.stats.bootstrap_ci_many`; ``0``: no bootstrap,
+        ``ci_low`` and ``ci_high`` are NaN; the lift's interval is the delta method's either way).
 
     Returns one row per (metric, pair) with :data:`COMPARE_COLUMNS` plus, for each test run,
     ``p_<test>`` and ``p_<test>_adjusted``. ``diff = model_mean - baseline_mean`` over the ``n``
@@ -134,13 +135,14 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     pairs = _pairs(names, baseline)
 
     rows = []
+    differences: list[np.ndarray] = []  # challenger - baseline of each row's paired users
     for m in metric_names:
         higher = registry.higher_is_better(m)
         for base, other in pairs:
             a = tables[base][resolved[m][base]]
             b = tables[other][resolved[m][other]]
             r = stats.paired_comparison(
-                a, b, test=run_tests[0], confidence=confidence, n_resamples=n_resamples,
+                a, b, test=run_tests[0], confidence=confidence, n_resamples=0,
                 n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=run_tests)
             row = {
                 "metric": m, "baseline": base, "model": other, "n": r.n,
@@ -150,12 +152,17 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
                 "wins": r.wins, "ties": r.ties, "losses": r.losses,
             }
             av, bv, _ = stats.align_pairs(a, b)
+            differences.append(bv - av)
             row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
             row["mde"] = stats.minimum_detectable_effect(bv - av, alpha=alpha, power=POWER)
             row["mde_relative"] = row["mde"] / abs(r.baseline_mean) if r.baseline_mean else float("nan")
             for t in run_tests:
                 row[f"p_{t}"] = getattr(r, f"p_{t}")
             rows.append(row)
+    if int(n_resamples) > 0:  # every row's interval in one pass per number of paired users
+        bounds = stats.bootstrap_ci_many(differences, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        for row, (low, high) in zip(rows, bounds):
+            row["ci_low"], row["ci_high"] = low, high
     result = pd.DataFrame(rows)
     for t in run_tests:
         result[f"p_{t}_adjusted"] = stats.adjust_pvalues(result[f"p_{t}"].to_numpy(), correction)
@@ -177,9 +184,12 @@ def summary_table(evaluations: Mapping[str, Any], metrics: Sequence[str] | None 
     evaluation's summary value when it has one (``Evaluation.summary``), else the mean of
     the per-user column; ``ci_low``/``ci_high`` are the percentile bootstrap CI of the mean
     over users (NaN for global metrics such as AUC that have no per-user values); ``n`` is the
-    number of users with a per-user value (0 for global metrics).
+    number of users with a per-user value (0 for global metrics). The intervals come from
+    :func:`metrics_core.stats.bootstrap_ci_many`: columns with as many users share one pass over
+    the resamples, each keeping its own interval.
     """
     rows = []
+    samples: list[np.ndarray] = []
     for name, ev in evaluations.items():
         summary = dict(getattr(ev, "summary", {}) or {})
         table = getattr(ev, "per_user", ev if isinstance(ev, pd.DataFrame) else None)
@@ -191,16 +201,17 @@ def summary_table(evaluations: Mapping[str, Any], metrics: Sequence[str] | None 
             if col is not None:
                 values = pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
                 values = values[np.isfinite(values)]
-                low, high = stats.bootstrap_ci(values, n_resamples=n_resamples,
-                                               confidence=confidence, seed=seed)
                 mean = float(values.mean()) if values.size else math.nan
                 n = int(values.size)
             else:
-                low = high = math.nan
+                values = np.empty(0)
                 mean = math.nan
                 n = 0
             value = summary.get(m, mean)
             value = math.nan if value is None else float(value)
-            rows.append({"model": str(name), "metric": m, "value": value,
-                         "ci_low": low, "ci_high": high, "n": n})
+            rows.append({"model": str(name), "metric": m, "value": value, "n": n})
+            samples.append(values)
+    bounds = stats.bootstrap_ci_many(samples, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    for row, (low, high) in zip(rows, bounds):
+        row["ci_low"], row["ci_high"] = low, high
     return pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "n"])

@@ -20,7 +20,19 @@ MAX_BINS = 1_000_000  # one count per bin is allocated
 def _cumulative(ranked: Ranked, relevance_threshold):
     """``(tps, fps, thresholds)``: at each distinct score, from the highest down, the positive and
     negative rows scored at least that high. Counts at a threshold do not depend on the order of
-    tied rows, so three plain sorts and binary searches replace an argsort of every row."""
+    tied rows, so three plain sorts and binary searches replace an argsort of every row.
+    Kept with the prepared data (read-only arrays), so the ROC and precision-recall curves of a
+    model share one computation."""
+    key = ("curve_counts", float(relevance_threshold))
+    if key not in ranked._cache:
+        counts = _count_at_thresholds(ranked, relevance_threshold)
+        for a in counts:
+            a.flags.writeable = False
+        ranked._cache[key] = counts
+    return ranked._cache[key]
+
+
+def _count_at_thresholds(ranked: Ranked, relevance_threshold):
     rows = scored_rows(ranked, relevance_threshold, 0.5)
     p, y = rows.score, rows.label
     positives = np.sort(p[y > 0])

@@ -176,6 +176,31 @@ def bootstrap_ci_columns(matrix, n_resamples: int = 1000, confidence: float = 0.
     return low, high
 
 
+def bootstrap_ci_many(vectors: Sequence, n_resamples: int = 1000, confidence: float = 0.95,
+                      seed: int = 0) -> list[tuple[float, float]]:
+    """Percentile bootstrap interval ``(low, high)`` of the mean of each vector in ``vectors``.
+
+    Non-finite values are dropped from each vector first. Vectors left with the same
+    number of values ``n`` are bootstrapped together by :func:`bootstrap_ci_columns`: the
+    resample counts it draws depend only on ``n``, ``n_resamples`` and ``seed``, so each
+    vector still gets its own percentile bootstrap interval, whatever else is in the
+    batch, and one pass over the counts serves them all. ``(nan, nan)`` for no values,
+    ``(v, v)`` for constant values.
+    """
+    clean = [_as_float_array(v) for v in vectors]
+    out: list[tuple[float, float]] = [(math.nan, math.nan)] * len(clean)
+    by_size: dict[int, list[int]] = {}
+    for i, x in enumerate(clean):
+        if x.size:
+            by_size.setdefault(int(x.size), []).append(i)
+    for members in by_size.values():
+        lows, highs = bootstrap_ci_columns(np.column_stack([clean[i] for i in members]),
+                                           n_resamples=n_resamples, confidence=confidence, seed=seed)
+        for i, low, high in zip(members, lows, highs):
+            out[i] = (float(low), float(high))
+    return out
+
+
 def t_interval_columns(matrix, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """The t interval of the mean of every column of ``matrix`` (rows = users),
     ``mean ± t_{(1+confidence)/2, n-1} sd / sqrt(n)`` with ``sd`` on ``n - 1``; rows with a

@@ -176,6 +176,22 @@ def test_roc_and_pr_curves_match_sklearn(seed):
     np.testing.assert_array_equal(pr["threshold"].to_numpy()[1:], pthr[::-1])
 
 
+def test_curves_of_one_prepared_model_follow_the_relevance_threshold():
+    """The curves' counts are kept with the prepared data: a second threshold must not reuse the first's."""
+    df = scored_data(4, graded=True)
+    p = df["score"].to_numpy()
+    ranked = mc.prepare(df)
+    for threshold in (1, 2, 3, 1):
+        y = (df["relevance"].to_numpy() >= threshold).astype(int)
+        fpr, tpr, _ = skm.roc_curve(y, p, drop_intermediate=False)
+        roc = mc.roc_curve(ranked, relevance_threshold=threshold)
+        np.testing.assert_allclose(roc["tpr"].to_numpy(), tpr, atol=TOL)
+        np.testing.assert_allclose(roc["fpr"].to_numpy(), fpr, atol=TOL)
+        precision, recall, _ = skm.precision_recall_curve(y, p)
+        pr = mc.pr_curve(ranked, relevance_threshold=threshold)
+        np.testing.assert_allclose(pr["precision"].to_numpy(), precision[::-1], atol=TOL)
+
+
 @pytest.mark.parametrize("n_bins", [5, 10])
 def test_calibration_curve_matches_sklearn(n_bins):
     df = scored_data(3, ties=False)

@@ -322,3 +322,19 @@ def test_randomization_normal_approximation_tracks_the_sign_flip_distribution():
     diff = b - a
     formula = math.erfc(abs(diff.sum()) / math.sqrt(2 * (diff ** 2).sum()))
     assert stats.paired_comparison(a, b, test="randomization", n_permutations=0).p_value == pytest.approx(formula)
+
+
+def test_bootstrap_ci_many_is_each_vectors_own_bootstrap_in_one_pass():
+    from test_compare import plain_bootstrap
+
+    rng = np.random.default_rng(5)
+    vectors = [rng.random(300), rng.exponential(1.0, 300), (rng.random(300) < 0.2).astype(float),
+               np.r_[rng.random(120), np.nan, np.inf], np.full(50, 0.5), np.array([]), np.array([np.nan])]
+    got = stats.bootstrap_ci_many(vectors, n_resamples=500, seed=2)
+    for v, (low, high) in zip(vectors[:4], got[:4]):
+        assert (low, high) == pytest.approx(plain_bootstrap(v, n_resamples=500, seed=2), abs=1e-12)
+        # the same interval whatever else shares the pass
+        assert (low, high) == pytest.approx(stats.bootstrap_ci_many([v], n_resamples=500, seed=2)[0], abs=1e-12)
+    assert got[4] == (0.5, 0.5)
+    assert all(math.isnan(b) for b in got[5]) and all(math.isnan(b) for b in got[6])
+    assert stats.bootstrap_ci_many([]) == []
