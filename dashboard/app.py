@@ -65,4 +65,7 @@ if nav.title != "Data":
     notice = tables.k_exceeds_lists(lengths, state.controls()["k"])
     if notice:
         st.warning(notice, icon=":material/straighten:")
-nav.run()
+try:
+    nav.run()
+finally:
+    sources.finish_saving()  # the URL names what was saved before the run ends

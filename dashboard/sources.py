@@ -18,6 +18,7 @@ the store.
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -87,6 +88,9 @@ class Opened:
 
 _SOURCES = "mcd_sources"
 _OPENED = "mcd_opened"
+_SAVING = "mcd_saving"  # the Future of a save still running on the store thread
+# Saves of every session run here, off the script thread; a session waits for its own.
+_SAVER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="analysis-store-save")
 _FAILED = "mcd_failed_analysis"
 _SEEN = "mcd_seen_uploads"
 _GEN = "mcd_upload_generation"
@@ -116,28 +120,55 @@ def is_demo() -> bool:
 
 def current() -> Opened | None:
     """The stored analysis shown (None: the demo, nothing uploaded)."""
+    finish_saving()
     return st.session_state.get(_OPENED)
 
 
 def load_sources(new: Sources, persist: bool = True) -> None:
     """Replace the current data; with ``persist`` save it as a working copy and put
-    its id in the URL (no data: no id)."""
+    its id in the URL (no data: no id).
+
+    The save runs on a store thread while the script goes on reading and preparing the
+    files (SQLite's writes and the hashing release the GIL); :func:`finish_saving` takes
+    its outcome in the same script run, at the latest when the run ends."""
     st.session_state[_SOURCES] = new
     if not persist:
         return
+    opened = current()  # an earlier save of this session finishes first: saves keep their order
     if new.empty:
         st.session_state.pop(_OPENED, None)
         url.set(url.ANALYSIS, None)
         return
-    opened = current()
     files, settings, _ = _to_files(new, WORKING)
+    working = opened.id if opened is not None and opened.kind == WORKING else None
+
+    def save(store: AnalysisStore) -> str:
+        if working is not None:
+            store.update_working(working, files=files, settings=settings)
+            return working
+        return store.create_working(files, settings)
     try:
-        store = _store()
-        if opened is not None and opened.kind == WORKING:
-            store.update_working(opened.id, files=files, settings=settings)
-            aid = opened.id
-        else:
-            aid = store.create_working(files, settings)
+        st.session_state[_SAVING] = _SAVER.submit(save, _store())
+    except StoreError as exc:  # no store to save in
+        st.session_state[_SAVING] = _failed(exc)
+
+
+def _failed(exc: StoreError) -> Future:
+    done: Future = Future()
+    done.set_exception(exc)
+    return done
+
+
+def finish_saving() -> None:
+    """Wait for this session's save started by :func:`load_sources`, if any, and take its
+    outcome: the working copy's id in the URL, or the store's problem for the page to
+    show (the data then stays in this session only). The entry point calls it when a
+    script run ends; anything that reads what is stored calls it first."""
+    pending = st.session_state.pop(_SAVING, None)
+    if pending is None:
+        return
+    try:
+        aid = pending.result()
     except StoreError as exc:  # the data stays in this session; the page says why it is not kept
         st.session_state[_STORE_ERROR] = str(exc)
         st.session_state.pop(_OPENED, None)
@@ -150,6 +181,7 @@ def load_sources(new: Sources, persist: bool = True) -> None:
 
 def store_problem() -> str | None:
     """Why the last change could not be saved in the store (None when it was)."""
+    finish_saving()
     return st.session_state.get(_STORE_ERROR)
 
 

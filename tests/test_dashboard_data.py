@@ -210,3 +210,39 @@ def test_results_without_scores_are_refused_once_a_truth_is_loaded():
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     errors = [e.value for e in at.error]
     assert any(text.md("labels.csv: required score column missing") in e for e in errors), errors
+
+
+def test_uploads_are_saved_by_the_end_of_the_run_and_a_later_upload_updates_the_same_copy():
+    from metrics_core.store import AnalysisStore
+
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    upload(at, "upload_runs_0", runs_as_files(d))
+    first = at.query_params["analysis"]
+    first = first[0] if isinstance(first, list) else first
+    saved = AnalysisStore().load(first)
+    assert sorted(f.name for f in saved.files_with_role("run")) == sorted(f"{n}.csv" for n in d.runs)
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    again = at.query_params["analysis"]
+    assert (again[0] if isinstance(again, list) else again) == first
+    truth = AnalysisStore().load(first).files_with_role("qrels")
+    assert [f.data for f in truth] == [demo.to_csv_bytes(d.qrels)]
+
+
+def test_a_save_the_store_refuses_leaves_the_data_in_the_session_and_says_why(monkeypatch):
+    from metrics_core.store import AnalysisStore, StoreError
+
+    def refuse(self, *a, **k):
+        raise StoreError("the disk is full")
+
+    monkeypatch.setattr(AnalysisStore, "create_working", refuse)
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    upload(at, "upload_runs_0", runs_as_files(d))
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    assert "analysis" not in at.query_params
+    assert any("the disk is full" in w.value for w in at.warning), [w.value for w in at.warning]
+    page(at, "overview")  # the data is still there
+    assert frame_with(at, "ndcg@10").shape[0] == len(d.runs)
