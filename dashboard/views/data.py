@@ -16,8 +16,6 @@ st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strin
            f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()} "
            f"{background.limits_text()}")
 
-st.info("Add your files with **Add files** in the sidebar, in any order. It stays on every page: an upload "
-        "in progress carries on while you look at other pages.", icon=":material/upload_file:")
 
 src = state.sources()
 report = state.load_report()
@@ -30,8 +28,11 @@ if problem:
 st.subheader("Your files")
 if src.empty:
     st.info("The dashboard shows the **demo data**. Upload ranked results with **Add files** in the sidebar "
-            "to analyse your own models.", icon=":material/science:")
+            "to analyse your own models, in any order. The panel stays on every page: an upload in "
+            "progress carries on while you look at other pages.", icon=":material/science:")
 else:
+    st.caption("Add or replace files with **Add files** in the sidebar; an upload in progress carries on "
+               "while you look at other pages.")
     listing = tables.loaded_files(src, report)
     st.dataframe(listing, hide_index=True, key="data_files")
     removers = [(row.role, row.model, row.file) for row in listing.itertuples()]
