@@ -403,10 +403,15 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
     ev_rows = np.repeat(ev_mask, ranked.list_lengths)
     n_items = len(ranked.item_ids)
     features = None
+    by_k: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # k -> (incl, weight), shared by the metrics at k
     for s in specs:
         k = s.k
-        incl = div.top_k_inclusion(ranked.offsets, ranked.tie_key, k, average)
-        weight = np.where(ev_rows, incl, 0.0)
+        if k not in by_k:
+            incl = div.top_k_inclusion(ranked.offsets, ranked.tie_key, k, average)
+            by_k[k] = incl, np.where(ev_rows, incl, 0.0)
+            for shared in by_k[k]:
+                shared.flags.writeable = False
+        incl, weight = by_k[k]
         if s.name == "ils":
             if features is None:
                 features = align_features(item_features, ranked.item_ids)
