@@ -204,9 +204,16 @@ def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFr
 def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
     """A chart built once per content of ``data`` (plotly figures take tenths of a second to
     build): ``build(data, *args)``, cached by ``name``, a hash of ``data`` and ``args``.
-    The figure is shared between sessions: draw it, never change it."""
+    The figure is shared between sessions: draw it, never change it. Its size in the cache is
+    estimated from ``data`` (a figure holds at most a copy of the columns it draws, plus its
+    layout): walking a plotly figure's objects to count them takes longer than building it."""
     digest = int(pd.util.hash_pandas_object(data, index=False).sum()) & (2**64 - 1)
-    return cache.SHARED.get_or_compute(f"figure|{name}|{digest}|{len(data)}|{args!r}", lambda: build(data, *args))
+    estimate = 2 * cache.nbytes(data) + FIGURE_OVERHEAD_BYTES
+    return cache.SHARED.get_or_compute(f"figure|{name}|{digest}|{len(data)}|{args!r}", lambda: build(data, *args),
+                                       size=lambda _figure: estimate)
+
+
+FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure
 
 
 def report_html(evals: dict[str, Any], baseline: str, settings: dict) -> bytes:
