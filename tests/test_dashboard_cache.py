@@ -82,3 +82,24 @@ def test_nbytes_counts_arrays_frames_and_object_attributes():
     frame_bytes = 10 * 8 + pd.RangeIndex(10).memory_usage()
     assert nbytes(Holder()) == 800 + frame_bytes
     assert nbytes(b"12345") == 5
+
+
+def test_a_chart_is_built_once_per_content_and_counted_from_its_data():
+    import pandas as pd
+
+    from dashboard import cache, compute
+
+    cache.SHARED.clear()
+    built = []
+
+    def build(data, title):
+        built.append(title)
+        return {"title": title, "points": len(data)}
+
+    data = pd.DataFrame({"x": range(1000), "y": [0.5] * 1000})
+    first = compute.cached_figure("test_chart", data, build, "a")
+    assert compute.cached_figure("test_chart", data.copy(), build, "a") is first and built == ["a"]
+    compute.cached_figure("test_chart", data.assign(y=0.25), build, "a")  # other content: built again
+    compute.cached_figure("test_chart", data, build, "b")  # other arguments: built again
+    assert built == ["a", "a", "b"]
+    assert cache.SHARED.total_bytes == 3 * (2 * cache.nbytes(data) + compute.FIGURE_OVERHEAD_BYTES)
