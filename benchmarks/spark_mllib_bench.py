@@ -22,6 +22,16 @@ from the run left out: MLlib's RankingMetrics (``mc.presets()``). The preset's
 tie rule takes rows in input order; with no tied scores every rule gives the same
 order, and the default exact rule is used. The five means must agree to 1e-9.
 
+Route: both DataFrames are plain scans of local Parquet files whose rows are in
+user order (datagen writes them so), so metrics_core takes its key-range path
+(``metrics_core.spark._range_plan``): the driver reads the files' footers, cuts
+the user ids into ranges, and each task reads its range's run and ground-truth
+rows with pyarrow and evaluates them; nothing is shuffled and no row passes
+through the JVM. MLlib has no such path: its per-user arrays need a shuffle.
+``--shuffle`` times metrics_core's general path instead
+(``read_parquet_ranges=False``: rows hashed by user and shuffled, as for any
+DataFrame that is not such a scan). The route taken is printed.
+
 Each side runs once untimed (Python workers start, kernels load, the JVM warms
 up), then ``--repeats`` times alternating which goes first; medians are
 reported with the load average. Run::
@@ -80,15 +90,18 @@ def run_mllib(run, truth) -> tuple[dict, float]:
     return values, elapsed
 
 
-def run_metrics_core(run, truth) -> tuple[dict, float]:
-    """(metrics_core's five means, seconds) on the Spark engine."""
+def run_metrics_core(run, truth, read_ranges: bool = True) -> tuple[dict, float]:
+    """(metrics_core's five means, seconds) on the Spark engine; ``read_ranges`` False forces the shuffle path."""
     from metrics_core import spark as mcs
 
     start = time.perf_counter()
-    result = mcs.evaluate(run, truth, list(PAIRS.values()), preset="spark_mllib", ties="average")
+    result = mcs.evaluate(run, truth, list(PAIRS.values()), preset="spark_mllib", ties="average",
+                          read_parquet_ranges=read_ranges)
     elapsed = time.perf_counter() - start
     result.unpersist()
-    return {name: result.summary[metric] for name, metric in PAIRS.items()}, elapsed
+    values = {name: result.summary[metric] for name, metric in PAIRS.items()}
+    values["route"] = result.route
+    return values, elapsed
 
 
 def largest_difference(a: dict, b: dict) -> float:
@@ -112,16 +125,20 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def compare(spark, run_path: str, truth_path: str, repeats: int) -> dict:
+def compare(spark, run_path: str, truth_path: str, repeats: int, read_ranges: bool = True) -> dict:
     """Untimed first call of each side, then ``repeats`` alternating timed calls; checks agreement each time."""
     run, truth = spark.read.parquet(run_path), spark.read.parquet(truth_path)
+
+    def metrics_core_side(run_df, truth_df):
+        return run_metrics_core(run_df, truth_df, read_ranges)
+
     first_mllib, t_first_mllib = run_mllib(run, truth)
-    first_mc, t_first_mc = run_metrics_core(run, truth)
+    first_mc, t_first_mc = metrics_core_side(run, truth)
     worst = largest_difference(first_mllib, first_mc)
     times: dict[str, list[float]] = {"mllib": [], "metrics_core": []}
     loads = [load()]
     for i in range(repeats):
-        order = (("mllib", run_mllib), ("metrics_core", run_metrics_core))
+        order = (("mllib", run_mllib), ("metrics_core", metrics_core_side))
         values = {}
         for label, fn in (order if i % 2 == 0 else order[::-1]):
             values[label], elapsed = fn(run, truth)
@@ -137,7 +154,8 @@ def report(result: dict, rows: int, master: str) -> bool:
     for name, metric in PAIRS.items():
         print(f"  {name:>24} {result['mllib'][name]:.12f}   {metric:>13} {result['metrics_core'][name]:.12f}")
     ok = result["worst"] <= 1e-9
-    print(f"largest difference {result['worst']:.2e}: {'agree' if ok else 'DISAGREE'} (tolerance 1e-09)")
+    print(f"largest difference {result['worst']:.2e}: {'agree' if ok else 'DISAGREE'} (tolerance 1e-09); "
+          f"metrics_core route: {result['metrics_core']['route']}")
     if not result["times"]["mllib"]:  # --repeats 0: agreement only
         first = result["first"]
         print(f"first calls: MLlib {first['mllib']:.1f} s, metrics_core {first['metrics_core']:.1f} s")
@@ -164,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--executor-memory", default="5g", help="local-cluster executors (below the M of the master)")
     p.add_argument("--buckets", type=int, default=None, help="shuffle partitions (default: 4 per core)")
     p.add_argument("--dir", default=None, help="where to write the Parquet files (default: a temp dir)")
+    p.add_argument("--shuffle", action="store_true", help="time metrics_core's shuffle path (no key ranges)")
     args = p.parse_args(argv)
 
     from metrics_core import spark as mcs
@@ -184,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     if is_local_cluster(args.master):
         mcs.ship_package(spark)  # executors import this metrics_core, not another installed copy
     print(f"spark {spark.version} on {args.master} ({cores} cores)")
-    result = compare(spark, run_path, truth_path, args.repeats)
+    result = compare(spark, run_path, truth_path, args.repeats, read_ranges=not args.shuffle)
     ok = report(result, rows, args.master)
     spark.stop()
     return 0 if ok else 1

@@ -51,3 +51,15 @@ def wait_for_executors(context, count: int = EXECUTORS, timeout: float = 180.0) 
         if time.monotonic() > deadline:
             raise TimeoutError(f"{count} executors did not register within {timeout:.0f} s")
         time.sleep(0.2)
+
+
+def module_session(master: str, app_name: str):
+    """A session for a test module: on the local cluster, metrics_core is shipped to the executors
+    (before any task: a Python worker keeps what it has imported) and both executors are up."""
+    from metrics_core import spark as mcs
+
+    session = start_session(master, app_name)
+    if master == CLUSTER:
+        mcs.ship_package(session)
+        wait_for_executors(session.sparkContext)
+    return session

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _spark_cluster import CLUSTER, LOCAL, module_session
 from _trec import TREC_EVAL_DIR
 
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
@@ -46,3 +47,13 @@ def pytest_sessionstart(session):
 def private_store(monkeypatch, tmp_path):
     """A dashboard test's uploads are saved as working copies: keep them in a temporary store."""
     monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+
+
+@pytest.fixture(scope="module", params=[LOCAL, CLUSTER])
+def spark(request):
+    """One SparkSession per test module and master: ``local[2]``, then ``local-cluster[2,1,1024]``
+    (metrics_core shipped to its executors); every test taking it runs on both."""
+    pytest.importorskip("pyspark", reason="pip install 'metrics-core[spark]'")
+    session = module_session(request.param, "metrics-core-tests")
+    yield session
+    session.stop()

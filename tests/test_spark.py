@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-from _spark_cluster import CLUSTER, EXECUTORS, LOCAL, start_session, wait_for_executors
+from _spark_cluster import CLUSTER, EXECUTORS
 
 pytestmark = pytest.mark.spark
 
@@ -66,19 +66,6 @@ def make_data(seed: int = 7, n_users: int = 300, int_ids: bool = False):
     feats = pd.DataFrame({"item_id": ids, "f1": rng.random(len(ids)), "f2": rng.random(len(ids)),
                           "f3": rng.random(len(ids))})
     return run, qrels, feats
-
-
-@pytest.fixture(scope="module", params=[LOCAL, CLUSTER])
-def spark(request):
-    pytest.importorskip("pyspark", reason="pip install 'metrics-core[spark]'")
-    from metrics_core import spark as mcs
-
-    session = start_session(request.param, "metrics-core-tests")
-    if request.param == CLUSTER:
-        mcs.ship_package(session)  # before any task: a Python worker keeps what it has imported
-        wait_for_executors(session.sparkContext)
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,12 @@ Usage::
 
     mcs.ship_package(spark)   # first, when executors lack this metrics_core: a zip via addPyFile
 
-How: users are hashed into groups; each group (all rows of its users, run and
+How: users are put into groups; each group (all rows of its users, run and
 ground truth) is evaluated in one Spark task by the single-machine code
 (``mc.prepare`` and the same compiled kernels), and Spark adds up the groups.
+Inputs read from local Parquet files in user order are cut into ranges of user
+ids that each task reads from the files (no shuffle); any other DataFrame is
+hashed by user and shuffled.
 Every metric of mc.evaluate is supported and exact (nothing is binned or
 sampled):
 

@@ -3,10 +3,14 @@
 Plan of one evaluation (every step is Spark; no data is collected to the driver
 except per-group sums, a few hundred numbers):
 
-1. Hash each user id into one of ``n_buckets`` groups; co-group run and ground
-   truth rows by group (``groupBy(...).cogroup(...).applyInArrow``, or
-   ``applyInPandas`` on Spark 3.5). Each task runs the single-machine code on
-   whole users (:mod:`._bucket`): same validation, same sort, same kernels.
+1. Form groups of whole users and evaluate each in one task with the
+   single-machine code (:mod:`._bucket`): same validation, same sort, same
+   kernels. When run and ground truth are plain scans of local Parquet files in
+   user order, each group is a range of user ids that its task reads from the
+   files itself (:mod:`._range_plan`, :mod:`._range_reads`): no shuffle.
+   Otherwise each user id is hashed into one of ``n_buckets`` groups and run and
+   ground-truth rows are co-grouped by group (``groupBy(...).cogroup(...).applyInArrow``,
+   or ``applyInPandas`` on Spark 3.5).
 2. The task output is persisted once; the driver combines the per-group
    partial sums of :mod:`metrics_core.reductions` (the code mc.evaluate runs
    on one partition) and calls the same finalize step: means over evaluated
@@ -38,6 +42,8 @@ from .. import reductions
 from ..registry import parse_metrics
 from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
+from ._range_plan import RangePlan, plan_ranges
+from ._range_reads import range_task
 
 
 @dataclass
@@ -47,7 +53,8 @@ class SparkEvaluation:
     ``summary``: metric label -> float (same keys and values as mc.evaluate);
     ``per_user``: Spark DataFrame ``user_id`` + one column per per-user metric
     (persisted; call :meth:`unpersist` when done); ``diagnostics``: mc.Diagnostics
-    combined over all groups; ``n_users``: evaluated users.
+    combined over all groups; ``n_users``: evaluated users; ``route``: how the
+    groups were formed ("key ranges" read from Parquet files, or "shuffle").
     """
 
     summary: dict
@@ -55,6 +62,7 @@ class SparkEvaluation:
     diagnostics: Diagnostics
     n_users: int
     conventions: dict = field(default_factory=dict)
+    route: str = "shuffle"  # "key ranges" (Parquet files read by user-id ranges) or "shuffle"
     _cached: object = None
 
     def unpersist(self) -> None:
@@ -204,7 +212,8 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
              precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
              unjudged_rows=None, novelty_popularity=None, novelty_average=None, beyond_users=None,
              short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None, interactions=None,
-             n_buckets: int | None = None, score_ranges: int | None = None) -> SparkEvaluation:
+             n_buckets: int | None = None, score_ranges: int | None = None,
+             read_parquet_ranges: bool = True) -> SparkEvaluation:
     """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate` evaluates pandas ones.
 
     ``run_df``: ``user_id, item_id, score`` [, ``relevance`` or ``label``];
@@ -212,8 +221,13 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
     the run carries relevance. Every convention keyword means what it means in
     mc.evaluate (see its docstring), ``preset`` too. ``item_features`` / ``interactions`` may be
     pandas or Spark DataFrames (item features are broadcast to every task).
-    ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``);
-    each group is evaluated in one task and must fit in its memory.
+    ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``, or
+    about 4M run rows per group on the key-range path); each group is evaluated
+    in one task and must fit in its memory.
+    ``read_parquet_ranges``: when the inputs are plain scans of local Parquet
+    files clustered by user, each task reads one range of user ids from the files
+    instead of receiving shuffled rows (:mod:`._range_plan` lists the conditions);
+    False always shuffles.
     ``score_ranges``: score ranges for the exact AUC (default: one per ~1M
     scored distinct-score rows, at least the default parallelism).
     """
@@ -260,6 +274,10 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
     if ties == "input":
         run = run.withColumn("_row", F.monotonically_increasing_id())
 
+    ranges = None
+    if read_parquet_ranges and ties != "input":
+        ranges = plan_ranges(run_df, None if truth_in_run else qrels_df, rel_col, n_buckets,
+                             spark.sparkContext.defaultParallelism)
     n_buckets = int(n_buckets or int(spark.conf.get("spark.sql.shuffle.partitions")))
     bucket = F.pmod(F.xxhash64(F.col(USER)), F.lit(n_buckets))
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
@@ -277,23 +295,38 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
                           rel_column=rel_col, input_order=ties == "input", item_features=features,
                           novelty_counts=counts, novelty_users=n_inter_users)
         schema = _output_schema(plan, user_type, item_type)
-        grouped_run = run.withColumn("_bucket", bucket).groupBy("_bucket")
-        use_arrow = hasattr(grouped_run, "applyInArrow")
-        if truth_in_run:
-            fn = _arrow_task(plan, schema, False) if use_arrow else _pandas_task(plan, False)
-            apply = grouped_run.applyInArrow if use_arrow else grouped_run.applyInPandas
+        if ranges is not None:
+            out = _key_range_output(spark, plan, schema, ranges).persist()
         else:
-            co = grouped_run.cogroup(truth.withColumn("_bucket", bucket).groupBy("_bucket"))
-            fn = _arrow_task(plan, schema, True) if use_arrow else _pandas_task(plan, True)
-            apply = co.applyInArrow if use_arrow else co.applyInPandas
-        out = apply(fn, schema).persist()
+            out = _shuffled_output(run, truth, bucket, plan, schema).persist()
         stats = [json.loads(r["stats"]) for r in out.filter(F.col("kind") == "b").select("stats").collect()]
         summary, diagnostics, n_users = _combine(specs, plan.per_user_specs, stats, out, run, truth, item_features,
                                                  score_ranges, spark, thr, diag_k, truth_in_run)
         per_user = out.filter(F.col("kind") == "u").select(
             F.col(USER), *[F.col(f"m{i}").alias(s.label) for i, s in enumerate(plan.per_user_specs)])
     return SparkEvaluation(summary=summary, per_user=per_user, diagnostics=diagnostics, n_users=n_users,
-                           conventions=conventions, _cached=out)
+                           conventions=conventions, route="key ranges" if ranges is not None else "shuffle",
+                           _cached=out)
+
+
+def _shuffled_output(run, truth, bucket, plan: BucketPlan, schema):
+    """Group output of the shuffle path: rows hashed by user into buckets, one task per bucket."""
+    grouped_run = run.withColumn("_bucket", bucket).groupBy("_bucket")
+    use_arrow = hasattr(grouped_run, "applyInArrow")
+    if truth is None:
+        fn = _arrow_task(plan, schema, False) if use_arrow else _pandas_task(plan, False)
+        apply = grouped_run.applyInArrow if use_arrow else grouped_run.applyInPandas
+    else:
+        co = grouped_run.cogroup(truth.withColumn("_bucket", bucket).groupBy("_bucket"))
+        fn = _arrow_task(plan, schema, True) if use_arrow else _pandas_task(plan, True)
+        apply = co.applyInArrow if use_arrow else co.applyInPandas
+    return apply(fn, schema)
+
+
+def _key_range_output(spark, plan: BucketPlan, schema, ranges: RangePlan):
+    """Group output of the key-range path: one task per user-id range, reading its rows from the files."""
+    task = range_task(plan, _to_arrow_schema(schema), ranges.run, ranges.truth, ranges.bounds)
+    return spark.range(0, ranges.ranges, 1, ranges.ranges).mapInArrow(task, schema)
 
 
 #: metrics that need item popularity, history or exposure over all groups, not combined by this backend yet
