@@ -43,6 +43,8 @@ def _exercise(mc) -> None:
             mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties=ties)
             mc.evaluate(ranked, metrics=names, ties=ties, item_features=features, interactions=interactions)
             mc.evaluate(ranked, metrics=["ils@2"], ties=ties, item_features=tags)
+    # integer item ids: the layout kernel is compiled once per id form (strings above)
+    mc.prepare(run.assign(item_id=run["item_id"].map({"x": 1, "y": 2, "z": 3})))
     ranked = mc.prepare(run)
     mc.roc_curve(ranked)
     mc.pr_curve(ranked)
