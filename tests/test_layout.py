@@ -23,6 +23,7 @@ from metrics_core.errors import MetricsError
 from metrics_core.kernels import item_ids
 from metrics_core.kernels._jit import SERIAL, use_variant
 from metrics_core.layout import sort_and_join
+from metrics_core.layout.build import prepare_plain
 from metrics_core.kernels.classification import roc_auc
 
 
@@ -202,3 +203,34 @@ def test_auc_parallel_split_matches_scikit_learn():
     p = np.round(rng.random(n) + 0.3 * y, 4)  # many ties
     assert roc_auc(y, p) == pytest.approx(roc_auc_score(y, p), abs=1e-12)
     assert np.isnan(roc_auc(np.zeros(n), p))
+
+
+def _same_layout(a, b) -> None:
+    for name in ("offsets", "tie_key", "rel_code", "rel_values", "q_offsets", "ideal_rel", "in_truth"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+    np.testing.assert_array_equal(a.row, b.row)
+    np.testing.assert_array_equal(a.q_rows.get(), b.q_rows.get())
+    assert list(a.user_ids) == list(b.user_ids)
+
+
+@pytest.mark.parametrize("ids", ["str", "int", "signed"])
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("max_len", [30, 300])
+def test_plain_python_layout_equals_the_kernel(ids, shuffle, max_len):
+    run, truth = _data(9, n_users=12, max_len=max_len, ids=ids, grades="float", shuffle=shuffle)
+    truth = pd.concat([truth, truth.iloc[::5]], ignore_index=True)  # exact repeats: dropped by both
+    _same_layout(prepare_plain(run, truth), mc.prepare(run, truth))
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_plain_python_layout_reports_the_same_errors(ids):
+    run, truth = _data(4, n_users=8, ids=ids)
+    messages = []
+    for prepare in (prepare_plain, mc.prepare):
+        for bad_run, bad_truth in ((pd.concat([run, run.iloc[[3, 1]]], ignore_index=True), truth),
+                                   (run, pd.concat([truth, truth.iloc[[2]].assign(relevance=9.0)], ignore_index=True))):
+            with pytest.raises(MetricsError) as caught:
+                prepare(bad_run, bad_truth)
+            messages.append(str(caught.value))
+    assert messages[:2] == messages[2:]

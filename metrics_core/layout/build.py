@@ -22,6 +22,7 @@ from ..kernels import strings as kstr
 from ..kernels._jit import kernel_guard, n_threads, readonly
 from ..kernels.input_checks import first_non_finite
 from . import kernels as layout_kernels
+from . import plain
 from .ranked import InputRows, ItemCodes, Ranked
 from .sort_and_join import LayoutArrays, RunSide, TruthSide, rank_and_join
 
@@ -75,10 +76,17 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
     dropped and a conflicting one is an error.
     """
     with kernel_guard():
-        return _prepare(run, qrels, name)
+        return _prepare(run, qrels, name, rank_and_join)
 
 
-def _prepare(run, qrels, name) -> Ranked:
+def prepare_plain(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str = "run") -> Ranked:
+    """:func:`prepare` with the layout pass in plain Python (:mod:`.plain`): the same result
+    without compiling the layout kernel, at Python speed (a few rows only; the warm-up uses it)."""
+    with kernel_guard():
+        return _prepare(run, qrels, name, plain.rank_and_join)
+
+
+def _prepare(run, qrels, name, layout_pass) -> Ranked:
     _require(run, [USER, ITEM, SCORE], name)
     run_rel_col = _relevance_column(run)
     if qrels is None:
@@ -118,8 +126,8 @@ def _prepare(run, qrels, name) -> Ranked:
     truth_side = TruthSide(truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ids)
     out = LayoutArrays(tie=tie_key, row=row, local=local, local_rows=local_rows, code=rel_code, ideal=ideal_rel,
                        q_keep=q_keep, kept=kept)
-    dup, conflict = rank_and_join(balanced_chunks(offsets + q_offsets, n_threads()), offsets, q_offsets,
-                                  run_side, truth_side, out)
+    dup, conflict = layout_pass(balanced_chunks(offsets + q_offsets, n_threads()), offsets, q_offsets,
+                                run_side, truth_side, out)
     run_perm = None if run_rows.grouped else run_rows.rows
     truth_perm = None if truth_rows.grouped else truth_rows.rows
     rows = (InputRows(offsets, run_rows.start, run_perm, local=local) if local_rows
