@@ -49,16 +49,24 @@ BEYOND_ACCURACY = ["novelty@2", "coverage@2", "personalization@2", "ils@2", "ser
 
 
 def _first_page(mc) -> None:
-    """The serial kernels of the Overview after its layout: ranking metrics, scored-row metrics,
-    beyond-accuracy metrics, then metric curves (ties averaged, the default)."""
+    """The serial kernels of the Overview after its layout (ties averaged, the default).
+
+    The page asks for ranking metrics, then scored-row metrics, beyond-accuracy
+    metrics and metric curves. Ranking metrics come first here too (the page
+    needs them as soon as its layout is done), the rest in reverse order: the
+    page compiles what it reaches before the warm-up has it, the warm-up works
+    from the other end, and they meet in the middle instead of compiling the
+    same kernels side by side.
+    """
     from .layout.build import prepare_plain
 
     run, _, qrels, features, _, interactions = _tiny_data()
     with use_variant(SERIAL):
         ranked = prepare_plain(run.drop(columns="relevance"), qrels)
-        for names in (RANKING, SCORED, BEYOND_ACCURACY):
-            mc.evaluate(ranked, metrics=names, ties="average", item_features=features, interactions=interactions)
+        mc.evaluate(ranked, metrics=RANKING, ties="average")
         mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties="average")
+        for names in (BEYOND_ACCURACY, SCORED):
+            mc.evaluate(ranked, metrics=names, ties="average", item_features=features, interactions=interactions)
 
 
 def _exercise(mc) -> None:
@@ -81,14 +89,16 @@ def _exercise(mc) -> None:
     mc.ndcg_at_k(np.array([1.0, 0.0]), 2)
 
 
-def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False) -> float:
+def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False,
+           then=lambda: None) -> float:
     """Compile (or load) every kernel in each of ``variants``, with ``first_page`` the first
-    page's kernels before anything else; returns seconds spent."""
+    page's kernels before anything else, and calls ``then()`` in between; returns seconds spent."""
     import metrics_core as mc
 
     start = time.perf_counter()
     if first_page:
         _first_page(mc)
+    then()
     for variant in variants:
         with use_variant(variant):
             _exercise(mc)
@@ -108,14 +118,14 @@ def _exit_with_parent(parent: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="Compile every metrics_core kernel into numba's disk cache.")
     p.add_argument("--background", action="store_true",
-                   help="run at low priority, quietly, and stop when the parent process ends")
+                   help="run at low priority (after the first page's kernels with --first-page: the page "
+                        "waits for those), quietly, and stop when the parent process ends")
     p.add_argument("--first-page", action="store_true",
                    help="start with the kernels of the dashboard's first page (not its layout kernel)")
     args = p.parse_args(argv)
     if args.background:
         _exit_with_parent(os.getppid())
-        os.nice(10)
-    seconds = warmup(first_page=args.first_page)
+    seconds = warmup(first_page=args.first_page, then=(lambda: os.nice(10)) if args.background else lambda: None)
     if not args.background:
         print(f"metrics_core kernels ready ({seconds:.1f} s)")
 
