@@ -18,6 +18,11 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
 * **dashboard warm**: the same on a kernel cache filled by
   ``python3 -m metrics_core.warmup``.
 
+For both dashboard measurements the CPU seconds (user + system) the server
+process had used when the Overview became usable are printed too: unlike wall
+time, a shared machine inflates them little (the background warm-up process
+the dashboard starts is not counted).
+
 Servers are stopped by PID (terminate, wait, then kill: a streamlit server can
 hang after SIGTERM). ``--root DIR`` measures another checkout of the project
 (for example ``git archive REV | tar -x -C DIR``), so that two versions can be
@@ -103,8 +108,15 @@ def fill_cache(root: Path, cache_dir: Path) -> float:
     return time.perf_counter() - start
 
 
-def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path) -> tuple[float, float]:
-    """(seconds to a healthy server, seconds to a usable Overview), both from ``streamlit run``."""
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path) -> tuple[float, float, float]:
+    """(seconds to a healthy server, seconds to a usable Overview, both from ``streamlit run``;
+    CPU seconds the server process had used by then)."""
     with tempfile.TemporaryDirectory(prefix="cold_start_store_") as store:
         env = process_env(root, cache_dir, Path(store))
         start = time.perf_counter()
@@ -119,13 +131,14 @@ def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path) -> tupl
                 page.goto(url)
                 page.wait_for_function(READY_JS, timeout=PAGE_TIMEOUT_S * 1000, polling=50)
                 t_ready = time.perf_counter() - start
+                cpu = process_cpu(proc.pid)
                 if page.locator('[data-testid="stException"]').count():
                     raise RuntimeError(f"the Overview shows an exception; see {log_path}")
             finally:
                 context.close()
         finally:
             stop_process(proc)  # terminate, wait, then kill
-    return t_health, t_ready
+    return t_health, t_ready, cpu
 
 
 def load_average() -> str:
@@ -151,16 +164,18 @@ def measure_root(root: Path, parts: set[str], run: Path, qrels: Path, browser, w
             raise RuntimeError("the cached kernels printed other numbers than the freshly compiled ones")
     if "dashboard" in parts:
         cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
-        health, ready = time_dashboard(root, cache, browser, work / "server_cold.log")
+        health, ready, cpu = time_dashboard(root, cache, browser, work / "server_cold.log")
         add("dashboard cold: server healthy", health)
         add("dashboard cold: Overview usable", ready)
+        add("dashboard cold: server CPU s until usable", cpu)
         warm = work / f"numba_cache_warm_{abs(hash(str(root)))}"
         if not warm.exists():  # filled once per checkout, then reused by every repeat
             warm.mkdir()
             fill_cache(root, warm)
-        health, ready = time_dashboard(root, warm, browser, work / "server_warm.log")
+        health, ready, cpu = time_dashboard(root, warm, browser, work / "server_warm.log")
         add("dashboard warm: server healthy", health)
         add("dashboard warm: Overview usable", ready)
+        add("dashboard warm: server CPU s until usable", cpu)
 
 
 def table(all_results: dict[str, dict[str, list[float]]]) -> str:

@@ -1,9 +1,11 @@
 """Compile the remaining metric kernels in the background while the first page renders.
 
-On a fresh installation numba's disk cache is empty. The first page compiles
-the serial kernels it needs itself (small inputs such as the demo use those);
-:func:`start_once` starts ``python -m metrics_core.warmup --background`` once
-per server process, which compiles every other kernel, serial and parallel,
+On a fresh installation numba's disk cache is empty. :func:`start_once` starts
+``python -m metrics_core.warmup --background --first-page`` once per server
+process: while the first page compiles its layout kernel, the warm-up compiles
+the serial metric kernels that page needs next (in the order it needs them;
+the page loads each one from the cache if it is there when the page gets to
+it, else compiles it itself), then every other kernel, serial and parallel,
 into the same disk cache at low priority, so later pages and large uploads
 load them instead of compiling. It is a separate process because numba
 compiles one function at a time per process: a compile in a thread of the
@@ -29,7 +31,7 @@ def start_once() -> subprocess.Popen | None:
     with _LOCK:
         if _started is None:
             try:
-                _started = subprocess.Popen([sys.executable, "-m", "metrics_core.warmup", "--background"],
+                _started = subprocess.Popen([sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page"],
                                             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.DEVNULL)
             except OSError:  # no warm-up: kernels compile on first use, as without it

@@ -6,6 +6,12 @@ inputs use the serial variants (a few seconds), large inputs the parallel ones
 installing to compile both variants of every kernel ahead of time, or call
 :func:`warmup` before starting a server whose first request must be quick
 (the dashboard starts it in a background process).
+
+With ``--first-page`` it starts with the kernels the dashboard's first page (the
+Overview) needs, in the order that page asks for them, on data laid out by the
+plain-Python layout pass: the page compiles the layout kernel itself meanwhile,
+so the two processes compile different kernels on the two cores and the page
+then loads the others from the cache.
 """
 
 from __future__ import annotations
@@ -21,8 +27,8 @@ import pandas as pd
 from .kernels._jit import PARALLEL, SERIAL, use_variant
 
 
-def _exercise(mc) -> None:
-    """Evaluate a tiny data set with every metric family and tie rule."""
+def _tiny_data():
+    """(run with relevance, its order shuffled, ground truth, item features, item tags, interactions)."""
     run = pd.DataFrame({
         "user_id": ["a", "a", "a", "b", "b", "c"],
         "item_id": ["x", "y", "z", "x", "z", "y"],
@@ -34,8 +40,39 @@ def _exercise(mc) -> None:
     features = pd.DataFrame({"item_id": ["x", "y", "z"], "f1": [1.0, 0.0, 1.0], "f2": [0.0, 1.0, 1.0]})
     tags = pd.DataFrame({"item_id": ["x", "y", "z"], "tags": ["a|b", "b", "c"]})
     interactions = run[["user_id", "item_id"]]
-    names = ["ndcg@2", "map", "mrr", "hit_ratio@2", "pauc@2", "pap@2", "auc", "pr_auc", "logloss", "gauc",
-             "pcopc", "accuracy", "novelty@2", "coverage@2", "personalization@2", "ils@2", "serendipity_pop@2"]
+    return run, shuffled, qrels, features, tags, interactions
+
+
+RANKING = ["ndcg@2", "map", "mrr", "hit_ratio@2", "pauc@2", "pap@2"]
+SCORED = ["auc", "pr_auc", "logloss", "gauc", "pcopc", "accuracy"]
+BEYOND_ACCURACY = ["novelty@2", "coverage@2", "personalization@2", "ils@2", "serendipity_pop@2"]
+
+
+def _first_page(mc) -> None:
+    """The serial kernels of the Overview after its layout (ties averaged, the default).
+
+    The page asks for ranking metrics, then scored-row metrics, beyond-accuracy
+    metrics and metric curves. Ranking metrics come first here too (the page
+    needs them as soon as its layout is done), the rest in reverse order: the
+    page compiles what it reaches before the warm-up has it, the warm-up works
+    from the other end, and they meet in the middle instead of compiling the
+    same kernels side by side.
+    """
+    from .layout.build import prepare_plain
+
+    run, _, qrels, features, _, interactions = _tiny_data()
+    with use_variant(SERIAL):
+        ranked = prepare_plain(run.drop(columns="relevance"), qrels)
+        mc.evaluate(ranked, metrics=RANKING, ties="average")
+        mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties="average")
+        for names in (BEYOND_ACCURACY, SCORED):
+            mc.evaluate(ranked, metrics=names, ties="average", item_features=features, interactions=interactions)
+
+
+def _exercise(mc) -> None:
+    """Evaluate a tiny data set with every metric family and tie rule."""
+    run, shuffled, qrels, features, tags, interactions = _tiny_data()
+    names = RANKING + SCORED + BEYOND_ACCURACY
     for ties in ("average", "trec", "input"):
         for frame in (run, shuffled):
             ranked = mc.prepare(frame.drop(columns="relevance"), qrels)
@@ -43,6 +80,8 @@ def _exercise(mc) -> None:
             mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties=ties)
             mc.evaluate(ranked, metrics=names, ties=ties, item_features=features, interactions=interactions)
             mc.evaluate(ranked, metrics=["ils@2"], ties=ties, item_features=tags)
+    # integer item ids: the layout kernel is compiled once per id form (strings above)
+    mc.prepare(run.assign(item_id=run["item_id"].map({"x": 1, "y": 2, "z": 3})))
     ranked = mc.prepare(run)
     mc.roc_curve(ranked)
     mc.pr_curve(ranked)
@@ -50,11 +89,16 @@ def _exercise(mc) -> None:
     mc.ndcg_at_k(np.array([1.0, 0.0]), 2)
 
 
-def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL)) -> float:
-    """Compile (or load) every kernel in each of ``variants``; returns seconds spent."""
+def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False,
+           then=lambda: None) -> float:
+    """Compile (or load) every kernel in each of ``variants``, with ``first_page`` the first
+    page's kernels before anything else, and calls ``then()`` in between; returns seconds spent."""
     import metrics_core as mc
 
     start = time.perf_counter()
+    if first_page:
+        _first_page(mc)
+    then()
     for variant in variants:
         with use_variant(variant):
             _exercise(mc)
@@ -74,12 +118,14 @@ def _exit_with_parent(parent: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="Compile every metrics_core kernel into numba's disk cache.")
     p.add_argument("--background", action="store_true",
-                   help="run at low priority, quietly, and stop when the parent process ends")
+                   help="run at low priority (after the first page's kernels with --first-page: the page "
+                        "waits for those), quietly, and stop when the parent process ends")
+    p.add_argument("--first-page", action="store_true",
+                   help="start with the kernels of the dashboard's first page (not its layout kernel)")
     args = p.parse_args(argv)
     if args.background:
         _exit_with_parent(os.getppid())
-        os.nice(10)
-    seconds = warmup()
+    seconds = warmup(first_page=args.first_page, then=(lambda: os.nice(10)) if args.background else lambda: None)
     if not args.background:
         print(f"metrics_core kernels ready ({seconds:.1f} s)")
 

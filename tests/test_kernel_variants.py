@@ -8,15 +8,18 @@ with every kernel forced serial and once forced parallel on random data with
 many ties, and the results must be equal bit for bit. Also checked: the size
 rule itself, that inputs reach the kernels read-only (one compiled version for
 read-only and writable columns), and the dashboard's background warm-up process
-(started once, ends with its parent). No test measures time.
+(started once, ends with its parent, compiles what the first page needs besides the
+layout kernel). No test measures time.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -177,8 +180,11 @@ def test_inputs_reach_the_kernels_read_only_whatever_the_caller_passed():
         for variant in (kernel.serial, kernel.parallel):
             for signature in variant.signatures:
                 for i, arg in enumerate(signature):
-                    if isinstance(arg, types.Array) and i not in kernel._writes:
-                        assert not arg.mutable, (kernel.py_func.__qualname__, names[i])
+                    if i in kernel._writes:
+                        continue
+                    inner = list(arg) if isinstance(arg, types.BaseTuple) else [arg]  # e.g. string ids
+                    for array in (t for t in inner if isinstance(t, types.Array)):
+                        assert not array.mutable, (kernel.py_func.__qualname__, names[i])
 
 
 def test_dashboard_starts_its_background_warmup_once(monkeypatch):
@@ -194,7 +200,7 @@ def test_dashboard_starts_its_background_warmup_once(monkeypatch):
     monkeypatch.setattr(kernel_warmup.subprocess, "Popen", FakeProcess)
     first = kernel_warmup.start_once()
     assert kernel_warmup.start_once() is first
-    assert started == [[sys.executable, "-m", "metrics_core.warmup", "--background"]]
+    assert started == [[sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page"]]
 
 
 def test_background_warmup_ends_with_its_parent(tmp_path):
@@ -218,3 +224,41 @@ def test_background_warmup_ends_with_its_parent(tmp_path):
         time.sleep(0.2)
     subprocess.run(["kill", str(child)])
     pytest.fail("the background warm-up outlived its parent")
+
+
+def test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel(tmp_path):
+    """On an empty kernel cache, the first-page phase of the warm-up leaves the Overview of the demo
+    only the layout kernel to compile (and never compiles that one itself)."""
+    script = """
+import collections, sys
+from numba.core import event
+compiled = collections.Counter()
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled[ev.data['dispatcher'].py_func.__qualname__] += 1
+    def on_end(self, ev):
+        pass
+event.register('numba:compile', Listener())
+if sys.argv[1] == 'warmup':
+    import metrics_core as mc
+    from metrics_core import warmup
+    warmup._first_page(mc)
+else:
+    from dashboard import kernel_warmup
+    kernel_warmup.start_once = lambda: None
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file('dashboard/app.py', default_timeout=600)
+    at.run()
+    assert not at.exception
+print(' '.join(sorted(name for name in compiled if name.startswith('_rank_and_join')
+                      or '_serial' in name or name.endswith('_parallel'))))
+"""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    root = str(Path(mc.__file__).resolve().parents[1])
+    runs = [subprocess.run([sys.executable, "-c", script, part], cwd=root, env=env, capture_output=True, text=True,
+                           timeout=600) for part in ("warmup", "page")]
+    for done in runs:
+        assert done.returncode == 0, done.stderr[-2000:]
+    warmed, page = (done.stdout.split() for done in runs)
+    assert "_rank_and_join_serial" not in warmed and "_ranking_families_serial" in warmed
+    assert page == ["_rank_and_join_serial"]

@@ -9,6 +9,8 @@ only in the run or only in the ground truth, duplicate and conflicting rows.
 
 from __future__ import annotations
 
+import inspect
+
 import numba
 import numpy as np
 import pandas as pd
@@ -19,6 +21,9 @@ import metrics_core as mc
 from _ranking_reference import dcg as reference_dcg
 from metrics_core.errors import MetricsError
 from metrics_core.kernels import item_ids
+from metrics_core.kernels._jit import SERIAL, use_variant
+from metrics_core.layout import sort_and_join
+from metrics_core.layout.build import prepare_plain
 from metrics_core.kernels.classification import roc_auc
 
 
@@ -168,13 +173,27 @@ def test_integer_ids_compare_as_decimal_strings():
         assert compare(x, y) == (a > b) - (a < b), (x, y)
 
 
-def test_packed_sort_orders_keys_that_differ_only_in_low_bits():
+def test_scores_that_differ_only_in_the_last_bit_rank_exactly():
     base = 1.0 + np.arange(8) * 2.0**-52  # neighbours differ in the last mantissa bit
     run = pd.DataFrame({"user_id": 0, "item_id": np.arange(200), "score": np.tile(base, 25)[::-1].copy()})
     run["score"] = np.random.default_rng(2).permutation(run["score"].to_numpy())
     truth = run[["user_id", "item_id"]].assign(relevance=(run.item_id % 3).astype(float))
     ranked = mc.prepare(run, truth)
     assert _layout(ranked) == _reference(run, truth)
+
+
+def test_each_item_id_form_has_its_own_compiled_layout():
+    """String ids and integer ids reach the layout kernel as different types, so each form
+    compiles only its own comparison code."""
+    parameters = list(inspect.signature(sort_and_join._rank_and_join.py_func).parameters)
+    at = parameters.index("r_ids")
+    for ids in ("str", "int"):
+        with use_variant(SERIAL):
+            run, truth = _data(1, n_users=3, ids=ids)
+            assert _layout(mc.prepare(run, truth)) == _reference(run, truth)
+    forms = {type(sig[at]) for sig in sort_and_join._rank_and_join.serial.signatures}
+    assert numba.types.Array in forms  # int64 ids
+    assert forms & {numba.types.UniTuple, numba.types.Tuple}  # Arrow (offsets, data) of string ids
 
 
 def test_auc_parallel_split_matches_scikit_learn():
@@ -184,3 +203,34 @@ def test_auc_parallel_split_matches_scikit_learn():
     p = np.round(rng.random(n) + 0.3 * y, 4)  # many ties
     assert roc_auc(y, p) == pytest.approx(roc_auc_score(y, p), abs=1e-12)
     assert np.isnan(roc_auc(np.zeros(n), p))
+
+
+def _same_layout(a, b) -> None:
+    for name in ("offsets", "tie_key", "rel_code", "rel_values", "q_offsets", "ideal_rel", "in_truth"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+    np.testing.assert_array_equal(a.row, b.row)
+    np.testing.assert_array_equal(a.q_rows.get(), b.q_rows.get())
+    assert list(a.user_ids) == list(b.user_ids)
+
+
+@pytest.mark.parametrize("ids", ["str", "int", "signed"])
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("max_len", [30, 300])
+def test_plain_python_layout_equals_the_kernel(ids, shuffle, max_len):
+    run, truth = _data(9, n_users=12, max_len=max_len, ids=ids, grades="float", shuffle=shuffle)
+    truth = pd.concat([truth, truth.iloc[::5]], ignore_index=True)  # exact repeats: dropped by both
+    _same_layout(prepare_plain(run, truth), mc.prepare(run, truth))
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_plain_python_layout_reports_the_same_errors(ids):
+    run, truth = _data(4, n_users=8, ids=ids)
+    messages = []
+    for prepare in (prepare_plain, mc.prepare):
+        for bad_run, bad_truth in ((pd.concat([run, run.iloc[[3, 1]]], ignore_index=True), truth),
+                                   (run, pd.concat([truth, truth.iloc[[2]].assign(relevance=9.0)], ignore_index=True))):
+            with pytest.raises(MetricsError) as caught:
+                prepare(bad_run, bad_truth)
+            messages.append(str(caught.value))
+    assert messages[:2] == messages[2:]

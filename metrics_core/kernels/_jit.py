@@ -7,8 +7,8 @@ parallel one for large inputs. The serial variant compiles several times
 faster (no parfor passes), so a first call on a fresh installation with a
 small input answers quickly; both variants compute every output in the same
 order (per user, or per explicit chunk), so their results are identical.
-Array inputs (every array argument not named in ``writes``) are passed as
-read-only views, so that read-only (Arrow, memory-mapped) and writable
+Array inputs (every array argument not named in ``writes``, and the arrays
+of a tuple argument) are passed as read-only views, so that read-only (Arrow, memory-mapped) and writable
 (NumPy-built) inputs share one compiled version instead of compiling twice.
 """
 
@@ -88,6 +88,15 @@ def readonly(a: np.ndarray) -> np.ndarray:
     return view
 
 
+def _readonly_input(a):
+    """An input argument as a kernel reads it: arrays (also inside a tuple) read-only."""
+    if isinstance(a, np.ndarray):
+        return readonly(a)
+    if isinstance(a, tuple):
+        return tuple(readonly(x) if isinstance(x, np.ndarray) else x for x in a)
+    return a
+
+
 def _renamed(fn, suffix: str):
     """A copy of function ``fn`` whose qualified name ends in ``suffix``: numba's disk cache
     names its entries by qualified name, so the copy's compiled code is kept apart."""
@@ -104,7 +113,8 @@ class SizedKernel:
 
     ``work`` names the argument whose size measures the input (an array's length or an
     integer); ``writes`` names the array arguments the kernel writes, every other array
-    argument is passed read-only. Positional arguments only.
+    argument (and every array inside a tuple argument) is passed read-only. Positional
+    arguments only.
     """
 
     def __init__(self, fn, work: str, writes: tuple[str, ...], options: dict):
@@ -130,8 +140,7 @@ class SizedKernel:
 
     def __call__(self, *args):
         kernel = self.parallel if self.variant_for(args) == PARALLEL else self.serial
-        return kernel(*[readonly(a) if isinstance(a, np.ndarray) and i not in self._writes else a
-                        for i, a in enumerate(args)])
+        return kernel(*[a if i in self._writes else _readonly_input(a) for i, a in enumerate(args)])
 
 
 def njit(fn=None, *, work: str | None = None, writes: tuple[str, ...] = (), **options):

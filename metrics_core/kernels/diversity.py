@@ -97,36 +97,38 @@ def ils(offsets, item, score, k, ties_average, known, mode, feat_row, features, 
         n = offsets[u + 1] - a
         K = n if k == 0 else min(k, n)
         gs, ge = cut_tie_group(score, a, n, K, ties_average)
-        c_items = np.empty(gs, dtype=np.int64)
+        # items with features: the nc certain ones (before the cut group), then the group's mk
+        pool = np.empty(ge, dtype=np.int64)
         nc = 0
         for i in range(gs):
             if known[item[a + i]]:
-                c_items[nc] = item[a + i]
+                pool[nc] = item[a + i]
                 nc += 1
+        mk = 0
+        for i in range(gs, ge):
+            if known[item[a + i]]:
+                pool[nc + mk] = item[a + i]
+                mk += 1
+        # pair sums within C, between C and G, within G; one loop, so _similarity is inlined (and
+        # compiled) once; each sum still adds its pairs in (x, y) order
         s_cc = 0.0
-        for x in range(nc):
-            for y in range(x + 1, nc):
-                s_cc += _similarity(c_items[x], c_items[y], mode, feat_row, features, tag_start, tag_end, tags)
+        s_cg = 0.0
+        s_gg = 0.0
+        for x in range(nc + mk):
+            for y in range(x + 1, nc + mk):
+                sim = _similarity(pool[x], pool[y], mode, feat_row, features, tag_start, tag_end, tags)
+                if y < nc:
+                    s_cc += sim
+                elif x < nc:
+                    s_cg += sim
+                else:
+                    s_gg += sim
         if ge == gs:
             if nc >= 2:
                 out[u] = s_cc / (nc * (nc - 1) / 2.0)
             continue
         m = ge - gs
         c = K - gs
-        g_items = np.empty(m, dtype=np.int64)
-        mk = 0
-        for i in range(gs, ge):
-            if known[item[a + i]]:
-                g_items[mk] = item[a + i]
-                mk += 1
-        s_cg = 0.0
-        for x in range(nc):
-            for y in range(mk):
-                s_cg += _similarity(c_items[x], g_items[y], mode, feat_row, features, tag_start, tag_end, tags)
-        s_gg = 0.0
-        for x in range(mk):
-            for y in range(x + 1, mk):
-                s_gg += _similarity(g_items[x], g_items[y], mode, feat_row, features, tag_start, tag_end, tags)
         mu = m - mk
         total = 0.0
         weight = 0.0

@@ -6,8 +6,7 @@ import numba as nb
 import numpy as np
 
 from ._jit import njit
-from .item_ids import item_hash, table_bits
-from .strings import compare_bytes
+from .item_ids import item_hash, same_item, table_bits
 
 
 @njit(parallel=True, work="out", writes=("out",))
@@ -21,11 +20,12 @@ def first_of_pair(bounds, chunks, off, data, rel, out):
     conflicts. Segments ``chunks[t]:chunks[t+1]`` go to thread t.
     """
     with_rel = rel.shape[0] > 0
+    ids = (off, data)
     for t in nb.prange(chunks.shape[0] - 1):
         longest = 1
         for s in range(chunks[t], chunks[t + 1]):
             longest = max(longest, bounds[s + 1] - bounds[s])
-        bits = table_bits(longest)
+        bits = table_bits(np.int64(longest))  # int64: no extra compile for numba's first guess, literal 1
         shift = np.uint64(64 - bits)
         mask = np.uint64((1 << bits) - 1)
         table = np.full(1 << bits, -1, dtype=np.int64)
@@ -35,13 +35,13 @@ def first_of_pair(bounds, chunks, off, data, rel, out):
             a = bounds[s]
             n_slots = 0
             for i in range(a, bounds[s + 1]):
-                h = item_hash(i, True, bounds, off, data)  # (bounds: unused integer ids)
+                h = item_hash(ids, i)
                 hashes[i - a] = h
                 slot = h >> shift
                 first = -1
                 while table[slot] >= 0:
                     p = table[slot]
-                    if hashes[p - a] == h and compare_bytes(off, data, p, off, data, i) == 0:
+                    if hashes[p - a] == h and same_item(ids, p, ids, i):
                         first = p
                         break
                     slot = (slot + np.uint64(1)) & mask

@@ -5,14 +5,25 @@ short lists, as 64-bit integers or as Arrow byte strings (a 64-bit hash first,
 the bytes to confirm). Integer ids order ties as their decimal strings
 ("10" < "9", "-5" < "3"), the same order trec_eval's ``strcmp`` gives. Used by
 the layout's sort-and-join kernel and by the reader's repeated-pair check.
+
+A kernel receives a column of ids as one argument ``ids``: an int64 array
+(integer ids) or the tuple ``(offsets, data)`` of an Arrow string column (see
+:mod:`.strings`). :func:`item_hash`, :func:`same_item` and :func:`item_above`
+pick their code from that argument's type when a kernel is compiled, so a
+kernel compiled for string ids holds no integer-id code and the other way
+round: a first call compiles only the form it is given.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from ._jit import njit
 from .strings import compare_bytes
+
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(inline="always")
@@ -26,23 +37,42 @@ def _mix(h):
     return h
 
 
-@njit(inline="always")
-def item_hash(row, by_bytes, ints, off, data):
-    """64-bit hash of a row's item id whose top bits pick a table slot: FNV-1a over its
-    bytes then mixed, or Fibonacci hashing of its integer value (one multiply)."""
-    if by_bytes:
+def _integer_ids(ids) -> bool:
+    """Whether the numba type ``ids`` is an int64 array (else Arrow string buffers)."""
+    return isinstance(ids, types.Array)
+
+
+def item_hash(ids, row):
+    """64-bit hash of row ``row``'s item id whose top bits pick a table slot: FNV-1a over its
+    bytes then mixed, or Fibonacci hashing of its integer value (one multiply). Compiled only."""
+    raise NotImplementedError("item_hash runs inside compiled kernels only")
+
+
+@overload(item_hash)
+def _item_hash(ids, row):
+    if _integer_ids(ids):
+        return lambda ids, row: np.uint64(ids[row]) * _FIBONACCI
+
+    def by_bytes(ids, row):
+        off, data = ids
         h = np.uint64(14695981039346656037)
         for j in range(off[row], off[row + 1]):
             h = (h ^ np.uint64(data[j])) * np.uint64(1099511628211)
         return _mix(h)
-    return np.uint64(ints[row]) * np.uint64(0x9E3779B97F4A7C15)
+    return by_bytes
 
 
-@njit(inline="always")
-def same_item(a, a_ints, a_off, a_data, b, b_ints, b_off, b_data, by_bytes):
-    if by_bytes:
-        return compare_bytes(a_off, a_data, a, b_off, b_data, b) == 0
-    return a_ints[a] == b_ints[b]
+def same_item(a_ids, a, b_ids, b):
+    """Whether row ``a`` of ``a_ids`` and row ``b`` of ``b_ids`` hold the same item id
+    (both of one form). Compiled only."""
+    raise NotImplementedError("same_item runs inside compiled kernels only")
+
+
+@overload(same_item)
+def _same_item(a_ids, a, b_ids, b):
+    if _integer_ids(a_ids):
+        return lambda a_ids, a, b_ids, b: a_ids[a] == b_ids[b]
+    return lambda a_ids, a, b_ids, b: compare_bytes(a_ids[0], a_ids[1], a, b_ids[0], b_ids[1], b) == 0
 
 
 @njit(inline="always")
@@ -76,12 +106,17 @@ def decimal_compare(x, y):
     return -1 if dx < dy else 1
 
 
-@njit(inline="always")
-def item_above(a, b, by_bytes, ints, off, data):
-    """Whether row a's item id sorts above row b's as strings (ties are ranked by item id descending)."""
-    if by_bytes:
-        return compare_bytes(off, data, a, off, data, b) > 0
-    return decimal_compare(ints[a], ints[b]) > 0
+def item_above(ids, a, b):
+    """Whether row a's item id sorts above row b's as strings (ties are ranked by item id
+    descending). Compiled only."""
+    raise NotImplementedError("item_above runs inside compiled kernels only")
+
+
+@overload(item_above)
+def _item_above(ids, a, b):
+    if _integer_ids(ids):
+        return lambda ids, a, b: decimal_compare(ids[a], ids[b]) > 0
+    return lambda ids, a, b: compare_bytes(ids[0], ids[1], a, ids[0], ids[1], b) > 0
 
 
 @njit

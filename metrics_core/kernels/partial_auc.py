@@ -63,13 +63,14 @@ def partial_auc(offsets, rel_code, rel_values, tie_key, n_rel, k, threshold, tie
         a = offsets[u]
         n = offsets[u + 1] - a
         R = n_rel[u]
-        F = 0  # non-relevant items before the current group
-        P = 0  # relevant items before the current group
+        # int64 from the start: numba would otherwise first compile _group_term for literal zeros
+        F = np.int64(0)  # non-relevant items before the current group
+        P = np.int64(0)  # relevant items before the current group
         total = 0.0
         s = 0
         while s < n and F < k:
             e = tie_group_end(tie_key, a, s, n, ties_average)
-            r = 0
+            r = np.int64(0)
             for i in range(s, e):
                 if rel_values[rel_code[a + i]] >= threshold:
                     r += 1

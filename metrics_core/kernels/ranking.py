@@ -43,6 +43,7 @@ import numba as nb
 import numpy as np
 
 from ._jit import njit
+from .sorting import sorted_desc
 
 KERNEL_FAMILIES = ("cg", "dcg", "ndcg", "ap", "rr", "precision", "recall", "f1", "hit", "r_precision", "hits")
 # families filled after this kernel: from hits@k (metrics_core.kernels.topk_confusion) or by the partial-AUC
@@ -276,8 +277,8 @@ def _ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets
                             if m - j - 1 > 0:
                                 p *= (m - Rg - j) / (m - j - 1.0)
                         rr_done = True
-                if ap_norm == AP_RETRIEVED and c < m:
-                    ap_value = ap_retrieved_with_cut_group(ap_num, b_rel, s, m, int(Rg), c)
+                if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): never a literal 0, one compiled version
+                    ap_value = ap_retrieved_with_cut_group(ap_num, b_rel, np.int64(s), m, int(Rg), c)
                 elif Rg > 0.0:
                     for j in range(c):
                         if m > 1:
@@ -301,8 +302,9 @@ def _ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets
             seg = np.empty(n, dtype=np.float64)
             for j in range(n):
                 seg[j] = rel_values[rel_code[a + j]]
-            seg = np.sort(seg)[::-1].copy()
-            idcg = idcg_of(seg, 0, n, n if k == 0 else k, gain_kind, disc_table)
+            seg = sorted_desc(seg, n)
+            # np.int64(0): a literal 0 would compile a second version of idcg_of
+            idcg = idcg_of(seg, np.int64(0), n, n if k == 0 else k, gain_kind, disc_table)
         if ap_value < 0.0:
             den = ap_denominator(ap_norm, R, k, hits)
             ap_value = ap_num / den if den > 0.0 else 0.0
@@ -351,7 +353,7 @@ def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, i
                 ideal = np.empty(n)
                 for j in range(n):
                     ideal[j] = rel_values[rel_code[a + j]]
-                ideal = np.sort(ideal)[::-1].copy()
+                ideal = sorted_desc(ideal, n)
             idcg_prefix = np.zeros(k_max)
             run_idcg = 0.0
             for j in range(k_max):
@@ -402,8 +404,8 @@ def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, i
                     if kc > k_max:
                         break
                     h = hits + Rg / m * c
-                    if ap_norm == AP_RETRIEVED and c < m:
-                        ap = ap_retrieved_with_cut_group(ap_num, b_rel, s, m, int(Rg), c)
+                    if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): as in _ranking_families
+                        ap = ap_retrieved_with_cut_group(ap_num, b_rel, np.int64(s), m, int(Rg), c)
                     else:
                         den = ap_denominator(ap_norm, R, kc, h)
                         ap = (ap_num + ap_part) / den if den > 0.0 else 0.0
@@ -448,4 +450,11 @@ def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, i
                 row[F1] += 2.0 * hits / (kc + R) if kc + R > 0.0 else 0.0
                 row[HIT] += 1.0 - none_prob
                 row[HITS] += hits
-    return partial.sum(axis=0)
+    # partial.sum(axis=0) as loops: the same additions in the same order (from 0.0, thread by thread),
+    # without compiling numba's axis reduction (over a second on a fresh installation)
+    sums = np.zeros((k_max, N_FAMILIES))
+    for t in range(n_threads):
+        for kc in range(k_max):
+            for f in range(N_FAMILIES):
+                sums[kc, f] += partial[t, kc, f]
+    return sums

@@ -22,13 +22,12 @@ from ..kernels import strings as kstr
 from ..kernels._jit import kernel_guard, n_threads, readonly
 from ..kernels.input_checks import first_non_finite
 from . import kernels as layout_kernels
+from . import plain
 from .ranked import InputRows, ItemCodes, Ranked
 from .sort_and_join import LayoutArrays, RunSide, TruthSide, rank_and_join
 
 USER, ITEM, SCORE, REL = "user_id", "item_id", "score", "relevance"
 RELEVANCE_ALIASES = ("relevance", "label")
-_NO_INT = np.zeros(1, dtype=np.int64)  # placeholders for the id form a kernel call does not use
-_NO_BYTES = np.zeros(1, dtype=np.uint8)
 
 
 def _relevance_column(df: pd.DataFrame) -> str | None:
@@ -77,10 +76,17 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
     dropped and a conflicting one is an error.
     """
     with kernel_guard():
-        return _prepare(run, qrels, name)
+        return _prepare(run, qrels, name, rank_and_join)
 
 
-def _prepare(run, qrels, name) -> Ranked:
+def prepare_plain(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str = "run") -> Ranked:
+    """:func:`prepare` with the layout pass in plain Python (:mod:`.plain`): the same result
+    without compiling the layout kernel, at Python speed (a few rows only; the warm-up uses it)."""
+    with kernel_guard():
+        return _prepare(run, qrels, name, plain.rank_and_join)
+
+
+def _prepare(run, qrels, name, layout_pass) -> Ranked:
     _require(run, [USER, ITEM, SCORE], name)
     run_rel_col = _relevance_column(run)
     if qrels is None:
@@ -104,7 +110,7 @@ def _prepare(run, qrels, name) -> Ranked:
     else:
         users, run_rows, truth_rows = group_users(run[USER], truth[USER], what=f"column {USER}")
     run_items, truth_items = run[ITEM], truth[ITEM]
-    by_bytes, (r_ints, r_off, r_data), (q_ints, q_off, q_data) = _item_keys(run_items, truth_items, truth_from_run)
+    r_ids, q_ids = _item_keys(run_items, truth_items, truth_from_run)
 
     offsets = _offsets(run_rows.length)
     q_offsets = _offsets(truth_rows.length)
@@ -116,13 +122,12 @@ def _prepare(run, qrels, name) -> Ranked:
     local = np.empty(n if local_rows else 1, dtype=np.uint8)
     ideal_rel, q_keep = np.empty(nq), np.empty(nq, dtype=bool)
     kept = np.empty(len(users), dtype=np.int64)
-    run_side = RunSide(run_rows.rows, run_rows.grouped, run_rows.start, score, r_ints, r_off, r_data)
-    truth_side = TruthSide(truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ints, q_off,
-                           q_data)
+    run_side = RunSide(run_rows.rows, run_rows.grouped, run_rows.start, score, r_ids)
+    truth_side = TruthSide(truth_rows.rows, truth_rows.grouped, truth_rows.start, q_rel_raw, q_code, q_ids)
     out = LayoutArrays(tie=tie_key, row=row, local=local, local_rows=local_rows, code=rel_code, ideal=ideal_rel,
                        q_keep=q_keep, kept=kept)
-    dup, conflict = rank_and_join(balanced_chunks(offsets + q_offsets, n_threads()), offsets, q_offsets,
-                                  run_side, truth_side, by_bytes, out)
+    dup, conflict = layout_pass(balanced_chunks(offsets + q_offsets, n_threads()), offsets, q_offsets,
+                                run_side, truth_side, out)
     run_perm = None if run_rows.grouped else run_rows.rows
     truth_perm = None if truth_rows.grouped else truth_rows.rows
     rows = (InputRows(offsets, run_rows.start, run_perm, local=local) if local_rows
@@ -173,7 +178,8 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
 
 
 def _item_keys(run_items: pd.Series, truth_items: pd.Series, truth_from_run: bool):
-    """How item ids are compared: ``(by_bytes, run (ints, off, data), truth (ints, off, data))``.
+    """How item ids are compared: ``(run ids, truth ids)``, each an int64 array or the Arrow
+    ``(offsets, data)`` buffers of the ids' strings.
 
     Integer ids on both sides compare as int64 (ties ordered by their decimal
     strings); anything else compares as the bytes of its string
@@ -185,11 +191,10 @@ def _item_keys(run_items: pd.Series, truth_items: pd.Series, truth_from_run: boo
             pd.api.types.is_bool_dtype(sa.dtype) or pd.api.types.is_bool_dtype(sb.dtype)):
         a = sa.to_numpy(dtype=np.int64)
         b = a if truth_from_run else sb.to_numpy(dtype=np.int64)
-        return False, (a, _NO_INT, _NO_BYTES), (b, _NO_INT, _NO_BYTES)
+        return a, b
     mixed = _kind(sa) != _kind(sb)
-    a_off, a_data = _string_buffers(sa, mixed)
-    b_off, b_data = (a_off, a_data) if truth_from_run else _string_buffers(sb, mixed)
-    return True, (_NO_INT, a_off, a_data), (_NO_INT, b_off, b_data)
+    a = _string_buffers(sa, mixed)
+    return a, (a if truth_from_run else _string_buffers(sb, mixed))
 
 
 def _string_buffers(s: pd.Series, mixed: bool):

@@ -30,23 +30,23 @@ import numpy as np
 
 from ..kernels._jit import njit
 from ..kernels.item_ids import item_above, item_hash, same_item, table_bits
+from ..kernels.sorting import sort_desc, sorted_desc
 
 
 class RunSide(NamedTuple):
     """The run's input columns as the kernel reads them.
 
     ``rows``/``grouped``/``start``: where each user's rows are; ``score`` per
-    input row; item ids as ``ints`` (int64 ids) or Arrow ``off``/``data``
-    buffers (string ids), the unused form a one-element placeholder.
+    input row; ``ids`` the item ids of the input rows: an int64 array (integer
+    ids) or the Arrow ``(offsets, data)`` buffers of their strings (see
+    :mod:`metrics_core.kernels.item_ids`; the kernel is compiled once per form).
     """
 
     rows: np.ndarray
     grouped: bool
     start: np.ndarray
     score: np.ndarray
-    ints: np.ndarray
-    off: np.ndarray
-    data: np.ndarray
+    ids: np.ndarray | tuple[np.ndarray, np.ndarray]
 
 
 class TruthSide(NamedTuple):
@@ -58,9 +58,7 @@ class TruthSide(NamedTuple):
     start: np.ndarray
     relevance: np.ndarray
     code: np.ndarray
-    ints: np.ndarray
-    off: np.ndarray
-    data: np.ndarray
+    ids: np.ndarray | tuple[np.ndarray, np.ndarray]
 
 
 class LayoutArrays(NamedTuple):
@@ -88,7 +86,7 @@ class LayoutArrays(NamedTuple):
 
 
 def rank_and_join(chunks: np.ndarray, offsets: np.ndarray, q_offsets: np.ndarray, run: RunSide, truth: TruthSide,
-                  by_bytes: bool, out: LayoutArrays) -> tuple[int, int]:
+                  out: LayoutArrays) -> tuple[int, int]:
     """The whole layout in one pass per user; users ``chunks[t]:chunks[t+1]`` go to thread t.
 
     ``offsets`` / ``q_offsets`` are the output CSR offsets (user u has
@@ -99,101 +97,11 @@ def rank_and_join(chunks: np.ndarray, offsets: np.ndarray, q_offsets: np.ndarray
     the same user (or -1), and the first truth position judging an item again
     with another relevance (or -1).
     """
-    return _rank_and_join(chunks, offsets, q_offsets, *run, *truth, by_bytes, *out)
-
-
-@njit(inline="always")
-def _insertion_sort_desc(k, p, lo, hi):
-    for x in range(lo + 1, hi):
-        kv = k[x]
-        pv = p[x]
-        y = x - 1
-        while y >= lo and k[y] < kv:
-            k[y + 1] = k[y]
-            p[y + 1] = p[y]
-            y -= 1
-        k[y + 1] = kv
-        p[y + 1] = pv
+    return _rank_and_join(chunks, offsets, q_offsets, *run, *truth, *out)
 
 
 @njit
-def _sort_desc(k, p, k2, p2, m):
-    """Sort keys ``k[:m]`` descending carrying ``p`` along (insertion sort in blocks of 32,
-    then merges between (k, p) and the scratch (k2, p2)); the result is in (k, p)."""
-    block = 32
-    for lo in range(0, m, block):
-        _insertion_sort_desc(k, p, lo, min(m, lo + block))
-    sk, sp, dk, dp = k, p, k2, p2
-    swapped = False
-    width = block
-    while width < m:
-        for lo in range(0, m, 2 * width):
-            mid = min(m, lo + width)
-            hi = min(m, lo + 2 * width)
-            i = lo
-            j = mid
-            o = lo
-            while i < mid and j < hi:
-                if sk[j] > sk[i]:
-                    dk[o] = sk[j]
-                    dp[o] = sp[j]
-                    j += 1
-                else:
-                    dk[o] = sk[i]
-                    dp[o] = sp[i]
-                    i += 1
-                o += 1
-            while i < mid:
-                dk[o] = sk[i]
-                dp[o] = sp[i]
-                i += 1
-                o += 1
-            while j < hi:
-                dk[o] = sk[j]
-                dp[o] = sp[j]
-                j += 1
-                o += 1
-        sk, sp, dk, dp = dk, dp, sk, sp
-        swapped = not swapped
-        width *= 2
-    if swapped:
-        for j in range(m):
-            k[j] = k2[j]
-            p[j] = p2[j]
-
-
-@njit
-def _sort_packed(keys, key_bits, idx, packed, keys2, m):
-    """Sort ``keys[:m]`` descending with their positions in ``idx`` (m <= 4096).
-
-    Each key becomes an order-preserving unsigned integer whose low bits are
-    replaced by the entry's position, so one in-place integer sort orders key
-    and payload together; a final insertion pass restores exact order among
-    keys that differed only in the replaced bits. ``key_bits`` is ``keys``
-    viewed as uint64.
-    """
-    bits = 1
-    while (1 << bits) < m:
-        bits += 1
-    low = np.uint64((1 << bits) - 1)
-    sign = np.uint64(0x8000000000000000)
-    for j in range(m):
-        b = key_bits[j]
-        ascending = ~b if b & sign else b | sign
-        packed[j] = (~ascending & ~low) | np.uint64(j)
-    part = packed[:m]
-    part.sort()
-    for j in range(m):
-        e = np.int64(packed[j] & low)
-        idx[j] = e
-        keys2[j] = keys[e]
-    for j in range(m):
-        keys[j] = keys2[j]
-    _insertion_sort_desc(keys, idx, 0, m)
-
-
-@njit
-def _order_ties(k, p, m, rows, by_bytes, ints, off, data):
+def _order_ties(k, p, m, rows, ids):
     """Within each run of equal keys, order entries by item id descending (insertion sort)."""
     j = 0
     while j < m:
@@ -203,7 +111,7 @@ def _order_ties(k, p, m, rows, by_bytes, ints, off, data):
         for x in range(j + 1, e):
             v = p[x]
             y = x - 1
-            while y >= j and item_above(rows[v], rows[p[y]], by_bytes, ints, off, data):
+            while y >= j and item_above(ids, rows[v], rows[p[y]]):
                 p[y + 1] = p[y]
                 y -= 1
             p[y + 1] = v
@@ -211,7 +119,7 @@ def _order_ties(k, p, m, rows, by_bytes, ints, off, data):
 
 
 @njit(inline="always")
-def _join_truth(t, u, qa, ql, q_rows_in, q_grouped, q_start, q_rel_raw, q_ints, q_off, q_data, by_bytes,
+def _join_truth(t, u, qa, ql, q_rows_in, q_grouped, q_start, q_rel_raw, q_ids,
                 table, shift, mask, slots, q_hash, q_seen, q_src, q_val, gains, q_keep, bad):
     """Phase 1: enter user u's judged items in the hash table (entry ``j``: the user's j-th truth
     row), dropping exact repeats and recording the first conflicting one in ``bad[t]``.
@@ -225,15 +133,14 @@ def _join_truth(t, u, qa, ql, q_rows_in, q_grouped, q_start, q_rel_raw, q_ints, 
         q_src[j] = src
         rv = q_rel_raw[src]
         q_val[j] = rv
-        h = item_hash(src, by_bytes, q_ints, q_off, q_data)
+        h = item_hash(q_ids, src)
         q_hash[j] = h
         q_seen[j] = False
         slot = h >> shift
         repeat = False
         while table[slot] >= 0:
             p = table[slot]
-            if q_hash[p] == h and same_item(q_src[p], q_ints, q_off, q_data,
-                                            src, q_ints, q_off, q_data, by_bytes):
+            if q_hash[p] == h and same_item(q_ids, q_src[p], q_ids, src):
                 repeat = True
                 if q_val[p] != rv and bad[t] < 0:
                     bad[t] = qa + j
@@ -253,9 +160,9 @@ def _join_truth(t, u, qa, ql, q_rows_in, q_grouped, q_start, q_rel_raw, q_ints, 
 def _write_ideal(qa, n_kept, gains, out_ideal):
     """Phase 1 (end): the kept relevances sorted descending into ``out_ideal[qa:qa + n_kept]``."""
     if n_kept > 32:
-        g = np.sort(gains[:n_kept])
+        g = sorted_desc(gains, np.int64(n_kept))  # int64, not the literal 0 numba first infers: one compile
         for j in range(n_kept):
-            out_ideal[qa + j] = g[n_kept - 1 - j]
+            out_ideal[qa + j] = g[j]
     elif n_kept > 0:  # short lists: insertion sort in place, no allocation
         for x in range(1, n_kept):
             v = gains[x]
@@ -269,8 +176,8 @@ def _write_ideal(qa, n_kept, gains, out_ideal):
 
 
 @njit(inline="always")
-def _sort_run(u, m, r_rows, r_grouped, r_start, score, r_ints, r_off, r_data, by_bytes,
-              rows, keys, key_bits, idx, packed, keys2, tmp):
+def _sort_run(u, m, r_rows, r_grouped, r_start, score, r_ids,
+              rows, keys, idx, keys2, tmp):
     """Phase 2: user u's ``m`` run rows in ranked order: ``rows[idx[i]]`` is the input row at
     rank i and ``keys[i]`` its score (score descending, ties by item id descending)."""
     in_order = True
@@ -286,21 +193,18 @@ def _sort_run(u, m, r_rows, r_grouped, r_start, score, r_ints, r_off, r_data, by
             elif keys[j] == keys[j - 1]:
                 tied = True
     if not in_order:
-        if m <= 4096:
-            _sort_packed(keys, key_bits, idx, packed, keys2, m)
-        else:
-            _sort_desc(keys, idx, keys2, tmp, m)
+        sort_desc(keys, idx, keys2, tmp, m)  # stable: equal scores keep input order
         tied = False
         for j in range(1, m):
             if keys[j] == keys[j - 1]:
                 tied = True
                 break
     if tied:
-        _order_ties(keys, idx, m, rows, by_bytes, r_ints, r_off, r_data)
+        _order_ties(keys, idx, m, rows, r_ids)
 
 
 @njit(inline="always")
-def _join_run(t, ra, m, r_ints, r_off, r_data, q_ints, q_off, q_data, q_code_in, by_bytes,
+def _join_run(t, ra, m, r_ids, q_ids, q_code_in,
               rows, keys, idx, r_hash, table, shift, mask, slots, n_slots, q_hash, q_seen, q_src,
               out_tie, out_row, out_local, local_rows, out_code, dup):
     """Phase 3: write each ranked row's tie key, input row and relevance code.
@@ -319,15 +223,14 @@ def _join_run(t, ra, m, r_ints, r_off, r_data, q_ints, q_off, q_data, q_code_in,
             out_local[ra + i] = idx[i]
         else:
             out_row[ra + i] = src
-        h = item_hash(src, by_bytes, r_ints, r_off, r_data)
+        h = item_hash(r_ids, src)
         r_hash[i] = h
         slot = h >> shift
         code = 0
         while table[slot] != -1:
             p = table[slot]
             if p >= 0:
-                if q_hash[p] == h and same_item(src, r_ints, r_off, r_data,
-                                                q_src[p], q_ints, q_off, q_data, by_bytes):
+                if q_hash[p] == h and same_item(r_ids, src, q_ids, q_src[p]):
                     if q_seen[p]:
                         if dup[t] < 0:
                             dup[t] = ra + i
@@ -336,8 +239,7 @@ def _join_run(t, ra, m, r_ints, r_off, r_data, q_ints, q_off, q_data, q_code_in,
                     break
             else:
                 e = -2 - p
-                if r_hash[e] == h and same_item(src, r_ints, r_off, r_data,
-                                                rows[idx[e]], r_ints, r_off, r_data, by_bytes):
+                if r_hash[e] == h and same_item(r_ids, src, r_ids, rows[idx[e]]):
                     if dup[t] < 0:
                         dup[t] = ra + i
                     break
@@ -353,12 +255,11 @@ def _join_run(t, ra, m, r_ints, r_off, r_data, q_ints, q_off, q_data, q_code_in,
 @njit(parallel=True, work="score",
       writes=("out_tie", "out_row", "out_local", "out_code", "out_ideal", "q_keep", "kept"))
 def _rank_and_join(chunks, offsets, q_offsets,
-                   r_rows, r_grouped, r_start, score, r_ints, r_off, r_data,
-                   q_rows_in, q_grouped, q_start, q_rel_raw, q_code_in, q_ints, q_off, q_data,
-                   by_bytes,
+                   r_rows, r_grouped, r_start, score, r_ids,
+                   q_rows_in, q_grouped, q_start, q_rel_raw, q_code_in, q_ids,
                    out_tie, out_row, out_local, local_rows, out_code, out_ideal, q_keep, kept):
-    """The compiled loop of :func:`rank_and_join`: the fields of ``RunSide``, ``TruthSide``,
-    ``by_bytes`` and ``LayoutArrays`` in their declared order."""
+    """The compiled loop of :func:`rank_and_join`: the fields of ``RunSide``, ``TruthSide``
+    and ``LayoutArrays`` in their declared order."""
     n_chunks = chunks.shape[0] - 1
     dup = np.full(n_chunks, -1, dtype=np.int64)
     bad = np.full(n_chunks, -1, dtype=np.int64)
@@ -383,8 +284,6 @@ def _rank_and_join(chunks, offsets, q_offsets,
         q_val = np.empty(longest_q, dtype=np.float64)
         gains = np.empty(longest_q, dtype=np.float64)
         keys = np.empty(longest, dtype=np.float64)
-        key_bits = keys.view(np.uint64)
-        packed = np.empty(min(longest, 4096), dtype=np.uint64)
         keys2 = np.empty(longest, dtype=np.float64)
         rows = np.empty(longest, dtype=np.int64)
         idx = np.empty(longest, dtype=np.int64)
@@ -392,15 +291,14 @@ def _rank_and_join(chunks, offsets, q_offsets,
         for u in range(lo, hi):
             qa = q_offsets[u]
             n_slots, n_kept = _join_truth(t, u, qa, q_offsets[u + 1] - qa, q_rows_in, q_grouped, q_start, q_rel_raw,
-                                          q_ints, q_off, q_data, by_bytes, table, shift, mask, slots, q_hash,
-                                          q_seen, q_src, q_val, gains, q_keep, bad)
+                                          q_ids, table, shift, mask, slots, q_hash, q_seen, q_src, q_val, gains,
+                                          q_keep, bad)
             kept[u] = n_kept
             _write_ideal(qa, n_kept, gains, out_ideal)
             ra = offsets[u]
             m = offsets[u + 1] - ra
-            _sort_run(u, m, r_rows, r_grouped, r_start, score, r_ints, r_off, r_data, by_bytes,
-                      rows, keys, key_bits, idx, packed, keys2, tmp)
-            n_slots = _join_run(t, ra, m, r_ints, r_off, r_data, q_ints, q_off, q_data, q_code_in, by_bytes,
+            _sort_run(u, m, r_rows, r_grouped, r_start, score, r_ids, rows, keys, idx, keys2, tmp)
+            n_slots = _join_run(t, ra, m, r_ids, q_ids, q_code_in,
                                 rows, keys, idx, r_hash, table, shift, mask, slots, n_slots, q_hash, q_seen, q_src,
                                 out_tie, out_row, out_local, local_rows, out_code, dup)
             for x in range(n_slots):  # empty the table for the next user
