@@ -85,6 +85,34 @@ def metric_curves(metrics: Sequence[str] = metric_lists.CURVES, k_max: int = 50)
     return pd.concat(frames, ignore_index=True)
 
 
+def metric_curves_unless_compiling(metrics: Sequence[str] = metric_lists.CURVES,
+                                   k_max: int = 50) -> tuple[pd.DataFrame | None, str | None]:
+    """``(metric_curves(...), None)``; on a fresh install, while the curves' kernel is not
+    compiled yet, ``(None, key)`` instead: the tables are computed on the server's worker
+    thread (:mod:`dashboard.background`), which waits for the warm-up process to compile
+    the kernel and loads it, so that the first page is not held up by it. The page then
+    refreshes itself once ``key`` is ready."""
+    from metrics_core.evaluate import metric_curve_compiled
+
+    from . import background
+
+    if metric_curve_compiled():
+        return metric_curves(metrics, k_max), None
+    options = {key: value for key, value in evaluation_options().items() if key in _CURVE_KEYWORDS}
+    opt_key = tuple(sorted(options.items()))
+    jobs = [(e.key, e.ranked) for e in _entries()[0]]
+    key = f"metric_curves_all|{tuple(k for k, _ in jobs)!r}|{tuple(metrics)!r}|{k_max}|{opt_key!r}"
+
+    def compute_all() -> int:
+        for model_key, ranked in jobs:
+            _curve_table_cached(model_key, tuple(metrics), int(k_max), opt_key, _ranked=ranked)
+        return len(jobs)
+    if key in cache.SHARED:  # computed meanwhile: the tables are cached
+        return metric_curves(metrics, k_max), None
+    background.start(key, compute_all)
+    return None, key
+
+
 def _shared_request(metrics: Sequence[str]) -> tuple[list[str], dict[str, Any]] | None:
     """The evaluation every page shares that holds ``metrics``, as ``(metrics, options)``:
     the Overview's whole ranking table at their cutoff, or its scored-row table (computed

@@ -113,8 +113,15 @@ def _require_scores(blob: Blob) -> None:
 
 @st.cache_resource(show_spinner=False)
 def _demo_ranked(name: str) -> mc.Ranked:
+    """A demo model, prepared once per server. On a fresh install (the layout kernel not
+    compiled yet) the layout pass runs in plain Python, a third of a second per demo model,
+    same result: the first page does not wait about 3 s for the compile, which the background
+    warm-up (:mod:`dashboard.kernel_warmup`) does for later uploads."""
+    from metrics_core.layout.build import layout_kernel_cached, prepare_plain
+
     d = demo_data()
-    return mc.prepare(d.runs[name], d.qrels, name=name)
+    prepare = mc.prepare if layout_kernel_cached() else prepare_plain
+    return prepare(d.runs[name], d.qrels, name=name)
 
 
 @dataclass(frozen=True)

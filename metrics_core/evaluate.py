@@ -154,6 +154,15 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     return out
 
 
+def metric_curve_compiled() -> bool:
+    """Whether :func:`metric_curve`'s kernel for small inputs is in numba's on-disk cache
+    (False on a fresh install until it is first compiled, a few seconds)."""
+    from .kernels._jit import SERIAL
+    from .kernels.ranking import _ranking_curve
+
+    return _ranking_curve.cached_on_disk(SERIAL)
+
+
 def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, gain=None, ideal=None, ap_norm=None,
                  precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
                  beta=None) -> pd.DataFrame:

@@ -51,22 +51,23 @@ BEYOND_ACCURACY = ["novelty@2", "coverage@2", "personalization@2", "ils@2", "ser
 def _first_page(mc) -> None:
     """The serial kernels of the Overview after its layout (ties averaged, the default).
 
-    The page asks for ranking metrics, then scored-row metrics, beyond-accuracy
-    metrics and metric curves. Ranking metrics come first here too (the page
-    needs them as soon as its layout is done), the rest in reverse order: the
-    page compiles what it reaches before the warm-up has it, the warm-up works
-    from the other end, and they meet in the middle instead of compiling the
-    same kernels side by side.
+    The page asks for ranking metrics, then scored-row metrics and beyond-accuracy
+    metrics; the metric curves it leaves to its worker thread while they are not
+    compiled. Here they come in the reverse order, the curves after the metrics
+    the page waits for: the page compiles what it reaches first, the warm-up works
+    from the other end, and a kernel one of them is compiling is waited for by the
+    other (see :func:`metrics_core.kernels._jit.compile_lock`), so they meet in
+    the middle instead of compiling the same kernels side by side.
     """
     from .layout.build import prepare_plain
 
     run, _, qrels, features, _, interactions = _tiny_data()
     with use_variant(SERIAL):
         ranked = prepare_plain(run.drop(columns="relevance"), qrels)
-        mc.evaluate(ranked, metrics=RANKING, ties="average")
-        mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties="average")
         for names in (BEYOND_ACCURACY, SCORED):
             mc.evaluate(ranked, metrics=names, ties="average", item_features=features, interactions=interactions)
+        mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties="average")
+        mc.evaluate(ranked, metrics=RANKING, ties="average")
 
 
 def _exercise(mc) -> None:

@@ -431,3 +431,48 @@ def test_failures_drilldown_request_from_another_page():
     assert any("User u0042" in h.value for h in at.subheader)
     listing = frame_with(at, "rank · matrix_factorization")
     assert listing["rank · matrix_factorization"].dropna().min() == 1
+
+
+def test_fresh_install_lays_the_demo_out_in_python_and_leaves_the_metric_curves_to_the_server(monkeypatch):
+    """Before the layout and curve kernels are compiled, the demo is laid out in plain Python (same
+    numbers) and the Overview's metric-versus-K chart comes from the worker thread, then appears."""
+    import importlib
+    import time
+
+    from dashboard import cache, loading
+    from metrics_core.layout import build
+
+    mc_evaluate = importlib.import_module("metrics_core.evaluate")  # the module (the package exports a function)
+
+    plain_calls = []
+    real_plain = build.prepare_plain
+
+    def plain(*args, **kwargs):
+        plain_calls.append(kwargs.get("name"))
+        return real_plain(*args, **kwargs)
+
+    monkeypatch.setattr(build, "layout_kernel_cached", lambda: False)
+    monkeypatch.setattr(build, "prepare_plain", plain)
+    monkeypatch.setattr(mc_evaluate, "metric_curve_compiled", lambda: False)
+    loading._demo_ranked.clear()
+    cache.SHARED.clear()
+    try:
+        at = app()
+        assert sorted(plain_calls) == sorted(demo.MODEL_NAMES)
+        table = frame_with(at, "ndcg@10")
+        ref = reference(full_demo(), ["ndcg@10", "map@10"])
+        for name in demo.MODEL_NAMES:
+            for m in ("ndcg@10", "map@10"):
+                assert table.loc[name, m] == pytest.approx(ref[name][m], abs=1e-12)
+        assert any("compiled code is being built" in c.value for c in at.caption)
+        charts = len(at.get("plotly_chart"))
+        deadline = time.monotonic() + 300
+        while not any(k.startswith("metric_curves_all|") for k in list(cache.SHARED._entries)):
+            assert time.monotonic() < deadline, "the curves never arrived"
+            time.sleep(0.1)
+        monkeypatch.setattr(mc_evaluate, "metric_curve_compiled", lambda: True)  # the warm-up has compiled them
+        at.run()
+        assert not any("compiled code is being built" in c.value for c in at.caption)
+        assert len(at.get("plotly_chart")) == charts + 1
+    finally:
+        loading._demo_ranked.clear()  # later tests prepare the demo with the compiled layout again

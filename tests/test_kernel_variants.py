@@ -226,10 +226,8 @@ def test_background_warmup_ends_with_its_parent(tmp_path):
     pytest.fail("the background warm-up outlived its parent")
 
 
-def test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel(tmp_path):
-    """On an empty kernel cache, the first-page phase of the warm-up leaves the Overview of the demo
-    only the layout kernel to compile (and never compiles that one itself)."""
-    script = """
+# a script prologue that counts numba compiles (not cache loads) by the compiled function's name
+COMPILE_LISTENER = """
 import collections, sys
 from numba.core import event
 compiled = collections.Counter()
@@ -239,6 +237,14 @@ class Listener(event.Listener):
     def on_end(self, ev):
         pass
 event.register('numba:compile', Listener())
+"""
+
+
+def test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel(tmp_path):
+    """On an empty kernel cache, the first-page phase of the warm-up compiles every kernel the Overview
+    of the demo asks for except the layout kernel, and the Overview then compiles nothing: on a fresh
+    install it lays the demo out in plain Python."""
+    script = COMPILE_LISTENER + """
 if sys.argv[1] == 'warmup':
     import metrics_core as mc
     from metrics_core import warmup
@@ -261,4 +267,100 @@ print(' '.join(sorted(name for name in compiled if name.startswith('_rank_and_jo
         assert done.returncode == 0, done.stderr[-2000:]
     warmed, page = (done.stdout.split() for done in runs)
     assert "_rank_and_join_serial" not in warmed and "_ranking_families_serial" in warmed
-    assert page == ["_rank_and_join_serial"]
+    assert page == []
+
+
+KERNEL_MODULE = '''
+import numba as nb
+import numpy as np
+from metrics_core.kernels._jit import njit
+
+@njit(parallel=True, work="x")
+def total(x):
+    s = 0.0
+    for i in nb.prange(x.shape[0]):
+        s += x[i]
+    return s
+'''
+
+
+def _kernel_module(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "lock_probe_kernels.py").write_text(KERNEL_MODULE)
+    return folder
+
+
+def test_cached_on_disk_is_false_until_a_first_call_compiles_the_variant(tmp_path):
+    script = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from lock_probe_kernels import total
+before = (total.cached_on_disk("serial"), total.cached_on_disk("parallel"))
+assert total(np.ones(4)) == 4.0
+print(before, (total.cached_on_disk("serial"), total.cached_on_disk("parallel")))
+"""
+    folder = _kernel_module(tmp_path / "mod")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[0] == "(False, False) (True, False)"
+
+
+def test_a_process_waits_for_another_compiling_the_same_kernel_then_loads_it(tmp_path):
+    """The first call of a kernel takes its compile lock: while another process holds it the call
+    waits, then loads the other's compiled code from the shared cache instead of compiling it."""
+    import fcntl
+
+    script = COMPILE_LISTENER + """
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from lock_probe_kernels import total
+open(sys.argv[2], 'w').write('started')
+assert total(np.ones(3)) == 3.0
+print(' '.join(sorted(compiled)))
+"""
+    folder = _kernel_module(tmp_path / "mod")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    cache_folder = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from lock_probe_kernels import total; "
+         "print(total.serial._cache._cache_path)", str(folder)],
+        env=env, capture_output=True, text=True, timeout=600, check=True).stdout.strip()
+    # this test process plays the other process: it holds the lock, compiles, then releases it
+    os.makedirs(cache_folder, exist_ok=True)
+    lock = open(os.path.join(cache_folder, "total_serial.compile-lock"), "a+b")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    started = tmp_path / "started"
+    waiter = subprocess.Popen([sys.executable, "-c", script, str(folder), str(started)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not started.exists() and waiter.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), waiter.stderr.read()[-2000:] if waiter.poll() is not None else "no start"
+        time.sleep(1.0)
+        assert waiter.poll() is None  # still waiting for the lock
+        compile_in_subprocess(folder, env)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+    out, err = waiter.communicate(timeout=600)
+    assert waiter.returncode == 0, err[-2000:]
+    assert "total_serial" not in out.split()  # loaded from the cache the other process filled
+
+
+def compile_in_subprocess(folder: Path, env: dict) -> None:
+    """Compile the probe kernel's serial variant into the shared cache (without taking the lock)."""
+    script = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from lock_probe_kernels import total
+x = np.ones(2)
+x.flags.writeable = False  # as the kernel's first call passes it
+assert total.serial(x) == 2.0
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -124,6 +124,11 @@ if not show_curves:
 st.subheader("Metrics against K")
 k_max = 50
 with state.guard():
-    long = state.metric_curves(metric_lists.CURVES, k_max=k_max)
+    long, compiling = state.metric_curves_unless_compiling(metric_lists.CURVES, k_max=k_max)
 st.caption(f"Mean over users of each metric at every cutoff K = 1..{k_max} (the tables above use K = {k}).")
-st.plotly_chart(state.cached_figure("metric_vs_k", long, charts.metric_vs_k, colors), key="overview_vs_k")
+if compiling:
+    st.caption("First start after installing: the curves' compiled code is being built on the server; "
+               "the chart appears here by itself in a few seconds.")
+    background.refresh_when_ready([compiling])
+else:
+    st.plotly_chart(state.cached_figure("metric_vs_k", long, charts.metric_vs_k, colors), key="overview_vs_k")

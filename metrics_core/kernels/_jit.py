@@ -127,6 +127,7 @@ class SizedKernel:
         self._writes = frozenset(names.index(n) for n in writes)
         self.parallel = nb.njit(parallel=True, **options)(fn)
         self.serial = nb.njit(**options)(_renamed(fn, "_serial"))
+        self._called = {SERIAL: False, PARALLEL: False}
         functools.update_wrapper(self, fn)
 
     def variant_for(self, args) -> str:
@@ -138,9 +139,50 @@ class SizedKernel:
         size = work.shape[0] if isinstance(work, np.ndarray) else int(work)
         return PARALLEL if size >= PARALLEL_MIN_WORK else SERIAL
 
+    def cached_on_disk(self, variant: str) -> bool:
+        """Whether numba's on-disk cache holds a compiled version of ``variant`` (``"serial"`` or
+        ``"parallel"``) for any argument types; False on a fresh install, until a first call
+        compiles it (or :mod:`metrics_core.warmup` does)."""
+        kernel = self.parallel if variant == PARALLEL else self.serial
+        return os.path.exists(kernel._cache._cache_file._index_path)
+
     def __call__(self, *args):
-        kernel = self.parallel if self.variant_for(args) == PARALLEL else self.serial
-        return kernel(*[a if i in self._writes else _readonly_input(a) for i, a in enumerate(args)])
+        variant = self.variant_for(args)
+        kernel = self.parallel if variant == PARALLEL else self.serial
+        inputs = [a if i in self._writes else _readonly_input(a) for i, a in enumerate(args)]
+        if self._called[variant]:
+            return kernel(*inputs)
+        # The first call in this process compiles the variant or loads it from the disk cache.
+        # Another process may be compiling it right now (the dashboard's background warm-up
+        # beside the first page): wait for it and load its result instead of compiling the
+        # same kernel side by side on the same cores.
+        with compile_lock(kernel):
+            result = kernel(*inputs)
+        self._called[variant] = True
+        return result
+
+
+@contextlib.contextmanager
+def compile_lock(kernel):
+    """Hold an exclusive lock (``flock``) on a file named after ``kernel`` in its numba cache
+    directory while it is first called: processes that share the cache take turns to compile
+    a kernel, so the second one loads the first one's result. No lock where the directory
+    cannot be written (the kernel is then called as it is)."""
+    try:
+        import fcntl
+
+        folder = kernel._cache._cache_path
+        os.makedirs(folder, exist_ok=True)
+        handle = open(os.path.join(folder, f"{kernel.py_func.__qualname__}.compile-lock"), "a+b")
+    except (ImportError, AttributeError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def njit(fn=None, *, work: str | None = None, writes: tuple[str, ...] = (), **options):

@@ -79,6 +79,15 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
         return _prepare(run, qrels, name, rank_and_join)
 
 
+def layout_kernel_cached() -> bool:
+    """Whether the compiled layout pass of small inputs (the serial variant) is in numba's
+    on-disk cache: False on a fresh install until it is first compiled (about 3 s)."""
+    from .sort_and_join import _rank_and_join
+    from ..kernels._jit import SERIAL
+
+    return _rank_and_join.cached_on_disk(SERIAL)
+
+
 def prepare_plain(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str = "run") -> Ranked:
     """:func:`prepare` with the layout pass in plain Python (:mod:`.plain`): the same result
     without compiling the layout kernel, at Python speed (a few rows only; the warm-up uses it)."""
