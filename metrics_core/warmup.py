@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .kernels._jit import PARALLEL, SERIAL, use_variant
+from .kernels.text_scan import scan_words
 
 
 def _tiny_data():
@@ -88,6 +89,8 @@ def _exercise(mc) -> None:
     mc.pr_curve(ranked)
     mc.calibration_curve(ranked)
     mc.ndcg_at_k(np.array([1.0, 0.0]), 2)
+    # the scan of a large text file (smaller texts never call it)
+    scan_words(np.zeros(4, dtype=np.uint64), 2, np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))
 
 
 def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False,

@@ -34,7 +34,7 @@ KERNEL_MODULES = ["metrics_core.diagnostics", "metrics_core.kernels.classificati
                   "metrics_core.kernels.group_rows", "metrics_core.kernels.input_checks",
                   "metrics_core.kernels.partial_auc", "metrics_core.kernels.ranking",
                   "metrics_core.kernels.serendipity", "metrics_core.layout.kernels",
-                  "metrics_core.layout.sort_and_join"]
+                  "metrics_core.layout.sort_and_join", "metrics_core.kernels.text_scan"]
 METRICS = ["ndcg@5", "dcg@5", "cg@5", "map@5", "map", "mrr@5", "precision@5", "recall@5", "f1@5", "hit_rate@5",
            "r_precision", "hit_ratio@5", "fbeta@5", "mcc@5", "accuracy@5", "pauc@5", "pap@5", "auc", "pr_auc",
            "logloss", "brier", "rmse", "gauc", "pcopc", "ece", "accuracy", "coverage@5", "novelty@5",

@@ -50,7 +50,7 @@ def header_names(line: str, delimiter: str, name: str = "input", line_no: int = 
 
 
 def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | None = None,
-                   numbers: tuple[str, ...] = ()) -> tuple[pa.Table, LineMap]:
+                   numbers: tuple[str, ...] = (), newlines: int | None = None) -> tuple[pa.Table, LineMap]:
     """Parse ``text`` (UTF-8, BOM removed) into a table of strings; ``keep`` limits the columns.
 
     Columns named in ``numbers`` are parsed as float64 by pyarrow's threaded
@@ -58,17 +58,18 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
     :func:`metrics_core.io.convert.numbers` makes of the text (both use Arrow's
     number parser). Otherwise (a value that is empty, ``NA``, NaN, infinite
     or not a number) the file is read again as text so that the error names
-    the line and the value as always.
+    the line and the value as always. ``newlines``: the number of newline
+    bytes in ``text`` when already counted.
     """
     if numbers:
         try:
-            table, lines = _read(text, name, delimiter, keep, numbers)
+            table, lines = _read(text, name, delimiter, keep, numbers, newlines)
         except MetricsError:
             pass  # read again as text: that read names what is wrong
         else:
             if all(_finite(table[c]) for c in numbers if c in table.column_names):
                 return table, lines
-    return _read(text, name, delimiter, keep, ())
+    return _read(text, name, delimiter, keep, (), newlines)
 
 
 def _finite(col: pa.ChunkedArray) -> bool:
@@ -77,7 +78,7 @@ def _finite(col: pa.ChunkedArray) -> bool:
 
 
 def _read(text: bytes, name: str, delimiter: str, keep: list[str] | None,
-          numbers: tuple[str, ...]) -> tuple[pa.Table, LineMap]:
+          numbers: tuple[str, ...], newlines: int | None = None) -> tuple[pa.Table, LineMap]:
     line, start, shift = first_line(text)
     names = header_names(line, delimiter, name, shift + 1)
     seen = set()
@@ -139,5 +140,5 @@ def _read(text: bytes, name: str, delimiter: str, keep: list[str] | None,
         )
     if table.num_rows == 0:
         raise MetricsError(f"{name}: has a header line but no data rows")
-    return table, text_line_map(text, table.num_rows, header=True, shift=shift, start=start)
+    return table, text_line_map(text, table.num_rows, header=True, shift=shift, start=start, newlines=newlines)
 

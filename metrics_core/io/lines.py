@@ -70,13 +70,17 @@ def nonblank_line_numbers(text: bytes, *, whitespace_is_blank: bool = True) -> n
     return np.flatnonzero(~blank) + 1
 
 
-def text_line_map(text: bytes, n_rows: int, header: bool, shift: int = 0, start: int = 0) -> LineMap:
+def text_line_map(text: bytes, n_rows: int, header: bool, shift: int = 0, start: int = 0,
+                  newlines: int | None = None) -> LineMap:
     """Map for the text ``text[start:]`` whose ``n_rows`` data rows follow an optional header line.
 
     ``shift`` lines come before ``start`` (blank lines before a header).
+    ``newlines``: the number of newline bytes in the whole ``text`` when
+    already counted (:func:`metrics_core.io.text_scan.scan_text`).
     """
     n_records = n_rows + (1 if header else 0)
-    n_lines = text.count(b"\n", start) + (0 if len(text) > start and text.endswith(b"\n") else 1)
+    after_start = text.count(b"\n", start) if newlines is None else newlines - text.count(b"\n", 0, start)
+    n_lines = after_start + (0 if len(text) > start and text.endswith(b"\n") else 1)
     if n_lines == n_records:
         return LineMap("line", (2 if header else 1) + shift, None)
     numbers = nonblank_line_numbers(text[start:])

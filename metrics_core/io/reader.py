@@ -75,7 +75,7 @@ def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
     roles = detect(names, kind, name, columns)
     ids = {roles["user_id"], roles["item_id"]}
     numbers = tuple(c for r in ("score", "rank", "relevance") if (c := roles[r]) is not None and c not in ids)
-    table, lines = read_delimited(text, name, delimiter, keep=_needed(roles), numbers=numbers)
+    table, lines = read_delimited(text, name, delimiter, keep=_needed(roles), numbers=numbers, newlines=src.newlines)
     return table, roles, lines, "TSV" if delimiter == "\t" else "CSV", kind
 
 

@@ -29,6 +29,7 @@ from ..errors import MetricsError
 from . import formats as F
 from .quote import clip
 from .limits import RATIO_FREE_BYTES, ReadLimits, check_line_lengths, current, format_size
+from .text_scan import scan_text
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -54,6 +55,7 @@ class Source:
     fmt: str | None
     path: Path | None = None
     gzipped: bool = False
+    newlines: int | None = None  # newline bytes in ``data`` when a large text's scan counted them
 
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -189,21 +191,25 @@ def _check_utf8(data: bytes, name: str) -> None:
         ) from None
 
 
-def _check_text(data: bytes, name: str) -> bytes:
+def _check_text(data: bytes, name: str) -> tuple[bytes, int | None]:
+    """The text without a BOM, checked, and its number of newlines when a large text's scan counted them."""
     if data.startswith(UTF8_BOM):
         data = data[len(UTF8_BOM):]
     elif data.startswith(UTF16_BOMS) or data[:4] in (b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00"):
         raise MetricsError(f"{name}: is UTF-16/UTF-32 encoded text; save it as UTF-8")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise MetricsError(
-            f"{name}: binary content (NUL byte at byte offset {nul}, line {line_of_offset(data, nul)}); expected a "
-            f"text file or Parquet; supported formats: {F.SUPPORTED_TEXT}"
-        )
-    _check_utf8(data, name)
+    facts = scan_text(data)
+    if facts is None or not facts.plain_ascii:  # plain ASCII holds no NUL and is valid UTF-8
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise MetricsError(
+                f"{name}: binary content (NUL byte at byte offset {nul}, line {line_of_offset(data, nul)}); expected "
+                f"a text file or Parquet; supported formats: {F.SUPPORTED_TEXT}"
+            )
+        _check_utf8(data, name)
     if not data or data.isspace():  # isspace stops at the first other byte; strip() would copy the file
         raise MetricsError(f"{name}: the file is empty; it needs a header line and at least one data row")
-    return cr_line_ends(data)
+    text = cr_line_ends(data)
+    return text, (facts.newlines if facts is not None and text is data else None)
 
 
 def cr_line_ends(data: bytes) -> bytes:
@@ -259,6 +265,6 @@ def load_source(path_or_buffer, name: str | None = None, limits: ReadLimits | No
     fmt = F.format_from_extension(fmt_name)
     if fmt == F.PARQUET:
         raise MetricsError(f"{name}: not a Parquet file (it does not start with the bytes PAR1); check the file")
-    data = _check_text(data, name)
+    data, newlines = _check_text(data, name)
     check_line_lengths(data, limits.max_line_bytes, name, limits)
-    return Source(name=name, data=data, fmt=fmt, gzipped=gzipped)
+    return Source(name=name, data=data, fmt=fmt, gzipped=gzipped, newlines=newlines)

@@ -1,0 +1,106 @@
+"""The one-pass scan of large texts (newlines, NUL, non-ASCII) and the reads that use it.
+
+References: Python's ``bytes.count`` and a byte-by-byte test for the kernel;
+for whole reads, the same input read below the size from which the scan is
+used (``bytes.count``/``bytes.find`` and Arrow's UTF-8 validation), which must
+give the same frame, the same line numbers and the same error messages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core.errors import MetricsError
+from metrics_core.io import read_table, text_scan
+from metrics_core.io.source import load_source
+from metrics_core.kernels._jit import PARALLEL, SERIAL, use_variant
+
+
+def _reference(data: bytes) -> tuple[int, bool]:
+    return data.count(b"\n"), all(0 < b < 0x80 for b in data)
+
+
+@pytest.mark.parametrize("variant", [SERIAL, PARALLEL])
+def test_scan_counts_newlines_and_flags_nul_or_non_ascii_like_python(monkeypatch, variant):
+    monkeypatch.setattr(text_scan, "LARGE_TEXT_BYTES", 0)
+    rng = np.random.default_rng(7)
+    alphabet = np.frombuffer(b"ab,1\n\r \t.\x7f", dtype=np.uint8)
+    seen = set()
+    with use_variant(variant):
+        for n in (0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4099):
+            for odd in (None, 0x00, 0x80, 0xC3, 0xFF, 0x0A):
+                raw = rng.choice(alphabet, n)
+                if n and odd is not None:
+                    raw[rng.integers(n)] = odd
+                data = raw.tobytes()
+                for start in range(9):  # every alignment of the first byte
+                    part = data[start:]
+                    facts = text_scan.scan_text(part)
+                    expected = _reference(part)
+                    assert (facts.newlines, facts.plain_ascii) == expected, (n, odd, start)
+                    seen.add(expected[1])
+    assert seen == {True, False}
+
+
+def test_small_texts_are_not_scanned():
+    assert text_scan.scan_text(b"a\nb\n" * 10) is None
+
+
+def test_scan_counts_every_newline_of_a_text_made_of_newlines(monkeypatch):
+    monkeypatch.setattr(text_scan, "LARGE_TEXT_BYTES", 0)
+    for n in (8, 255, 256, 257, 10_001):  # every byte of every word matches: no carry between bytes
+        assert text_scan.scan_text(b"\n" * n).newlines == n
+
+
+CSV_CASES = {
+    "plain": b"user_id,item_id,score\nu1,a,0.5\nu1,b,0.4\nu2,a,0.3\n",
+    "no final newline": b"user_id,item_id,score\nu1,a,0.5\nu2,b,0.4",
+    "blank lines inside": b"user_id,item_id,score\nu1,a,0.5\n\n\nu2,b,0.4\n  \nu2,c,0.1\n",
+    "blank lines before the header": b"\n\nuser_id,item_id,score\nu1,a,0.5\nu2,b,0.4\n",
+    "trailing blank lines": b"user_id,item_id,score\nu1,a,0.5\nu2,b,0.4\n\n\n",
+    "crlf": b"user_id,item_id,score\r\nu1,a,0.5\r\nu2,b,0.4\r\n",
+    "lone carriage returns": b"user_id,item_id,score\ru1,a,0.5\ru2,b,0.4\r",
+    "byte-order mark": b"\xef\xbb\xbfuser_id,item_id,score\nu1,a,0.5\nu2,b,0.4\n",
+    "utf-8 ids": "user_id,item_id,score\nu1,été,0.5\nu2,日本,0.4\n".encode(),
+    "nul byte": b"user_id,item_id,score\nu1,a,0.5\nu2,b\x00,0.4\n",
+    "latin-1 byte": b"user_id,item_id,score\nu1,a,0.5\nu2,\xe9t\xe9,0.4\n",
+    "empty id after blank lines": b"user_id,item_id,score\nu1,a,0.5\n\n\nu2,,0.4\n",
+    "bad number after blank lines": b"user_id,item_id,score\nu1,a,0.5\n\nu2,b,high\n",
+    "repeated pair after blank lines": b"user_id,item_id,score\nu1,a,0.5\n\nu1,a,0.4\n",
+}
+
+
+def _read(data: bytes):
+    try:
+        df, mapping = read_table(data, name="run.csv", kind="run")
+    except MetricsError as e:
+        return str(e)
+    rows = np.arange(len(df))
+    return df, mapping.lines.numbers(rows).tolist(), mapping.lines.unit
+
+
+@pytest.mark.parametrize("case", list(CSV_CASES))
+def test_reads_through_the_scan_equal_reads_without_it(monkeypatch, case):
+    data = CSV_CASES[case]
+    plain = _read(data)
+    monkeypatch.setattr(text_scan, "LARGE_TEXT_BYTES", 0)
+    scanned = _read(data)
+    if isinstance(plain, str):
+        assert scanned == plain
+        return
+    pd.testing.assert_frame_equal(scanned[0], plain[0])
+    assert scanned[1:] == plain[1:]
+
+
+def test_the_scan_path_names_the_lines_a_reader_expects(monkeypatch):
+    monkeypatch.setattr(text_scan, "LARGE_TEXT_BYTES", 0)
+    assert "run.csv: line 5: empty item_id" in _read(CSV_CASES["empty id after blank lines"])
+    nul = CSV_CASES["nul byte"].index(b"\x00")
+    assert f"NUL byte at byte offset {nul}, line 3" in _read(CSV_CASES["nul byte"])
+    assert "line 3: not valid UTF-8 (byte 0xe9" in _read(CSV_CASES["latin-1 byte"])
+    _, lines, unit = _read(CSV_CASES["blank lines inside"])
+    assert (lines, unit) == ([2, 5, 7], "line")
+    assert load_source(CSV_CASES["plain"] * 1, name="run.csv").newlines == 4
+    assert load_source(CSV_CASES["lone carriage returns"], name="run.csv").newlines is None
