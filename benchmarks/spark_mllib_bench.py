@@ -20,7 +20,8 @@ binary gain, ideal DCG over min(k, R) items, AP@k divided by min(k, R),
 precision divided by k, users without a relevant item scored 0, users missing
 from the run left out: MLlib's RankingMetrics (``mc.presets()``). The preset's
 tie rule takes rows in input order; with no tied scores every rule gives the same
-order, and the default exact rule is used. The five means must agree to 1e-9.
+order, and the default exact rule (``ties="average"``) is passed explicitly. The five means
+must agree to 1e-9.
 
 Route: both DataFrames are plain scans of local Parquet files whose rows are in
 user order (datagen writes them so), so metrics_core takes its key-range path
