@@ -23,7 +23,7 @@ from ..errors import MetricsError
 from ..grouping import balanced_chunks, string_heads
 from ..kernels import assemble
 from ..kernels import strings as kstr
-from ..kernels._jit import n_threads
+from ..kernels._jit import kernel_guard, n_threads
 from .lines import LineMap
 from .quote import quoted
 
@@ -45,7 +45,8 @@ def earlier_pairs(users, items, rel=None) -> np.ndarray | None:
     i_off, i_data = kstr.arrow_buffers(items)
     out = np.empty(n, dtype=np.int64)
     values = np.zeros(0) if rel is None else np.ascontiguousarray(rel, dtype=np.float64)
-    assemble.first_of_pair(bounds, chunks, i_off, i_data, values, out)
+    with kernel_guard():  # a parallel kernel: one at a time without a thread-safe numba layer
+        assemble.first_of_pair(bounds, chunks, i_off, i_data, values, out)
     return out
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels import text_scan
-from ..kernels._jit import n_threads
+from ..kernels._jit import kernel_guard, n_threads
 
 # Texts from this size on are scanned by the compiled kernel; below it ``bytes.count`` and
 # ``bytes.find`` take a few milliseconds at most.
@@ -46,7 +46,8 @@ def scan_text(data: bytes) -> TextFacts | None:
     chunks = 4 * n_threads()
     newlines = np.zeros(chunks, dtype=np.uint64)
     flags = np.zeros(chunks, dtype=np.uint64)
-    text_scan.scan_words(words, chunks, newlines, flags)
+    with kernel_guard():  # a parallel kernel: one at a time without a thread-safe numba layer
+        text_scan.scan_words(words, chunks, newlines, flags)
     edge_newlines, edge_ascii = _bytes_facts(data[:head] + data[head + 8 * n_words:])
     return TextFacts(newlines=int(newlines.sum()) + edge_newlines,
                      plain_ascii=edge_ascii and not flags.any())
