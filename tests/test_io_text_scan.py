@@ -72,9 +72,20 @@ CSV_CASES = {
 }
 
 
-def _read(data: bytes):
+OTHER_CASES = {
+    ("run.trec", "trec run"): b"q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d1 1 0.5 sys\n",
+    ("run.trec", "trec run, blank lines"): b"q1 Q0 d1 1 2.5 sys\n\nq1 Q0 d2 2 1.5 sys\n\n\nq2 Q0 d1 1 0.5 sys\n",
+    ("run.trec", "trec run, repeated pair"): b"q1 Q0 d1 1 2.5 sys\n\nq1 Q0 d1 2 1.5 sys\n",
+    ("run.jsonl", "json lines"): b'{"user_id": "u1", "item_id": "a", "score": 0.5}\n{"user_id": "u2", "item_id": "b", '
+                                 b'"score": 0.4}\n',
+    ("run.jsonl", "json lines, blank line, empty id"): b'{"user_id": "u1", "item_id": "a", "score": 0.5}\n\n'
+                                                       b'{"user_id": "u2", "item_id": "", "score": 0.4}\n',
+}
+
+
+def _read(data: bytes, name: str = "run.csv"):
     try:
-        df, mapping = read_table(data, name="run.csv", kind="run")
+        df, mapping = read_table(data, name=name, kind="run")
     except MetricsError as e:
         return str(e)
     rows = np.arange(len(df))
@@ -94,6 +105,19 @@ def test_reads_through_the_scan_equal_reads_without_it(monkeypatch, case):
     assert scanned[1:] == plain[1:]
 
 
+@pytest.mark.parametrize("name, case", list(OTHER_CASES))
+def test_trec_and_json_lines_through_the_scan_equal_reads_without_it(monkeypatch, name, case):
+    data = OTHER_CASES[name, case]
+    plain = _read(data, name)
+    monkeypatch.setattr(text_scan, "LARGE_TEXT_BYTES", 0)
+    scanned = _read(data, name)
+    if isinstance(plain, str):
+        assert scanned == plain
+        return
+    pd.testing.assert_frame_equal(scanned[0], plain[0])
+    assert scanned[1:] == plain[1:]
+
+
 def test_the_scan_path_names_the_lines_a_reader_expects(monkeypatch):
     monkeypatch.setattr(text_scan, "LARGE_TEXT_BYTES", 0)
     assert "run.csv: line 5: empty item_id" in _read(CSV_CASES["empty id after blank lines"])
@@ -102,5 +126,7 @@ def test_the_scan_path_names_the_lines_a_reader_expects(monkeypatch):
     assert "line 3: not valid UTF-8 (byte 0xe9" in _read(CSV_CASES["latin-1 byte"])
     _, lines, unit = _read(CSV_CASES["blank lines inside"])
     assert (lines, unit) == ([2, 5, 7], "line")
-    assert load_source(CSV_CASES["plain"] * 1, name="run.csv").newlines == 4
+    assert _read(OTHER_CASES["run.trec", "trec run, blank lines"], "run.trec")[1] == [1, 3, 6]
+    assert "line 3" in _read(OTHER_CASES["run.jsonl", "json lines, blank line, empty id"], "run.jsonl")
+    assert load_source(CSV_CASES["plain"], name="run.csv").newlines == 4
     assert load_source(CSV_CASES["lone carriage returns"], name="run.csv").newlines is None

@@ -34,8 +34,11 @@ from .quote import clip
 _MAX_INTEGER_DIGITS = 400
 
 
-def read_jsonl(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
-    """Parse JSON lines into a table (types as in the file); the exact reader when pyarrow fails."""
+def read_jsonl(text: bytes, name: str, newlines: int | None = None) -> tuple[pa.Table, LineMap]:
+    """Parse JSON lines into a table (types as in the file); the exact reader when pyarrow fails.
+
+    ``newlines``: the number of newline bytes in ``text`` when already counted.
+    """
     if text.lstrip()[:1] == b"[":
         raise MetricsError(
             f"{name}: is a JSON array; write one JSON object per line (JSON lines, .jsonl), "
@@ -47,7 +50,7 @@ def read_jsonl(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
         return read_jsonl_exact(text, name)
     if table.num_rows == 0:
         raise MetricsError(f"{name}: the file is empty")
-    return table, text_line_map(text, table.num_rows, header=False)
+    return table, text_line_map(text, table.num_rows, header=False, newlines=newlines)
 
 
 def needs_exact(table: pa.Table, id_columns) -> bool:

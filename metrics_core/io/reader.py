@@ -52,13 +52,13 @@ def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
     line, _, skipped = first_line(text)
     fmt = src.fmt
     if fmt == F.JSONL or (fmt in (None, F.TEXT) and line.lstrip()[:1] in ("{", "[")):
-        table, lines = read_jsonl(text, name)
+        table, lines = read_jsonl(text, name, newlines=src.newlines)
         roles = detect(table.column_names, kind, name, columns)
         if needs_exact(table, (roles["user_id"], roles["item_id"])):
             table, lines = read_jsonl_exact(text, name)
         return table.select(_needed(roles)), roles, lines, "JSON lines", kind
     if fmt == F.TREC:
-        return _trec(text, name, kind, columns)
+        return _trec(text, name, kind, columns, src.newlines)
     if fmt == F.CSV:
         delimiter = ","
     elif fmt == F.TSV:
@@ -67,7 +67,7 @@ def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
         delimiter = "\t" if "\t" in line else "," if "," in line else None
     names = header_names(line, delimiter, name, skipped + 1) if delimiter else line.split()
     if not _looks_like_header(names, columns) and trec_kind(line.split()):
-        return _trec(text, name, kind, columns)
+        return _trec(text, name, kind, columns, src.newlines)
     if delimiter is None:
         table, lines = read_whitespace_table(text, name)
         roles = detect(table.column_names, kind, name, columns)
@@ -90,8 +90,8 @@ def _checked_pairs(df, cols: dict, is_run: bool, name: str, lines):
     return df, lines
 
 
-def _trec(text: bytes, name: str, kind: str, columns: dict | None):
-    table, lines, as_kind = read_trec(text, name, kind)
+def _trec(text: bytes, name: str, kind: str, columns: dict | None, newlines: int | None = None):
+    table, lines, as_kind = read_trec(text, name, kind, newlines)
     roles = detect(table.column_names, as_kind if kind == "auto" else kind, name, columns)
     return table, roles, lines, f"TREC {as_kind}", as_kind
 

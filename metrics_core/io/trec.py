@@ -57,7 +57,7 @@ def whitespace_split(text: bytes) -> tuple[pa.Array, np.ndarray]:
 _NOT_ONE_TOKEN = r"^\s*$|\S\s+\S"
 
 
-def _single_delimiter(text: bytes, names: list[str]) -> tuple[pa.Table, LineMap] | None:
+def _single_delimiter(text: bytes, names: list[str], newlines: int | None = None) -> tuple[pa.Table, LineMap] | None:
     """Fast path: the table when single tabs (or spaces) separate exactly ``len(names)`` tokens, else None."""
     head = text[: text.find(b"\n")] if b"\n" in text else text
     delimiter = "\t" if b"\t" in head else " "
@@ -82,7 +82,7 @@ def _single_delimiter(text: bytes, names: list[str]) -> tuple[pa.Table, LineMap]
     for n in names:
         if pc.any(pc.match_substring_regex(table[n], _NOT_ONE_TOKEN)).as_py():
             return None
-    return table, text_line_map(text, table.num_rows, header=False)
+    return table, text_line_map(text, table.num_rows, header=False, newlines=newlines)
 
 
 def _columns(fields: pa.Array, n: int) -> list[pa.Array]:
@@ -102,10 +102,11 @@ def _check_counts(fields: pa.Array, numbers: np.ndarray, n: int, name: str, what
         )
 
 
-def read_trec(text: bytes, name: str, kind: str) -> tuple[pa.Table, LineMap, str]:
+def read_trec(text: bytes, name: str, kind: str, newlines: int | None = None) -> tuple[pa.Table, LineMap, str]:
     """Parse a TREC file; ``kind`` is "run", "qrels" or "auto" (decided by the first line's field count).
 
-    Returns ``(table of strings, line map, "run" | "qrels")``.
+    Returns ``(table of strings, line map, "run" | "qrels")``. ``newlines``: the
+    number of newline bytes in ``text`` when already counted.
     """
     head = _head_lines(text)
     first_no = next((j + 1 for j, ln in enumerate(head) if ln.strip()), 0)
@@ -127,7 +128,7 @@ def read_trec(text: bytes, name: str, kind: str) -> tuple[pa.Table, LineMap, str
             f"has {first_n}{hint}"
         )
     if first_n == len(names):
-        fast = _single_delimiter(text, names)
+        fast = _single_delimiter(text, names, newlines)
         if fast is not None:
             return fast[0], fast[1], kind
     fields, numbers = whitespace_split(text)
