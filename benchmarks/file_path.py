@@ -5,8 +5,8 @@ Usage (from the repository root)::
     python -m benchmarks.file_path --users 100000 --repeats 3 [--dir DIR] [--formats parquet,csv] [--code DIR]
 
 Writes one run/ground-truth pair of :mod:`benchmarks.datagen` (string ids,
-graded truth) as Parquet (``DataFrame.to_parquet``) and as CSV
-(``pyarrow.csv.write_csv``), then times, each in its own fresh process and
+graded truth) as Parquet (``DataFrame.to_parquet``), as CSV
+(``pyarrow.csv.write_csv``) and as TREC run and qrels files (single spaces), then times, each in its own fresh process and
 alternating, the command line
 ``python -m metrics_core evaluate --run RUN --qrels QRELS --metrics ... --json``
 and ``python -m benchmarks.pyarrow_evaluate RUN QRELS`` (pyarrow reader,
@@ -34,7 +34,7 @@ if ROOT not in sys.path:
 
 from benchmarks.pyarrow_evaluate import METRICS  # noqa: E402
 
-FORMATS = ("parquet", "csv")
+FORMATS = ("parquet", "csv", "trec")
 
 
 def write_pair(users: int, directory: str, formats: tuple[str, ...]) -> dict[str, tuple[str, str]]:
@@ -52,9 +52,24 @@ def write_pair(users: int, directory: str, formats: tuple[str, ...]) -> dict[str
         for frame, path in ((ds.run, run_path), (ds.qrels, qrels_path)):
             if f == "parquet":
                 frame.to_parquet(path, index=False)
+            elif f == "trec":
+                write_trec(frame, path)
             else:
                 pcsv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), path)
     return paths
+
+
+def write_trec(frame, path: str) -> None:
+    """A run as ``qid Q0 docno rank score tag`` lines (rank: position within the user's rows), ground
+    truth as ``qid 0 docno rel`` lines; single spaces, scores in Python's shortest round-trip form."""
+    if "score" in frame.columns:
+        rank = frame.groupby("user_id", sort=False).cumcount() + 1
+        lines = (frame["user_id"] + " Q0 " + frame["item_id"] + " " + rank.astype(str) + " "
+                 + frame["score"].map(repr) + " bench")
+    else:
+        lines = frame["user_id"] + " 0 " + frame["item_id"] + " " + frame["relevance"].map(repr)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 SCRIPT = os.path.join(ROOT, "benchmarks", "pyarrow_evaluate.py")

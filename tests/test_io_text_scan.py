@@ -1,15 +1,21 @@
-"""The one-pass scan of large texts (newlines, NUL, non-ASCII) and the reads that use it.
+"""The one-pass scan of large texts (newlines, NUL, non-ASCII), the reads that use it, and the
+TREC reader's fast path.
 
 References: Python's ``bytes.count`` and a byte-by-byte test for the kernel;
 for whole reads, the same input read below the size from which the scan is
 used (``bytes.count``/``bytes.find`` and Arrow's UTF-8 validation), which must
-give the same frame, the same line numbers and the same error messages.
+give the same frame, the same line numbers and the same error messages; for
+TREC files, the general whitespace-splitting path on the same bytes, and a
+Python transcription of the token pattern for the byte test that skips it.
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from metrics_core.errors import MetricsError
@@ -130,3 +136,70 @@ def test_the_scan_path_names_the_lines_a_reader_expects(monkeypatch):
     assert "line 3" in _read(OTHER_CASES["run.jsonl", "json lines, blank line, empty id"], "run.jsonl")
     assert load_source(CSV_CASES["plain"], name="run.csv").newlines == 4
     assert load_source(CSV_CASES["lone carriage returns"], name="run.csv").newlines is None
+
+
+# TREC files separated by single spaces or tabs take the reader's fast path: rank, score and relevance
+# parsed as numbers by pyarrow, token checks by a byte test before any regular expression. Reference:
+# the general path (split on whitespace, numbers converted from text) for the same bytes.
+TREC_CASES = {
+    "numbers in every form": b"q1 Q0 d1 007 1e3 sys\nq1 Q0 d2 2 +2.5 sys\nq1 Q0 d3 3 -0 sys\nq2 Q0 d1 1 .5 sys\n",
+    "tabs": b"q1\tQ0\td1\t1\t2.5\tsys\nq2\tQ0\td2\t1\t1.5\tsys\n",
+    "windows line ends": b"q1 Q0 d1 1 2.5 sys\r\nq2 Q0 d2 1 1.5 sys\r\n",
+    "two spaces": b"q1 Q0 d1 1  2.5 sys\nq2 Q0 d2 1 1.5 sys\n",
+    "tab inside a space-separated field": b"q1 Q0 d1\tx 1 2.5 sys\nq2 Q0 d2 1 1.5 sys\n",
+    "non-breaking space after a score": "q1 Q0 d1 1 2.5\u00a0 sys\nq2 Q0 d2 1 1.5 sys\n".encode(),
+    "NaN score": b"q1 Q0 d1 1 NaN sys\nq2 Q0 d2 1 1.5 sys\n",
+    "infinite score": b"q1 Q0 d1 1 inf sys\nq2 Q0 d2 1 1.5 sys\n",
+    "text rank": b"q1 Q0 d1 first 2.5 sys\nq2 Q0 d2 1 1.5 sys\n",
+    "non-ascii ids": "q1 Q0 été 1 2.5 sys\nq2 Q0 日本 1 1.5 sys\n".encode(),
+    "vertical tab in a tag": b"q1 Q0 d1 1 2.5 s\x0bys\nq2 Q0 d2 1 1.5 sys\n",
+}
+QRELS_CASES = {
+    "grades": b"q1 0 d1 2\nq1 0 d2 0\nq2 0 d1 -1\n",
+    "decimal grades": b"q1 0 d1 0.5\nq2 0 d1 1.0\n",
+    "text grade": b"q1 0 d1 high\nq2 0 d1 1\n",
+}
+
+
+def _trec_read(data: bytes, kind: str):
+    try:
+        df, mapping = read_table(data, name=f"x.{kind}", kind=kind)
+    except MetricsError as e:
+        return str(e)
+    return df, mapping.lines.numbers(np.arange(len(df))).tolist()
+
+
+@pytest.mark.parametrize("kind, case", [("run", c) for c in TREC_CASES] + [("qrels", c) for c in QRELS_CASES])
+def test_trec_fast_path_reads_like_the_general_path(monkeypatch, kind, case):
+    from metrics_core.io import trec
+
+    data = (TREC_CASES if kind == "run" else QRELS_CASES)[case]
+    fast = _trec_read(data, kind)
+    monkeypatch.setattr(trec, "_single_delimiter", lambda *a, **k: None)
+    general = _trec_read(data, kind)
+    if isinstance(general, str):
+        assert fast == general
+        return
+    pd.testing.assert_frame_equal(fast[0], general[0])
+    assert fast[1] == general[1]
+
+
+_RE2_SPACE = "[\t\n\f\r ]"  # RE2's \s, which the token check's pattern uses
+_NOT_ONE_TOKEN = re.compile(f"^{_RE2_SPACE}*$|[^\t\n\f\r ]{_RE2_SPACE}+[^\t\n\f\r ]")
+
+
+def test_plain_tokens_never_passes_a_value_the_token_pattern_refuses():
+    from metrics_core.io.trec import _plain_tokens
+
+    rng = np.random.default_rng(3)
+    alphabet = ["a", "7", "-", "é", "\u00a0", " ", "\t", "\r", "\x0b", "\x01", "~"]
+    passed = refused = 0
+    for _ in range(400):
+        values = ["".join(rng.choice(alphabet, rng.integers(0, 5))) for _ in range(rng.integers(1, 6))]
+        chunks = pa.chunked_array([pa.array(values[:2], pa.string()), pa.array(values[2:], pa.string())])
+        if _plain_tokens(chunks):
+            passed += 1
+            assert not any(_NOT_ONE_TOKEN.search(v) for v in values), values
+        else:
+            refused += 1
+    assert passed > 20 and refused > 20

@@ -67,12 +67,12 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
         except MetricsError:
             pass  # read again as text: that read names what is wrong
         else:
-            if all(_finite(table[c]) for c in numbers if c in table.column_names):
+            if all(finite_numbers(table[c]) for c in numbers if c in table.column_names):
                 return table, lines
     return _read(text, name, delimiter, keep, (), newlines)
 
 
-def _finite(col: pa.ChunkedArray) -> bool:
+def finite_numbers(col: pa.ChunkedArray) -> bool:
     """No null, NaN or infinite value in a float64 column."""
     return col.null_count == 0 and all(first_non_finite(c.to_numpy()) < 0 for c in col.chunks)
 

@@ -26,6 +26,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
+from ..kernels import strings as kstr
+from .delimited import finite_numbers as _finite
 from .lines import LineMap, split_lines, text_line_map
 
 RUN_FIELDS = ["qid", "Q0", "docno", "rank", "score", "tag"]
@@ -57,10 +59,53 @@ def whitespace_split(text: bytes) -> tuple[pa.Array, np.ndarray]:
 _NOT_ONE_TOKEN = r"^\s*$|\S\s+\S"
 
 
-def _single_delimiter(text: bytes, names: list[str], newlines: int | None = None) -> tuple[pa.Table, LineMap] | None:
-    """Fast path: the table when single tabs (or spaces) separate exactly ``len(names)`` tokens, else None."""
+def _plain_tokens(col: pa.ChunkedArray) -> bool:
+    """Whether every value of a string column is non-empty and holds no byte from 0x00 to 0x20.
+
+    Such values are one token each (the whitespace that :data:`_NOT_ONE_TOKEN`
+    looks for is among those bytes), so the regular expression is needed only
+    for a column where this says False (e.g. the last field of a file with
+    Windows line ends, which keeps its carriage return). Two vectorised NumPy
+    passes over each chunk's Arrow buffers, no copy of the text.
+    """
+    for chunk in col.chunks:
+        if len(chunk) == 0:
+            continue
+        off, data = kstr.arrow_buffers(chunk)
+        if not (off[1:] > off[:-1]).all() or data[off[0]:off[-1]].min() <= 0x20:
+            return False
+    return True
+
+
+def _single_delimiter(text: bytes, names: list[str], newlines: int | None = None,
+                      numbers: tuple[str, ...] = ()) -> tuple[pa.Table, LineMap] | None:
+    """Fast path: the table when single tabs (or spaces) separate exactly ``len(names)`` tokens, else None.
+
+    Fields named in ``numbers`` are parsed as float64 by the reader when every
+    one is a finite number (Arrow's number parser, as :func:`.convert.numbers`
+    uses on text); otherwise the file is read again with every field as text,
+    so that the general path names what is wrong.
+    """
     head = text[: text.find(b"\n")] if b"\n" in text else text
     delimiter = "\t" if b"\t" in head else " "
+    table = _read_single(text, names, delimiter, numbers) if numbers else None
+    if table is not None and not all(_finite(table[n]) for n in numbers):
+        table = None
+    if table is None:
+        table = _read_single(text, names, delimiter, ())
+    if table is None:
+        return None
+    for n in names:
+        if n in numbers and pa.types.is_floating(table[n].type):
+            continue  # a number parsed from one field is one token
+        if not _plain_tokens(table[n]) and pc.any(pc.match_substring_regex(table[n], _NOT_ONE_TOKEN)).as_py():
+            return None
+    return table, text_line_map(text, table.num_rows, header=False, newlines=newlines)
+
+
+def _read_single(text: bytes, names: list[str], delimiter: str, numbers: tuple[str, ...]) -> pa.Table | None:
+    """The fields split on single ``delimiter`` bytes (``numbers`` as float64, the others as text),
+    or None when a line has another number of fields or a number does not parse."""
     bad = []
 
     def on_invalid(row):
@@ -72,17 +117,15 @@ def _single_delimiter(text: bytes, names: list[str], newlines: int | None = None
             pa.BufferReader(text),
             read_options=pcsv.ReadOptions(column_names=names),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, invalid_row_handler=on_invalid),
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names},
-                                                strings_can_be_null=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types={n: pa.float64() if n in numbers else pa.string() for n in names},
+                strings_can_be_null=False),
         )
     except pa.ArrowInvalid:
         return None
     if bad or table.num_rows == 0:
         return None
-    for n in names:
-        if pc.any(pc.match_substring_regex(table[n], _NOT_ONE_TOKEN)).as_py():
-            return None
-    return table, text_line_map(text, table.num_rows, header=False, newlines=newlines)
+    return table
 
 
 def _columns(fields: pa.Array, n: int) -> list[pa.Array]:
@@ -128,7 +171,8 @@ def read_trec(text: bytes, name: str, kind: str, newlines: int | None = None) ->
             f"has {first_n}{hint}"
         )
     if first_n == len(names):
-        fast = _single_delimiter(text, names, newlines)
+        numbers = ("rank", "score") if kind == "run" else ("rel",)
+        fast = _single_delimiter(text, names, newlines, numbers)
         if fast is not None:
             return fast[0], fast[1], kind
     fields, numbers = whitespace_split(text)
