@@ -154,7 +154,7 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
             av, bv, _ = stats.align_pairs(a, b)
             differences.append(bv - av)
             row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
-            row["mde"] = stats.minimum_detectable_effect(bv - av, alpha=alpha, power=POWER)
+            row["mde"] = stats.minimum_detectable_effect(differences[-1], alpha=alpha, power=POWER)
             row["mde_relative"] = row["mde"] / abs(r.baseline_mean) if r.baseline_mean else float("nan")
             for t in run_tests:
                 row[f"p_{t}"] = getattr(r, f"p_{t}")

@@ -27,7 +27,7 @@ import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
 from ..kernels import strings as kstr
-from .delimited import finite_numbers as _finite
+from .delimited import finite_numbers
 from .lines import LineMap, split_lines, text_line_map
 
 RUN_FIELDS = ["qid", "Q0", "docno", "rank", "score", "tag"]
@@ -89,7 +89,7 @@ def _single_delimiter(text: bytes, names: list[str], newlines: int | None = None
     head = text[: text.find(b"\n")] if b"\n" in text else text
     delimiter = "\t" if b"\t" in head else " "
     table = _read_single(text, names, delimiter, numbers) if numbers else None
-    if table is not None and not all(_finite(table[n]) for n in numbers):
+    if table is not None and not all(finite_numbers(table[n]) for n in numbers):
         table = None
     if table is None:
         table = _read_single(text, names, delimiter, ())
