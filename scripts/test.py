@@ -1,4 +1,4 @@
-"""Set up everything the test suite needs, then run it: ``python scripts/test.py [pytest args]``.
+"""Set up everything the test suite needs, then run it: ``python3 scripts/test.py [options] [pytest args]``.
 
 On a fresh Debian machine where this runs as root (or with sudo) and Python 3.11 is the
 only thing installed, it:
@@ -6,31 +6,54 @@ only thing installed, it:
 1. installs the Debian packages the tests drive when they are missing: Chromium (the
    end-to-end browser tests), a Java runtime 17+ (the Spark backend) and PostgreSQL (the
    analysis store's server tests);
-2. uses a virtual environment ``.venv`` in the repository when this Python is managed by
-   the system (PEP 668: its pip refuses to install), and re-runs itself there;
-3. installs the package with its ``dev`` extra (everything the tests import), then the three
-   libraries whose declared pins conflict with ours (``NO_DEPS``: pandas<2 or <3, plotly 4)
-   without their dependencies: the parity tests import only modules that work with ours;
-4. runs ``python -m pytest`` with the arguments given here.
+2. checks that ``pyproject.toml`` and the locks in ``requirements/`` agree (``scripts/lock.py
+   --check``) and stops with the disagreement named when they do not;
+3. makes a virtual environment ``.venv`` in the repository and re-runs itself there;
+4. installs exactly the locked versions with their hashes (``requirements/dev.txt``, then the
+   reference libraries of ``requirements/no-deps.txt`` without their dependencies), then the
+   package itself, editable; skipped when ``.venv`` already holds these locks;
+5. runs ``python -m pytest`` with the arguments given here, spread over worker processes
+   (pytest-xdist); tests that share a server or measure the machine are grouped onto one worker.
 
-Set ``METRICS_CORE_SKIP_SETUP=1`` to run pytest directly (steps 1-3 skipped).
+Options (before any pytest argument):
+
+``--latest``   the same run on the newest releases that ``pyproject.toml`` allows, in
+               ``.venv-latest``: prints every package whose version differs from the lock
+               before and after the tests, so a break shows up before the lock is refreshed
+               (``python3 scripts/lock.py --upgrade``).
+``--busy``     keeps every core busy with CPU-bound processes started here and stopped when
+               the tests end (each also stops by itself after ``--busy-limit`` seconds, 7200 by
+               default, or when this script is gone): the suite must pass on a loaded machine.
+``--jobs N``   worker processes (default: ``WORKERS`` below); ``--jobs 0`` runs in this process.
+
+Set ``METRICS_CORE_SKIP_SETUP=1`` to run pytest in the current Python (steps 1-4 skipped).
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-VENV = REPO / ".venv"
-# Reference libraries of the preset parity tests, installed without their dependency pins
-# (what they import is in the dev extra). Exact versions: the ones the tests were checked on.
-NO_DEPS = ("rectools==0.19.0", "recommenders==1.2.1", "recmetrics==0.1.5")
+LOCKS = REPO / "requirements"
+LOCKED_FILES = ("dev.txt", "no-deps.txt")
+# pytest-xdist workers: on two cores, three workers keep both busy while browser and Spark
+# tests wait on their servers.
+WORKERS = 3
+INSIDE = "METRICS_CORE_TEST_INSIDE_VENV"
+HOG = """
+import os, sys, time
+end, parent = time.monotonic() + float(sys.argv[1]), int(sys.argv[2])
+while time.monotonic() < end and os.getppid() == parent:
+    sum(i * i for i in range(200_000))
+"""
 
 
 def say(message: str) -> None:
@@ -96,33 +119,135 @@ def install_debian_packages(python_venv_missing: bool) -> None:
     run(prefix + ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages], env=env)
 
 
-def externally_managed() -> bool:
-    """True for a system Python whose pip refuses to install outside a virtual environment."""
-    in_venv = sys.prefix != sys.base_prefix
-    marker = Path(sysconfig.get_paths()["stdlib"]) / "EXTERNALLY-MANAGED"
-    return not in_venv and marker.exists()
-
-
 def venv_available() -> bool:
     return subprocess.run([sys.executable, "-c", "import ensurepip, venv"], capture_output=True).returncode == 0
 
 
+def lock_stamp() -> str:
+    """What the locked environment is made from: the locks and pyproject.toml, hashed."""
+    digest = hashlib.sha256()
+    for path in [REPO / "pyproject.toml", *(LOCKS / name for name in LOCKED_FILES)]:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def check_locks() -> None:
+    spec = importlib.util.spec_from_file_location("lock_script", REPO / "scripts" / "lock.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    problems = module.disagreements()
+    if problems:
+        for line in problems:
+            print(f"[scripts/test] lock: {line}", file=sys.stderr)
+        fail("pyproject.toml and requirements/ disagree: run python3 scripts/lock.py, then commit requirements/")
+
+
+def install_locked(env: dict) -> None:
+    stamp_file = Path(sys.prefix) / "metrics-core-lock.sha256"
+    stamp = lock_stamp()
+    if stamp_file.exists() and stamp_file.read_text() == stamp:
+        say(f"{sys.prefix} already holds the locked versions")
+        return
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    run(pip + ["--require-hashes", "-r", str(LOCKS / "dev.txt")], env=env)
+    run(pip + ["--no-deps", "--require-hashes", "-r", str(LOCKS / "no-deps.txt")], env=env)
+    run(pip + ["--no-deps", "-e", str(REPO)], env=env)
+    stamp_file.write_text(stamp)
+
+
+def installed_versions() -> dict[str, str]:
+    out = subprocess.run([sys.executable, "-m", "pip", "list", "--format=json"], capture_output=True, text=True,
+                         check=True).stdout
+    return {row["name"].lower().replace("_", "-"): row["version"] for row in json.loads(out)}
+
+
+def differences_from_lock() -> list[str]:
+    spec = importlib.util.spec_from_file_location("lock_script", REPO / "scripts" / "lock.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    pins = module.read_lock(LOCKS / "dev.txt")
+    installed = installed_versions()
+    return [f"{name}: locked {version}, newest {installed.get(name, 'not installed')}"
+            for name, (version, _) in sorted(pins.items()) if installed.get(name) != version]
+
+
+def install_latest(env: dict) -> list[str]:
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    run(pip + ["--upgrade", "--upgrade-strategy", "eager", "-e", f"{REPO}[dev]"], env=env)
+    run(pip + ["--no-deps", "--require-hashes", "-r", str(LOCKS / "no-deps.txt")], env=env)
+    changed = differences_from_lock()
+    say(f"newest releases: {len(changed)} package(s) differ from requirements/dev.txt")
+    for line in changed:
+        say(f"  {line}")
+    return changed
+
+
+def start_hogs(limit: float) -> list[subprocess.Popen]:
+    count = os.cpu_count() or 1
+    say(f"--busy: {count} CPU-bound process(es), each stopping by itself after {limit:.0f} s at the latest")
+    return [subprocess.Popen([sys.executable, "-c", HOG, str(limit), str(os.getpid())]) for _ in range(count)]
+
+
+def stop_hogs(hogs: list[subprocess.Popen]) -> None:
+    for hog in hogs:
+        hog.kill()
+    for hog in hogs:
+        hog.wait()
+
+
+def take_option(argv: list[str], name: str, has_value: bool = False):
+    """Remove ``name`` (and its value) from ``argv``; returns the value, True, or None when absent."""
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    if not has_value:
+        del argv[i]
+        return True
+    if i + 1 >= len(argv):
+        fail(f"{name} needs a value")
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
 def main(argv: list[str]) -> int:
+    argv = list(argv)
+    latest = bool(take_option(argv, "--latest"))
+    busy = bool(take_option(argv, "--busy"))
+    busy_limit = float(take_option(argv, "--busy-limit", has_value=True) or 7200)
+    jobs_text = take_option(argv, "--jobs", has_value=True)
+    jobs = WORKERS if jobs_text is None else int(jobs_text)
+    mode = "latest" if latest else "locked"
+    changed: list[str] = []
     if os.environ.get("METRICS_CORE_SKIP_SETUP") != "1":
-        use_venv = externally_managed()
-        install_debian_packages(python_venv_missing=use_venv and not venv_available())
-        if use_venv:
-            python = VENV / "bin" / "python"
+        venv = REPO / (".venv-latest" if latest else ".venv")
+        if os.environ.get(INSIDE) != str(venv):
+            check_locks()
+            install_debian_packages(python_venv_missing=not venv_available())
+            python = venv / "bin" / "python"
             if not python.exists():
-                run([sys.executable, "-m", "venv", str(VENV)])
-            say(f"this Python is managed by the system: continuing in {VENV}")
-            os.execv(str(python), [str(python), __file__, *argv])
+                run([sys.executable, "-m", "venv", str(venv)])
+            say(f"continuing in {venv}")
+            os.execve(str(python), [str(python), __file__, *sys.argv[1:]], dict(os.environ, **{INSIDE: str(venv)}))
         env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
-        run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{REPO}[dev]"], env=env)
-        run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *NO_DEPS], env=env)
+        changed = install_latest(env) if latest else install_locked(env) or []
     os.chdir(REPO)
+    if jobs > 0:
+        argv = ["-n", str(jobs), "--dist", "loadgroup", *argv]
+    env = dict(os.environ, METRICS_CORE_TEST_ENV=mode if os.environ.get("METRICS_CORE_SKIP_SETUP") != "1" else "")
+    hogs = start_hogs(busy_limit) if busy else []
     say(f"{sys.executable} -m pytest {' '.join(argv)}")
-    return subprocess.call([sys.executable, "-m", "pytest", *argv])
+    try:
+        status = subprocess.call([sys.executable, "-m", "pytest", *argv], env=env)
+    finally:
+        stop_hogs(hogs)
+    if latest:
+        say(f"on the newest releases ({len(changed)} package(s) newer than the lock): pytest exit status {status}")
+        for line in changed:
+            say(f"  {line}")
+        say("all passed: refresh the lock with python3 scripts/lock.py --upgrade" if status == 0 else
+            "failures above: fix them (or bound the release in pyproject.toml) before refreshing the lock")
+    return status
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def test_never_runs():
 '''
 
 
-def _pytest(tmp_path: Path, source: str, ci: bool) -> subprocess.CompletedProcess:
+def _pytest(tmp_path: Path, source: str, ci: bool, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     test_file = tmp_path / "test_sample.py"
     test_file.write_text(source)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
@@ -38,13 +38,15 @@ def _pytest(tmp_path: Path, source: str, ci: bool) -> subprocess.CompletedProces
         env["CI"] = "true"
     env["PYTHONPATH"] = str(TESTS)
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "_ci_skips", "-q", "-p", "no:cacheprovider",
-                           "--rootdir", str(tmp_path), "-c", os.devnull, str(test_file)],
+                           "--rootdir", str(tmp_path), "-c", os.devnull, *extra, str(test_file)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one-process", "xdist"])
 @pytest.mark.parametrize("source", [SKIPPING, SKIPPED_MODULE], ids=["skip-in-test", "skip-at-collection"])
-def test_skip_fails_under_ci(tmp_path, source):
-    proc = _pytest(tmp_path, source, ci=True)
+def test_skip_fails_under_ci(tmp_path, source, workers):
+    """Also on pytest-xdist workers, as scripts/test.py runs the suite."""
+    proc = _pytest(tmp_path, source, ci=True, extra=workers)
     assert proc.returncode in (1, 2), proc.stdout  # 1: a test failed; 2: collection failed
     assert "skipped under CI" in proc.stdout
 
