@@ -7,6 +7,7 @@ A local cluster's executors run from ``$SPARK_HOME``; with a pip-installed pyspa
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import os
 
 from metrics_core.spark._local_cluster import is_private
@@ -42,7 +43,7 @@ def start_session(master: str, app_name: str, shuffle_partitions: int = 3):
     return session
 
 
-def wait_for_executors(context, count: int = EXECUTORS, timeout: float = 180.0) -> None:
+def wait_for_executors(context, count: int = EXECUTORS, timeout: float = deadlines.BACKGROUND) -> None:
     """Block until ``count`` executors have registered with the driver (their JVMs take seconds to start)."""
     import time
 

@@ -37,10 +37,25 @@ def pytest_unconfigure(config):
 def pytest_sessionstart(session):
     """Compile (or load from numba's disk cache) every kernel before any test runs, so the
     dashboard server started by the browser tests finds them cached instead of compiling
-    them inside its first page load."""
+    them inside its first page load. Under pytest-xdist the controller does it before the
+    workers start, and the workers load the kernels from the cache when they need them."""
+    if hasattr(session.config, "workerinput"):
+        return
     from metrics_core.warmup import warmup
 
     warmup()
+
+
+# Modules whose tests are long and independent of each other: pytest-xdist spreads their tests
+# over the workers. Every other module runs whole on one worker (``--dist loadgroup``), so its
+# module-scoped fixtures (a Spark session, a PostgreSQL server, a prepared data set) start once.
+SPREAD_MODULES = {"test_dashboard_random_walk.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name not in SPREAD_MODULES:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ The binaries are found with ``pg_config --bindir`` or under ``/usr/lib/postgresq
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import glob
 import os
 import pwd
@@ -76,7 +77,7 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{SERVER_USER}@127.0.0.1:{self.port}/{database}"
 
-    def _run(self, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    def _run(self, *argv: str, timeout: float = deadlines.SUBPROCESS) -> subprocess.CompletedProcess:
         return subprocess.run(_as_server_user([str(self.bindir / argv[0]), *argv[1:]]), capture_output=True,
                               text=True, timeout=timeout, cwd=self.root)
 
@@ -95,7 +96,7 @@ class PostgresServer:
     def stop(self) -> None:
         """``pg_ctl stop -m fast``; if that fails or hangs, SIGKILL the postmaster."""
         try:
-            out = self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "30", "stop", timeout=45)
+            out = self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "30", "stop", timeout=deadlines.SERVICE_STOP)
             stopped = out.returncode == 0
         except subprocess.TimeoutExpired:
             stopped = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import os
 import subprocess
 import sys
@@ -39,7 +40,7 @@ def _pytest(tmp_path: Path, source: str, ci: bool, extra: tuple[str, ...] = ()) 
     env["PYTHONPATH"] = str(TESTS)
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "_ci_skips", "-q", "-p", "no:cacheprovider",
                            "--rootdir", str(tmp_path), "-c", os.devnull, *extra, str(test_file)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one-process", "xdist"])

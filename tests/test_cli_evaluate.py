@@ -6,6 +6,7 @@ plain-Python computation of the metrics on the small fixture data.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import csv
 import io
 import json
@@ -218,7 +219,7 @@ def test_trec_eval_fixtures_print_trec_evals_numbers(capsys):
 def test_python_dash_m_runs_and_fails_cleanly(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "metrics_core", "evaluate", "--run", str(tmp_path / "nope.csv"),
                            "--qrels", str(FORMATS / "qrels.csv"), "--metrics", "ndcg@10"],
-                          capture_output=True, text=True, cwd=HERE.parent, timeout=120)
+                          capture_output=True, text=True, cwd=HERE.parent, timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 2
     assert proc.stderr == f"error: {tmp_path / 'nope.csv'}: no such file; check the path\n"
     assert proc.stdout == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import io
 from functools import lru_cache
 from pathlib import Path
@@ -18,7 +19,7 @@ from dashboard import demo, text  # noqa: E402
 from metrics_core.store import AnalysisStore  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
-TIMEOUT = 180
+TIMEOUT = deadlines.SCRIPT_RUN
 XSS = "<img src=x onerror=alert(1)>"
 
 

@@ -3,6 +3,7 @@ table: same columns, order and values, p-values adjusted over every row."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import numpy as np
 import pandas as pd
 import pytest
@@ -58,7 +59,7 @@ def test_many_users_answer_at_once_then_the_resampled_rows_arrive(monkeypatch):
     a, b, _ = stats.align_pairs(tables["a"]["map"], tables["c"]["map"])
     row = quick[(quick["metric"] == "map") & (quick["model"] == "c")].iloc[0]
     assert row["p_value"] == pytest.approx(stats.randomization_test(a, b, n_resamples=0)[1], abs=1e-15)
-    assert background.wait(quick.attrs["pending"], timeout=120)
+    assert background.wait(quick.attrs["pending"], timeout=deadlines.BACKGROUND)
     exact = comparisons.comparison(*args)
     assert exact.attrs["pending"] == []
     expected = compare(tables, baseline="a", metrics=["ndcg@10", "map"], test="randomization", correction="holm",

@@ -7,6 +7,7 @@ or keyword, and every table helper against a pandas computation written here.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ def data() -> demo.DemoData:
 
 
 def app(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
+    at = AppTest.from_file(APP, default_timeout=deadlines.SCRIPT_RUN)
     for key, value in query.items():
         at.query_params[key] = str(value)
     at.run()

@@ -4,6 +4,7 @@ difference); the Markdown download keeps user strings as text."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,7 @@ def test_markdown_keeps_user_strings_as_text(small):
 
 
 def test_page_shows_the_values_and_the_path():
-    at = AppTest.from_file(APP, default_timeout=300)
+    at = AppTest.from_file(APP, default_timeout=deadlines.SCRIPT_RUN)
     at.run()
     at.switch_page("views/explain.py").run()
     assert not at.exception and not at.error

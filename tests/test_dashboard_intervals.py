@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import math
 import statistics
 
@@ -44,7 +45,7 @@ def test_many_users_get_the_t_interval_then_the_bootstrap(evals, monkeypatch):
         row = quick[(quick["model"] == name) & (quick["metric"] == "ndcg@5")].iloc[0]
         assert (row["ci_low"], row["ci_high"]) == pytest.approx((statistics.fmean(x) - half, statistics.fmean(x) + half),
                                                                 abs=1e-12)
-    assert background.wait(quick.attrs["pending"], timeout=120)
+    assert background.wait(quick.attrs["pending"], timeout=deadlines.BACKGROUND)
     final = compute.ci_table(evals, METRICS)
     cache.SHARED.clear()
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10**9)

@@ -8,6 +8,7 @@ file uploaders).
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import metrics_core as mc  # noqa: E402
 from dashboard import demo, text  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
-TIMEOUT = 180
+TIMEOUT = deadlines.SCRIPT_RUN
 
 
 
@@ -466,7 +467,7 @@ def test_fresh_install_lays_the_demo_out_in_python_and_leaves_the_metric_curves_
                 assert table.loc[name, m] == pytest.approx(ref[name][m], abs=1e-12)
         assert any("compiled code is being built" in c.value for c in at.caption)
         charts = len(at.get("plotly_chart"))
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + deadlines.BACKGROUND
         while not any(k.startswith("metric_curves_all|") for k in list(cache.SHARED._entries)):
             assert time.monotonic() < deadline, "the curves never arrived"
             time.sleep(0.1)

@@ -8,6 +8,7 @@ instead of writing gigabytes.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import csv
 import gzip
 import io
@@ -27,7 +28,7 @@ QRELS = "user_id,item_id,relevance\nu1,a,1\nu2,b,1\n"
 RUN = "user_id,item_id,score\nu1,a,0.9\nu1,b,0.5\nu2,b,0.7\nu2,c,0.1\nu3,a,1\n"
 
 
-def cli(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def cli(*args, env: dict | None = None, timeout: float = deadlines.SUBPROCESS) -> subprocess.CompletedProcess:
     full_env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run([sys.executable, "-m", "metrics_core", *map(str, args)], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=ROOT)

@@ -14,6 +14,7 @@ layout kernel). No test measures time.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import importlib
 import os
 import subprocess
@@ -212,7 +213,7 @@ def test_background_warmup_ends_with_its_parent(tmp_path):
         capture_output=True, text=True, check=True, env={**__import__("os").environ,
                                                          "NUMBA_CACHE_DIR": str(tmp_path)})
     child = int(parent.stdout.strip())
-    deadline = time.monotonic() + 120  # a bound on the wait, not a measured time
+    deadline = time.monotonic() + deadlines.BACKGROUND
     while time.monotonic() < deadline:
         try:
             with open(f"/proc/{child}/stat") as f:
@@ -253,7 +254,7 @@ else:
     from dashboard import kernel_warmup
     kernel_warmup.start_once = lambda: None
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file('dashboard/app.py', default_timeout=600)
+    at = AppTest.from_file('dashboard/app.py', default_timeout=deadlines.SUBPROCESS)
     at.run()
     assert not at.exception
 print(' '.join(sorted(name for name in compiled if name.startswith('_rank_and_join')
@@ -262,7 +263,7 @@ print(' '.join(sorted(name for name in compiled if name.startswith('_rank_and_jo
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     root = str(Path(mc.__file__).resolve().parents[1])
     runs = [subprocess.run([sys.executable, "-c", script, part], cwd=root, env=env, capture_output=True, text=True,
-                           timeout=600) for part in ("warmup", "page")]
+                           timeout=deadlines.SUBPROCESS) for part in ("warmup", "page")]
     for done in runs:
         assert done.returncode == 0, done.stderr[-2000:]
     warmed, page = (done.stdout.split() for done in runs)
@@ -303,7 +304,7 @@ print(before, (total.cached_on_disk("serial"), total.cached_on_disk("parallel"))
     folder = _kernel_module(tmp_path / "mod")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", script, str(folder)], env=env, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=deadlines.SUBPROCESS)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[0] == "(False, False) (True, False)"
 
@@ -326,7 +327,7 @@ print(' '.join(sorted(compiled)))
     cache_folder = subprocess.run(
         [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from lock_probe_kernels import total; "
          "print(total.serial._cache._cache_path)", str(folder)],
-        env=env, capture_output=True, text=True, timeout=600, check=True).stdout.strip()
+        env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS, check=True).stdout.strip()
     # this test process plays the other process: it holds the lock, compiles, then releases it
     os.makedirs(cache_folder, exist_ok=True)
     lock = open(os.path.join(cache_folder, "total_serial.compile-lock"), "a+b")
@@ -335,7 +336,7 @@ print(' '.join(sorted(compiled)))
     waiter = subprocess.Popen([sys.executable, "-c", script, str(folder), str(started)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + deadlines.BACKGROUND
         while not started.exists() and waiter.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert started.exists(), waiter.stderr.read()[-2000:] if waiter.poll() is not None else "no start"
@@ -345,7 +346,7 @@ print(' '.join(sorted(compiled)))
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         lock.close()
-    out, err = waiter.communicate(timeout=600)
+    out, err = waiter.communicate(timeout=deadlines.SUBPROCESS)
     assert waiter.returncode == 0, err[-2000:]
     assert "total_serial" not in out.split()  # loaded from the cache the other process filled
 
@@ -362,5 +363,5 @@ x.flags.writeable = False  # as the kernel's first call passes it
 assert total.serial(x) == 2.0
 """
     done = subprocess.run([sys.executable, "-c", script, str(folder)], env=env, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=deadlines.SUBPROCESS)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -3,6 +3,7 @@
 Every test taking the ``spark`` fixture runs twice, once per module-scoped session:
 ``local[2]`` (tasks in the driver's JVM, Python workers beside the driver) and
 ``local-cluster[2,1,1024]`` (two executor JVMs with their own Python workers, which
+import _deadlines as deadlines
 import metrics_core from the zip :func:`metrics_core.spark.ship_package` sends them,
 as on a real cluster). Random data with tied scores, graded relevance, ground-truth
 users missing from the run, users without relevant items and users only in the run;
@@ -260,7 +261,7 @@ def test_import_does_not_need_pyspark():
     """Importing metrics_core (and metrics_core.spark) never imports pyspark."""
     code = ("import sys, metrics_core, metrics_core.spark; "
             "assert 'pyspark' not in sys.modules, 'pyspark imported'; print('ok')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 
@@ -274,7 +275,7 @@ def test_missing_pyspark_is_a_one_line_error():
         "try:\n    mcs.evaluate_files(['x.parquet'], None, ['ndcg@10'])\n"
         "except mc.MetricsError as e:\n    print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert out.returncode == 0, out.stderr
     line = out.stdout.strip()
     assert "\n" not in line and "pip install 'metrics-core[spark]'" in line and "openjdk-17" in line

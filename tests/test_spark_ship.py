@@ -2,6 +2,7 @@
 
 The local-cluster tests of ``test_spark.py`` prove that executors run the shipped
 zip; these check what the zip holds and that a process importing metrics_core
+import _deadlines as deadlines
 from it loads the compiled kernels it carries instead of compiling them.
 """
 
@@ -50,7 +51,7 @@ def test_kernels_imported_from_the_zip_load_the_shipped_cache(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_") and k != "PYTHONPATH"}
     env.update(NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1")
     out = subprocess.run([sys.executable, "-c", code, package_zip()], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.splitlines()
     assert lines[-1] == f"file {package_zip()}/metrics_core/__init__.py"

@@ -9,6 +9,7 @@ path without activating the environment: both the command line and
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import json
 import os
 import shutil
@@ -47,7 +48,7 @@ def test_cli_spark_engine_with_unactivated_interpreter(tmp_path):
         [sys.executable, "-m", "metrics_core", "evaluate", "--engine", "spark", "--spark-master", "local[1]",
          "--qrels", str(FORMATS / "qrels.parquet"), "--run", str(FORMATS / "run.parquet"),
          "--metrics", "ndcg@3,map", "--json"],
-        env=env, capture_output=True, text=True, timeout=600)
+        env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert set(json.loads(proc.stdout)["models"]["run"]) == {"ndcg@3", "map"}
 
@@ -67,7 +68,7 @@ def test_api_on_a_session_built_by_the_caller(tmp_path):
         print(repr(ev.summary["mrr@10"]))
         spark.stop()
     """)
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert float(proc.stdout.strip().splitlines()[-1]) == pytest.approx((0.5 + 1.0) / 2, abs=1e-12)
 

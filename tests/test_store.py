@@ -3,6 +3,7 @@ real PostgreSQL server started for the session (see postgres_server.py).
 
 Every test taking ``backend`` runs on both databases. Time is a fake clock, never a sleep.
 Expected values come from plain Python (hashlib, os.stat, counting rows with SQL), never
+import _deadlines as deadlines
 from the store itself.
 """
 
@@ -630,7 +631,7 @@ def _check_saved(store: AnalysisStore, prefix: str, lines: list[str], size: int)
 
 def test_concurrent_writer_processes_lose_nothing(backend):
     procs = {p: _writer(backend, p, 5, 30_000) for p in ("x", "y", "z")}
-    outputs = {p: proc.communicate(timeout=300) for p, proc in procs.items()}
+    outputs = {p: proc.communicate(timeout=deadlines.SUBPROCESS) for p, proc in procs.items()}
     for p, (out, err) in outputs.items():
         assert procs[p].returncode == 0, err
         assert len(out.split("\n")) - 1 == 5
@@ -648,7 +649,7 @@ def test_sigkill_during_saves_loses_no_committed_snapshot(backend):
         proc = _writer(backend, prefix, 50, size)
         lines = [proc.stdout.readline().strip() for _ in range(attempt + 1)]  # let some saves commit
         os.kill(proc.pid, signal.SIGKILL)
-        rest, _ = proc.communicate(timeout=60)
+        rest, _ = proc.communicate(timeout=deadlines.SUBPROCESS)
         assert proc.returncode == -signal.SIGKILL
         _check_saved(store, prefix, lines + rest.split("\n")[:-1] if rest else lines, size)
     # nothing half-written: every content has all its chunks and is used by a file, every

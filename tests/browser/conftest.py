@@ -16,6 +16,7 @@ Helpers live in ``dashboard_server.py``.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import pytest
 
 from dashboard_server import CHROMIUM_ARGS, REPO_ROOT, chromium_path, start_server, stop_process
@@ -52,7 +53,7 @@ def browser():
 def app_page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = context.new_page()
-    page.set_default_timeout(90_000)
+    page.set_default_timeout(deadlines.ACTION_MS)
     try:
         yield page
     finally:

@@ -18,9 +18,12 @@ import urllib.request
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT / "tests") not in sys.path:  # the benchmarks import this module from outside the tests
+    sys.path.append(str(REPO_ROOT / "tests"))
+import _deadlines as deadlines  # noqa: E402
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-dev-shm-usage"]
-SERVER_START_TIMEOUT = 90
+SERVER_START_TIMEOUT = deadlines.SERVER_START
 
 
 def _free_port() -> int:
@@ -82,7 +85,7 @@ def chromium_path() -> str:
     return path
 
 
-def wait_idle(page, settle_ms: int = 300, timeout: int = 120_000) -> None:
+def wait_idle(page, settle_ms: int = 300, timeout: int = deadlines.SCRIPT_RUN_MS) -> None:
     """Wait until the script has finished running and stays finished for ``settle_ms``
     (a rerun triggered by the last action may start a moment later)."""
     idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -106,12 +109,12 @@ def goto(page, url: str) -> None:
     wait_idle(page)
 
 
-def wait_rerun(page, timeout: int = 120_000) -> None:
+def wait_rerun(page, timeout: int = deadlines.SCRIPT_RUN_MS) -> None:
     """After an action: wait for the rerun it triggers to start (0.2-0.5 s later,
     or never when the action changed nothing), then for it to finish."""
     running = '[data-testid="stApp"][data-test-script-state="running"]'
     try:
-        page.wait_for_selector(running, timeout=1500)
+        page.wait_for_selector(running, timeout=deadlines.RERUN_START_MS)
     except Exception:  # noqa: BLE001 - no rerun started: nothing to wait for
         pass
     wait_idle(page, timeout=timeout)

@@ -5,6 +5,7 @@ without any click."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import pytest
 
 from dashboard import demo
@@ -19,7 +20,7 @@ WATCH = """text => { window.__seen = false; new MutationObserver(() => {
 }).observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
 
 
-def saw_then_lost(page, text: str, timeout_ms: int = 120_000) -> None:
+def saw_then_lost(page, text: str, timeout_ms: int = deadlines.SCRIPT_RUN_MS) -> None:
     """The text (recorded by the observer of ``WATCH``) appeared, then left the page by itself."""
     page.wait_for_function("() => window.__seen === true", timeout=timeout_ms)
     page.wait_for_function(f"() => !document.body.innerText.includes({text!r})", timeout=timeout_ms)
@@ -31,7 +32,7 @@ def test_pages_show_the_approximation_then_update_themselves(browser, tmp_path):
                                         "METRICS_CORE_DASHBOARD_FOREGROUND_USERS": "50"})
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(90_000)
+    page.set_default_timeout(deadlines.ACTION_MS)
     try:
         d = demo.make_demo(n_users=1500, n_items=300, list_length=20, seed=5)
         for name, run in d.runs.items():
@@ -46,11 +47,11 @@ def test_pages_show_the_approximation_then_update_themselves(browser, tmp_path):
         wait_idle(page)
         open_page(page, "Compare")
         page.goto(page.url + "&compare_test=randomization")
-        page.wait_for_selector(f'[data-testid="stCaptionContainer"]:has-text("{NOTE}")', timeout=60_000)
+        page.wait_for_selector(f'[data-testid="stCaptionContainer"]:has-text("{NOTE}")', timeout=deadlines.SCRIPT_RUN_MS)
         assert "normal approximation" in page.locator('[data-testid="stCaptionContainer"]', has_text=NOTE).first.inner_text()
         # no click: the page reruns by itself once the sign flips and bootstraps are done
         page.wait_for_selector(f'[data-testid="stCaptionContainer"]:has-text("{NOTE}")', state="detached",
-                               timeout=120_000)
+                               timeout=deadlines.SCRIPT_RUN_MS)
         wait_idle(page)
         assert_no_exception(page, "Compare after the update")
         assert page.locator('[data-testid="stMarkdownContainer"] li', has_text="adjusted p").count() == 2

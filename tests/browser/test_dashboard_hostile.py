@@ -5,6 +5,7 @@ the summary CSV neutralises formula-leading cells."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import io
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def open_page(page, title: str) -> None:
 def test_hostile_names_ids_and_analysis_value_stay_text(browser, streamlit_server, tmp_path):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = context.new_page()
-    page.set_default_timeout(90_000)
+    page.set_default_timeout(deadlines.ACTION_MS)
     outside, dialogs = [], []
     page.on("request", lambda r: outside.append(r.url) if not (
         r.url.startswith(streamlit_server) or r.url.startswith(("data:", "blob:"))) else None)

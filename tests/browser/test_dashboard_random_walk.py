@@ -9,6 +9,7 @@ assertion message lists the steps taken."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import os
 import random
 import re
@@ -22,7 +23,7 @@ from dashboard_server import ROW_HEIGHT
 pytestmark = pytest.mark.browser
 
 PAGES = ["Overview", "Data", "Curves", "Distributions", "Failures", "Compare", "Share"]
-RUN_TIMEOUT = 90_000
+RUN_TIMEOUT = deadlines.SCRIPT_RUN_MS
 PROFILE = bool(os.environ.get("RANDOM_WALK_PROFILE"))
 # (seed, uploaded data set?, steps): 300 steps in all
 WALKS = [(1, False, 75), (2, False, 75), (3, True, 75), (4, True, 75)]
@@ -37,7 +38,7 @@ def rerun_done(page, where: str) -> None:
     running = '[data-testid="stApp"][data-test-script-state="running"]'
     idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
     try:
-        page.wait_for_selector(running, timeout=450)
+        page.wait_for_selector(running, timeout=deadlines.RERUN_START_MS)
     except Exception:  # noqa: BLE001 - the action started no rerun
         pass
     try:
@@ -215,7 +216,7 @@ def new_context(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(4_000)  # for clicks and fills; script runs have RUN_TIMEOUT
-    page.set_default_navigation_timeout(60_000)
+    page.set_default_navigation_timeout(deadlines.ACTION_MS)
     return context, page
 
 
@@ -226,7 +227,7 @@ def test_random_walk_shows_no_exception(browser, streamlit_server, tmp_path, see
     log: list[str] = []
     try:
         page.goto(streamlit_server)
-        page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
+        page.wait_for_selector('[data-testid="stApp"]', timeout=deadlines.ACTION_MS)
         rerun_done(page, "start")
         if uploaded:
             upload_small(page, tmp_path)

@@ -3,6 +3,7 @@ it completes without an error and the server stays up. Nothing here asserts a ti
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import sys
 
 import pytest
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_bounded_load_test_runs_and_leaves_the_server_healthy():
-    result = load_test.run(sessions=2, steps=2, timeout=300, client="browser")
+    result = load_test.run(sessions=2, steps=2, timeout=deadlines.SCRIPT_RUN, client="browser")
     assert result["errors"] == [] and result["server_alive"]
     assert result["actions"]["change K"]["n"] == 4 and result["actions"]["open Overview"]["n"] == 2
     for row in result["actions"].values():

@@ -10,6 +10,7 @@ never received is refused.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import asyncio
 import sys
 
@@ -88,7 +89,7 @@ def test_each_k_change_finishes_and_shows_the_new_k(streamlit_server):
 
 
 def test_load_test_websocket_client_runs_and_leaves_the_server_healthy(streamlit_server):
-    result = load_test.run(sessions=2, steps=2, url=streamlit_server, timeout=300, client="websocket")
+    result = load_test.run(sessions=2, steps=2, url=streamlit_server, timeout=deadlines.SCRIPT_RUN, client="websocket")
     assert result["errors"] == [] and result["server_alive"]
     assert result["actions"]["change K"]["n"] == 4 and result["actions"]["open Overview"]["n"] == 2
     assert result["script_runs"] >= 6  # two opens and four changes, each at least one run

@@ -1,5 +1,6 @@
 """The HTML report opened in headless Chromium, offline: no dialog, no request, every chart drawn."""
 
+import _deadlines as deadlines
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def test_report_offline_no_dialog_all_charts_drawn(report_file, browser):
     page.wait_for_function(
         "() => { const d = document.querySelectorAll('.plotly-graph-div');"
         " return d.length > 0 && Array.from(d).every(x => x.querySelector('.main-svg')); }",
-        timeout=30000)
+        timeout=deadlines.ACTION_MS)
     page.wait_for_timeout(300)
     charts = page.evaluate(
         """() => Array.from(document.querySelectorAll('.plotly-graph-div')).map(d => ({

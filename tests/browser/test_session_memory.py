@@ -10,6 +10,7 @@ read from ``/proc/<pid>/status``.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import re
 import time
 import urllib.request
@@ -36,7 +37,7 @@ def rss_mb(pid: int) -> float:
 
 def uploaded_bytes(url: str) -> int:
     """Bytes Streamlit's upload manager holds for all sessions (0 when it holds none)."""
-    text = urllib.request.urlopen(url + "/_stcore/metrics", timeout=10).read().decode()
+    text = urllib.request.urlopen(url + "/_stcore/metrics", timeout=deadlines.SUBPROCESS).read().decode()
     total = 0
     for line in text.splitlines():
         if "UploadedFileManager" in line and not line.startswith("#"):
@@ -73,7 +74,7 @@ def upload_and_browse(browser, url: str, run_path: str, qrels_path: str) -> None
     context.close()
 
 
-def settle(url: str, pid: int, timeout: float = 90.0) -> float:
+def settle(url: str, pid: int, timeout: float = deadlines.BACKGROUND) -> float:
     """Wait until no uploaded file is held and the resident memory has stopped falling;
     returns the memory then (MB)."""
     deadline = time.monotonic() + timeout

@@ -8,6 +8,7 @@ opens on the Overview with its title after a restart of the server."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import io
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -49,7 +50,7 @@ def download_summary(page) -> bytes:
 def new_page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = context.new_page()
-    page.set_default_timeout(120_000)
+    page.set_default_timeout(deadlines.ACTION_MS)
     return context, page
 
 

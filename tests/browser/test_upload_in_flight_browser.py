@@ -4,6 +4,7 @@ the user went to. The upload is slowed to 1 MB/s through Chromium's DevTools pro
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import pytest
 
 from dashboard import demo
@@ -34,7 +35,7 @@ def test_upload_in_progress_survives_leaving_the_data_page(app_page, streamlit_s
     cdp.send("Network.emulateNetworkConditions",
              {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('slow_model')",
-                           timeout=120_000)
+                           timeout=deadlines.SCRIPT_RUN_MS)
     wait_idle(page)
     assert_no_exception(page, "Overview after the upload finished")
     main = page.locator('[data-testid="stMain"]').inner_text()
