@@ -109,19 +109,27 @@ class Population:
                 "evaluated)")
         return f"{head}; {served}" if missing else f"{head}; every model served all of them"
 
-    def coverage(self, segments: pd.Series | None = None, limit: int = 5) -> list[str]:
-        """One sentence per model that did not serve every evaluated user, with how many and,
-        given ``segments`` (a label per user id), in which segments (largest first, at most
-        ``limit`` named); empty when every model served everyone."""
+    def coverage(self, segments: pd.Series | pd.DataFrame | None = None, limit: int = 5) -> list[str]:
+        """One sentence per model that did not serve every evaluated user, with how many and, given
+        ``segments``, in which segments (largest first, at most ``limit`` per attribute): a Series
+        (a label per user id, named by the attribute) or a user-attributes table (``user_id`` and
+        one column per attribute). Empty when every model served everyone."""
+        if isinstance(segments, pd.DataFrame):
+            ids = segments["user_id"] if "user_id" in segments.columns else segments.index
+            columns = [pd.Series(segments[c].astype(str).to_numpy(), index=pd.Index(ids).astype(str), name=c)
+                       for c in segments.columns if c != "user_id"]
+        else:
+            columns = [] if segments is None else [segments]
         out = []
         for model in self.incomplete:
             ids = self.unserved[model]
-            where = ""
-            if segments is not None:
-                counts = self.unserved_segments(model, segments)
+            parts = []
+            for labels in columns:
+                counts = self.unserved_segments(model, labels)
                 named = ", ".join(f"{seg} {_count(c)}" for seg, c in counts.head(limit).items())
-                more = f" and {len(counts) - limit} more segments" if len(counts) > limit else ""
-                where = f" ({segments.name or 'segment'}: {named}{more})" if named else ""
+                more = f" and {len(counts) - limit} more" if len(counts) > limit else ""
+                parts.append(f"{labels.name or 'segment'}: {named}{more}")
+            where = f" ({'; '.join(parts)})" if parts else ""
             fate = ("they score 0 for it" if self.users == "all"
                     else "they are left out for every model")
             out.append(f"{model} did not serve {_count(len(ids))} of the {_count(self.n_evaluated)} evaluated "
