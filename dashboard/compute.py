@@ -23,7 +23,7 @@ import metrics_core as mc
 from metrics_core.errors import MetricsError
 
 from . import cache, metric_lists
-from .controls import evaluation_options
+from .controls import controls, evaluation_options, users
 from .loading import _entries, _features_key, item_features, model_keys, scores_are_probabilities
 
 def evaluation_size(ev) -> int:
@@ -136,7 +136,20 @@ def _view(ev: Any, metrics: Sequence[str]) -> Any:
                    per_user=ev.per_user[[m for m in metrics if m in ev.per_user.columns]])
 
 
-def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
+def population() -> Any:
+    """The users the analysis counts under the sidebar's ``users`` setting, with each model's
+    coverage (:func:`metrics_core.population.population` of every loaded model; cached by the
+    models, the conventions and the setting)."""
+    from metrics_core.population import population as build
+
+    ranking = metric_lists.labels(metric_lists.RANKING, controls()["k"])
+    evals = evaluate_all(ranking, counted=False)
+    key = (f"population|{tuple(model_keys().get(n, n) for n in evals)!r}|"
+           f"{sorted(evaluation_options().items())!r}|{users()}")
+    return cache.SHARED.get_or_compute(key, lambda: build(evals, users()))
+
+
+def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, counted: bool = True,
                  **options: Any) -> dict[str, Any]:
     """``mc.evaluate`` of every model on ``metrics`` (cached).
 
@@ -150,10 +163,18 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True,
     Ranking metrics at one cutoff, or scored-row metrics, asked without ``options`` are
     read from the one evaluation all pages share (:func:`_shared_request`), so a page
     opened after the Overview computes nothing new.
+
+    With ``counted`` (default) each evaluation holds the users the analysis counts
+    (:func:`population`): under ``users="served"`` its per-user table keeps only the users
+    every model served and its per-user means are over them.
     """
+    if counted and users() != "all":
+        counted_by = population()
+        return {name: counted_by.restrict(ev) for name, ev in
+                evaluate_all(metrics, skip_inapplicable=skip_inapplicable, counted=False, **options).items()}
     shared = _shared_request(metrics) if not options and skip_inapplicable else None
     if shared is not None and list(metrics) != shared[0]:
-        full = evaluate_all(shared[0], **shared[1])
+        full = evaluate_all(shared[0], counted=False, **shared[1])
         return {name: _view(ev, metrics) for name, ev in full.items()}
     opts = {**evaluation_options(), **options}
     opt_key = tuple(sorted(opts.items()))
@@ -245,13 +266,15 @@ FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one 
 
 
 def report_html(evals: dict[str, Any], baseline: str, settings: dict) -> bytes:
-    """``metrics_core.report.build_report`` of ``evals`` with ``baseline`` first, as UTF-8 bytes,
-    built once per models, metrics, settings and conventions (server cache)."""
+    """``metrics_core.report.build_report`` of ``evals`` (evaluated over every user:
+    ``evaluate_all(..., counted=False)``) with ``baseline`` first, over the users the sidebar
+    counts, as UTF-8 bytes, built once per models, metrics, settings and conventions (server cache)."""
     from metrics_core.report import build_report
 
     ordered = {baseline: evals[baseline], **{n: e for n, e in evals.items() if n != baseline}}
     metrics = tuple(dict.fromkeys(m for e in ordered.values() for m in e.summary))
     key = (f"report|{tuple(model_keys().get(n, n) for n in ordered)!r}|{metrics!r}|"
-           f"{sorted(settings.items())!r}|{sorted(evaluation_options().items())!r}")
+           f"{sorted(settings.items())!r}|{sorted(evaluation_options().items())!r}|{users()}")
     return cache.SHARED.get_or_compute(key, lambda: build_report(
-        ordered, title="metrics-core report", settings=settings, baseline=baseline).encode("utf-8"))
+        ordered, title="metrics-core report", settings=settings, baseline=baseline,
+        users=users()).encode("utf-8"))

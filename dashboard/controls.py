@@ -1,6 +1,7 @@
-"""The sidebar: K, gain, tie rule, and every other convention of ``mc.evaluate``.
+"""The sidebar: K, gain, tie rule, the users counted, and every other convention of ``mc.evaluate``.
 
-K, gain and ties are always shown; the other conventions and a library preset
+K, gain, ties and the users counted (``users``: every evaluated user, or only those every
+model served; see :mod:`metrics_core.population`) are always shown; the other conventions and a library preset
 sit in a collapsed "Conventions" expander. Every control is generated from
 :mod:`metrics_core.conventions` (name, choices, default, help) and bound to the
 URL (``?k=20&gain=exponential&ideal=k``), so a reload, a copied address or a
@@ -17,6 +18,7 @@ from typing import Any
 import streamlit as st
 
 from metrics_core import conventions as conv
+from metrics_core.population import DEFAULT_USERS, USERS, USERS_HELP
 from metrics_core.presets import PRESETS, settings as preset_settings
 
 K_DEFAULT = 10
@@ -32,6 +34,8 @@ TIE_LABELS = {
     "trec": "trec_eval: score, then item id",
     "input": "input row order",
 }
+#: Widget key and URL parameter of the users counted (``?users=served``).
+USERS_KEY = "users"
 PRESET_KEY = "preset"
 NO_PRESET = "none"
 _SPECS = {spec["name"]: spec for spec in conv.widget_specs()}
@@ -79,6 +83,11 @@ def render_controls() -> None:
         "Ties", TIES, key="ties", bind="query-params",
         help="Tied scores: average = exact expectation over every order of the ties; "
              "trec = score, then item id descending (trec_eval); input = the file's row order.")
+    st.sidebar.selectbox(
+        "Users counted", USERS, key=USERS_KEY, bind="query-params",
+        help=f"Which users every page, table, chart, verdict and file counts. all: {USERS_HELP['all']}. "
+             f"served: {USERS_HELP['served']}. Every page says how many users that is and which model "
+             "did not serve whom.")
     with st.sidebar.expander("Conventions", expanded=False):
         st.selectbox("Library preset", preset_names(), key=PRESET_KEY, bind="query-params",
                      on_change=_apply_preset,
@@ -102,6 +111,8 @@ def apply_view(view: dict) -> None:
     except (TypeError, ValueError):
         k = K_DEFAULT
     wanted: dict[str, Any] = {"k": k if 1 <= k <= K_MAX else K_DEFAULT}
+    if one(view.get(USERS_KEY)) in USERS:
+        wanted[USERS_KEY] = one(view.get(USERS_KEY))
     preset = one(view.get(PRESET_KEY))
     if preset in preset_names():
         wanted[PRESET_KEY] = preset
@@ -151,6 +162,12 @@ def controls() -> dict[str, Any]:
     return {"k": int(k if k is not None else K_DEFAULT), "gain": _current("gain"), "ties": _current("ties")}
 
 
+def users() -> str:
+    """The users counted: ``"all"`` or ``"served"`` (the default when not yet drawn)."""
+    value = st.session_state.get(USERS_KEY, DEFAULT_USERS)
+    return value if value in USERS else DEFAULT_USERS
+
+
 def evaluation_options() -> dict[str, Any]:
     """The ``mc.evaluate`` keywords the sidebar sets: every convention (K is per metric)."""
     return conventions()
@@ -168,6 +185,8 @@ def settings() -> dict[str, Any]:
     out: dict[str, Any] = {"K": controls()["k"], "gain": _current("gain"), "ties": _current("ties")}
     if preset():
         out["preset"] = preset()
+    if users() != DEFAULT_USERS:
+        out["users"] = users()
     out.update({key: value for key, value in non_default().items() if key not in TOP})
     return out
 

@@ -1,5 +1,6 @@
 """What every page does around its widgets: stop with a one-line error, require
-loaded models, and hand a user over to the Failures page."""
+loaded models, say over which users the page's numbers are, and hand a pair of models
+and a user over to the Failures page."""
 
 from __future__ import annotations
 
@@ -16,14 +17,33 @@ from .loading import get_models, load_errors
 _FOCUS = "mcd_focus"
 
 
-def request_drilldown(model: str, user_id: Any) -> None:
-    """Make the Failures page open on ``user_id`` of ``model``."""
-    st.session_state[_FOCUS] = (model, user_id)
+def request_drilldown(model: str, user_id: Any, other: str | None = None) -> None:
+    """Make the Failures page open on ``user_id`` of ``model``, beside ``other`` (the model it
+    was compared with)."""
+    st.session_state[_FOCUS] = (model, user_id, other)
 
 
-def pop_drilldown() -> tuple[str, Any] | None:
-    """The pending drill-down request, consumed (used by the Failures page)."""
+def pop_drilldown() -> tuple[str, Any, str | None] | None:
+    """The pending drill-down request ``(model, user, other)``, consumed (used by the Failures page)."""
     return st.session_state.pop(_FOCUS, None)
+
+
+def show_population(warn: bool = True) -> Any:
+    """Say over which users the page's numbers are (the sidebar's "Users counted") and name
+    every model that did not serve every user, with how many and in which segments of the
+    user attributes: as warnings (``warn``) or as one caption. Returns the population."""
+    from .compute import population
+    from .loading import user_attributes
+
+    counted = population()
+    lines = counted.coverage(user_attributes())
+    if warn:
+        st.caption(text.md(f"Users counted: {counted.describe()}.", limit=600))
+        for line in lines:
+            st.warning(text.md(line, limit=600), icon=":material/person_off:")
+    else:
+        st.caption(text.md(" ".join([f"Users counted: {counted.describe()}.", *lines]), limit=1200))
+    return counted
 
 
 @contextlib.contextmanager

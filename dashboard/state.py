@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from . import metric_lists
 from .compute import (applicable, cached_figure, ci_table, curve, evaluate_all, metric_curves,  # noqa: F401
-                      metric_curves_unless_compiling, report_html)
+                      metric_curves_unless_compiling, population, report_html)
 from .controls import (  # noqa: F401
     GAIN_LABELS, GAINS, K_DEFAULT, K_MAX, TIE_LABELS, TIES, apply_view, controls, conventions,
-    evaluation_options, preset, render_controls, settings, settings_slug)
+    evaluation_options, preset, render_controls, settings, settings_slug, users)
 from .loading import (  # noqa: F401
     LARGE_ROWS, LoadReport, ModelEntry, Problem, _read_side, app_icon, demo_data, file_columns,
     get_models, is_large, item_features, load_errors, load_problems, load_report, model_keys,
     read_blob, read_mapping, scores_are_probabilities, side_errors, user_attributes)
-from .page import guard, pop_drilldown, request_drilldown, require_models  # noqa: F401
+from .page import guard, pop_drilldown, request_drilldown, require_models, show_population  # noqa: F401
 from .sources import (  # noqa: F401
     Blob, Sources, add_run, ingest_uploads, is_demo, load_sources, model_name, remove_run,
     reset_to_demo, set_blob, set_mapping, sources, upload_generation)

@@ -88,23 +88,25 @@ def diagnostics_table(diags: dict) -> pd.DataFrame:
     return out
 
 
-#: Above these shares a diagnostic is a warning rather than a fact.
-MISSING_USERS_WARN = 0.05
+#: Above this share of the run's users without ground truth a diagnostic is a warning.
 ONLY_IN_RUN_WARN = 0.5
 
 
-def diagnostics_problems(diags: dict) -> list[str]:
-    """Sentences for what probably distorts the results: ids that do not match, users
-    that score 0 because the run misses them. Ties, short lists and unjudged items are
-    usual in ranking data and stay facts in the table."""
+def diagnostics_problems(diags: dict, users: str = "all") -> list[str]:
+    """Sentences for what probably distorts the results: ids that do not match, and any user
+    of the ground truth missing from a model's run (one is enough: it scores 0 for that model
+    under ``users="all"``, or leaves every model's numbers under ``users="served"``). Ties,
+    short lists and unjudged items are usual in ranking data and stay facts in the table."""
+    fate = ("they score 0 for it when they have relevant items (Users counted: all)" if users == "all"
+            else "they are left out of every model's numbers (Users counted: served)")
     out = []
     for name, d in diags.items():
         if d.n_users_evaluated == 0:
             out.append(f"{name}: no user of the run is in the ground truth; check that the user ids match.")
             continue
-        if d.n_users_truth and d.users_only_in_truth / d.n_users_truth >= MISSING_USERS_WARN:
+        if d.users_only_in_truth:
             out.append(f"{name}: {_count_share(d.users_only_in_truth, d.n_users_truth)} users of the ground "
-                       "truth are missing from the run; they score 0 when they have relevant items.")
+                       f"truth are missing from the run; {fate}.")
         if d.n_users_run and d.users_only_in_run / d.n_users_run >= ONLY_IN_RUN_WARN:
             out.append(f"{name}: {_count_share(d.users_only_in_run, d.n_users_run)} users of the run have no "
                        "ground truth and are left out; check that the user ids match.")

@@ -86,10 +86,10 @@ _CHOICES = "mcd_url_choices"
 #: Every page choice kept in the URL (widget key = URL parameter).
 CHOICE_KEYS = (
     "compare_baseline", "compare_challengers", "compare_metrics", "compare_test", "compare_correction",
-    "compare_alpha", "compare_users", "compare_matrix_metric", "compare_segment", "compare_focus_model",
+    "compare_alpha", "compare_matrix_metric", "compare_segment", "compare_focus_model",
     "compare_focus_metric", "compare_n_regressions",
     "dist_metric", "dist_segment", "failures_model", "failures_metric", "failures_n", "failures_group",
-    "failures_segment", "failures_other",
+    "failures_attribute", "failures_segment", "failures_other",
     "curves_bins", "curves_threshold", "curves_recall", "curves_cm_model",
     "overview_ci_on", "overview_diversity", "overview_curves_on",
     "overview_bar_metric", "explain_model", "explain_metric", "explain_from", "explain_to",

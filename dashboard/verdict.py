@@ -3,10 +3,10 @@
 
 ``verdict_table``: one row per challenger x metric with both means, the difference, the
 relative lift with its 95% interval, the adjusted p-value of the chosen test, a marker,
-the minimum detectable effect and one sentence. ``pair_matrix``: lift of every model
-(rows) against every other (columns). ``served_only``: per-user tables restricted to
-the users a model served (a non-empty list), so that pairing keeps the users both
-models served. ``regressions``: users sorted by how much the challenger loses.
+the minimum detectable effect and one sentence that says over which users and names a
+model of the pair that did not serve every user. ``pair_matrix``: lift of every model
+(rows) against every other (columns). ``regressions``: users sorted by how much the
+challenger loses.
 """
 
 from __future__ import annotations
@@ -16,18 +16,17 @@ from typing import Mapping
 import pandas as pd
 
 from metrics_core import registry
-from metrics_core.encode import ids_in
 
 from . import format as fmt
 
 BETTER, WORSE, SAME = "▲ better", "▼ worse", "– no significant difference"
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
-BOTH, ALL = "both served", "all evaluated"
 
 
-def served_only(per_user: Mapping[str, pd.DataFrame], served: Mapping[str, pd.Index]) -> dict[str, pd.DataFrame]:
-    """Each model's per-user table restricted to the users it served."""
-    return {name: table[ids_in(table.index, served[name])] for name, table in per_user.items()}
+def coverage_by_model(population, segments=None) -> dict[str, str]:
+    """Model -> the sentence saying how many evaluated users it did not serve (and in which
+    segments of ``segments``), for the models that did not serve everyone."""
+    return dict(zip(population.incomplete, population.coverage(segments)))
 
 
 def marker(row) -> str:
@@ -43,9 +42,17 @@ def lift_text(lift: float, low: float, high: float) -> str:
     return f"{fmt.percent(lift)} [{fmt.percent(low)}, {fmt.percent(high)}]"
 
 
-def sentence(row, n_comparisons: int, correction: str, alpha: float) -> str:
+def sentence(row, n_comparisons: int, correction: str, alpha: float, who: str | None = None,
+             coverage: Mapping[str, str] | None = None) -> str:
     """"two_tower is better than popularity on ndcg@10 by +121.0% [+115.0%, +127.0%], significant after
-    Holm over 6 comparisons"."""
+    Holm over 6 comparisons", then over whom (``who``) and, for the baseline and the challenger,
+    their ``coverage`` sentence when they did not serve every user."""
+    tail = (f" Users: {who}." if who else "") + "".join(
+        f" {coverage[m]}" for m in dict.fromkeys([row["baseline"], row["model"]]) if coverage and m in coverage)
+    return _sentence(row, n_comparisons, correction, alpha) + tail
+
+
+def _sentence(row, n_comparisons: int, correction: str, alpha: float) -> str:
     mark = marker(row)
     lift = lift_text(row["lift"], row["lift_ci_low"], row["lift_ci_high"])
     corrected = (f"after {CORRECTION_NAMES.get(correction, correction)} over {n_comparisons} comparisons"
@@ -60,9 +67,11 @@ def sentence(row, n_comparisons: int, correction: str, alpha: float) -> str:
             f"significant {corrected} (adjusted p {fmt.pvalue(row['p_adjusted'])}, α = {alpha:g}).")
 
 
-def verdict_table(table: pd.DataFrame, correction: str, alpha: float) -> pd.DataFrame:
+def verdict_table(table: pd.DataFrame, correction: str, alpha: float, who: str | None = None,
+                  coverage: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The readable table of a comparison (formatted strings, in the order of ``table``; the
-    baseline is the same for every row and stated by the page)."""
+    baseline is the same for every row and stated by the page); ``who`` / ``coverage``: see
+    :func:`sentence`."""
     n = len(table)
     rows = []
     for _, r in table.iterrows():
@@ -73,7 +82,7 @@ def verdict_table(table: pd.DataFrame, correction: str, alpha: float) -> pd.Data
             "baseline mean": fmt.metric(r["baseline_mean"]), "challenger mean": fmt.metric(r["model_mean"]),
             "difference": fmt.signed(r["diff"]), "users paired": fmt.count(r["n"]),
             "detectable lift": fmt.percent(r["mde_relative"], signed_=False),
-            "sentence": sentence(r, n, correction, alpha),
+            "sentence": sentence(r, n, correction, alpha, who, coverage),
         })
     return pd.DataFrame(rows)
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from metrics_core import registry, stats
 from metrics_core.errors import MetricsError
+from metrics_core.population import check_users, population
 
 __all__ = ["compare", "summary_table", "per_user_table", "COMPARE_COLUMNS"]
 
@@ -80,7 +81,8 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
             metrics: Sequence[str] | None = None, test: str = "t", correction: str = "holm",
             alpha: float = 0.05, confidence: float = 0.95, n_resamples: int = 1000,
             n_permutations: int = 10000, seed: int = 0,
-            tests: str | Iterable[str] | None = None) -> pd.DataFrame:
+            tests: str | Iterable[str] | None = None, users: str = "all",
+            served: Mapping[str, Iterable] | None = None) -> pd.DataFrame:
     """Paired comparison of models on per-user metrics.
 
     Parameters
@@ -98,10 +100,16 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     n_resamples: bootstrap resamples of the CI of ``diff``, the percentile bootstrap of the mean
         paired difference (:func:`metrics_core.stats.bootstrap_ci_many`; ``0``: no bootstrap,
         ``ci_low`` and ``ci_high`` are NaN; the lift's interval is the delta method's either way).
+    users: which users are paired (:mod:`metrics_core.population`): ``"all"`` every evaluated
+        user (a model's missing list scores 0), ``"served"`` only the users every model in
+        ``evaluations`` served. ``served``: ``{model: user ids it served}`` when the evaluations
+        are per-user DataFrames (Evaluations carry it); needed for ``"served"`` only.
 
     Returns one row per (metric, pair) with :data:`COMPARE_COLUMNS` plus, for each test run,
     ``p_<test>`` and ``p_<test>_adjusted``. ``diff = model_mean - baseline_mean`` over the ``n``
     users evaluated for both models; ``wins`` counts users where ``model`` is better.
+    ``attrs["population"]`` is the :class:`metrics_core.population.Population` (users counted
+    and each model's coverage) and ``attrs["users"]`` its one-line description.
     """
     if not isinstance(evaluations, Mapping) or len(evaluations) < 2:
         raise MetricsError("compare needs at least two models (e.g. --run A --run B)")
@@ -112,7 +120,12 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
         raise MetricsError(f"alpha must be between 0 and 1, got {alpha}")
     run_tests = _normalise_tests(test, tests)
     names = [str(k) for k in evaluations]
+    users = check_users(users)
+    counted = (population(evaluations, users, served) if users == "served" or served is not None
+               or all(hasattr(v, "ranked") for v in evaluations.values()) else None)
     tables = {str(k): per_user_table(v) for k, v in evaluations.items()}
+    if counted is not None:
+        tables = {name: counted.table(table) for name, table in tables.items()}
     first = tables[names[0]]
     if metrics is None:
         metric_names = [c for c in first.columns
@@ -172,12 +185,14 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     for t in run_tests:
         extra += [f"p_{t}", f"p_{t}_adjusted"]
     result.attrs.update({"correction": correction, "alpha": alpha, "tests": run_tests,
-                         "confidence": confidence})
+                         "confidence": confidence, "population": counted,
+                         "users": counted.describe() if counted is not None else users})
     return result[COMPARE_COLUMNS + extra]
 
 
 def summary_table(evaluations: Mapping[str, Any], metrics: Sequence[str] | None = None,
-                  n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+                  n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                  users: str = "all", served: Mapping[str, Iterable] | None = None) -> pd.DataFrame:
     """Each model's value of every metric, with a bootstrap CI for per-user metrics.
 
     Returns long-format rows ``model, metric, value, ci_low, ci_high, n``. ``value`` is the
@@ -186,8 +201,14 @@ def summary_table(evaluations: Mapping[str, Any], metrics: Sequence[str] | None 
     over users (NaN for global metrics such as AUC that have no per-user values); ``n`` is the
     number of users with a per-user value (0 for global metrics). The intervals come from
     :func:`metrics_core.stats.bootstrap_ci_many`: columns with as many users share one pass over
-    the resamples, each keeping its own interval.
+    the resamples, each keeping its own interval. ``users`` (and ``served``) choose the users
+    counted, as in :func:`compare`: under ``"served"`` the per-user means and intervals are
+    over the users every model served.
     """
+    if check_users(users) == "served":
+        counted = population(evaluations, users, served)
+        evaluations = {name: counted.restrict(ev) if hasattr(ev, "per_user") else counted.table(ev)
+                       for name, ev in evaluations.items()}
     rows = []
     samples: list[np.ndarray] = []
     for name, ev in evaluations.items():

@@ -1,6 +1,7 @@
 """A self-contained HTML report of an analysis: one file that opens offline in any browser.
 
-Contents: the settings, a summary table (every metric of every model with its bootstrap 95%
+Contents: the users counted (``users="all"`` or ``"served"``, see
+:mod:`metrics_core.population`) with each model's coverage, the settings, a summary table (every metric of every model with its bootstrap 95%
 CI over users), input diagnostics, the comparison table (paired tests with corrected
 p-values, see :mod:`metrics_core.compare`), ROC and precision-recall curves, and the
 per-user distribution of every per-user metric.
@@ -30,6 +31,7 @@ import pandas as pd
 
 from metrics_core import compare as _compare
 from metrics_core.errors import MetricsError
+from metrics_core.population import population
 
 __all__ = ["build_report", "write_report"]
 
@@ -129,8 +131,15 @@ def _summary_html(summary: pd.DataFrame) -> str:
         rows.append(f"<tr><th class='l'>{_e(model)}</th>{''.join(cells)}</tr>")
     return (f"<table id='summary'><thead><tr><th class='l'>model</th>{head}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>"
-            "<p class='note'>Mean over evaluated users; brackets: percentile bootstrap 95% CI over users "
+            "<p class='note'>Mean over the users counted (see Users); brackets: percentile bootstrap 95% CI over users "
             "(none for global metrics such as AUC).</p>")
+
+
+def _population_html(counted) -> str:
+    """Over whom every number of the report is, and each model that did not serve everyone."""
+    lines = "".join(f"<li class='warn'>{_e(line)}</li>" for line in counted.coverage())
+    return (f"<p id='population'>{_e(counted.describe())}.</p>"
+            + (f"<ul id='coverage'>{lines}</ul>" if lines else ""))
 
 
 def _comparison_html(comparison: pd.DataFrame) -> str:
@@ -162,7 +171,8 @@ def _comparison_html(comparison: pd.DataFrame) -> str:
             "<th class='l'>model</th><th>users</th><th>baseline mean</th><th>model mean</th>"
             "<th>difference</th><th>95% CI</th><th>p</th><th>p adjusted</th><th>Cohen's d</th>"
             f"<th>win / tie / loss</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            f"<p class='note'>Paired over users evaluated for both models. Test: {test}; correction "
+            f"<p class='note'>Paired over {_e(attrs.get('users', 'the users evaluated for both models'))}. "
+            f"Test: {test}; correction "
             f"over all rows: {correction}; &#9650;/&#9660; significant at {alpha} after correction.</p>")
 
 
@@ -255,20 +265,25 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
                  title: str = "metrics-core report", settings: Mapping[str, Any] | None = None,
                  baseline: str | None = None, test: str = "t", correction: str = "holm",
                  summary: pd.DataFrame | None = None, relevance_threshold: float = 1,
-                 n_resamples: int = 1000, seed: int = 0) -> str:
+                 n_resamples: int = 1000, seed: int = 0, users: str = "all") -> str:
     """Render the report of ``evaluations`` (``{model name: Evaluation}``) as one HTML string.
 
     ``comparison`` is a :func:`metrics_core.compare.compare` table; when omitted and there are at
     least two models with shared per-user metrics it is computed against ``baseline`` (default:
     the first model) with ``test`` and ``correction``. ``summary`` is a
     :func:`metrics_core.compare.summary_table` (computed when omitted). ``settings`` (K, gain,
-    ties, ...) is shown as a table.
+    ties, ...) is shown as a table. ``users`` chooses the users every per-user number counts
+    (:mod:`metrics_core.population`); the report says over whom at the top, with the models that
+    did not serve every user.
     """
     if not evaluations:
         raise MetricsError("the report needs at least one evaluated model")
     go, offline = _plotly()
     names = [str(n) for n in evaluations]
     evaluations = {str(k): v for k, v in evaluations.items()}
+    counted = population(evaluations, users)
+    full = evaluations
+    evaluations = {name: counted.restrict(ev) for name, ev in evaluations.items()}
     colors = {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
     if summary is None:
         summary = _compare.summary_table(evaluations, n_resamples=n_resamples, seed=seed)
@@ -277,7 +292,7 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
         for n in names[1:]:
             shared &= set(_compare.per_user_table(evaluations[n]).columns)
         if shared:
-            comparison = _compare.compare(evaluations, baseline=baseline or names[0], test=test,
+            comparison = _compare.compare(full, baseline=baseline or names[0], test=test, users=users,
                                           correction=correction, n_resamples=n_resamples, seed=seed)
 
     figures = (_comparison_figures(go, comparison) + _curve_figures(go, evaluations, relevance_threshold, colors)
@@ -305,6 +320,7 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
         f"<script type='text/javascript'>{offline.get_plotlyjs()}</script></head><body><main>"
         f"<h1>{_e(title)}</h1><p class='meta'>{len(names)} model(s): {', '.join(_e(n) for n in names)}"
         f" &middot; generated {generated} by metrics-core</p>"
+        f"<h2>Users</h2>{_population_html(counted)}"
         f"<h2>Settings</h2>{settings_html}"
         f"<h2>Summary</h2>{_summary_html(summary)}"
         f"<h2>Comparison</h2>{_comparison_html(comparison) if comparison is not None else _comparison_html(None)}"

@@ -42,7 +42,7 @@ def test_compare_json_matches_scipy(files, capsys):
                "--run", str(paths["near"]), "--metrics", "ndcg@5,map", "--json", "-q"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"models", "comparisons", "settings", "diagnostics"}
+    assert set(doc) == {"models", "comparisons", "settings", "population", "diagnostics"}
     ref = {n: mc.evaluate(frames[n], qdf, metrics=["ndcg@5", "map"]) for n in frames}
     assert doc["models"]["good"]["ndcg@5"] == pytest.approx(ref["good"].summary["ndcg@5"])
     rows = {(r["metric"], r["model"]): r for r in doc["comparisons"]}

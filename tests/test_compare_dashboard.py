@@ -92,7 +92,21 @@ def test_compare_page_matches_metrics_core_and_scipy(monkeypatch, tmp_path):
     assert "p_wilcoxon" not in shown.columns and "p_randomization" not in shown.columns  # only the chosen test
     ev = reference(["ndcg@10", "recall@10"])
     served = {name: _served(name) for name in ("popularity", "two_tower")}
-    # "both served" (the default): two_tower is paired on the users it served
+    # users counted "all" (the default): every evaluated user is paired, a missing list scores 0
+    a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
+    assert shown.loc[("ndcg@10", "two_tower"), "n"] == len(a)
+    assert shown.loc[("ndcg@10", "two_tower"), "diff"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
+    verdict_rows = frame_with(at, "lift [95% CI]")
+    assert len(verdict_rows) == 4 and set(verdict_rows["verdict"]) <= {"▲ better", "▼ worse",
+                                                                      "– no significant difference"}
+    assert all(not p.startswith(("0.0000", "1e", "2e")) for p in verdict_rows["adjusted p"])
+    assert any(m.value.startswith("- two\\_tower is") for m in at.markdown)
+    unserved = len(a) - len(served["two_tower"] & set(a.index.astype(str)))
+    assert any(f"two\\_tower did not serve {unserved} of the {len(a)} evaluated users" in m.value
+               for m in at.markdown if m.value.startswith("- "))
+    # users counted "served" (sidebar): only the users every model served are paired
+    ok(at.selectbox(key="users").set_value("served").run())
+    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
     for metric in ("ndcg@10", "recall@10"):
         a, b = ev["popularity"].per_user[metric], ev["two_tower"].per_user[metric]
         both = sorted(set(a.index.astype(str)) & served["popularity"] & served["two_tower"])
@@ -102,17 +116,7 @@ def test_compare_page_matches_metrics_core_and_scipy(monkeypatch, tmp_path):
         assert row["diff"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
         assert row["lift"] == pytest.approx(b.mean() / a.mean() - 1, abs=1e-12)
         assert row["p_value"] == pytest.approx(ttest_rel(b, a).pvalue, rel=1e-9, abs=1e-300)
-    verdict_rows = frame_with(at, "lift [95% CI]")
-    assert len(verdict_rows) == 4 and set(verdict_rows["verdict"]) <= {"▲ better", "▼ worse",
-                                                                      "– no significant difference"}
-    assert all(not p.startswith(("0.0000", "1e", "2e")) for p in verdict_rows["adjusted p"])
-    assert any(m.value.startswith("- two\\_tower is") for m in at.markdown)
-    # all evaluated users: missing lists score 0, every user of the ground truth is paired
-    ok(at.radio(key="compare_users").set_value("all evaluated").run())
-    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
-    a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
-    assert shown.loc[("ndcg@10", "two_tower"), "n"] == len(a)
-    assert shown.loc[("ndcg@10", "two_tower"), "diff"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
+    a, b = (ev[name].per_user["ndcg@10"].loc[both] for name in ("popularity", "two_tower"))
     # the chosen test only: Wilcoxon
     ok(at.selectbox(key="compare_test").set_value("wilcoxon").run())
     shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
@@ -129,6 +133,7 @@ def test_compare_page_matches_metrics_core_and_scipy(monkeypatch, tmp_path):
     at.session_state["compare_regressions"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     ok(at.run())
     assert at.selectbox(key="failures_model").value == "two_tower"
+    assert at.selectbox(key="failures_other").value == "popularity"  # the baseline it was compared with
     assert any(f"User {first_user}" in h.value for h in at.subheader)
 
 

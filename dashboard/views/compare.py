@@ -4,8 +4,9 @@ Opens on the verdict: per challenger and metric, both means, the lift with its 9
 interval, the adjusted p-value of the chosen test, a marker, the smallest lift the
 data could detect, and one sentence. Full statistics, all pairs as a matrix, results
 per user segment, and the per-user views (scatter, differences, largest regressions)
-follow. Users are paired only where both models served a list, unless switched to
-all evaluated users (missing lists then count as 0).
+follow. The users paired are the analysis' users counted (the sidebar's "Users counted":
+every evaluated user, a missing list scoring 0, or only the users every loaded model served);
+the page says how many, and every verdict names a model that did not serve every user.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
 CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
 N_PERMUTATIONS = comparisons.N_PERMUTATIONS
-USERS = (verdict.BOTH, verdict.ALL)
 
 
 def _comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, test: str, correction: str,
@@ -76,31 +76,25 @@ ALPHAS = [0.001, 0.01, 0.05, 0.1]
 alpha = url.bound(lambda: left.select_slider("Significance level (after correction)", options=ALPHAS, value=0.05,
                                              key="compare_alpha"),
                   "compare_alpha", 0.05, kind=float, options=ALPHAS)
-users_mode = url.bound(lambda: right.radio(
-    "Users compared", USERS, horizontal=True, key="compare_users",
-    help="Both served: only users for whom both models returned a list (a model that misses users is "
-         "judged on the users it served). All evaluated: every user of the ground truth; a missing list "
-         "scores 0."), "compare_users", USERS[0], options=USERS)
 if not challengers or not metrics:
     st.info("Pick at least one challenger and one metric.")
     st.stop()
 
 with state.guard():
-    evals = state.evaluate_all(metrics)
+    counted = state.show_population()
+    evals = state.evaluate_all(metrics)  # over the users counted
     chosen = [baseline, *challengers]
-    served = {n: models[n].user_ids[models[n].list_lengths > 0] for n in names}
     per_user = {n: evals[n].per_user[metrics] for n in names}
-    if users_mode == verdict.BOTH:
-        per_user = verdict.served_only(per_user, served)
     keys = state.model_keys()
-    opt_key = (users_mode, tuple(sorted(state.evaluation_options().items())))
+    opt_key = (state.users(), tuple(sorted(state.evaluation_options().items())))
     table = _comparison(tuple(keys.get(n, n) for n in chosen), {n: per_user[n] for n in chosen},
                         tuple(metrics), baseline, test, correction, float(alpha), opt_key)
 
 n_sig = int(table["significant"].sum())
-who = ("the users both models served" if users_mode == verdict.BOTH
-       else "every evaluated user (a missing list scores 0)")
-st.caption(f"{len(table)} comparisons, each paired over {who}; {TEST_LABELS[test]}, "
+who = counted.describe()
+coverage = verdict.coverage_by_model(counted, state.user_attributes())
+st.caption(text.md(f"{len(table)} comparisons, each paired over the users counted ({who}); ", limit=600)
+           + f"{TEST_LABELS[test]}, "
            f"{CORRECTION_LABELS[correction]} correction, α = {alpha}: {n_sig} significant. "
            "Lift = challenger mean / baseline mean − 1, 95% interval by the delta method. "
            "Detectable lift: the smallest lift a paired t-test would find with 80% power on these users: "
@@ -112,7 +106,7 @@ if table.attrs["pending"]:
                     f"{background.FOREGROUND_USERS:,} users per model they are computed before the page is shown.")
 
 st.subheader("Verdict", anchor=False)
-readable = verdict.verdict_table(table, correction, alpha)
+readable = verdict.verdict_table(table, correction, alpha, who, coverage)
 st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_verdict",
              column_config={"metric": st.column_config.TextColumn(help="Hover the metric selector for definitions"),
                             "adjusted p": st.column_config.TextColumn(help=f"{TEST_LABELS[test]}, adjusted by "
@@ -135,7 +129,7 @@ with st.expander("Full statistics"):
         "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")})
     slug = state.settings_slug()
     st.download_button("Download comparison CSV", text.csv_bytes(table, index=False),
-                       file_name=f"comparison_{test}_{correction}_{users_mode.replace(' ', '-')}_{slug}.csv",
+                       file_name=f"comparison_{test}_{correction}_users-{state.users()}_{slug}.csv",
                        mime="text/csv", key="compare_download", on_click="ignore", icon=":material/download:")
     st.caption(text.SPREADSHEET_NOTE)
 
@@ -195,10 +189,9 @@ pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challen
 row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
 segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
                                             tables.relevance_threshold(state.conventions()))
-unserved = {n: int((~ids_in(evals[n].per_user.index, served[n])).sum())
-            for n in (baseline, focus_model)}
-st.caption(f"{fmt.count(len(pairs))} users paired ({who}); colour: {text.md(segment_name)}. Win / tie / loss: "
-           f"{fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
+unserved = {n: counted.n_evaluated - (counted.served(n) or 0) for n in (baseline, focus_model)}
+st.caption(f"{fmt.count(len(pairs))} users paired ({text.md(who, limit=600)}); colour: {text.md(segment_name)}. "
+           f"Win / tie / loss: {fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
            + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
                      f"{focus_model} {unserved[focus_model]:,}."))
 col_a, col_b = st.columns(2)
@@ -218,12 +211,13 @@ if worst.empty:
     st.success(text.md(f"{focus_model} is never worse than {baseline} on {focus_metric} for the users compared."))
 else:
     st.caption(text.md(f"Users where {focus_model} loses most against {baseline} on {focus_metric}, "
-                       f"largest loss first ({who}). ") + "Select a row to open that user on the Failures page.")
+                       f"largest loss first (of the users counted: {who}). ", limit=600)
+               + "Select a row to open that user on the Failures page, beside the baseline.")
     picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
                           key="compare_regressions",
                           column_config={col: st.column_config.NumberColumn(format="%.4f")
                                          for col in worst.columns if col != "user_id"})
     user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
     if user is not None:
-        state.request_drilldown(focus_model, user)
+        state.request_drilldown(focus_model, user, baseline)
         url.switch_page("views/failures.py", user=user)

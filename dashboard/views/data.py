@@ -116,8 +116,10 @@ diags = {name: ev.diagnostics for name, ev in evals.items()}
 st.dataframe(tables.diagnostics_table(diags), key="data_diagnostics")
 for sentence in tables.diagnostics_facts(diags):
     st.caption(text.md(sentence, limit=600))
-serious = tables.diagnostics_problems(diags)
+serious = tables.diagnostics_problems(diags, state.users())
 for sentence in serious:
     st.warning(text.md(sentence, limit=600))
 if not serious:
-    st.success(f"No problem found at K = {c['k']}.")
+    st.success(f"No problem found at K = {c['k']}: every model served every user of the ground truth.")
+with state.guard():
+    state.show_population(warn=False)

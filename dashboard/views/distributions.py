@@ -1,6 +1,7 @@
 """Distributions: a per-user metric per model as ECDF and box plot (one panel each, no
 overlaid histograms),
-the shares of users at exactly 0 and 1, and a breakdown by user segment."""
+the shares of users at exactly 0 and 1, and a breakdown by user segment, over the users the
+analysis counts (the sidebar's "Users counted")."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ metric = url.bound(lambda: st.selectbox("Per-user metric", options, key="dist_me
                                                                    state.settings())),
                    "dist_metric", options[0], options=options)
 with state.guard():
-    evals = state.evaluate_all([metric])
+    state.show_population(warn=False)
+    evals = state.evaluate_all([metric])  # over the users counted
 long = state.per_user_long(evals, metric)
 
 st.subheader("Summary")

@@ -1,13 +1,27 @@
-"""Failures: which users a model fails, grouped (not served, no hit in the top K, hit
-but low, fine), filtered by segment or searched by id, sorted by how far each user is
-from the best other model; a user's list beside another model's, aligned by item."""
+"""Failures: which users a model fails against another, and what they share.
+
+The pair (model, compared with) comes from the Compare page when a regression is opened
+there. Users are grouped (not served, no hit in the top K, hit but low, fine), filtered by
+group, by any user attribute's value or by id, and sorted by how far each user is from the
+best other model, with every user attribute as a column. A table lists the attribute values
+over-represented among the users where the model is worse than the one compared with
+(``dashboard.failure_tables``). A user's list is shown beside the compared model's, aligned
+by item. Every number is over the analysis' users counted (the sidebar's "Users counted").
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import format as fmt, metric_lists, state, tables, text, triage, url
+from dashboard import failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
+
+
+
+def _new_attribute() -> None:
+    """Another attribute: its values differ, so the value filter starts at "all"."""
+    st.session_state["failures_segment"] = "all"
+
 
 st.title("Failures")
 models = state.require_models()
@@ -18,14 +32,21 @@ settings = state.settings()
 focus = state.pop_drilldown()
 if focus is not None and focus[0] in models:
     st.session_state["failures_model"] = focus[0]
+    if focus[2] in models and focus[2] != focus[0]:  # the model it was compared with
+        st.session_state["failures_other"] = focus[2]
     url.set(url.USER, focus[1])
 elif url.requested(url.USER) is not None and url.requested(url.USER) != url.get(url.USER):
     url.set(url.USER, url.requested(url.USER))  # a link or a reload names the user
 
-left, mid, right = st.columns([2, 2, 1])
+left, beside, mid, right = st.columns([2, 2, 2, 1])
 names = list(models)
 model = url.bound(lambda: left.selectbox("Model", names, key="failures_model"),
                   "failures_model", names[0], options=names)
+others = [m for m in names if m != model]
+other = url.bound(lambda: beside.selectbox("Compared with", others, key="failures_other",
+                                           help="The failing users are those where the model is worse than "
+                                                "this one; a user's list is shown beside this model's"),
+                  "failures_other", others[0], options=others) if others else None
 options = metric_lists.labels(metric_lists.PER_USER, k)
 metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric",
                                          help=metric_lists.help_for(st.session_state.get("failures_metric", options[0]),
@@ -38,7 +59,8 @@ n = url.bound(lambda: right.number_input("Users shown", min_value=5, max_value=1
 hit_label = metric_lists.label("hit_rate", k)
 all_metrics = metric_lists.labels(metric_lists.PER_USER, k)
 with state.guard():
-    evals = state.evaluate_all(all_metrics)
+    state.show_population(warn=False)
+    evals = state.evaluate_all(all_metrics)  # over the users counted
 ev = evals[model]
 threshold = tables.relevance_threshold(ev.conventions)  # the threshold the metrics used
 ranked = models[model]
@@ -46,6 +68,10 @@ ids = ranked.user_ids.astype(str)
 table = triage.triage_table({name: e.per_user for name, e in evals.items()}, model, metric, hit_label,
                             pd.Series(ranked.list_lengths, index=ids),
                             pd.Series(ranked.n_relevant(threshold), index=ids))
+if other:
+    table.insert(table.columns.get_loc("gap") + 1, f"behind {other}",
+                 failure_tables.pair_gap({n: e.per_user for n, e in evals.items()}, model, other, metric,
+                                         table["user_id"]))
 
 counts = triage.group_counts(table)
 st.caption(f"Groups of the {fmt.count(len(table))} evaluated users of this model at K = {k}: not served = no list; "
@@ -55,21 +81,25 @@ st.dataframe(counts.assign(users=[fmt.count(v) for v in counts["users"]],
                            share=[fmt.percent(v, signed_=False) for v in counts["share"]]),
              hide_index=True, key="failures_groups")
 
-f1, f2, f3 = st.columns([2, 2, 2])
+f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
 group = url.bound(lambda: f1.selectbox("Group", ["all", *triage.GROUPS], key="failures_group"),
                   "failures_group", "all", options=["all", *triage.GROUPS])
 attrs = state.user_attributes()
 attr_cols = [col for col in attrs.columns if col != "user_id"] if attrs is not None else []
 segment = segment_value = None
 if attr_cols:
-    segment, seg_name = state.user_segments(pd.Index(table["user_id"]), models, attrs, attr_cols[0])
+    attribute = url.bound(lambda: f2.selectbox("Filter by attribute", attr_cols, key="failures_attribute",
+                                               on_change=_new_attribute),
+                          "failures_attribute", attr_cols[0], options=attr_cols)
+    segment, seg_name = state.user_segments(pd.Index(table["user_id"]), models, attrs, attribute)
     values = ["all", *sorted(segment.unique())]
-    chosen = url.bound(lambda: f2.selectbox(f"Segment ({text.md(seg_name)})", values, key="failures_segment"),
+    chosen = url.bound(lambda: f3.selectbox(f"Value of {text.md(seg_name, limit=80)}", values,
+                                            key="failures_segment"),
                        "failures_segment", "all", options=values)
     segment_value = None if chosen == "all" else chosen
-search = f3.text_input("User id starts with", key="failures_search", max_chars=200)
+search = f4.text_input("User id starts with", key="failures_search", max_chars=200)
 shown = triage.filter_users(table, None if group == "all" else group, segment, segment_value, search)
-worst = shown.head(int(n))
+worst = failure_tables.with_attributes(shown.head(int(n)), attrs)
 
 st.subheader(text.md(f"Worst {len(worst)} users of {model} by {metric}"), anchor=False)
 st.caption(f"{fmt.count(len(shown))} users match; sorted by gap (largest first). Select a row to inspect that user.")
@@ -77,7 +107,11 @@ selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", 
                          column_config={**fmt.metric_columns([metric], settings),
                                         "best other": st.column_config.NumberColumn(format="%.4f"),
                                         "gap": st.column_config.NumberColumn(format="%+.4f",
-                                                                             help="best other model − this model")},
+                                                                             help="best other model − this model"),
+                                        **({f"behind {other}": st.column_config.NumberColumn(
+                                            format="%+.4f", help=f"{other} − this model, in the metric's "
+                                                                 "direction (positive: this model is worse)")}
+                                           if other else {})},
                          key="failures_worst")
 picked = tables.selected_value(worst, "user_id", selection.selection.rows if selection is not None else [])
 # A selection is taken once: it outlives the table it pointed into (another model,
@@ -88,6 +122,22 @@ if picked is not None and st.session_state.get("failures_taken") != signature:
     url.set(url.USER, picked)
 user = url.get(url.USER)
 
+if other and attr_cols:
+    st.subheader(text.md(f"What the users where {model} is worse than {other} share"), anchor=False)
+    failing = failure_tables.failing_users({n: e.per_user for n, e in evals.items()}, model, other, metric)
+    explained = failure_tables.overrepresented(pd.Index(table["user_id"]), failing, attrs)
+    st.caption(text.md(f"{len(failing):,} of the {len(table):,} users counted have a lower {metric} with {model} "
+                       f"than with {other} (in the metric's direction). For every value of every user attribute: "
+                       "its users among them and among all users counted; ratio = share of failing / share of "
+                       "all (above 1: over-represented). Largest ratio first.", limit=800))
+    st.dataframe(explained, hide_index=True, key="failures_explained", column_config={
+        "share of failing": st.column_config.NumberColumn(format="percent"),
+        "share of all": st.column_config.NumberColumn(format="percent"),
+        "ratio": st.column_config.NumberColumn(format="%.2f")})
+elif other:
+    st.caption("Upload a user-attributes table on the Data page to see which kinds of users the failures "
+               "concentrate in.")
+
 if user is None:
     st.info("Select a user in the table above to see their ranked list.")
     st.stop()
@@ -97,10 +147,6 @@ if not tables.has_user(ranked, user):
 
 order = c["ties"] if c["ties"] != "average" else "trec"
 st.subheader(text.md(f"User {user}"))
-others = [m for m in names if m != model]
-other = url.bound(lambda: st.selectbox("Beside", others, key="failures_other",
-                                       help="Another model's list for the same user, aligned by item"),
-                  "failures_other", others[0], options=others) if others else None
 with state.guard():
     full = ranked.user_list(user, ties=order)
     relevant = ranked.user_relevant_items(user, threshold)

@@ -1,5 +1,6 @@
 """Overview: every metric of every model at the current settings, with bootstrap 95%
-confidence intervals over users, metric-versus-K curves and the summary CSV download."""
+confidence intervals over users, metric-versus-K curves and the summary CSV download;
+first, over which users the numbers are and which model did not serve whom."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ described = " · ".join(f"{key} = {value:g}" if isinstance(value, float) else f"
                        for key, value in settings.items())
 st.caption(f"{described} · {fmt.count(len(models))} models. Hover a column header for the metric's "
            "definition; change the conventions in the sidebar.")
+with state.guard():
+    state.show_population()
 
 large = state.is_large()
 if large:
@@ -125,7 +128,8 @@ st.subheader("Metrics against K")
 k_max = 50
 with state.guard():
     long, compiling = state.metric_curves_unless_compiling(metric_lists.CURVES, k_max=k_max)
-st.caption(f"Mean over users of each metric at every cutoff K = 1..{k_max} (the tables above use K = {k}).")
+st.caption(f"Mean over users of each metric at every cutoff K = 1..{k_max} (the tables above use K = {k}), "
+           "over every evaluated user whatever the users counted (a missing list scores 0).")
 if compiling:
     st.caption("First start after installing: the curves' compiled code is being built on the server; "
                "the chart appears here by itself in a few seconds.")

@@ -88,8 +88,9 @@ if token is not None and opened is not None and opened.kind == sources.SNAPSHOT:
 
 # ---------------------------------------------------------------- report
 st.subheader("HTML report")
-st.caption("One self-contained file (charts included, no internet needed): summary with 95% bootstrap CIs, "
-           "paired comparison against the baseline, curves and per-user distributions.")
+st.caption("One self-contained file (charts included, no internet needed): the users counted and each model's "
+           "coverage, summary with 95% bootstrap CIs, paired comparison against the baseline, curves and "
+           "per-user distributions, over the same users as the other pages (the sidebar's \"Users counted\").")
 left, right = st.columns([3, 2])
 report_metrics = left.multiselect("Metrics in the report", per_user_metrics + metric_lists.scored_labels(),
                                   default=[m for m in (f"ndcg@{k}", f"recall@{k}", f"map@{k}", "auc")
@@ -102,8 +103,8 @@ report_baseline = right.selectbox("Baseline", names, key="share_report_baseline"
 if st.button("Build HTML report", key="share_build_report", icon=":material/description:",
              disabled=not report_metrics):
     with state.guard(), st.spinner("Building the report..."):
-        evals = state.evaluate_all(report_metrics)
-        settings = {"K": k, "gain": c["gain"], "ties": c["ties"], "baseline": report_baseline,
+        evals = state.evaluate_all(report_metrics, counted=False)  # the report counts the users itself
+        settings = {"K": k, "gain": c["gain"], "ties": c["ties"], "users": state.users(), "baseline": report_baseline,
                     "test": "paired t-test", "correction": "Holm-Bonferroni",
                     "data": "demo dataset" if state.is_demo() else ", ".join(b.name for b in state.sources().runs.values())}
         st.session_state[_REPORT] = state.report_html(evals, report_baseline, settings)
@@ -114,7 +115,7 @@ if st.session_state.get(_REPORT):
 
 # ---------------------------------------------------------------- per-user export
 st.subheader("Per-user metrics")
-st.caption(f"One row per model and user: {', '.join(per_user_metrics)} at the current K and gain.")
+st.caption(f"One row per model and user counted: {', '.join(per_user_metrics)} at the current K and gain.")
 with state.guard():
     evals = state.evaluate_all(per_user_metrics)
 frames = []

@@ -4,12 +4,15 @@
 
     metrics-core compare --qrels FILE --run A --run B [--run C ...] --metrics ndcg@10,map@100
         [--baseline NAME | --all-pairs] [--test t|wilcoxon|randomization]
-        [--correction holm|bh|none] [--alpha 0.05] [--json | --csv]
+        [--correction holm|bh|none] [--alpha 0.05] [--users all|served] [--json | --csv]
 
 Every per-user metric is compared per user, pairing the users evaluated for both models
 (see :func:`metrics_core.compare.compare`). By default every run is compared with the first
 one (``--baseline`` picks another, ``--all-pairs`` compares every pair). p-values are
-corrected over all pairs x metrics.
+corrected over all pairs x metrics. ``--users`` chooses the users counted by every number
+(:mod:`metrics_core.population`): ``all`` (default) every evaluated user, a missing list
+scoring 0; ``served`` only the users every run served. The output says over whom, and names
+each run that did not serve every user with how many.
 
 Output:
 
@@ -18,7 +21,7 @@ Output:
   report, followed by the comparison table (difference, 95% CI, p, adjusted p, Cohen's d,
   win/tie/loss, ``*`` when significant).
 * ``--json``: ``{"models": {model: {metric: value}}, "comparisons": [row, ...],
-  "settings": {...}, "diagnostics": {model: {...}}}``, NaN as null.
+  "settings": {...}, "population": {...}, "diagnostics": {model: {...}}}``, NaN as null.
 * ``--csv``: the comparison table, one row per (metric, pair).
 """
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import MetricsError
+from ..population import DEFAULT_USERS, USERS, USERS_HELP, population
 from ..registry import higher_is_better
 from ..stats import CORRECTIONS, TESTS
 from . import _output
@@ -56,6 +60,9 @@ def add_test_arguments(p) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the confidence intervals (1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    p.add_argument("--users", choices=USERS, default=DEFAULT_USERS,
+                   help=f"users counted by every number: all = {USERS_HELP['all']} (default); "
+                        f"served = {USERS_HELP['served']}")
 
 
 def register(subparsers) -> None:
@@ -96,6 +103,19 @@ def evaluate_runs(args, labels: list[str], notes: list[str]) -> dict:
         except MetricsError as e:
             raise MetricsError(f"{r.path}: {e}") from None
     return out
+
+
+def counted_evaluations(evaluations: dict, users: str) -> tuple[dict, object]:
+    """The evaluations over the users ``--users`` counts, and that population."""
+    counted = population(evaluations, users)
+    return {name: counted.restrict(ev) for name, ev in evaluations.items()}, counted
+
+
+def population_doc(counted) -> dict:
+    """The population as JSON: the setting, the users counted and each model's coverage."""
+    return {"users": counted.users, "users_counted": counted.n, "users_evaluated": counted.n_evaluated,
+            "served": {m: counted.served(m) for m in counted.unserved},
+            "description": counted.describe(), "coverage": counted.coverage()}
 
 
 def print_notes(args, notes: list[str], evaluations: dict) -> None:
@@ -191,15 +211,17 @@ def run(args) -> int:
     from ..compare import compare as compare_models  # scipy: imported only when comparing
     comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
                                 correction=args.correction, alpha=args.alpha, n_resamples=args.bootstrap,
-                                n_permutations=args.permutations, seed=args.seed)
+                                n_permutations=args.permutations, seed=args.seed, users=args.users)
     print_notes(args, notes, evaluations)
+    evaluations, counted = counted_evaluations(evaluations, args.users)
     if args.json:
         doc = {
             "models": {m: {label: ev.summary.get(label) for label in labels} for m, ev in evaluations.items()},
             "comparisons": [{k: row[k] for k in _TABLE_COLUMNS} | {"test": args.test}
                             for row in comparison.to_dict(orient="records")],
             "settings": {"baseline": baseline, "test": args.test, "correction": args.correction,
-                         "alpha": args.alpha, "seed": args.seed},
+                         "alpha": args.alpha, "seed": args.seed, "users": args.users},
+            "population": population_doc(counted),
             "diagnostics": {m: (ev.diagnostics.to_dict() if getattr(ev, "diagnostics", None) is not None else {})
                             for m, ev in evaluations.items()},
         }
@@ -214,7 +236,10 @@ def run(args) -> int:
         sys.stdout.write(_output.format_csv(header, rows))
     else:
         header, rows = marked_summary(evaluations, labels, comparison)
-        sys.stdout.write(_output.format_table(header, rows))
+        sys.stdout.write(f"Users: {counted.describe()}\n")
+        for line in counted.coverage():
+            sys.stdout.write(f"Coverage: {line}\n")
+        sys.stdout.write("\n" + _output.format_table(header, rows))
         correction = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}[args.correction]
         test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
                 "randomization": "Fisher randomization test"}[args.test]

@@ -4,11 +4,12 @@
 
     metrics-core report --qrels FILE --run A [--run B ...] [--metrics ndcg@10,map@100,auc]
         --output report.html [--title TEXT] [--baseline NAME | --all-pairs]
-        [--test t|wilcoxon|randomization] [--correction holm|bh|none]
+        [--test t|wilcoxon|randomization] [--correction holm|bh|none] [--users all|served]
 
 The file (see :mod:`metrics_core.report`) holds the settings, every metric with its bootstrap
 95% CI, the paired comparison of the runs (when there are two or more), the input diagnostics,
-ROC/precision-recall curves and per-user distributions. plotly.js is inlined: the file opens
+ROC/precision-recall curves and per-user distributions, every per-user number over the users
+``--users`` counts (said at the top with each run's coverage). plotly.js is inlined: the file opens
 offline and can be mailed or attached as it is. Without ``--metrics`` the report holds
 ``DEFAULT_METRICS`` (the per-user ranking metrics at K=10 and the rank-based scored-row
 metrics, which need no probabilities). Inputs are named by file name only: a report goes to
@@ -67,17 +68,18 @@ def run(args) -> int:
             comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
                                         correction=args.correction, alpha=args.alpha,
                                         n_resamples=args.bootstrap, n_permutations=args.permutations,
-                                        seed=args.seed)
+                                        seed=args.seed, users=args.users)
     print_notes(args, notes, evaluations)
     conv = resolved_conventions(args)
     if getattr(args, "item_features", None):
         conv["item_features"] = Path(args.item_features).name
-    settings = {"metrics": ", ".join(labels), **conv, "test": args.test,
+    settings = {"metrics": ", ".join(labels), **conv, "users": args.users, "test": args.test,
                 "correction": args.correction, "alpha": args.alpha, "seed": args.seed,
                 "qrels": Path(args.qrels).name if args.qrels else "(relevance column of the runs)",
                 "runs": ", ".join(Path(run).name for run in args.run)}
     write_report(out, evaluations, comparison=comparison, title=args.title, settings=settings,
-                 relevance_threshold=conv["relevance_threshold"], n_resamples=args.bootstrap, seed=args.seed)
+                 relevance_threshold=conv["relevance_threshold"], n_resamples=args.bootstrap, seed=args.seed,
+                 users=args.users)
     if not args.quiet:
         print(f"wrote {out}", file=sys.stderr)
     return 0
