@@ -1,8 +1,8 @@
 """Entry point: ``streamlit run dashboard/app.py`` from the repository root.
 
 Draws the shared sidebar controls (K, gain, tie rule; bound to the URL) and
-the page navigation: Overview, Data, Curves, Distributions, Failures, then
-Compare, Explain and Share when those page files exist.
+the page navigation: Brief (the default: the decision on one screen), Overview, Data,
+Curves, Distributions, Failures, then Compare, Explain and Share when those page files exist.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dashboard import kernel_warmup, preload, sources, state, tables, text, uplo
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
+    ("brief.py", "Brief", ":material/gavel:"),
     ("overview.py", "Overview", ":material/leaderboard:"),
     ("data.py", "Data", ":material/upload_file:"),
     ("curves.py", "Curves", ":material/show_chart:"),
@@ -35,20 +36,27 @@ kernel_warmup.start_once()  # compile the kernels later pages need while this on
 # A drawn icon, not ":material/...:" (the browser would fetch that favicon from Google's servers).
 st.set_page_config(page_title="metrics_core workbench", page_icon=state.app_icon(), layout="wide")
 
+# The URL names the data (?analysis=<id>): load it before the pages and the controls are made,
+# so that a snapshot opens on its brief and a shared view's saved K, gain and ties seed the controls.
+opening_error = None
+try:
+    view = sources.open_requested()
+except sources.StoreError as exc:
+    opening_error, view = exc, None
+opened = sources.current()
+# The first page: the Brief for a snapshot or once a comparison was chosen (its choices are in
+# the URL or the view being opened), else the Overview.
+first = ("brief.py" if (opened is not None and opened.kind == sources.SNAPSHOT)
+         or url.has_choices("compare_", view) else "overview.py")
 pages = [
-    st.Page(PAGES_DIR / fname, title=title, icon=icon, default=(fname == "overview.py"))
+    st.Page(PAGES_DIR / fname, title=title, icon=icon, default=(fname == first))
     for fname, title, icon in PAGES
     if (PAGES_DIR / fname).exists()
 ]
 nav = st.navigation(pages)
 preload.start()  # heavy imports of later pages, in the background
-# The URL names the data (?analysis=<id>): load it before the controls are drawn, so that
-# a shared view's saved K, gain and ties can seed them.
-try:
-    view = sources.open_requested()
-except sources.StoreError as exc:
-    st.error(text.md(str(exc)))
-    view = None
+if opening_error is not None:
+    st.error(text.md(str(opening_error)))
 uploads.render(expanded=nav.title == "Data")  # in the sidebar of every page: uploads survive navigation
 for refusal in sources.refused_uploads():  # more than the analysis store can hold
     st.error(text.md(refusal, limit=600), icon=":material/block:")

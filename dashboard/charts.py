@@ -19,13 +19,8 @@ import plotly.graph_objects as go
 
 from dashboard.text import plot as esc
 
-PALETTE = px.colors.qualitative.Safe + px.colors.qualitative.Vivid
+from metrics_core.colors import PALETTE, model_colors  # noqa: E402,F401 - one palette with the report
 MAX_CURVE_POINTS = 2000
-
-
-def model_colors(models: Sequence[str]) -> dict[str, str]:
-    """A stable colour per model name (order of first appearance)."""
-    return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
 
 
 def _escaped(long: pd.DataFrame, colors: Mapping[str, str], *columns: str) -> tuple[pd.DataFrame, dict]:

@@ -278,3 +278,36 @@ def report_html(evals: dict[str, Any], baseline: str, settings: dict) -> bytes:
     return cache.SHARED.get_or_compute(key, lambda: build_report(
         ordered, title="metrics-core report", settings=settings, baseline=baseline,
         users=users()).encode("utf-8"))
+
+
+def decision_brief(decision: Any, title: str = "", notes: str = "") -> Any:
+    """The decision brief (:func:`metrics_core.brief.build_brief`) of every loaded model under
+    ``decision``, over the analysis' users counted. Its verdicts are the Compare page's rows
+    (``dashboard.comparisons``, the same cache entries): the two pages show the same numbers and
+    opening one after the other computes nothing new. Cached by the models, the decision, the
+    conventions and the attributes; while resampled statistics run on a server thread, the brief is
+    built from the quick rows and again when they are done (``attrs["pending"]``)."""
+    from metrics_core.brief import build_brief
+
+    from . import comparisons
+    from .loading import user_attributes
+
+    metrics = list(decision.metrics)
+    evals = evaluate_all(metrics, counted=False)
+    counted = population()
+    chosen = [decision.baseline, *decision.challengers]
+    keys = model_keys()
+    opt_key = (users(), tuple(sorted(evaluation_options().items())))
+    per_user = {n: counted.table(evals[n].per_user[metrics]) for n in chosen}
+    table = comparisons.comparison(tuple(keys.get(n, n) for n in chosen), per_user, tuple(metrics),
+                                   decision.baseline, decision.test, decision.correction, float(decision.alpha),
+                                   opt_key)
+    attributes = user_attributes()
+    attr_key = (None if attributes is None else
+                int(pd.util.hash_pandas_object(attributes, index=False).sum()) & (2**64 - 1))
+    key = (f"brief|{tuple(keys.get(n, n) for n in evals)!r}|{decision!r}|{opt_key!r}|{attr_key}|"
+           f"{title!r}|{notes!r}|{tuple(table.attrs['pending'])!r}")
+    built = cache.SHARED.get_or_compute(key, lambda: build_brief(
+        evals, decision, attributes=attributes, title=title, notes=notes, comparison=table))
+    built.verdicts.attrs["pending"] = list(table.attrs["pending"])
+    return built

@@ -19,8 +19,8 @@ Cached objects are shared between sessions: never mutate a returned frame or Ran
 from __future__ import annotations
 
 from . import metric_lists
-from .compute import (applicable, cached_figure, ci_table, curve, evaluate_all, metric_curves,  # noqa: F401
-                      metric_curves_unless_compiling, population, report_html)
+from .compute import (applicable, cached_figure, ci_table, curve, decision_brief, evaluate_all,  # noqa: F401
+                      metric_curves, metric_curves_unless_compiling, population, report_html)
 from .controls import (  # noqa: F401
     GAIN_LABELS, GAINS, K_DEFAULT, K_MAX, TIE_LABELS, TIES, apply_view, controls, conventions,
     evaluation_options, preset, render_controls, settings, settings_slug, users)

@@ -159,6 +159,45 @@ def choice(key: str, kind: type = str, options=None, low=None, high=None) -> Non
     st.session_state[key] = value
 
 
+def has_choices(prefix: str, view: dict | None = None) -> bool:
+    """Whether any page choice starting with ``prefix`` was made: in this session, in the URL or
+    in a stored ``view`` being opened."""
+    keys = [*_memory(), *st.query_params.keys(), *(view or {})]
+    return any(str(key).startswith(prefix) for key in keys)
+
+
+def remembered(key: str, default: Any, kind: type = str, options=None) -> Any:
+    """Another page's choice, read without drawing its widget (the Brief reads Compare's): the
+    widget's state while it exists, else the value the session remembers or the URL asks for,
+    when valid (one of ``options``; a list keeps its valid items), else ``default``. Nothing is
+    written: the widget keeps its own default when its page draws it."""
+    if key in st.session_state:
+        value = st.session_state[key]
+    else:
+        raw = _memory().get(key)
+        if raw is None and key in st.query_params:
+            raw = st.query_params.get_all(key)
+            raw = raw if kind is list else (raw[-1] if raw else None)
+        value = None if raw is None else _from_url(raw, kind)
+    if value is None:
+        return default
+    if options is not None:
+        value = _at_cutoff(value, options)
+        if kind is list:
+            value = [v for v in dict.fromkeys(value) if v in list(options)]
+            return value or default
+        if value not in list(options):
+            return default
+    return value
+
+
+def remember(key: str, value: Any) -> None:
+    """Set another page's choice before switching to it (its widget is not drawn here): the
+    page adopts it when it draws the widget."""
+    st.session_state.pop(key, None)
+    _memory()[key] = _to_url(value)
+
+
 def _at_cutoff(value: Any, options) -> Any:
     """``value`` (a label or a list of labels) with each ``metric@k`` that is not an option
     replaced by the one option ``metric@K`` of the same metric, when there is exactly one."""

@@ -30,14 +30,13 @@ import numpy as np
 import pandas as pd
 
 from metrics_core import compare as _compare
+from metrics_core.colors import model_colors
 from metrics_core.errors import MetricsError
 from metrics_core.population import population
 
 __all__ = ["build_report", "write_report"]
 
 _MAX_CURVE_POINTS = 1500
-_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-            "#7f7f7f", "#bcbd22", "#17becf"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2433;background:#fafbfc}
@@ -284,7 +283,7 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
     counted = population(evaluations, users)
     full = evaluations
     evaluations = {name: counted.restrict(ev) for name, ev in evaluations.items()}
-    colors = {n: _PALETTE[i % len(_PALETTE)] for i, n in enumerate(names)}
+    colors = model_colors(names)
     if summary is None:
         summary = _compare.summary_table(evaluations, n_resamples=n_resamples, seed=seed)
     if comparison is None and len(names) >= 2:

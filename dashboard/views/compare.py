@@ -55,7 +55,10 @@ if before not in (None, baseline) and "compare_challengers" in st.session_state:
     st.session_state["compare_challengers"] = verdict.challengers_after_baseline_change(
         st.session_state["compare_challengers"], before, baseline, names)
 st.session_state[_BEFORE] = baseline
-challengers = url.bound(lambda: right.multiselect("Challengers", others, default=others, key="compare_challengers"),
+# A widget whose state the script set (the baseline swap above) takes no default: Streamlit warns on both.
+challengers = url.bound(lambda: right.multiselect("Challengers", others, key="compare_challengers",
+                                                  default=None if "compare_challengers" in st.session_state
+                                                  else others),
                         "compare_challengers", others, kind=list, options=others)
 left, mid, right = st.columns([3, 2, 2])
 metrics = url.bound(lambda: left.multiselect(

@@ -1,0 +1,94 @@
+"""Brief: the decision on one screen, the page a shared link opens on.
+
+The analysis' title and notes, then for the baseline, challengers and primary metrics chosen
+on Compare (and saved with the analysis): one verdict line per challenger and metric, each
+model's coverage, the segments where a challenger that does not lose overall is significantly
+worse, and the failure groups that explain its loss, each opening Failures already filtered.
+Everything comes from :func:`metrics_core.brief.build_brief` (the HTML report starts with the
+same brief); this page only arranges it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import background, metric_lists, sources, state, text, triage, url
+from metrics_core import brief as mb
+from metrics_core.brief import Decision
+from metrics_core.stats import CORRECTIONS, TESTS
+
+#: The Failures group a brief's failure group opens on ("all": sorted by the gap).
+FAILURES_GROUP = {mb.NOT_SERVED: triage.NOT_SERVED, mb.SCORES_ZERO: triage.NO_HIT, mb.RANKED_LOWER: "all"}
+
+opened = sources.current()
+snapshot = opened is not None and opened.kind == sources.SNAPSHOT
+title = (opened.title if snapshot else "") or "Decision brief"
+notes = opened.notes if snapshot and opened.notes else ""
+st.title(text.md(title, limit=120), anchor=False)
+if notes:
+    st.text(notes)
+models = state.require_models()
+names = list(models)
+if len(names) < 2:
+    st.info("A decision needs at least two models: add another ranked-results file under **Add files** in "
+            "the sidebar. The Overview shows every metric of this one.")
+    st.page_link("views/overview.py", label="Overview", icon=":material/leaderboard:")
+    st.stop()
+
+k = state.controls()["k"]
+options = metric_lists.labels(metric_lists.PER_USER, k)
+baseline = url.remembered("compare_baseline", names[0], options=names)
+others = [n for n in names if n != baseline]
+decision = Decision(
+    baseline=baseline,
+    challengers=tuple(url.remembered("compare_challengers", others, kind=list, options=others)),
+    metrics=tuple(url.remembered("compare_metrics", options[:1], kind=list, options=options)),
+    users=state.users(),
+    test=url.remembered("compare_test", TESTS[0], options=TESTS),
+    correction=url.remembered("compare_correction", CORRECTIONS[0], options=CORRECTIONS),
+    alpha=url.remembered("compare_alpha", 0.05, kind=float, options=[0.001, 0.01, 0.05, 0.1]),
+)
+with state.guard():
+    brief = state.decision_brief(decision, title if snapshot else "", notes)
+
+st.caption(text.md(f"{mb.headline(brief)} Over {brief.population}.", limit=900))
+for line in mb.verdict_lines(brief):
+    st.markdown("- " + text.md(line, limit=600))
+for line in brief.coverage:
+    st.warning(text.md(line, limit=600), icon=":material/person_off:")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Where a challenger loses", anchor=False)
+    losses = mb.segment_loss_rows(brief, limit=5)
+    if len(losses):
+        st.dataframe(losses, hide_index=True, key="brief_segments")
+    st.caption(text.md(mb.segment_note(brief), limit=600))
+with right:
+    st.subheader("What explains the loss", anchor=False)
+    groups = mb.failure_rows(brief, per_pair=3)
+    if len(groups):
+        picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
+                              selection_mode="single-row")
+        st.caption("Users where the challenger scores below the baseline, by what went wrong, and each group's "
+                   "share of the summed loss. Select a row to open those users on Failures.")
+        rows = picked.selection.rows if picked is not None else []
+        if rows:
+            row = groups.iloc[rows[0]]
+            url.remember("failures_model", row["challenger"])
+            url.remember("failures_other", decision.baseline)
+            url.remember("failures_metric", row["metric"])
+            url.remember("failures_group", FAILURES_GROUP.get(row["group"], "all"))
+            url.switch_page("views/failures.py")
+    else:
+        st.caption("No challenger scores below the baseline for any user.")
+
+pending = list(brief.verdicts.attrs.get("pending", []))
+if pending:
+    st.caption("Resampled statistics are running on the server; the brief updates itself when they are done.")
+background.refresh_when_ready(pending)
+links = st.columns(4)
+links[0].page_link("views/compare.py", label="Change the decision on Compare", icon=":material/compare_arrows:")
+links[1].page_link("views/overview.py", label="Every metric", icon=":material/leaderboard:")
+links[2].page_link("views/failures.py", label="Failures", icon=":material/troubleshoot:")
+links[3].page_link("views/share.py", label="Share this brief", icon=":material/share:")

@@ -1,0 +1,339 @@
+"""The decision brief: what a product team reads first about a comparison of models.
+
+For a baseline, its challengers and the primary metrics, over the users the analysis counts
+(:mod:`metrics_core.population`), the brief holds:
+
+* one verdict per challenger x metric (:func:`metrics_core.compare.compare`): both means, the
+  lift with its 95% interval, the adjusted p-value of the chosen test and correction, the
+  smallest lift the users compared could detect, and one sentence;
+* coverage: each model that did not serve every evaluated user, with how many and in which
+  segments;
+* the segments where a challenger loses although it does not lose overall: every segment of
+  every user attribute is compared (without bootstrap), the p-values are corrected together
+  over all segment tests, and the rows significantly worse after that correction are kept;
+* the failure groups that explain the challenger's loss: every user where the challenger
+  scores worse than the baseline falls in one group (not served by the challenger; nothing
+  relevant in its list, a score of 0; relevant items found but ranked lower), and each group's
+  share of the summed loss is given.
+
+The dashboard's Brief page, the HTML report (``metrics-core report``) and ``mc.brief`` build it
+with this one function, so they tell the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import formats as fmt, registry, stats
+from metrics_core.encode import ids_in
+from metrics_core.errors import MetricsError
+from metrics_core.verdicts import CORRECTION_NAMES, SAME, TEST_NAMES, WORSE, lift_text, marker, sentence
+
+__all__ = ["Decision", "Brief", "build_brief", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER", "FAILURE_GROUPS"]
+
+NOT_SERVED = "not served"
+SCORES_ZERO = "nothing relevant in the list (scores 0)"
+RANKED_LOWER = "relevant items ranked lower"
+FAILURE_GROUPS = (NOT_SERVED, SCORES_ZERO, RANKED_LOWER)
+#: Segments of one attribute compared at most (the largest first): a brief is not a census.
+MAX_SEGMENTS_PER_ATTRIBUTE = 30
+#: Users a segment needs for its paired test.
+MIN_SEGMENT_USERS = 2
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The choices a brief is made of, saved with an analysis.
+
+    ``metrics``: the primary per-user metrics; ``users``: ``"all"`` or ``"served"``
+    (:data:`metrics_core.population.USERS`); ``test``: ``"t"``, ``"wilcoxon"`` or
+    ``"randomization"``; ``correction``: ``"holm"``, ``"bh"`` or ``"none"``.
+    """
+
+    baseline: str
+    challengers: tuple[str, ...]
+    metrics: tuple[str, ...]
+    users: str = "all"
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+
+    def checked(self, models: Sequence[str]) -> "Decision":
+        """The decision with every choice validated against ``models`` (one-line errors)."""
+        from metrics_core.population import check_users
+
+        names = [str(m) for m in models]
+        if self.baseline not in names:
+            raise MetricsError(f"baseline {self.baseline!r} is not one of the models: {', '.join(names)}")
+        challengers = tuple(c for c in dict.fromkeys(self.challengers) if c != self.baseline)
+        unknown = [c for c in challengers if c not in names]
+        if unknown:
+            raise MetricsError(f"challenger {unknown[0]!r} is not one of the models: {', '.join(names)}")
+        if not challengers:
+            raise MetricsError("a brief needs at least one challenger besides the baseline")
+        if not self.metrics:
+            raise MetricsError("a brief needs at least one primary metric (e.g. ndcg@10)")
+        if self.test not in stats.TESTS:
+            raise MetricsError(f"unknown test {self.test!r}; use one of: {', '.join(stats.TESTS)}")
+        if self.correction not in stats.CORRECTIONS:
+            raise MetricsError(f"unknown correction {self.correction!r}; use one of: {', '.join(stats.CORRECTIONS)}")
+        if not 0 < float(self.alpha) < 1:
+            raise MetricsError(f"alpha must be between 0 and 1, got {self.alpha}")
+        return replace(self, challengers=challengers, metrics=tuple(self.metrics), users=check_users(self.users),
+                       alpha=float(self.alpha))
+
+
+@dataclass
+class Brief:
+    """A built brief (see the module's description). ``verdicts``: the rows of
+    :func:`metrics_core.compare.compare` plus ``verdict`` and ``sentence``; ``segments``: every
+    segment row (``attribute, segment`` and the compare columns, p-values adjusted over all of
+    them); ``segment_losses``: the rows of ``segments`` where a challenger that does not lose
+    overall is significantly worse; ``failures``: ``challenger, metric, group, users, loss,
+    share`` (share of the summed loss), largest share first."""
+
+    decision: Decision
+    title: str
+    notes: str
+    population: str
+    n_users: int
+    coverage: list[str]
+    verdicts: pd.DataFrame
+    segments: pd.DataFrame
+    segment_losses: pd.DataFrame
+    failures: pd.DataFrame
+    attributes: list[str] = field(default_factory=list)
+    #: Evaluated users each model served (None: unknown), and how many users were evaluated.
+    served: dict = field(default_factory=dict)
+    n_evaluated: int = 0
+
+    @property
+    def n_segment_tests(self) -> int:
+        return len(self.segments)
+
+
+def _attribute_labels(attributes: pd.DataFrame | None) -> list[pd.Series]:
+    """One Series per attribute column: the label of each user id (as text), named by the column."""
+    if attributes is None or not len(attributes):
+        return []
+    ids = attributes["user_id"] if "user_id" in attributes.columns else attributes.index.to_series()
+    index = pd.Index(pd.Series(ids).astype(str).to_numpy())
+    out = []
+    for column in attributes.columns:
+        if column == "user_id":
+            continue
+        values = attributes[column].astype("string").fillna("(missing)").to_numpy(dtype=object)
+        labels = pd.Series(values, index=index, name=str(column))
+        out.append(labels[~labels.index.duplicated()])
+    return out
+
+
+def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, labels: list[pd.Series],
+                  n_permutations: int, seed: int) -> pd.DataFrame:
+    from metrics_core.compare import compare
+
+    frames = []
+    baseline_ids = counted[decision.baseline].index
+    for attribute in labels:
+        found = attribute.reindex(pd.Index(baseline_ids).astype(str)).fillna("(missing)")
+        sizes = found.value_counts()
+        order = sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))[:MAX_SEGMENTS_PER_ATTRIBUTE]
+        for segment in order:
+            ids = found.index[found.to_numpy() == segment]
+            part = {n: t[ids_in(t.index, ids)] for n, t in counted.items()}
+            if min(len(t) for t in part.values()) < MIN_SEGMENT_USERS:
+                continue
+            rows = compare(part, baseline=decision.baseline, metrics=list(decision.metrics), test=decision.test,
+                           correction="none", alpha=decision.alpha, n_resamples=0,
+                           n_permutations=n_permutations, seed=seed)
+            frames.append(rows.assign(attribute=attribute.name, segment=str(segment)))
+    if not frames:
+        return pd.DataFrame(columns=["attribute", "segment", "metric", "baseline", "model", "n", "lift",
+                                     "lift_ci_low", "lift_ci_high", "p_value", "p_adjusted", "significant"])
+    rows = pd.concat(frames, ignore_index=True)
+    rows["p_adjusted"] = stats.adjust_pvalues(rows["p_value"].to_numpy(), decision.correction)
+    rows["significant"] = (rows["p_adjusted"] < decision.alpha).fillna(False).astype(bool)
+    rows["verdict"] = [marker(r) for _, r in rows.iterrows()]
+    front = ["attribute", "segment"]
+    return rows[front + [c for c in rows.columns if c not in front]]
+
+
+def _failure_groups(counted: Mapping[str, pd.DataFrame], decision: Decision, unserved: Mapping[str, Any]
+                    ) -> pd.DataFrame:
+    rows = []
+    base = counted[decision.baseline]
+    for challenger in decision.challengers:
+        missing = unserved.get(challenger)
+        missing = pd.Index([]) if missing is None else pd.Index(missing)
+        for metric in decision.metrics:
+            a, b, users = stats.align_pairs(base[metric], counted[challenger][metric])
+            sign = 1.0 if registry.higher_is_better(metric) else -1.0
+            loss = np.maximum(sign * (a - b), 0.0)
+            total = float(loss.sum())
+            if total <= 0:
+                continue
+            not_served = ids_in(users, missing)
+            zero = ~not_served & (b == 0)
+            group = np.where(not_served, NOT_SERVED, np.where(zero, SCORES_ZERO, RANKED_LOWER))
+            losing = loss > 0
+            for name in FAILURE_GROUPS:
+                pick = losing & (group == name)
+                if pick.any():
+                    rows.append({"challenger": challenger, "metric": metric, "group": name,
+                                 "users": int(pick.sum()), "loss": float(loss[pick].sum()),
+                                 "share": float(loss[pick].sum()) / total})
+    out = pd.DataFrame(rows, columns=["challenger", "metric", "group", "users", "loss", "share"])
+    return out.sort_values(["challenger", "metric", "share"], ascending=[True, True, False],
+                           kind="stable").reset_index(drop=True)
+
+
+def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attributes: pd.DataFrame | None = None,
+                title: str = "", notes: str = "", n_resamples: int = 1000, n_permutations: int = 10000,
+                seed: int = 0, comparison: pd.DataFrame | None = None) -> Brief:
+    """The brief of ``decision`` over ``evaluations`` (``{model: Evaluation}``, every model of the
+    analysis, each with its per-user metrics; see :func:`metrics_core.evaluate`).
+
+    ``attributes``: a user-attributes table (``user_id`` and one column per attribute) whose
+    segments are compared; ``title``/``notes``: the analysis' own words, kept as given.
+    ``n_resamples``/``n_permutations``/``seed``: as :func:`metrics_core.compare.compare`.
+    ``comparison``: the :func:`metrics_core.compare.compare` table of this decision over the users
+    counted, when the caller already has it (the dashboard's Compare page does): its verdicts are
+    then the caller's, row for row.
+    """
+    from metrics_core.compare import compare, per_user_table
+    from metrics_core.population import population
+
+    evaluations = {str(k): v for k, v in evaluations.items()}
+    decision = decision.checked(list(evaluations))
+    for name in (decision.baseline, *decision.challengers):
+        columns = list(per_user_table(evaluations[name]).columns)
+        absent = [m for m in decision.metrics if m not in columns]
+        if absent:
+            raise MetricsError(f"model {name!r} has no per-user values of {absent[0]!r}: evaluate it with that "
+                               "metric (only per-user metrics, such as ndcg@10 or recall@20, make a brief)")
+    pop = population(evaluations, decision.users)
+    chosen = [decision.baseline, *decision.challengers]
+    counted = {n: pop.table(per_user_table(evaluations[n]))[list(decision.metrics)] for n in chosen}
+    if comparison is None:
+        table = compare(counted, baseline=decision.baseline, metrics=list(decision.metrics), test=decision.test,
+                        correction=decision.correction, alpha=decision.alpha, n_resamples=n_resamples,
+                        n_permutations=n_permutations, seed=seed)
+    else:
+        wanted = comparison["model"].isin(decision.challengers) & comparison["metric"].isin(decision.metrics)
+        table = comparison[wanted & (comparison["baseline"] == decision.baseline)].reset_index(drop=True)
+        if len(table) != len(decision.challengers) * len(decision.metrics):
+            raise MetricsError("the comparison given does not hold every challenger x metric of the decision")
+    verdicts = table.assign(verdict=[marker(r) for _, r in table.iterrows()],
+                            sentence=[sentence(r, len(table), decision.correction, decision.alpha)
+                                      for _, r in table.iterrows()])
+    labels = _attribute_labels(attributes)
+    segments = _segment_rows(counted, decision, labels, n_permutations, seed)
+    overall = {(r["model"], r["metric"]): r["verdict"] for _, r in verdicts.iterrows()}
+    if len(segments):
+        losing = [(m == WORSE) and overall.get((c, met)) != WORSE
+                  for m, c, met in zip(segments["verdict"], segments["model"], segments["metric"])]
+        segment_losses = segments[np.asarray(losing, dtype=bool)].sort_values("lift", kind="stable")
+    else:
+        segment_losses = segments
+    coverage = pop.coverage(attributes[["user_id", *[s.name for s in labels]]]
+                            if attributes is not None and "user_id" in attributes.columns and labels else None)
+    return Brief(decision=decision, title=str(title or ""), notes=str(notes or ""), population=pop.describe(),
+                 n_users=pop.n, coverage=coverage, verdicts=verdicts.reset_index(drop=True), segments=segments,
+                 segment_losses=segment_losses.reset_index(drop=True),
+                 failures=_failure_groups(counted, decision, pop.unserved), attributes=[s.name for s in labels],
+                 served={n: pop.served(n) for n in evaluations}, n_evaluated=pop.n_evaluated)
+
+
+def is_quiet(brief: Brief) -> bool:
+    """True when every verdict is 'no significant difference' and nothing else needs saying."""
+    return bool((brief.verdicts["verdict"] == SAME).all() and not len(brief.segment_losses) and not brief.coverage)
+
+
+# ----------------------------------------------------------------------------- readable tables
+#
+# The dashboard shows these tables and the HTML report renders them: one set of strings, so both
+# read the same digits.
+
+
+def headline(brief: Brief) -> str:
+    """``Baseline popularity; challengers two_tower, reranker; ndcg@10 and recall@10; paired t-test,
+    Holm correction, α = 0.05.``"""
+    d = brief.decision
+    metrics = " and ".join(d.metrics) if len(d.metrics) <= 2 else ", ".join(d.metrics)
+    return (f"Baseline {d.baseline}; {'challenger' if len(d.challengers) == 1 else 'challengers'} "
+            f"{', '.join(d.challengers)}; {metrics}; {TEST_NAMES.get(d.test, d.test)}, "
+            f"{CORRECTION_NAMES.get(d.correction, d.correction)} correction, α = {d.alpha:g}.")
+
+
+def verdict_lines(brief: Brief) -> list[str]:
+    """One line per challenger x metric: the verdict, the lift with its interval, the adjusted
+    p-value, the detectable lift, the users compared and the challenger's coverage."""
+    lines = []
+    for _, r in brief.verdicts.iterrows():
+        mark = r["verdict"]
+        if mark == SAME:
+            head = f"{r['model']}: no significant difference from {r['baseline']} on {r['metric']}"
+        else:
+            word = "better" if mark.startswith("▲") else "worse"
+            head = f"{r['model']}: {mark.split(' ')[0]} {word} than {r['baseline']} on {r['metric']}"
+        served = brief.served.get(r["model"])
+        coverage = ("" if served is None or served == brief.n_evaluated else
+                    f"; served {fmt.count(served)} of {fmt.count(brief.n_evaluated)} users")
+        lines.append(f"{head}: {lift_text(r['lift'], r['lift_ci_low'], r['lift_ci_high'])}, "
+                     f"adjusted p {fmt.pvalue(r['p_adjusted'])}, detectable lift "
+                     f"{fmt.percent(r['mde_relative'], signed_=False)}, {fmt.plural(r['n'], 'user')} compared"
+                     f"{coverage}")
+    return lines
+
+
+def verdict_rows(brief: Brief) -> pd.DataFrame:
+    """One readable row per challenger x metric."""
+    v = brief.verdicts
+    return pd.DataFrame({
+        "challenger": v["model"].astype(str), "metric": v["metric"].astype(str), "verdict": v["verdict"],
+        "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(v["lift"], v["lift_ci_low"], v["lift_ci_high"])],
+        "adjusted p": [fmt.pvalue(p) for p in v["p_adjusted"]],
+        "baseline mean": [fmt.metric(x) for x in v["baseline_mean"]],
+        "challenger mean": [fmt.metric(x) for x in v["model_mean"]],
+        "detectable lift": [fmt.percent(x, signed_=False) for x in v["mde_relative"]],
+        "users": [fmt.count(n) for n in v["n"]],
+    })
+
+
+def segment_loss_rows(brief: Brief, limit: int = 8) -> pd.DataFrame:
+    """The segments where a challenger loses (largest loss first), at most ``limit``."""
+    s = brief.segment_losses.head(limit)
+    return pd.DataFrame({
+        "attribute": s["attribute"].astype(str), "segment": s["segment"].astype(str),
+        "challenger": s["model"].astype(str), "metric": s["metric"].astype(str),
+        "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(s["lift"], s["lift_ci_low"], s["lift_ci_high"])],
+        "adjusted p": [fmt.pvalue(p) for p in s["p_adjusted"]],
+        "users": [fmt.count(n) for n in s["n"]],
+    })
+
+
+def segment_note(brief: Brief) -> str:
+    """What the segment rows are about: how many tests, which correction."""
+    d = brief.decision
+    if not brief.attributes:
+        return "No user attributes: no segment was compared."
+    tests = fmt.plural(brief.n_segment_tests, "segment test")
+    found = len(brief.segment_losses)
+    lead = (f"{fmt.plural(found, 'segment row')} where a challenger that does not lose overall is significantly worse"
+            if found else "No segment where a challenger that does not lose overall is significantly worse")
+    return (f"{lead}: {tests} over {', '.join(brief.attributes)}, "
+            f"{CORRECTION_NAMES.get(d.correction, d.correction)} correction over all of them, α = {d.alpha:g}.")
+
+
+def failure_rows(brief: Brief, per_pair: int = 3) -> pd.DataFrame:
+    """For each challenger x metric with a loss, its failure groups, largest share of the loss first."""
+    f = brief.failures.groupby(["challenger", "metric"], sort=False).head(per_pair)
+    return pd.DataFrame({
+        "challenger": f["challenger"].astype(str), "metric": f["metric"].astype(str), "group": f["group"],
+        "users losing": [fmt.count(n) for n in f["users"]],
+        "share of the loss": [fmt.percent(x, signed_=False) for x in f["share"]],
+    })
