@@ -81,7 +81,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("ties", "average",
                "tied scores: exact expected value over all orders of tied scores (for NDCG = scikit-learn's "
                "`ndcg_score(ignore_ties=False)`); score desc then item id desc as strings, scores compared as "
-               "32-bit floats as trec_eval stores them (trec_eval); score desc then input row order", choices=("average", "trec", "input"), applies_to="ranking, diversity"),
+               "32-bit floats as trec_eval stores them (trec_eval); score desc then input row order; score desc "
+               "(64-bit) then item id desc as strings (trectools)", choices=("average", "trec", "input", "score_id"),
+               applies_to="ranking, diversity"),
     Convention("relevance_threshold", 1.0,
                "relevance `>=` threshold is relevant for binary metrics and labels; gains stay graded",
                applies_to="all", metavar="N"),

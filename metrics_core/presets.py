@@ -55,7 +55,7 @@ PRESETS: tuple[Preset, ...] = (
            {"nDCG": "ndcg", "AP": "map", "P": "precision", "R": "recall", "RR": "mrr", "Rprec": "r_precision",
             "Success": "hit_rate"},
            checked="tests/test_presets_libraries.py against ir_measures.calc_aggregate"),
-    Preset("trectools", "trectools (TrecEval)", dict(_TREC, run_only_users="zero"),
+    Preset("trectools", "trectools (TrecEval)", dict(_TREC, run_only_users="zero", ties="score_id"),
            {"NDCG": "ndcg", "MAP": "map", "P": "precision", "Rprec": "r_precision", "RR": "mrr"},
            notes=("trectools' NDCG breaks score ties by docid ascending while its other measures use descending "
                   "(trec_eval's order); the preset uses descending for every metric",
@@ -64,7 +64,8 @@ PRESETS: tuple[Preset, ...] = (
                   "as its other measures do",
                   "like trec_eval without -c it leaves out topics the run does not answer (missing_users=exclude), "
                   "but it divides each sum by the number of topics of the run, so topics of the run without "
-                  "judgments count as 0 (run_only_users=zero)"),
+                  "judgments count as 0 (run_only_users=zero)",
+                  "it sorts the 64-bit scores with pandas, not as trec_eval's 32-bit floats (ties=score_id)"),
            checked="tests/test_presets_libraries.py against trectools' MAP, P@k and RR (not its NDCG, see notes)"),
     Preset("ranx", "ranx (make_comparable=True)",
            dict(ties="input", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
