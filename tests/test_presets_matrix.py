@@ -219,3 +219,22 @@ def test_preset_equals_its_library(preset, case):
     assert list(got) == list(want)  # results under the names given
     for name, value in want.items():
         assert got[name] == pytest.approx(value, abs=TOL), (preset, case, name)
+
+
+def test_cli_json_reports_the_names_typed(tmp_path, capsys):
+    import json
+
+    from metrics_core.cli import main
+
+    run, qrels, _ = make_case("missing_and_run_only")
+    run.to_csv(tmp_path / "run.csv", index=False)
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    names = [f"map_at_k@{K}", f"map@{K}", f"precision_at_k@{K}"]
+    code = main(["evaluate", "--run", str(tmp_path / "run.csv"), "--qrels", str(tmp_path / "qrels.csv"),
+                 "--metrics", ",".join(names), "--preset", "ms_recommenders", "--json", "-q"])
+    assert code == 0
+    (values,) = json.loads(capsys.readouterr().out)["models"].values()
+    want = mc.evaluate(run, qrels, metrics=names, preset="ms_recommenders").summary
+    assert list(values) == names
+    assert values == pytest.approx(want, abs=TOL)
+    assert values[f"map@{K}"] != values[f"map_at_k@{K}"]  # R and min(k, R) differ on this data
