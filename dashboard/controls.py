@@ -31,8 +31,9 @@ GAIN_LABELS = {"linear": "linear: rel", "exponential": "exponential: 2^rel - 1",
                "binary": "binary: 1 if relevant"}
 TIE_LABELS = {
     "average": "average over tied orders",
-    "trec": "trec_eval: score, then item id",
+    "trec": "trec_eval: score as float32, then item id",
     "input": "input row order",
+    "score_id": "trectools: score, then item id",
 }
 #: Widget key and URL parameter of the users counted (``?users=served``).
 USERS_KEY = "users"

@@ -58,6 +58,7 @@ class Convention:
 
 _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_users": "Users without relevant items",
            "precision_norm": "Precision@k normalisation", "missing_users": "Users missing from the run",
+           "run_only_users": "Users only in the run",
            "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
            "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
            "short_lists": "Lists shorter than 2 items (ILS)"}
@@ -79,8 +80,10 @@ CONVENTIONS: tuple[Convention, ...] = (
                choices=("k", "min_k"), applies_to="precision@k"),
     Convention("ties", "average",
                "tied scores: exact expected value over all orders of tied scores (for NDCG = scikit-learn's "
-               "`ndcg_score(ignore_ties=False)`); score desc then item id desc as strings (trec_eval); score desc "
-               "then input row order", choices=("average", "trec", "input"), applies_to="ranking, diversity"),
+               "`ndcg_score(ignore_ties=False)`); score desc then item id desc as strings, scores compared as "
+               "32-bit floats as trec_eval stores them (trec_eval); score desc then input row order; score desc "
+               "(64-bit) then item id desc as strings (trectools)", choices=("average", "trec", "input", "score_id"),
+               applies_to="ranking, diversity"),
     Convention("relevance_threshold", 1.0,
                "relevance `>=` threshold is relevant for binary metrics and labels; gains stay graded",
                applies_to="all", metavar="N"),
@@ -88,8 +91,12 @@ CONVENTIONS: tuple[Convention, ...] = (
                "users whose ground truth has no relevant item are excluded (counted), or scored 0",
                choices=("exclude", "zero"), applies_to="ranking, diversity"),
     Convention("missing_users", "zero",
-               "users of the ground truth missing from the run score 0, or are left out (trec_eval without `-c`, "
-               "Microsoft Recommenders, trectools)", choices=("zero", "exclude"), applies_to="ranking, diversity"),
+               "users of the ground truth missing from the run score 0 (ranx, ir_measures, RecTools), or are left out "
+               "(trec_eval without `-c`, trectools, Microsoft Recommenders)", choices=("zero", "exclude"), applies_to="ranking, diversity"),
+    Convention("run_only_users", "exclude",
+               "users of the run without any judgment are left out (trec_eval), or score 0 and count in the "
+               "mean (trectools, which divides by the run's topics)", choices=("exclude", "zero"),
+               applies_to="ranking"),
     Convention("unjudged_rows", "negative",
                "scored rows without a judgment count as negatives, or are left out (only judged rows, as "
                "Microsoft Recommenders joins them)", choices=("negative", "exclude"), applies_to="scored rows"),
@@ -100,10 +107,10 @@ CONVENTIONS: tuple[Convention, ...] = (
                "novelty averaged per user then over users, or over every recommended row (Microsoft Recommenders)",
                choices=("users", "rows"), applies_to="novelty"),
     Convention("beyond_users", "evaluated",
-               "diversity metrics over the evaluated users, or over every user with a list (no per-user column "
-               "then)", choices=("evaluated", "listed"), applies_to="diversity"),
+               "diversity metrics over the evaluated users, or over every user with a list (RecTools, Microsoft "
+               "Recommenders; no per-user column then)", choices=("evaluated", "listed"), applies_to="diversity"),
     Convention("short_lists", "exclude",
-               "ILS of a list with one item: left out, or scored 0 (RecTools); users without a list stay out",
+               "ILS of a list with one item: left out, or scored 0 (similarity 0); users without a list stay out",
                choices=("exclude", "zero"), applies_to="ils"),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
                applies_to="accuracy, precision, recall, f1", metavar="T"),

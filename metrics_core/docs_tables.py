@@ -1,10 +1,13 @@
-"""The README's metric and conventions tables, generated from the registry and the conventions.
+"""The README's metric and conventions tables and docs/api.md's metric lists, generated from the
+registry and the conventions.
 
-The README marks each generated table with a pair of HTML comments
+A file marks each generated section with a pair of HTML comments
 (``<!-- metric-table:start -->`` ... ``<!-- metric-table:end -->``, the same
-for ``conventions-table``). ``python -m metrics_core.docs_tables README.md``
-rewrites what lies between them; ``--check`` only reports whether the file is
-up to date (exit 1 when it is not).
+for ``conventions-table`` and ``api-metric-lists``; a marker may follow a
+comment sign on its line, as in docs/api.md's code block).
+``python -m metrics_core.docs_tables README.md`` rewrites what lies between
+them; ``--check`` only reports whether the file is up to date (exit 1 when it
+is not).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from . import conventions, registry
 SECTIONS = {
     "metric-table": registry.markdown_table,
     "conventions-table": conventions.markdown_table,
+    "api-metric-lists": registry.api_lists,
 }
 
 
@@ -26,13 +30,22 @@ def _markers(section: str) -> tuple[str, str]:
 
 
 def render(text: str) -> str:
-    """``text`` with every marked section replaced by its generated table (ValueError if a marker is missing)."""
+    """``text`` with every marked section it holds replaced by its generated content (ValueError if it
+    holds none, or an end marker is missing)."""
+    found = 0
     for section, build in SECTIONS.items():
         start, end = _markers(section)
-        i, j = text.find(start), text.find(end)
-        if i < 0 or j < i:
-            raise ValueError(f"markers {start} ... {end} not found in order")
-        text = text[: i + len(start)] + "\n" + build() + "\n" + text[j:]
+        i = text.find(start)
+        if i < 0:
+            continue
+        j = text.find(end, i)
+        if j < 0:
+            raise ValueError(f"marker {end} not found after {start}")
+        line = text.rfind("\n", 0, j) + 1  # the end marker's line keeps what precedes the marker
+        text = text[: i + len(start)] + "\n" + build() + "\n" + text[line:]
+        found += 1
+    if not found:
+        raise ValueError(f"no generated section ({', '.join(SECTIONS)}) marked in the text")
     return text
 
 

@@ -43,7 +43,7 @@ from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, DERIVED_FAMIL
 from .kernels._jit import kernel_guard, n_threads
 from .layout import Ranked, prepare, segment_sums
 from .presets import metric_names as preset_metric_names, parse_metrics as preset_parse_metrics
-from .presets import settings as preset_settings
+from .presets import settings as preset_settings, settings_groups
 
 # "binary" gain is the linear gain of relevances mapped to 0/1 (see _lists)
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL, "binary": GAIN_LINEAR}
@@ -165,7 +165,7 @@ def metric_curve_compiled() -> bool:
 
 def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, gain=None, ideal=None, ap_norm=None,
                  precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-                 beta=None) -> pd.DataFrame:
+                 run_only_users=None, beta=None) -> pd.DataFrame:
     """Mean of ranking metrics at every cutoff k = 1..k_max, one pass per user.
 
     ``metrics`` are base names (``"ndcg"``, ``"map"``, ``"hit_ratio"``, ...). Returns
@@ -177,7 +177,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, gain=
     with kernel_guard():
         explicit = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
                         relevance_threshold=relevance_threshold, empty_users=empty_users,
-                        missing_users=missing_users, beta=beta)
+                        missing_users=missing_users, run_only_users=run_only_users, beta=beta)
         conv = conventions.resolve(explicit, preset_settings(preset))
         gain, ideal, ap_norm, ties = conv["gain"], conv["ideal"], conv["ap_norm"], conv["ties"]
         beta = check_beta(conv["beta"])
@@ -192,7 +192,8 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, gain=
                 raise MetricsError(f"metric curves take ranking metric names without @k; got {m}")
             specs.append(registry.MetricSpec(name=spec.name, k=0, label=m, kind=spec.kind))
         threshold = float(conv["relevance_threshold"])
-        users = np.flatnonzero(evaluated_users(ranked, threshold, conv["empty_users"], conv["missing_users"]))
+        users = np.flatnonzero(evaluated_users(ranked, threshold, conv["empty_users"], conv["missing_users"],
+                                               conv["run_only_users"]))
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         n_rel = ranked.n_relevant(threshold)
@@ -252,22 +253,25 @@ def catalogue_size(ranked: Ranked, item_features=None) -> int:
 
 
 def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude",
-                    missing_users="zero") -> np.ndarray:
+                    missing_users="zero", run_only_users="exclude") -> np.ndarray:
     """Mask of evaluated user codes: in the ground truth with >= 1 relevant item
     (or any user of the ground truth with ``empty_users="zero"``), and in the run
-    too with ``missing_users="exclude"``."""
+    too with ``missing_users="exclude"``; with ``run_only_users="zero"`` also every
+    user of the run without judgments (no relevant item: every ranking metric is 0)."""
     mask = ranked.in_truth.copy()
     if empty_users != "zero":
         mask &= ranked.n_relevant(relevance_threshold) > 0
     if missing_users == "exclude":
         mask &= ranked.in_run
+    if run_only_users == "zero":
+        mask |= ranked.in_run & ~ranked.in_truth
     return mask
 
 
 def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
              precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-             unjudged_rows=None, novelty_popularity=None, novelty_average=None, beyond_users=None,
-             short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None,
+             run_only_users=None, unjudged_rows=None, novelty_popularity=None, novelty_average=None,
+             beyond_users=None, short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None,
              interactions=None) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
@@ -280,13 +284,41 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, i
     with kernel_guard():
         explicit = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
                         relevance_threshold=relevance_threshold, empty_users=empty_users,
-                        missing_users=missing_users, unjudged_rows=unjudged_rows,
+                        missing_users=missing_users, run_only_users=run_only_users, unjudged_rows=unjudged_rows,
                         novelty_popularity=novelty_popularity, novelty_average=novelty_average,
                         beyond_users=beyond_users, short_lists=short_lists, threshold=threshold,
                         gauc_weight=gauc_weight, beta=beta)
         conv = conventions.resolve(explicit, preset_settings(preset))
-        return _evaluate(run, qrels, preset_parse_metrics(metrics, preset), conv, item_features=item_features,
-                         interactions=interactions)
+        specs = preset_parse_metrics(metrics, preset)
+        groups = settings_groups(specs, preset, explicit)
+        if len(groups) == 1:
+            return _evaluate(run, qrels, specs, conventions.validate(**{**conv, **groups[0][0]}),
+                             item_features=item_features, interactions=interactions)
+        return _evaluate_groups(run, qrels, specs, conv, groups, item_features=item_features,
+                                interactions=interactions)
+
+
+def _evaluate_groups(run, qrels, specs, conv: dict, groups, *, item_features, interactions) -> Evaluation:
+    """One evaluation of metrics whose library names fix different conventions (Microsoft Recommenders'
+    ``map`` and ``map_at_k``): the data is prepared once, each group evaluated under its conventions,
+    and the results joined in the order the metrics were asked (diagnostics and conventions are the
+    first group's: the one without name-specific settings when there is one)."""
+    if not isinstance(run, Ranked):
+        check_frame(run, "run")
+        if qrels is not None:
+            check_frame(qrels, "qrels")
+        run = prepare(run, qrels)
+    parts = [_evaluate(run, None, group, conventions.validate(**{**conv, **fixed}), item_features=item_features,
+                       interactions=interactions) for fixed, group in groups]
+    summary = {}
+    for part in parts:
+        summary.update(part.summary)
+    per_user = pd.concat([part.per_user for part in parts], axis=1, join="outer")
+    per_user = per_user[[s.label for s in specs if s.label in per_user.columns]]
+    first = parts[0]
+    return Evaluation(summary={s.label: summary[s.label] for s in specs}, per_user=per_user,
+                      diagnostics=first.diagnostics, n_users=first.n_users, ranked=first.ranked,
+                      conventions=first.conventions)
 
 
 def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -> Evaluation:
@@ -307,7 +339,8 @@ def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -
     common = ranked.in_run & ranked.in_truth
     if not common.any():
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
-    evaluated = evaluated_users(ranked, relevance_threshold, conv["empty_users"], conv["missing_users"])
+    evaluated = evaluated_users(ranked, relevance_threshold, conv["empty_users"], conv["missing_users"],
+                                conv["run_only_users"])
     ev_codes = np.flatnonzero(evaluated)
     needs_users = any(not s.entry.on_scored_rows for s in specs)
     if needs_users and len(ev_codes) == 0:
@@ -391,8 +424,8 @@ def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, rel
 
 
 def _positions(ranked: Ranked, ties: str) -> np.ndarray:
-    """Item codes in ranked order under the tie rule (trec order for 'average')."""
-    return ranked.item[ranked.positions_in_order(ties)] if ties == "input" else ranked.item
+    """Item codes in ranked order under the tie rule (the layout's order for 'average')."""
+    return ranked.item[ranked.positions_in_order(ties)] if ties in ("input", "trec") else ranked.item
 
 
 def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, ties,

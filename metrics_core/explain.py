@@ -19,7 +19,7 @@ from .errors import MetricsError
 from .evaluate import _evaluate
 from .kernels._jit import kernel_guard
 from .layout import Ranked, prepare
-from .presets import PRESETS, get
+from .presets import PRESETS, get, metric_settings
 from .registry import parse_metric
 
 
@@ -61,14 +61,22 @@ def _value(ranked: Ranked, metric: str, conv: dict) -> float:
 
 
 def _library_name(preset: str, base: str) -> str:
-    """The preset's own name for our base metric name (first match), or empty."""
-    return next((name for name, ours in get(preset).names.items() if ours == base), "")
+    """The preset's own name for our base metric name (first match without name-specific conventions),
+    or empty."""
+    p = get(preset)
+    return next((name for name, ours in p.names.items() if ours == base and name not in p.name_settings), "")
+
+
+def _conventions(preset: str, metric: str) -> dict:
+    """Every convention under ``preset`` for ``metric``, with those its name fixes there
+    (Microsoft Recommenders' ``map@k`` is its ``map``, divided by R)."""
+    return resolve({}, {**get(preset).settings, **metric_settings(metric, preset)})
 
 
 def _path(ranked: Ranked, metric: str, source: str, target: str):
     """(source value, target value, steps) changing one convention at a time from source to target."""
-    conv = resolve({}, get(source).settings)
-    goal = resolve({}, get(target).settings)
+    conv = _conventions(source, metric)
+    goal = _conventions(target, metric)
     start = value = _value(ranked, metric, conv)
     rows = []
     for c in CONVENTIONS:
@@ -101,7 +109,7 @@ def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str 
         rows = []
         for n in names:
             rows.append({"preset": n, "library": get(n).library, "library_metric": _library_name(n, base),
-                         "value": _value(ranked, label, resolve({}, get(n).settings))})
+                         "value": _value(ranked, label, _conventions(n, label))})
         values = pd.DataFrame(rows).set_index("preset")
         start, end, steps = _path(ranked, label, source, target)
     return Explanation(label, values, source, target, start, end, steps, ranked)

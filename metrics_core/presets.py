@@ -6,9 +6,13 @@ rectools``); explicit keywords still override it. Conventions a preset does not
 name keep their defaults. ``names`` maps the library's metric names to ours,
 so a user can paste ``ndcg_cut_10`` (trec_eval), ``ndcgAt`` (Spark) or
 ``NDCG@10`` (ranx) under that preset: a name is the library's base name,
-optionally followed by ``_k`` or ``@k``. ``notes`` say where the library's
-code differs from its documentation; the preset computes the documented
-definition. ``checked`` says how the preset is tested.
+optionally followed by ``_k`` or ``@k``. Results keep the name the user typed.
+A library name may also fix conventions of its own (``name_settings``):
+Microsoft Recommenders' ``map`` divides by R where its ``map_at_k`` divides by
+``min(k, R)``, so the two names give the two values under one preset (an
+explicit keyword still wins). ``notes`` say where the library's code differs
+from its documentation and which of its names cannot be reproduced, and why;
+``checked`` says how the preset is tested.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from .errors import MetricsError
 @dataclass(frozen=True)
 class Preset:
     """One library: ``settings`` (convention -> value), ``names`` (library metric name -> our base name),
-    ``notes`` (known differences from its documentation) and ``checked`` (how the preset is tested)."""
+    ``notes`` (known differences from its documentation, names not reproduced), ``checked`` (how the
+    preset is tested) and ``name_settings`` (library name -> conventions that only this name sets)."""
 
     name: str
     library: str
@@ -32,6 +37,7 @@ class Preset:
     names: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     checked: str = ""
+    name_settings: dict = field(default_factory=dict)  # library name -> conventions that name fixes
 
 
 _TREC_NAMES = {"ndcg": "ndcg", "ndcg_cut": "ndcg", "map": "map", "map_cut": "map", "P": "precision",
@@ -49,13 +55,17 @@ PRESETS: tuple[Preset, ...] = (
            {"nDCG": "ndcg", "AP": "map", "P": "precision", "R": "recall", "RR": "mrr", "Rprec": "r_precision",
             "Success": "hit_rate"},
            checked="tests/test_presets_libraries.py against ir_measures.calc_aggregate"),
-    Preset("trectools", "trectools (TrecEval)", dict(_TREC, missing_users="zero"),
+    Preset("trectools", "trectools (TrecEval)", dict(_TREC, run_only_users="zero", ties="score_id"),
            {"NDCG": "ndcg", "MAP": "map", "P": "precision", "Rprec": "r_precision", "RR": "mrr"},
            notes=("trectools' NDCG breaks score ties by docid ascending while its other measures use descending "
                   "(trec_eval's order); the preset uses descending for every metric",
                   "its NDCG takes the run's rows in file order and divides the sum over queries by the number of "
                   "queries of the run (also those without judgments); the preset averages over the judged users "
-                  "as its other measures do"),
+                  "as its other measures do",
+                  "like trec_eval without -c it leaves out topics the run does not answer (missing_users=exclude), "
+                  "but it divides each sum by the number of topics of the run, so topics of the run without "
+                  "judgments count as 0 (run_only_users=zero)",
+                  "it sorts the 64-bit scores with pandas, not as trec_eval's 32-bit floats (ties=score_id)"),
            checked="tests/test_presets_libraries.py against trectools' MAP, P@k and RR (not its NDCG, see notes)"),
     Preset("ranx", "ranx (make_comparable=True)",
            dict(ties="input", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
@@ -70,23 +80,30 @@ PRESETS: tuple[Preset, ...] = (
             "accuracy_score": "accuracy", "precision_score": "precision", "recall_score": "recall",
             "f1_score": "f1"},
            checked="tests/test_presets_libraries.py against sklearn.metrics.ndcg_score / dcg_score"),
-    Preset("spark_mllib", "Spark MLlib RankingMetrics",
+    Preset("spark_mllib", "Spark MLlib RankingMetrics / pyspark.ml RankingEvaluator",
            dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k", precision_norm="k",
                 empty_users="zero", missing_users="exclude"),
            {"ndcgAt": "ndcg", "meanAveragePrecisionAt": "map", "meanAveragePrecision": "map",
-            "precisionAt": "precision", "recallAt": "recall"},
+            "precisionAt": "precision", "recallAt": "recall",
+            # RankingEvaluator's metricName values (its k is the evaluator's k, written @k here)
+            "ndcgAtK": "ndcg", "meanAveragePrecisionAtK": "map", "precisionAtK": "precision",
+            "recallAtK": "recall"},
            notes=("pyspark's Python RankingMetrics drops the relevance values of (prediction, label, relevance) "
                   "triples and returns binary NDCG; the preset is binary, as documented for labels",
                   "Spark's graded NDCG takes the ideal from the label array in the given order, not sorted "
-                  "(values above 1 are possible); the preset sorts the ideal"),
-           checked="tests/test_presets_libraries.py against pyspark.mllib.evaluation.RankingMetrics"),
+                  "(values above 1 are possible); the preset sorts the ideal",
+                  "meanAveragePrecision (no k) divides each user's sum by R, meanAveragePrecisionAt(k) by "
+                  "min(k, R): each name sets its own ap_norm"),
+           checked="tests/test_presets_libraries.py against pyspark.mllib.evaluation.RankingMetrics",
+           name_settings={"meanAveragePrecision": {"ap_norm": "relevant"}}),
     Preset("ms_recommenders", "Microsoft Recommenders (python_evaluation)",
            dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k", precision_norm="k",
                 empty_users="exclude", missing_users="exclude", unjudged_rows="exclude",
                 novelty_popularity="interactions", novelty_average="rows", beyond_users="listed"),
            {"ndcg_at_k": "ndcg", "map_at_k": "map", "map": "map", "precision_at_k": "precision",
             "recall_at_k": "recall", "r_precision_at_k": "r_precision", "auc": "auc", "logloss": "logloss",
-            "rmse": "rmse", "mae": "mae", "novelty": "novelty"},
+            "rmse": "rmse", "mae": "mae", "novelty": "novelty", "serendipity": "serendipity_sim",
+            "catalog_coverage": "coverage"},
            notes=("r_precision_at_k averages only over users with a hit in their top R; the preset averages over "
                   "every evaluated user",
                   "ndcg_at_k averages over every user of rating_true (users missing from the predictions score 0) "
@@ -95,20 +112,50 @@ PRESETS: tuple[Preset, ...] = (
                   "every row of rating_true is relevant whatever its rating (score_type='binary'); give only "
                   "relevant rows, or set relevance_threshold",
                   "novelty leaves recommended items absent from train_df out of its sum but not of its row count; "
-                  "the preset counts such an item once"),
-           checked="tests/test_presets_libraries.py against recommenders.evaluation.python_evaluation"),
+                  "the preset counts such an item once",
+                  "map(k) divides each user's sum by R (as its docstring says), map_at_k(k) by min(k, R): each "
+                  "name sets its own ap_norm",
+                  "serendipity and catalog_coverage read every row of reco_df (write them without @k); "
+                  "serendipity's relevance is reco_df's relevance column: pass those rows as the ground truth and "
+                  "train_df as interactions (item_sim_measure='item_cooccurrence_count'); catalog_coverage "
+                  "divides by train_df's distinct items: pass them as item_features",
+                  "diversity is not mapped: it is 1 minus each user's mean pairwise similarity, averaged, and ils "
+                  "reports the similarity itself (so diversity = 1 - ils over the same users and features)"),
+           checked="tests/test_presets_libraries.py against recommenders.evaluation.python_evaluation",
+           name_settings={"map": {"ap_norm": "relevant"}}),
     Preset("rectools", "RecTools", dict(ties="input", gain="binary", ideal="k", ap_norm="relevant",
-                                        precision_norm="k", empty_users="exclude", missing_users="zero"),
+                                        precision_norm="k", empty_users="exclude", missing_users="zero",
+                                        beyond_users="listed"),
            {"NDCG": "ndcg", "MAP": "map", "Precision": "precision", "Recall": "recall", "MRR": "mrr",
-            "HitRate": "hit_rate"},
+            "HitRate": "hit_rate", "F1Beta": "fbeta", "MCC": "mcc", "Accuracy": "accuracy",
+            "PartialAUC": "pauc", "PAP": "pap", "Serendipity": "serendipity_pop", "MeanInvUserFreq": "novelty",
+            "AvgRecPopularity": "arp", "CatalogCoverage": "coverage"},
+           notes=("ranking metrics average over the users of its interactions (users without recommendations "
+                  "score 0); MeanInvUserFreq, AvgRecPopularity, CatalogCoverage and Serendipity over every user "
+                  "of the recommendations (beyond_users=listed)",
+                  "MCC, Accuracy, Serendipity and CatalogCoverage(normalize=True) take the catalog as "
+                  "item_features' item ids; CatalogCoverage(normalize=False) counts items, not a share: not "
+                  "reproduced",
+                  "AvgRecPopularity counts interaction rows (a repeated user-item pair counts twice), arp counts "
+                  "distinct users: equal when prev_interactions holds each pair once",
+                  "IntraListDiversity (mean pairwise Hamming distance of feature rows, a one-item list scores 0) "
+                  "is not mapped: ils@k is a similarity (cosine or Jaccard), not a distance count",
+                  "Intersection (overlap with a reference model's lists) and DebiasConfig (down-sampled popular "
+                  "test interactions) are not reproduced: the first needs two runs at once, the second changes the "
+                  "ground truth before any metric"),
            checked="tests/test_presets_libraries.py against rectools.metrics"),
     Preset("recmetrics", "recmetrics", dict(ties="input", gain="binary", ap_norm="relevant", empty_users="zero",
                                             missing_users="zero"),
            {"mark": "map"},
-           notes=("recommender_precision and recommender_recall round each user's value to 4 decimals; the preset "
-                  "does not round (use precision@k and recall@k)",
-                  "its novelty, personalization, prediction_coverage and intra_list_similarity are not mapped: "
-                  "not checked against recmetrics"),
+           notes=("recommender_precision and recommender_recall are not mapped: they round each user's value to 4 "
+                  "decimals before averaging (and precision divides by the whole list's length); use precision@k "
+                  "and recall@k",
+                  "prediction_coverage is not mapped: it returns a percentage rounded to 2 decimals; coverage is the "
+                  "unrounded share (prediction_coverage = round(100 * coverage, 2) with the catalog as "
+                  "item_features)",
+                  "catalog_coverage samples k users at random (unseeded): not reproducible",
+                  "its novelty, personalization and intra_list_similarity are not mapped: not checked against "
+                  "recmetrics"),
            checked="tests/test_presets_libraries.py against recmetrics.mark (installed with --no-deps)"),
     Preset("recbole", "RecBole", dict(ties="input", gain="binary", ideal="judged", ap_norm="min_k",
                                       precision_norm="k", empty_users="exclude", missing_users="zero"),
@@ -149,19 +196,36 @@ def settings(name: str | None) -> dict:
 _CUTOFF = re.compile(r"^(.*?)(?:[_@]\s*([0-9]+))?\s*$")
 
 
+def _library_base(label: str, preset: str) -> tuple[str | None, str | None]:
+    """(the preset's library name that ``label`` uses, its cutoff text), or (None, None)."""
+    names = {k.lower(): k for k in get(preset).names}
+    text = label.strip()
+    if text.lower() in names:
+        return names[text.lower()], None
+    base, k = _CUTOFF.match(text).groups()
+    if k is not None and base.lower() in names:
+        return names[base.lower()], k
+    return None, None
+
+
 def metric_name(label: str, preset: str | None) -> str:
     """Our metric label for a library's metric name under ``preset`` (``ndcg_cut_10`` -> ``ndcg@10``);
     names the preset does not know are returned unchanged (ours are always accepted)."""
     if preset is None or not isinstance(label, str):
         return label
-    names = {k.lower(): v for k, v in get(preset).names.items()}
-    text = label.strip()
-    if text.lower() in names:
-        return names[text.lower()]
-    base, k = _CUTOFF.match(text).groups()
-    if k is not None and base.lower() in names:
-        return f"{names[base.lower()]}@{k}"
-    return label
+    name, k = _library_base(label, preset)
+    if name is None:
+        return label
+    ours = get(preset).names[name]
+    return ours if k is None else f"{ours}@{k}"
+
+
+def metric_settings(label, preset: str | None) -> dict:
+    """The conventions the library name ``label`` fixes under ``preset`` (empty for most names)."""
+    if preset is None or not isinstance(label, str):
+        return {}
+    name, _ = _library_base(label, preset)
+    return dict(get(preset).name_settings.get(name, {})) if name is not None else {}
 
 
 def metric_names(labels, preset: str | None):
@@ -182,9 +246,19 @@ def parse_metrics(labels, preset: str | None):
 
     if preset is None:
         return parse(labels)
-    given = [x.strip() for x in labels.split(",") if x.strip()] if isinstance(labels, str) else list(labels)
-    specs = parse(metric_names(given, preset))
-    return [replace(spec, label=label) for spec, label in zip(specs, given)]
+    given = [x.strip() for x in labels.split(",") if x.strip()] if isinstance(labels, str) else labels
+    specs = parse(metric_names(given, preset))  # refuses what is not a list of names, as without a preset
+    return [replace(spec, label=label) for spec, label in zip(specs, list(given))]
+
+
+def settings_groups(specs, preset: str | None, explicit: dict) -> list[tuple[dict, list]]:
+    """``specs`` grouped by the conventions their library names fix (keywords given in ``explicit``
+    win over them): ``[(settings, specs), ...]``, the group without settings first."""
+    groups: dict[tuple, list] = {}
+    for spec in specs:
+        fixed = {k: v for k, v in metric_settings(spec.label, preset).items() if explicit.get(k) is None}
+        groups.setdefault(tuple(sorted(fixed.items())), []).append(spec)
+    return [(dict(key), group) for key, group in sorted(groups.items(), key=lambda kv: len(kv[0]))]
 
 
 def presets() -> pd.DataFrame:
@@ -196,7 +270,9 @@ def presets() -> pd.DataFrame:
     for p in PRESETS:
         row = {"preset": p.name, "library": p.library}
         row.update({c.name: p.settings.get(c.name, c.default) for c in CONVENTIONS})
-        row["metric_names"] = ", ".join(f"{k} -> {v}" for k, v in p.names.items())
+        row["metric_names"] = ", ".join(
+            f"{k} -> {v}" + "".join(f" ({c}={x})" for c, x in p.name_settings.get(k, {}).items())
+            for k, v in p.names.items())
         row["notes"] = " ".join(p.notes)
         row["checked"] = p.checked
         rows.append(row)

@@ -399,3 +399,22 @@ def markdown_table() -> str:
         lines.append(f"| {names} | {KIND_TITLES[m.kind]} | {_cell(m.formula)} | {m.direction} | "
                      f"{_cell(m.convention)} |")
     return "\n".join(lines)
+
+
+def api_lists() -> str:
+    """docs/api.md's metric lists by kind (comment lines of its code block), generated from the table above."""
+    titles = {"ranking": "ranking (per user, mean over evaluated users)", "pooled": "pooled over users",
+              "scored": "scored rows (global)", "scored_per_user": "scored rows per user", "diversity": "diversity"}
+    lines = []
+    for kind in KINDS:
+        names = [m.display for m in METRICS if m.kind == kind]
+        line = f"#   {titles[kind]}:"
+        for name in names:  # wrapped at 110 characters
+            if len(line) + 1 + len(name) > 110:
+                lines.append(line)
+                line = "#      "
+            line += " " + name
+        lines.append(line)
+    lines.append('#       note: "precision", "recall", "f1", "accuracy" WITHOUT @k are the classification ones at '
+                 '`threshold`.')
+    return "\n".join(lines)

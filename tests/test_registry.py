@@ -34,6 +34,15 @@ def test_readme_tables_match_the_registry():
         assert f"`{c.option}`" in text
 
 
+def test_api_metric_lists_match_the_registry():
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert docs_tables.render(text) == text, "run: python -m metrics_core.docs_tables docs/api.md"
+    start, end = text.index("api-metric-lists:start"), text.index("api-metric-lists:end")
+    listed = set(text[start:end].replace("\n", " ").split())
+    for m in registry.METRICS:  # every metric, also the ones added last
+        assert m.display in listed, m.name
+
+
 def test_docs_tables_check_fails_on_a_stale_file(tmp_path):
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     stale = tmp_path / "README.md"

@@ -92,7 +92,7 @@ def evaluate_runs(args, labels: list[str], notes: list[str]) -> dict:
     import metrics_core as mc
 
     qrels, runs = load_inputs(args, notes)
-    if "logloss" in metric_bases(labels):
+    if "logloss" in metric_bases(labels, getattr(args, "preset", None)):
         for r in runs:
             check_probabilities(r)
     conv = conventions(args)

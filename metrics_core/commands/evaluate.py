@@ -39,7 +39,7 @@ from ..io import ColumnMapping, read_table
 from ..io.checks import check_run_duplicates
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
-from ..presets import PRESETS, metric_names as preset_metric_names, settings as preset_settings
+from ..presets import PRESETS, parse_metrics as preset_parse_metrics, settings as preset_settings
 from . import _output
 from ._limits import add_limit_arguments, apply_limits
 
@@ -212,14 +212,16 @@ def resolved_conventions(args) -> dict:
 def metric_labels(args) -> list[str]:
     """Parse every --metrics value (unknown names and k <= 0 fail here, before any file is read)."""
     given = [m.strip() for value in args.metrics for m in value.split(",") if m.strip()]
-    specs = registry.parse_metrics(preset_metric_names(given, getattr(args, "preset", None)))
+    # results keep the names the user typed (a library's own names under --preset), as the library reports them
+    specs = preset_parse_metrics(given, getattr(args, "preset", None))
     labels = list(dict.fromkeys(s.label.strip() for s in specs))
     return labels
 
 
-def metric_bases(labels: list[str]) -> set[str]:
-    """Canonical base names of parsed metric labels (``log_loss`` -> ``logloss``)."""
-    return {registry.parse_metric(label).name for label in labels}
+def metric_bases(labels: list[str], preset: str | None = None) -> set[str]:
+    """Canonical base names of parsed metric labels (``log_loss`` -> ``logloss``), library names under
+    ``preset`` read as that library's."""
+    return {spec.name for spec in preset_parse_metrics(labels, preset)}
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -294,7 +296,7 @@ def run(args) -> int:
         results = _evaluate_spark(args, labels, conv, notes)
     else:
         qrels, runs = load_inputs(args, notes, check_run_pairs=False)  # mc.prepare finds repeated pairs
-        if "logloss" in metric_bases(labels):
+        if "logloss" in metric_bases(labels, getattr(args, "preset", None)):
             for r in runs:
                 with r.pairs_checked_on_error():
                     check_probabilities(r)

@@ -226,21 +226,59 @@ class Ranked:
         return self._cache[key]
 
     def codes_in_order(self, ties: str) -> np.ndarray:
-        """Relevance codes per ranked position under a tie rule ('input' reorders tie groups)."""
-        if ties != "input":
+        """Relevance codes per ranked position under a tie rule ('input' reorders tie groups, 'trec'
+        the scores equal as 32-bit floats)."""
+        if ties not in ("input", "trec"):
             return self.rel_code
-        if "code_input" not in self._cache:
-            pos = layout_kernels.input_order_within_ties(self.offsets, self.tie_key, self.row)
-            self._cache["code_input"] = self.rel_code[pos]
-            self._cache["pos_input"] = pos
-        return self._cache["code_input"]
+        key = f"code_{ties}"
+        if key not in self._cache:
+            pos = self._reordered(ties)
+            self._cache[key] = self.rel_code if pos is None else self.rel_code[pos]
+        return self._cache[key]
 
     def positions_in_order(self, ties: str) -> np.ndarray:
-        """Ranked positions in the order a tie rule presents them (identity but for 'input')."""
-        if ties != "input":
-            return np.arange(self.n_rows)
-        self.codes_in_order("input")
-        return self._cache["pos_input"]
+        """Ranked positions in the order a tie rule presents them (identity but for 'input' and 'trec')."""
+        pos = self._reordered(ties) if ties in ("input", "trec") else None
+        return np.arange(self.n_rows) if pos is None else pos
+
+    def _reordered(self, ties: str) -> np.ndarray | None:
+        """The permutation of ranked positions of rule ``ties``, or None where it is the identity."""
+        key = f"pos_{ties}"
+        if key not in self._cache:
+            if ties == "input":
+                self._cache[key] = layout_kernels.input_order_within_ties(self.offsets, self.tie_key, self.row)
+            else:
+                self._cache[key] = self._trec_order()
+        return self._cache[key]
+
+    def _trec_order(self) -> np.ndarray | None:
+        """trec_eval's order: its results file keeps each score as a C ``float``, so scores equal as
+        32-bit floats are tied there and ordered by docno descending (``strcmp``). The layout sorts by the
+        64-bit score, ties by item id descending as strings; rounding to float32 is monotone, so the
+        scores one float32 value holds are adjacent, and only such runs holding more than one 64-bit
+        score need their rows re-sorted by item id (None when there is none: the layout's order)."""
+        score = self.score
+        n = score.shape[0]
+        if n < 2:
+            return None
+        first = np.zeros(n, dtype=bool)  # first ranked row of each user
+        first[self.offsets[:-1][self.list_lengths > 0]] = True
+        s32 = score.astype(np.float32)
+        same32 = ~first[1:] & (s32[1:] == s32[:-1])
+        merged = same32 & (score[1:] != score[:-1])  # neighbours tied only in float32
+        if not merged.any():
+            return None
+        group = np.concatenate([[0], np.cumsum(~same32)])  # runs of equal float32 scores within a user
+        starts = np.flatnonzero(np.concatenate([[True], ~same32]))
+        ends = np.append(starts[1:], n)
+        pos = np.arange(n)
+        for g in np.unique(group[1:][merged]):
+            a, b = starts[g], ends[g]
+            ids = self.items.run_ids(self.row[a:b])
+            keys = [str(i).encode("utf-8") for i in ids]  # as the layout: ids compared as byte strings
+            order = sorted(range(b - a), key=keys.__getitem__, reverse=True)
+            pos[a:b] = a + np.asarray(order)
+        return pos
 
     def labels(self, relevance_threshold: float = 1) -> np.ndarray:
         """Binary label per ranked row: relevance >= threshold (unjudged rows are 0)."""

@@ -37,7 +37,7 @@ from ..diagnostics import Diagnostics
 from ..errors import MetricsError
 from ..conventions import defaults as convention_defaults, resolve as resolve_conventions
 from ..evaluate import check_beta, check_needs
-from ..presets import metric_names as preset_metric_names, settings as preset_settings
+from ..presets import parse_metrics as preset_parse_metrics, settings as preset_settings, settings_groups
 from .. import reductions
 from ..registry import parse_metrics
 from . import _env
@@ -208,9 +208,15 @@ def _output_schema(plan: BucketPlan, user_type, item_type):
 CONVENTION_DEFAULTS = convention_defaults()
 
 
+def explicit_names(**keywords) -> set[str]:
+    """The convention keywords given explicitly (not None)."""
+    return {name for name, value in keywords.items() if value is not None}
+
+
 def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
              precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-             unjudged_rows=None, novelty_popularity=None, novelty_average=None, beyond_users=None,
+             run_only_users=None, unjudged_rows=None, novelty_popularity=None, novelty_average=None,
+             beyond_users=None,
              short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None, interactions=None,
              n_buckets: int | None = None, score_ranges: int | None = None,
              read_parquet_ranges: bool = True) -> SparkEvaluation:
@@ -237,18 +243,29 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
     conventions = resolve_conventions(
         dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
              relevance_threshold=relevance_threshold, empty_users=empty_users, missing_users=missing_users,
+             run_only_users=run_only_users,
              unjudged_rows=unjudged_rows, novelty_popularity=novelty_popularity, novelty_average=novelty_average,
              beyond_users=beyond_users, short_lists=short_lists, threshold=threshold, gauc_weight=gauc_weight,
              beta=beta),
         preset_settings(preset))
     conventions["beta"] = check_beta(conventions["beta"])
+    specs = preset_parse_metrics(metrics, preset)  # results keep the names given (a library's under a preset)
+    # the diversity conventions a preset sets matter only when a diversity metric is asked for
     local_only = [name for name in ("novelty_popularity", "novelty_average", "beyond_users")
-                  if conventions[name] != CONVENTION_DEFAULTS[name]]
+                  if conventions[name] != CONVENTION_DEFAULTS[name]
+                  and (any(s.kind == "diversity" for s in specs) or specs and name in explicit_names(
+                      novelty_popularity=novelty_popularity, novelty_average=novelty_average,
+                      beyond_users=beyond_users))]
+    if conventions["run_only_users"] != CONVENTION_DEFAULTS["run_only_users"]:
+        local_only.append("run_only_users")
     if local_only:
         raise MetricsError(f"{', '.join(local_only)} other than the default are not on the Spark engine yet; "
                            "use --engine local")
+    fixed = [s.label for fixed, group in settings_groups(specs, preset, {}) if fixed for s in group]
+    if fixed:
+        raise MetricsError(f"{', '.join(fixed)} under preset {preset} sets its own conventions, which the Spark "
+                           "engine does not compute yet; use --engine local")
     thr, threshold, ties = conventions["relevance_threshold"], conventions["threshold"], conventions["ties"]
-    specs = parse_metrics(preset_metric_names(metrics, preset))
     names = {s.name for s in specs}
     check_needs(specs, item_features=item_features, interactions=interactions)
     _refuse_unsupported(specs, item_features)
