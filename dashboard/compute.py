@@ -265,19 +265,20 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure
 
 
-def report_html(evals: dict[str, Any], baseline: str, settings: dict) -> bytes:
+def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any = None) -> bytes:
     """``metrics_core.report.build_report`` of ``evals`` (evaluated over every user:
-    ``evaluate_all(..., counted=False)``) with ``baseline`` first, over the users the sidebar
-    counts, as UTF-8 bytes, built once per models, metrics, settings and conventions (server cache)."""
+    ``evaluate_all(..., counted=False)``, in the analysis' order so each model keeps its colour)
+    against ``baseline``, over the users the sidebar counts, opening on ``brief`` (the Brief page's),
+    as UTF-8 bytes, built once per models, metrics, settings, conventions and decision (server cache)."""
     from metrics_core.report import build_report
 
-    ordered = {baseline: evals[baseline], **{n: e for n, e in evals.items() if n != baseline}}
-    metrics = tuple(dict.fromkeys(m for e in ordered.values() for m in e.summary))
-    key = (f"report|{tuple(model_keys().get(n, n) for n in ordered)!r}|{metrics!r}|"
-           f"{sorted(settings.items())!r}|{sorted(evaluation_options().items())!r}|{users()}")
+    metrics = tuple(dict.fromkeys(m for e in evals.values() for m in e.summary))
+    described = None if brief is None else (brief.decision, brief.title, brief.notes)
+    key = (f"report|{tuple(model_keys().get(n, n) for n in evals)!r}|{metrics!r}|{baseline}|"
+           f"{sorted(settings.items())!r}|{sorted(evaluation_options().items())!r}|{users()}|{described!r}")
     return cache.SHARED.get_or_compute(key, lambda: build_report(
-        ordered, title="metrics-core report", settings=settings, baseline=baseline,
-        users=users()).encode("utf-8"))
+        evals, title="metrics-core report", settings=settings, baseline=baseline,
+        users=users(), brief=brief).encode("utf-8"))
 
 
 def decision_brief(decision: Any, title: str = "", notes: str = "") -> Any:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core import compare as _compare
+from metrics_core.brief_html import brief_html
 from metrics_core.colors import model_colors
 from metrics_core.errors import MetricsError
 from metrics_core.population import population
@@ -49,6 +50,8 @@ th{background:#f0f2f5} td.l,th.l{text-align:left}
 .sig-up{color:#11723b;font-weight:600} .sig-down{color:#b3261e;font-weight:600}
 .chart{background:#fff;border:1px solid #dde1e7;margin:10px 0;min-height:380px}
 .warn{color:#8a5a00} .note{color:#5a6376;font-size:.85rem}
+.swatch{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:baseline}
+#verdicts li{margin:4px 0} .notes{white-space:pre-wrap}
 """
 
 
@@ -264,7 +267,7 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
                  title: str = "metrics-core report", settings: Mapping[str, Any] | None = None,
                  baseline: str | None = None, test: str = "t", correction: str = "holm",
                  summary: pd.DataFrame | None = None, relevance_threshold: float = 1,
-                 n_resamples: int = 1000, seed: int = 0, users: str = "all") -> str:
+                 n_resamples: int = 1000, seed: int = 0, users: str = "all", brief: Any = None) -> str:
     """Render the report of ``evaluations`` (``{model name: Evaluation}``) as one HTML string.
 
     ``comparison`` is a :func:`metrics_core.compare.compare` table; when omitted and there are at
@@ -274,7 +277,16 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
     ties, ...) is shown as a table. ``users`` chooses the users every per-user number counts
     (:mod:`metrics_core.population`); the report says over whom at the top, with the models that
     did not serve every user.
+
+    ``brief``: a :class:`metrics_core.brief.Brief` of these evaluations; the report then opens on
+    it (its title, notes, verdicts, coverage, segments and failure groups, the same lines the
+    dashboard's Brief page shows) and takes its baseline, users, test and correction for the
+    rest. Model colours follow the order of ``evaluations``, as in the dashboard.
     """
+    if brief is not None:
+        title = brief.title or title
+        baseline, users = brief.decision.baseline, brief.decision.users
+        test, correction = brief.decision.test, brief.decision.correction
     if not evaluations:
         raise MetricsError("the report needs at least one evaluated model")
     go, offline = _plotly()
@@ -319,7 +331,8 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
         f"<script type='text/javascript'>{offline.get_plotlyjs()}</script></head><body><main>"
         f"<h1>{_e(title)}</h1><p class='meta'>{len(names)} model(s): {', '.join(_e(n) for n in names)}"
         f" &middot; generated {generated} by metrics-core</p>"
-        f"<h2>Users</h2>{_population_html(counted)}"
+        + (f"<h2>Decision</h2>{brief_html(brief, colors)}" if brief is not None else "")
+        + f"<h2>Users</h2>{_population_html(counted)}"
         f"<h2>Settings</h2>{settings_html}"
         f"<h2>Summary</h2>{_summary_html(summary)}"
         f"<h2>Comparison</h2>{_comparison_html(comparison) if comparison is not None else _comparison_html(None)}"

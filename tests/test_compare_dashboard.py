@@ -203,10 +203,14 @@ def test_share_snapshot_reopen_report_and_exports(monkeypatch, tmp_path):
     at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at2.query_params["analysis"] = sid
     ok(at2.run())
+    # a snapshot opens on its brief: its title and notes, then the decision
+    assert at2.title[0].value == text.md(saved.title)
+    assert at2.text[0].value == "line one\nline two"
+    assert any("than popularity on ndcg@5" in m.value.replace("\\", "") for m in at2.markdown)
+    assert at2.session_state["k"] == 5 and at2.session_state["gain"] == "exponential"
+    ok(at2.switch_page("views/overview.py").run())
     assert at2.title[0].value == "Overview"
     assert at2.subheader[0].value == text.md(saved.title)
-    assert at2.text[0].value == "line one\nline two"
-    assert at2.session_state["k"] == 5 and at2.session_state["gain"] == "exponential"
     table = frame_with(at2, "ndcg@5").set_index("model") if "model" in frame_with(at2, "ndcg@5").columns \
         else frame_with(at2, "ndcg@5")
     for name, e in ev.items():
@@ -295,3 +299,48 @@ def test_changing_the_baseline_keeps_every_model_in_the_comparison(monkeypatch, 
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
     assert sorted(at.multiselect(key="compare_challengers").value) == sorted([XSS, "two_tower"])
     assert set(frame_with(at, "p_adjusted")["model"]) == {XSS, "two_tower"}
+
+
+def _plain(markdown: str) -> str:
+    """Markdown as the reader sees it (the page escapes every character markdown would read)."""
+    return markdown.replace("\\", "")
+
+
+def test_brief_tells_compares_numbers_and_opens_failures(monkeypatch, tmp_path):
+    """The Brief reads Compare's decision and shows Compare's numbers; once a comparison was
+    chosen the address without a page opens on the Brief; a failure group opens Failures on that
+    pair and group."""
+    at = uploaded_app(monkeypatch, tmp_path)
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("two_tower").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
+    verdicts = frame_with(at, "lift [95% CI]")
+    ok(at.switch_page("views/brief.py").run())
+    lines = [_plain(m.value) for m in at.markdown if m.value.startswith("- ")]
+    assert len(lines) == len(verdicts) == 4
+    for _, row in verdicts.iterrows():
+        line = next(x for x in lines if x.startswith(f"- {text.md(row['challenger']).replace(chr(92), '')}:")
+                    and f" on {row['metric']}:" in x)
+        assert row["lift [95% CI]"] in line and f"adjusted p {row['adjusted p']}" in line
+        assert f"detectable lift {row['detectable lift']}" in line
+    caption = _plain(at.caption[0].value)
+    assert "Baseline popularity" in caption and "ndcg@10 and recall@10" in caption
+    # coverage: two_tower did not serve every user, said on the brief
+    assert any("two_tower did not serve" in _plain(w.value) for w in at.warning)
+    # the address without a page now opens on the Brief
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in at.query_params.items():
+        fresh.query_params[key] = value
+    ok(fresh.run())
+    assert fresh.title[0].value == "Decision brief"
+    # a failure group opens Failures on the pair and the group
+    groups = frame_with(at, "share of the loss")
+    row = groups.index[groups["group"] == "not served"][0]
+    at.session_state["brief_failures"] = {"selection": {"rows": [int(row)], "columns": [], "cells": []}}
+    ok(at.run())
+    assert at.title[0].value == "Failures"
+    assert at.selectbox(key="failures_model").value == groups.loc[row, "challenger"]
+    assert at.selectbox(key="failures_other").value == "popularity"
+    assert at.selectbox(key="failures_metric").value == groups.loc[row, "metric"]
+    assert at.selectbox(key="failures_group").value == "not served"

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, metric_lists, sources, state, text, triage, url
+from dashboard import background, sources, state, text, triage, url
+from dashboard.decision import current as current_decision
 from metrics_core import brief as mb
-from metrics_core.brief import Decision
-from metrics_core.stats import CORRECTIONS, TESTS
 
 #: The Failures group a brief's failure group opens on ("all": sorted by the gap).
 FAILURES_GROUP = {mb.NOT_SERVED: triage.NOT_SERVED, mb.SCORES_ZERO: triage.NO_HIT, mb.RANKED_LOWER: "all"}
@@ -35,19 +34,7 @@ if len(names) < 2:
     st.page_link("views/overview.py", label="Overview", icon=":material/leaderboard:")
     st.stop()
 
-k = state.controls()["k"]
-options = metric_lists.labels(metric_lists.PER_USER, k)
-baseline = url.remembered("compare_baseline", names[0], options=names)
-others = [n for n in names if n != baseline]
-decision = Decision(
-    baseline=baseline,
-    challengers=tuple(url.remembered("compare_challengers", others, kind=list, options=others)),
-    metrics=tuple(url.remembered("compare_metrics", options[:1], kind=list, options=options)),
-    users=state.users(),
-    test=url.remembered("compare_test", TESTS[0], options=TESTS),
-    correction=url.remembered("compare_correction", CORRECTIONS[0], options=CORRECTIONS),
-    alpha=url.remembered("compare_alpha", 0.05, kind=float, options=[0.001, 0.01, 0.05, 0.1]),
-)
+decision = current_decision(names)
 with state.guard():
     brief = state.decision_brief(decision, title if snapshot else "", notes)
 

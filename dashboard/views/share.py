@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import metric_lists, sources, state, text, url
+from dashboard.decision import current as current_decision
 
 _SHARED = "share_snapshot_link"
 _DELETE = "share_delete_link"
@@ -99,15 +100,24 @@ report_metrics = left.multiselect("Metrics in the report", per_user_metrics + me
                                   help="Every metric's definition is on the Overview (hover its column); "
                                        "per-user metrics get intervals and paired tests in the report.")
 names = list(models)
-report_baseline = right.selectbox("Baseline", names, key="share_report_baseline")
+decision = current_decision(names) if len(names) >= 2 else None
+if decision is not None:
+    right.caption(text.md(f"Opens on the brief: {decision.baseline} against {', '.join(decision.challengers)} on "
+                          f"{', '.join(decision.metrics)} (chosen on Compare).", limit=400))
 if st.button("Build HTML report", key="share_build_report", icon=":material/description:",
              disabled=not report_metrics):
     with state.guard(), st.spinner("Building the report..."):
-        evals = state.evaluate_all(report_metrics, counted=False)  # the report counts the users itself
-        settings = {"K": k, "gain": c["gain"], "ties": c["ties"], "users": state.users(), "baseline": report_baseline,
-                    "test": "paired t-test", "correction": "Holm-Bonferroni",
+        wanted = list(dict.fromkeys([*(decision.metrics if decision else ()), *report_metrics]))
+        evals = state.evaluate_all(wanted, counted=False)  # the report counts the users itself
+        opened = sources.current()
+        snapshot = opened is not None and opened.kind == sources.SNAPSHOT
+        brief = (state.decision_brief(decision, opened.title if snapshot else "",
+                                      opened.notes if snapshot else "") if decision is not None else None)
+        baseline = decision.baseline if decision is not None else names[0]
+        settings = {"K": k, "gain": c["gain"], "ties": c["ties"], "users": state.users(), "baseline": baseline,
+                    "test": decision.test if decision else "t", "correction": decision.correction if decision else "holm",
                     "data": "demo dataset" if state.is_demo() else ", ".join(b.name for b in state.sources().runs.values())}
-        st.session_state[_REPORT] = state.report_html(evals, report_baseline, settings)
+        st.session_state[_REPORT] = state.report_html(evals, baseline, settings, brief)
 if st.session_state.get(_REPORT):
     st.download_button("Download HTML report", st.session_state[_REPORT], file_name="metrics_report.html",
                        mime="text/html", key="share_report_download", on_click="ignore",

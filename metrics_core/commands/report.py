@@ -39,6 +39,13 @@ def register(subparsers) -> None:
     add_test_arguments(p)
     p.add_argument("--output", "-o", metavar="FILE", required=True, help="the HTML file to write")
     p.add_argument("--title", default="metrics-core report", help="title shown at the top of the report")
+    p.add_argument("--notes", default="", help="notes shown under the title, as given")
+    p.add_argument("--challengers", metavar="A,B", default=None,
+                   help="the runs the brief weighs against --baseline (default: every other run)")
+    p.add_argument("--primary", metavar="METRICS", default=None,
+                   help="the brief's primary per-user metrics (default: the first per-user metric of --metrics)")
+    p.add_argument("--user-attributes", metavar="FILE", default=None,
+                   help="user attributes (user_id + one column per attribute): the brief compares every segment")
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
     p.set_defaults(func=run)
 
@@ -69,6 +76,7 @@ def run(args) -> int:
                                         correction=args.correction, alpha=args.alpha,
                                         n_resamples=args.bootstrap, n_permutations=args.permutations,
                                         seed=args.seed, users=args.users)
+    brief = _brief(args, evaluations, labels) if comparison is not None and not args.all_pairs else None
     print_notes(args, notes, evaluations)
     conv = resolved_conventions(args)
     if getattr(args, "item_features", None):
@@ -79,7 +87,32 @@ def run(args) -> int:
                 "runs": ", ".join(Path(run).name for run in args.run)}
     write_report(out, evaluations, comparison=comparison, title=args.title, settings=settings,
                  relevance_threshold=conv["relevance_threshold"], n_resamples=args.bootstrap, seed=args.seed,
-                 users=args.users)
+                 users=args.users, brief=brief)
     if not args.quiet:
         print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def _brief(args, evaluations: dict, labels: list[str]):
+    """The decision brief the report opens on: --baseline against --challengers on --primary."""
+    from ..brief import Decision, build_brief
+
+    names = list(evaluations)
+    baseline = args.baseline or names[0]
+    challengers = ([c.strip() for c in args.challengers.split(",") if c.strip()] if args.challengers
+                   else [n for n in names if n != baseline])
+    per_user = [m for m in labels if all(m in ev.per_user.columns for ev in evaluations.values())]
+    primary = ([m.strip() for m in args.primary.split(",") if m.strip()] if args.primary else per_user[:1])
+    missing = [m for m in primary if m not in per_user]
+    if missing:
+        raise MetricsError(f"--primary {missing[0]!r} is not a per-user metric of --metrics "
+                           f"({', '.join(per_user) or 'none'})")
+    attributes = None
+    if args.user_attributes:
+        from ..io import read_user_attributes
+
+        attributes, _ = read_user_attributes(args.user_attributes)
+    decision = Decision(baseline, tuple(challengers), tuple(primary), users=args.users, test=args.test,
+                        correction=args.correction, alpha=args.alpha)
+    return build_brief(evaluations, decision, attributes=attributes, title=args.title, notes=args.notes,
+                       n_resamples=args.bootstrap, n_permutations=args.permutations, seed=args.seed)
