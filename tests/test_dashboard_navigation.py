@@ -69,6 +69,8 @@ def test_page_choices_stay_in_the_url_on_every_page_and_seed_a_new_session():
     assert at.toggle(key="overview_ci_on").value is False
     # a new session opened on that address (a reload, a copied link) shows the same choices
     fresh = app(**wanted)
+    assert fresh.title[0].value == "Decision brief"  # a comparison was chosen: the address opens on the Brief
+    page(fresh, "overview")
     assert fresh.toggle(key="overview_ci_on").value is False
     page(fresh, "distributions")
     assert fresh.selectbox(key="dist_metric").value == "recall@10"

@@ -425,7 +425,7 @@ def test_failures_drilldown_by_row_selection():
 def test_failures_drilldown_request_from_another_page():
     at = app()
     page(at, "failures")
-    at.session_state["mcd_focus"] = ("matrix_factorization", "u0042")
+    at.session_state["mcd_focus"] = ("matrix_factorization", "u0042", None)
     at.run()
     assert not at.exception
     assert at.selectbox(key="failures_model").value == "matrix_factorization"
