@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import kernel_warmup, preload, sources, state, tables, text, uploads, url  # noqa: E402
+from dashboard import kernel_warmup, owner, preload, sources, state, tables, text, uploads, url  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -42,6 +42,16 @@ pages = [
 ]
 nav = st.navigation(pages)
 preload.start()  # heavy imports of later pages, in the background
+owner.keep_in_browser()  # the secret that lets this browser change its own working copies
+conflict_slot = st.empty()  # a change another tab made first: said above every page
+
+
+def show_conflict() -> None:
+    conflict = sources.save_conflict()
+    if conflict:
+        conflict_slot.error(text.md(conflict, limit=600), icon=":material/sync_problem:")
+
+
 # The URL names the data (?analysis=<id>): load it before the controls are drawn, so that
 # a shared view's saved K, gain and ties can seed them.
 try:
@@ -65,7 +75,9 @@ if nav.title != "Data":
     notice = tables.k_exceeds_lists(lengths, state.controls()["k"])
     if notice:
         st.warning(notice, icon=":material/straighten:")
+show_conflict()
 try:
     nav.run()
 finally:
     sources.finish_saving()  # the URL names what was saved before the run ends
+    show_conflict()
