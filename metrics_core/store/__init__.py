@@ -70,7 +70,7 @@ API (``store = AnalysisStore()``)
 ``store.load(id, owner=)``                                    -> :class:`SavedAnalysis` (either kind)
 ``store.exists(id)``                                          live analysis with that id?
 ``store.delete_snapshot(id, delete_token)``                   wrong token: StoreError
-``store.delete_working(id)`` / ``store.delete(id, token=None)``  -> whether it existed
+``store.delete_working(id, owner=)`` / ``store.delete(id, token=None, owner=)``  -> whether it existed
 ``store.check_can_store(nbytes, owner=, sha256=)``           upload-time quota check (also ``can_store``)
 ``store.usage(owner=)``                                       -> :class:`StoreUsage` (store and client)
 ``store.purge_expired()``                                     remove expired working copies
