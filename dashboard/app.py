@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import kernel_warmup, preload, sources, state, tables, text, uploads, url  # noqa: E402
+from dashboard import kernel_warmup, owner, preload, sources, state, tables, text, uploads, url  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -36,6 +36,7 @@ kernel_warmup.start_once()  # compile the kernels later pages need while this on
 # A drawn icon, not ":material/...:" (the browser would fetch that favicon from Google's servers).
 st.set_page_config(page_title="metrics_core workbench", page_icon=state.app_icon(), layout="wide")
 
+owner.keep_in_browser()  # the secret that lets this browser change its own working copies
 # The URL names the data (?analysis=<id>): load it before the pages and the controls are made,
 # so that a snapshot opens on its brief and a shared view's saved K, gain and ties seed the controls.
 opening_error = None
@@ -55,6 +56,15 @@ pages = [
 ]
 nav = st.navigation(pages)
 preload.start()  # heavy imports of later pages, in the background
+conflict_slot = st.empty()  # a change another tab made first: said above every page
+
+
+def show_conflict() -> None:
+    conflict = sources.save_conflict()
+    if conflict:
+        conflict_slot.error(text.md(conflict, limit=600), icon=":material/sync_problem:")
+
+
 if opening_error is not None:
     st.error(text.md(str(opening_error)))
 uploads.render(expanded=nav.title == "Data")  # in the sidebar of every page: uploads survive navigation
@@ -73,7 +83,9 @@ if nav.title != "Data":
     notice = tables.k_exceeds_lists(lengths, state.controls()["k"])
     if notice:
         st.warning(notice, icon=":material/straighten:")
+show_conflict()
 try:
     nav.run()
 finally:
     sources.finish_saving()  # the URL names what was saved before the run ends
+    show_conflict()

@@ -9,10 +9,15 @@ the same data. Later changes update that working copy (same id); changing a
 snapshot someone shared starts a new working copy. *Share* saves a read-only
 *snapshot* with a title and notes, and a delete token shown once.
 
+A working copy belongs to the browser that created it (its owner secret,
+:mod:`dashboard.owner`): another browser opening its address sees it read-only,
+with "make my own copy" (:func:`make_own_copy`). Each save names the revision the
+session last saw, so a second tab of the owner that changes an analysis the first
+tab changed meanwhile gets a message instead of overwriting it.
+
 Store API used (``metrics_core.store.AnalysisStore``): ``create_working``,
-``update_working``, ``snapshot``, ``save_snapshot``, ``load``,
-``delete_snapshot``. Nothing else in the dashboard imports
-the store.
+``update_working``, ``copy``, ``save_snapshot``, ``load``, ``delete_snapshot``,
+``check_can_store``, ``usage``. Nothing else in the dashboard imports the store.
 """
 
 from __future__ import annotations
@@ -26,14 +31,15 @@ import streamlit as st
 
 from metrics_core.store import SNAPSHOT as STORE_SNAPSHOT
 from metrics_core.store import WORKING as STORE_WORKING
-from metrics_core.store import AnalysisStore, SavedFile, SnapshotReceipt, StoreError, StoreFullError
+from metrics_core.store import (AnalysisStore, NotOwnerError, SavedFile, SnapshotReceipt, StaleRevisionError,
+                                StoreError, StoreFullError)
 
-from . import url
+from . import owner, url
 
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
            "reset_to_demo", "upload_generation", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
-           "refused_uploads", "upload_limits_text"]
+           "refused_uploads", "upload_limits_text", "read_only", "make_own_copy", "save_conflict"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
@@ -77,13 +83,16 @@ class Sources:
 
 @dataclass(frozen=True)
 class Opened:
-    """The stored analysis the session shows: id, kind, title and notes."""
+    """The stored analysis the session shows: id, kind, title and notes; for a working copy
+    the revision the session last saw and whether this browser may change it."""
 
     id: str
     kind: str = WORKING
     title: str = ""
     notes: str = ""
     created: str = ""
+    revision: int = 1
+    editable: bool = True
 
 
 _SOURCES = "mcd_sources"
@@ -96,6 +105,7 @@ _SEEN = "mcd_seen_uploads"
 _GEN = "mcd_upload_generation"
 _REFUSED = "mcd_refused_uploads"
 _STORE_ERROR = "mcd_store_error"
+_CONFLICT = "mcd_save_conflict"
 
 
 def model_name(filename: str) -> str:
@@ -124,29 +134,43 @@ def current() -> Opened | None:
     return st.session_state.get(_OPENED)
 
 
+def read_only() -> bool:
+    """Whether the session shows another browser's working copy (it cannot change it)."""
+    opened = current()
+    return opened is not None and opened.kind == WORKING and not opened.editable
+
+
 def load_sources(new: Sources, persist: bool = True) -> None:
     """Replace the current data; with ``persist`` save it as a working copy and put
     its id in the URL (no data: no id).
 
     The save runs on a store thread while the script goes on reading and preparing the
     files (SQLite's writes and the hashing release the GIL); :func:`finish_saving` takes
-    its outcome in the same script run, at the latest when the run ends."""
+    its outcome in the same script run, at the latest when the run ends. Another
+    browser's working copy is not changed (nothing happens: its pages offer no change)."""
+    opened = current()  # an earlier save of this session finishes first: saves keep their order
+    if persist and read_only() and not new.empty:
+        st.session_state.setdefault(_REFUSED, []).append(
+            "this working copy belongs to the browser that created it and is read-only here: "
+            "make your own copy to change it")
+        return
     st.session_state[_SOURCES] = new
     if not persist:
         return
-    opened = current()  # an earlier save of this session finishes first: saves keep their order
     if new.empty:
         st.session_state.pop(_OPENED, None)
+        st.session_state.pop(_CONFLICT, None)
         url.set(url.ANALYSIS, None)
         return
     files, settings, _ = _to_files(new, WORKING)
-    working = opened.id if opened is not None and opened.kind == WORKING else None
+    working = opened if opened is not None and opened.kind == WORKING else None
+    secret = owner.secret()
 
-    def save(store: AnalysisStore) -> str:
+    def save(store: AnalysisStore) -> tuple[str, int]:
         if working is not None:
-            store.update_working(working, files=files, settings=settings)
-            return working
-        return store.create_working(files, settings)
+            return working.id, store.update_working(working.id, files=files, settings=settings, owner=secret,
+                                                    revision=working.revision)
+        return store.create_working(files, settings, owner=secret), 1
     try:
         st.session_state[_SAVING] = _SAVER.submit(save, _store())
     except StoreError as exc:  # no store to save in
@@ -168,15 +192,24 @@ def finish_saving() -> None:
     if pending is None:
         return
     try:
-        aid = pending.result()
+        aid, revision = pending.result()
+    except (StaleRevisionError, NotOwnerError) as exc:  # the stored copy stays; so does its id
+        st.session_state[_CONFLICT] = str(exc)
+        return
     except StoreError as exc:  # the data stays in this session; the page says why it is not kept
         st.session_state[_STORE_ERROR] = str(exc)
         st.session_state.pop(_OPENED, None)
         url.set(url.ANALYSIS, None)
         return
     st.session_state.pop(_STORE_ERROR, None)
-    st.session_state[_OPENED] = Opened(aid, WORKING)
+    st.session_state[_OPENED] = Opened(aid, WORKING, revision=revision)
     url.set(url.ANALYSIS, aid)
+
+
+def save_conflict() -> str | None:
+    """Why this session's changes are no longer saved (another tab changed the working
+    copy since this one loaded it): said on every page until the page is reloaded."""
+    return st.session_state.get(_CONFLICT)
 
 
 def store_problem() -> str | None:
@@ -237,9 +270,9 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
     for f in runs:
         if getattr(f, "file_id", None) is not None and f.file_id not in seen:
             seen.add(f.file_id)
-            if _refused(f):
-                continue
             blob = Blob.of(f.name, f.getvalue())
+            if _refused(f, blob):
+                continue
             new_runs[model_name(blob.name)] = blob
             added.append(model_name(blob.name))
     for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
@@ -247,23 +280,22 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
             f = f[-1] if f else None
         if f is not None and getattr(f, "file_id", None) is not None and f.file_id not in seen:
             seen.add(f.file_id)
-            if _refused(f):
+            blob = Blob.of(f.name, f.getvalue())
+            if _refused(f, blob):
                 continue
-            others[kind] = Blob.of(f.name, f.getvalue())
+            others[kind] = blob
     if added or others:
         load_sources(replace(src, runs=new_runs, **others))
     return added
 
 
-def _refused(upload) -> bool:
-    """Refuse an upload the analysis store cannot hold, before reading it: the file is
-    not taken in and :func:`refused_uploads` says why. A store that cannot be reached
-    refuses nothing (the files then stay in this session, see :func:`store_problem`)."""
-    size = getattr(upload, "size", None)
-    if size is None:
-        size = len(upload.getvalue())
+def _refused(upload, blob: Blob) -> bool:
+    """Refuse an upload the analysis store cannot hold (for this browser), before it is
+    parsed: the file is not taken in and :func:`refused_uploads` says why. Content already
+    stored costs nothing and is never refused. A store that cannot be reached refuses
+    nothing (the files then stay in this session, see :func:`store_problem`)."""
     try:
-        _store().check_can_store(int(size))
+        _store().check_can_store(len(blob.data), owner=owner.secret(), sha256=blob.sha256)
     except StoreFullError as exc:
         st.session_state.setdefault(_REFUSED, []).append(f"{upload.name} was not loaded: {exc}")
         return True
@@ -276,17 +308,21 @@ def upload_limits_text() -> str:
     """The limits an upload meets, in one sentence: the uploader's size, the read limits
     and what the analysis store can still hold (for the Data page's caption)."""
     from metrics_core.io import limits
-    from metrics_core.store.config import QUOTA_ENV, format_size
+    from metrics_core.store.config import CLIENT_SHARE_ENV, QUOTA_ENV, format_size
 
     upload_mb = st.get_option("server.maxUploadSize")
     sentence = (f"Each upload may be up to {upload_mb:,} MB (server.maxUploadSize). "
                 f"{limits.current().describe()}")
     try:
-        usage = _store().usage()
+        store = _store()
+        usage = store.usage(owner=owner.secret())
     except StoreError:
         return sentence
     return (f"{sentence} The analysis store keeps uploads up to {format_size(usage.quota_bytes)} in all "
-            f"({format_size(usage.free_bytes)} free; {QUOTA_ENV}); a file that does not fit is refused.")
+            f"({format_size(usage.free_bytes)} free; {QUOTA_ENV}), and each browser up to "
+            f"{format_size(usage.client_quota_bytes)} ({store.limits.client_share:.0%} of it, {CLIENT_SHARE_ENV}; "
+            f"{format_size(usage.client_free_bytes)} free for this one), files, settings and notes included; "
+            f"a file that does not fit is refused. Content already stored takes no more space.")
 
 
 def refused_uploads() -> list[str]:
@@ -350,15 +386,15 @@ def open_requested() -> dict | None:
     for the caller to apply (``url.sync`` then keeps the id in the URL).
     A malformed or unknown id raises :class:`StoreError` on every run (the store is asked
     once per value)."""
+    opened = current()  # first: a save that just finished puts its own id in the URL
     requested = url.requested(url.ANALYSIS)
-    opened = current()
     if requested is None or (opened is not None and requested == opened.id):
         return None
     failed = st.session_state.get(_FAILED)
     if failed is not None and failed[0] == requested:  # said again on every run, looked up once
         raise StoreError(failed[1])
     try:
-        saved = _store().load(requested)
+        saved = _store().load(requested, owner=owner.secret())
     except StoreError as exc:
         st.session_state[_FAILED] = (requested, str(exc))
         raise
@@ -366,7 +402,9 @@ def open_requested() -> dict | None:
     st.session_state[_SOURCES] = src
     kind = WORKING if getattr(saved, "kind", STORE_SNAPSHOT) == STORE_WORKING else SNAPSHOT
     st.session_state[_OPENED] = Opened(saved.id, kind, saved.title,
-                                       str(getattr(saved, "notes", "") or settings.get("notes", "")), saved.created)
+                                       str(getattr(saved, "notes", "") or settings.get("notes", "")), saved.created,
+                                       revision=saved.revision, editable=saved.editable)
+    st.session_state.pop(_CONFLICT, None)
     st.session_state[_SEEN] = set()
     st.session_state[_GEN] = upload_generation() + 1
     url.set(url.ANALYSIS, saved.id)
@@ -380,7 +418,24 @@ def share(title: str, notes: str, view: dict[str, Any]) -> SnapshotReceipt:
     """Save the current data as a read-only snapshot with ``title``, ``notes`` and the
     view settings; return its id and its delete token (shown once)."""
     files, settings, _ = _to_files(sources(), SNAPSHOT, title=title, notes=notes, view=view)
-    return _store().save_snapshot(files, settings, title=title, notes=notes)
+    return _store().save_snapshot(files, settings, title=title, notes=notes, owner=owner.secret())
+
+
+def make_own_copy() -> None:
+    """Make this browser's own working copy of the analysis shown (same files and
+    settings) and show it instead: the button of the read-only view. A copy the store
+    refuses (e.g. this browser's share is used up) is said once by :func:`refused_uploads`."""
+    opened = current()
+    if opened is None:
+        return
+    try:
+        copy_id = _store().copy(opened.id, owner=owner.secret())
+    except StoreError as exc:
+        st.session_state.setdefault(_REFUSED, []).append(f"no copy was made: {exc}")
+        return
+    st.session_state[_OPENED] = Opened(copy_id, WORKING, opened.title, opened.notes, revision=1, editable=True)
+    st.session_state.pop(_CONFLICT, None)
+    url.set(url.ANALYSIS, copy_id)
 
 
 def delete_snapshot(analysis_id: str, delete_token: str) -> None:

@@ -13,9 +13,26 @@ import streamlit as st
 from . import sources, text
 
 
+READ_ONLY_TEXT = ("**Read-only**: this working copy belongs to the browser that created it. You can look at "
+                  "every page and change the view; to change its files, make your own copy (same files and "
+                  "settings, at a new address that only this browser can change).")
+
+
+def make_copy_button(key: str) -> None:
+    """The read-only view's way out: this browser's own working copy of what it shows."""
+    st.button("Make my own copy", key=key, on_click=sources.make_own_copy, icon=":material/content_copy:",
+              type="primary")
+
+
 def render(expanded: bool) -> list[str]:
     """Draw the uploaders (under "Add files" in the sidebar) and take in what they hold;
-    returns the names of the models added on this run."""
+    returns the names of the models added on this run. Another browser's working copy
+    gets no uploaders: a sentence and "Make my own copy" instead."""
+    if sources.read_only():
+        with st.sidebar.expander("Add files", expanded=True, icon=":material/lock:"):
+            st.info(READ_ONLY_TEXT, icon=":material/lock:")
+            make_copy_button("make_own_copy")
+        return []
     with st.sidebar.expander("Add files", expanded=expanded, icon=":material/upload_file:"):
         runs = st.file_uploader(
             "Ranked results: one file per model", accept_multiple_files=True,

@@ -10,6 +10,7 @@ from the store itself.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import sqlite3
@@ -23,8 +24,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from metrics_core.store import (ID_PATTERN, TOKEN_PATTERN, AnalysisStore, SavedFile, StoreError, StoreFullError,
-                                default_store_dir, new_analysis_id, validate_analysis_id)
+from metrics_core.store import (ID_PATTERN, TOKEN_PATTERN, AnalysisStore, NotOwnerError, SavedFile,
+                                StaleRevisionError, StoreError, StoreFullError, default_store_dir, new_analysis_id,
+                                validate_analysis_id)
 
 from postgres_server import postgres_bindir, remove, start_postgres
 
@@ -123,6 +125,19 @@ def backend(request, tmp_path):
         admin.dispose()
 
 
+def record(settings: dict, title: str = "", notes: str = "", files=()) -> int:
+    """What one analysis record counts against the quota, as documented: 512 bytes, its
+    settings as JSON (sorted keys), title and notes in UTF-8, and 128 bytes plus the name
+    and role of each file."""
+    text = json.dumps(settings, sort_keys=True)
+    return (512 + len(text.encode()) + len(title.encode()) + len(notes.encode())
+            + sum(128 + len(name.encode()) + len(role.encode()) for name, role in files))
+
+
+def kib(nbytes: int) -> str:
+    return f"{nbytes / 1024:.1f} KiB"
+
+
 def payload(tag: str, size: int) -> bytes:
     """Deterministic bytes of ``size`` that differ for every ``tag`` (SHA-256 in counter mode)."""
     out = bytearray()
@@ -216,9 +231,21 @@ def test_settings_and_texts_are_checked(backend):
         store.save({"a": b""}, {"x": object()})
     with pytest.raises(StoreError, match="title has 301 characters; at most 300"):
         store.save_snapshot({}, {}, title="t" * 301)
-    with pytest.raises(StoreError, match="at most 1048576 bytes|more than 1048576 bytes"):
-        store.create_working({}, {"big": "x" * (1024 * 1024)})
+    with pytest.raises(StoreError, match="take 65,537 bytes as JSON, more than the 65,536 kept"):
+        store.create_working({}, {"big": "x" * (64 * 1024 - len('{"big": ""}') + 1)})
+    with pytest.raises(StoreError, match=r"name of the file 'n{40}'\.\.\. has 1001 characters; at most 1000"):
+        store.create_working({"n" * 1001: b"x"}, {})
+    with pytest.raises(StoreError, match="role of the file 'a.csv' has 101 characters; at most 100"):
+        store.create_working([SavedFile("a.csv", b"x", "r" * 101)], {})
+    with pytest.raises(StoreError, match="notes has 20001 characters; at most 20000"):
+        store.create_working({}, {}, notes="n" * 20_001)
     assert backend.count("store_analyses") == 0
+    # exactly at each limit is kept
+    at_limit = {"big": "x" * (64 * 1024 - len('{"big": ""}'))}
+    wid = store.create_working([SavedFile("n" * 1000, b"x", "r" * 100)], at_limit, title="t" * 300,
+                               notes="n" * 20_000)
+    got = store.load(wid)
+    assert got.settings == at_limit and got.files[0].name == "n" * 1000 and len(got.notes) == 20_000
 
 
 # ---------------------------------------------------------------------------- working copies
@@ -371,7 +398,11 @@ def test_same_content_is_stored_once_in_chunks(backend):
     assert max(n for (n,) in backend.rows("SELECT LENGTH(data) FROM store_chunks")) == 1000
     digest = hashlib.sha256(big).hexdigest()
     assert backend.rows("SELECT sha256, size FROM store_blobs") == [(digest, 10_500)]
-    assert store.usage().used_bytes == 10_500
+    # the content once, plus each record
+    records = (record({"k": 5}, files=[("model.csv", "run")])
+               + record({"k": 10}, files=[("renamed.csv", "run"), ("same.csv", "run")])
+               + record({}, files=[("again.csv", "")]))
+    assert store.usage().used_bytes == 10_500 + records
     assert [f.data for f in store.load(second.id).files] == [big, big]
 
     store.delete_snapshot(first.id, first.delete_token)
@@ -405,11 +436,13 @@ def test_chunks_keep_each_value_under_sqlites_length_limit(tmp_path):
 
 
 def test_snapshot_of_a_working_copy_shares_its_content(backend):
-    store = backend.store(quota_bytes=15_000)
+    store = backend.store(quota_bytes=15_000, client_share=1)
     data = payload("shared", 10_000)
     wid = store.create_working({"run.csv": data}, {})
     receipts = [store.snapshot(wid, title=f"v{i}") for i in range(3)]  # would be 40 KB as copies
-    assert backend.count("store_blobs") == 1 and store.usage().used_bytes == 10_000
+    records = record({}, files=[("run.csv", "")]) + sum(record({}, f"v{i}", files=[("run.csv", "")])
+                                                       for i in range(3))
+    assert backend.count("store_blobs") == 1 and store.usage().used_bytes == 10_000 + records
     assert all(store.load(r.id).files[0].data == data for r in receipts)
 
 
@@ -426,15 +459,17 @@ def test_damaged_content_is_reported(backend):
 
 # ---------------------------------------------------------------------------- quota
 def test_quota_full_is_one_clear_line_and_stores_nothing(backend):
-    store = backend.store(quota_bytes=10_000)
+    store = backend.store(quota_bytes=10_000, client_share=1)
     kept = store.save_snapshot({"a.csv": payload("a", 6000)}, {})
+    used = 6000 + record({}, files=[("a.csv", "")])
     analyses, blobs = backend.count("store_analyses"), backend.count("store_blobs")
     with pytest.raises(StoreFullError) as info:
         store.save_snapshot({"b.csv": payload("b", 6000), "c.csv": b"small"}, {"k": 1})
     message = str(info.value)
     assert "\n" not in message
-    assert message.startswith("the analysis store is full: 5.9 KiB of its 9.8 KiB quota are used")
-    assert "needs 5.9 KiB more" in message and "METRICS_CORE_STORE_QUOTA" in message
+    assert message.startswith(f"the analysis store is full: {kib(used)} of its 9.8 KiB quota are used")
+    needed = 6005 + record({"k": 1}, files=[("b.csv", ""), ("c.csv", "")])
+    assert f"needs {kib(needed)} more" in message and "METRICS_CORE_STORE_QUOTA" in message
     assert (backend.count("store_analyses"), backend.count("store_blobs")) == (analyses, blobs)
     wid = store.create_working({"a.csv": b"x"}, {})
     with pytest.raises(StoreFullError, match="is full"):
@@ -445,7 +480,7 @@ def test_quota_full_is_one_clear_line_and_stores_nothing(backend):
     # after deleting, the other file fits
     store.delete_working(wid)
     store.operator_delete(kept.id)
-    assert store.usage().used_bytes == 6000
+    assert store.usage().used_bytes == 6000 + record({}, files=[("same-as-a.csv", "")])
     for other in backend.rows("SELECT id FROM store_analyses"):
         store.operator_delete(other[0])
     store.save_snapshot({"b.csv": payload("b", 6000)}, {})
@@ -466,20 +501,234 @@ def test_quota_from_the_environment(backend, monkeypatch):
 
 def test_oversize_uploads_are_refused_up_front(backend):
     clock = Clock()
-    store = backend.store(quota_bytes=10_000, clock=clock)
+    store = backend.store(quota_bytes=10_000, clock=clock, client_share=1)
     assert store.can_store(10_000) and not store.can_store(10_001)
     with pytest.raises(StoreFullError) as info:
         store.check_can_store(10_001)
     assert str(info.value) == ("this needs 9.8 KiB, more than the analysis store's whole quota of 9.8 KiB; "
                                "an administrator can raise METRICS_CORE_STORE_QUOTA")
     store.create_working({"a.csv": payload("a", 6000)}, {})
-    assert store.usage().free_bytes == 4000
-    assert store.can_store(4000) and not store.can_store(4001)
+    free = 4000 - record({}, files=[("a.csv", "")])
+    assert store.usage().free_bytes == free
+    assert store.can_store(free) and not store.can_store(free + 1)
     with pytest.raises(StoreFullError, match="store is full"):
-        store.check_can_store(4001)
+        store.check_can_store(free + 1)
     clock.advance(31)  # the working copy expires: checking an upload makes room
     assert store.can_store(10_000)
     assert backend.count("store_blobs") == 0
+
+
+# ---------------------------------------------------------------------------- owners, revisions, quota of everything
+def test_quota_counts_settings_titles_and_notes(backend):
+    """Thirty shares of a 60 KB parameter against a 600 KiB quota: every record counts, so
+    the store stops at the quota and says so, and usage() is what the tables hold."""
+    store = backend.store(quota_bytes="600KiB", client_share=1)
+    settings = {"view": {"q": "x" * 60_000}}
+    saved = []
+    with pytest.raises(StoreFullError, match="the analysis store is full") as info:
+        for i in range(30):
+            saved.append(store.save_snapshot({}, settings, title=f"share {i}", notes="n" * 100))
+    assert "\n" not in str(info.value)
+    expected = sum(record(settings, f"share {i}", "n" * 100) for i in range(len(saved)))
+    assert 0 < len(saved) < 30 and backend.count("store_analyses") == len(saved)
+    usage = store.usage()
+    assert usage.used_bytes == expected <= 600 * 1024 < expected + record(settings, "share 99", "n" * 100)
+    # the texts the store holds, measured in the database itself
+    stored = sum(len(s.encode()) + len(t.encode()) + len(n.encode())
+                 for s, t, n in backend.rows("SELECT settings, title, notes FROM store_analyses"))
+    assert stored + 512 * len(saved) == usage.used_bytes
+    # a working copy whose settings grow is checked too, and left as it was
+    wid_store = backend.store(quota_bytes="600KiB", client_share=1)
+    for r in saved[:2]:
+        wid_store.operator_delete(r.id)
+    wid = wid_store.create_working({}, {"k": 1})
+    with pytest.raises(StoreFullError, match="is full"):
+        for _ in range(3):
+            wid_store.update_working(wid, settings={"k": 1, "pad": "y" * 60_000}, notes="z" * 20_000,
+                                     title="t" * 300)
+            wid_store.create_working({}, {"pad": "y" * 60_000})
+    assert store.usage().used_bytes <= 600 * 1024
+
+
+def test_each_client_has_a_share_of_the_quota(backend, monkeypatch):
+    store = backend.store(quota_bytes=40_000)  # default share: a quarter, 10,000 bytes each
+    assert store.limits.client_share == 0.25 and store.usage().client_quota_bytes == 10_000
+    alice = store.create_working({"a.csv": payload("a", 8000)}, {}, owner="alice")
+    alice_used = 8000 + record({}, files=[("a.csv", "")])
+    assert store.usage(owner="alice").client_used_bytes == alice_used
+    with pytest.raises(StoreFullError) as info:
+        store.save_snapshot({"a2.csv": payload("a2", 2000)}, {}, owner="alice")
+    message = str(info.value)
+    assert message.startswith(f"your share of the analysis store is used up: you keep {kib(alice_used)} of the "
+                              "9.8 KiB one browser or caller may keep (25% of the quota, "
+                              "METRICS_CORE_STORE_CLIENT_SHARE)")
+    assert "\n" not in message
+    assert not store.can_store(2000, owner="alice") and store.can_store(2000, owner="bob")
+    # the others are not blocked: bob, and a library caller without an owner
+    bob = store.create_working({"b.csv": payload("b", 8000)}, {}, owner="bob")
+    store.save_snapshot({"c.csv": payload("c", 8000)}, {})
+    assert store.usage(owner="bob").client_used_bytes == 8000 + record({}, files=[("b.csv", "")])
+    # a client's share counts every content its records use, shared or not
+    with pytest.raises(StoreFullError, match="your share"):
+        store.copy(alice, owner="bob")
+    # alice's removal of her file gives her share back
+    store.update_working(alice, files={}, owner="alice")
+    store.save_snapshot({"a2.csv": payload("a2", 2000)}, {}, owner="alice")
+    assert store.load(bob).files[0].data == payload("b", 8000)
+    monkeypatch.setenv("METRICS_CORE_STORE_CLIENT_SHARE", "50%")
+    assert backend.store(quota_bytes=40_000).usage().client_quota_bytes == 20_000
+    monkeypatch.setenv("METRICS_CORE_STORE_CLIENT_SHARE", "0.1")
+    assert backend.store(quota_bytes=40_000).limits.client_quota_bytes == 4_000
+    for bad in ("0", "1.5", "half", "nan", "-10%"):
+        monkeypatch.setenv("METRICS_CORE_STORE_CLIENT_SHARE", bad)
+        with pytest.raises(StoreError, match="METRICS_CORE_STORE_CLIENT_SHARE=.* is not a share of the quota"):
+            backend.store()
+
+
+def test_content_already_stored_is_never_refused_for_space_it_does_not_take(backend):
+    store = backend.store(quota_bytes=20_000, client_share=1)
+    data = payload("big", 12_000)
+    digest = hashlib.sha256(data).hexdigest()
+    wid = store.create_working({"run.csv": data}, {"k": 1}, owner="alice")
+    free = store.usage().free_bytes
+    assert free < 12_000
+    # the upload check: the same bytes cost nothing, other bytes of that size do not fit
+    assert store.can_store(12_000, owner="bob", sha256=digest)
+    assert not store.can_store(12_000, owner="bob", sha256=hashlib.sha256(b"other").hexdigest())
+    assert not store.can_store(12_000, owner="bob")
+    # the save: only bob's record is new
+    receipt = store.save_snapshot({"again.csv": data}, {}, owner="bob")
+    assert store.load(receipt.id).files[0].data == data and backend.count("store_blobs") == 1
+    # a quota lowered under what is stored: a write that adds nothing still goes through
+    tight = backend.store(quota_bytes=1_000, client_share=1)
+    assert tight.update_working(wid, files={"run.csv": data}, settings={"k": 2}, owner="alice") == 2
+    with pytest.raises(StoreFullError, match="is full"):
+        tight.update_working(wid, settings={"k": 2, "more": "x" * 100}, owner="alice")
+    # within the share: content the client already uses costs it nothing
+    alice_used = store.usage(owner="alice").client_used_bytes
+    shares = backend.store(quota_bytes=10 * alice_used, client_share=(alice_used + 700) / (10 * alice_used))
+    assert shares.usage(owner="alice").client_free_bytes == 700
+    assert shares.can_store(12_000, owner="alice", sha256=digest) and not shares.can_store(12_000, owner="alice")
+    copy = shares.create_working({"copy.csv": data}, {}, owner="alice")  # its record: 650 bytes
+    assert shares.load(copy).files[0].data == data
+
+
+def test_a_working_copy_changes_only_for_its_owner(backend):
+    store = backend.store()
+    wid = store.create_working([SavedFile("run.csv", b"v1", "run")], {"k": 10}, title="mine", notes="n",
+                               owner="alice-secret")
+    mine, theirs, anonymous = (store.load(wid, owner="alice-secret"), store.load(wid, owner="mallory"),
+                               store.load(wid))
+    assert mine.editable and not mine.read_only
+    assert theirs.read_only and anonymous.read_only and theirs.files == mine.files
+    for who in ("mallory", None):
+        with pytest.raises(NotOwnerError, match="belongs to the browser that created it and is read-only"):
+            store.update_working(wid, files={"evil.csv": b"x"}, owner=who)
+        with pytest.raises(NotOwnerError, match="only that browser can delete it"):
+            store.delete_working(wid, owner=who)
+        with pytest.raises(NotOwnerError):
+            store.delete(wid, owner=who)
+    assert store.load(wid, owner="alice-secret").files == (SavedFile("run.csv", b"v1", "run"),)
+    # only the secret's SHA-256 is kept
+    assert backend.rows("SELECT owner_sha256 FROM store_analyses") == [
+        (hashlib.sha256(b"alice-secret").hexdigest(),)]
+    everything = " ".join(str(v) for row in backend.rows("SELECT * FROM store_analyses") for v in row)
+    assert "alice-secret" not in everything
+    # anyone else can make their own copy: same files, settings, title and notes, theirs to change
+    copy = store.copy(wid, owner="mallory")
+    got = store.load(copy, owner="mallory")
+    assert copy != wid and got.editable and got.kind == "working" and got.revision == 1
+    assert (got.files, got.settings, got.title, got.notes) == (mine.files, mine.settings, "mine", "n")
+    store.update_working(copy, files={"theirs.csv": b"x"}, owner="mallory")
+    assert store.load(wid).files == mine.files and backend.count("store_blobs") == 2
+    snap = store.save_snapshot({"s.csv": b"s"}, {}, owner="alice-secret")
+    assert not store.load(snap.id, owner="alice-secret").editable  # snapshots stay read-only
+    own_of_snapshot = store.copy(snap.id, owner="mallory")
+    assert store.load(own_of_snapshot, owner="mallory").files[0].data == b"s"
+    assert store.delete_working(wid, owner="alice-secret") is True
+    with pytest.raises(StoreError, match="owner secret is a text of 1 to 200 characters"):
+        store.create_working({}, {}, owner="x" * 201)
+
+
+def test_a_change_based_on_an_older_revision_is_refused(backend):
+    store = backend.store()
+    wid = store.create_working({"a.csv": b"a"}, {"k": 1}, owner="o")
+    first_tab = store.load(wid, owner="o").revision
+    second_tab = store.load(wid, owner="o").revision
+    assert first_tab == second_tab == 1
+    assert store.update_working(wid, files={"a.csv": b"a", "b.csv": b"b"}, owner="o", revision=first_tab) == 2
+    with pytest.raises(StaleRevisionError) as info:
+        store.update_working(wid, files={}, owner="o", revision=second_tab)
+    assert str(info.value).startswith("this analysis was changed in another tab")
+    assert "reload" in str(info.value) and "\n" not in str(info.value)
+    got = store.load(wid, owner="o")
+    assert [f.name for f in got.files] == ["a.csv", "b.csv"] and got.revision == 2
+    assert store.update_working(wid, settings={"k": 2}, owner="o", revision=got.revision) == 3
+    assert store.update_working(wid, title="no revision given: last writer wins", owner="o") == 4
+    store.snapshot(wid, owner="o")
+    assert store.load(wid).revision == 4  # freezing a snapshot does not change the working copy
+
+
+V1_METADATA = sa.MetaData()
+for _name, *_columns in [
+    ("store_meta", sa.Column("key", sa.String(64), primary_key=True), sa.Column("value", sa.Text, nullable=False)),
+    ("store_blobs", sa.Column("sha256", sa.String(64), primary_key=True),
+     sa.Column("size", sa.BigInteger, nullable=False), sa.Column("chunk_count", sa.Integer, nullable=False)),
+    ("store_chunks", sa.Column("sha256", sa.String(64), sa.ForeignKey("store_blobs.sha256"), primary_key=True),
+     sa.Column("seq", sa.Integer, primary_key=True), sa.Column("data", sa.LargeBinary, nullable=False)),
+    ("store_analyses", sa.Column("id", sa.String(32), primary_key=True), sa.Column("kind", sa.String(16)),
+     sa.Column("created_at", sa.Double), sa.Column("updated_at", sa.Double), sa.Column("expires_at", sa.Double),
+     sa.Column("title", sa.Text), sa.Column("notes", sa.Text), sa.Column("settings", sa.Text),
+     sa.Column("delete_token_sha256", sa.String(64))),
+    ("store_files", sa.Column("analysis_id", sa.String(32), sa.ForeignKey("store_analyses.id"), primary_key=True),
+     sa.Column("position", sa.Integer, primary_key=True), sa.Column("name", sa.Text), sa.Column("role", sa.Text),
+     sa.Column("sha256", sa.String(64), sa.ForeignKey("store_blobs.sha256"))),
+]:
+    sa.Table(_name, V1_METADATA, *_columns)
+
+
+def test_a_store_of_the_previous_version_gains_owners_revisions_and_sizes(backend):
+    """The tables as version 1 wrote them, with a working copy and a snapshot: opened by this
+    version, they keep working and their records count against the quota."""
+    backend.store().close()
+    engine = sa.create_engine(backend.location_url, poolclass=sa.pool.NullPool)
+    clock = Clock()
+    data = payload("v1", 3000)
+    digest = hashlib.sha256(data).hexdigest()
+    working, snapshot = "W" * 32, "S" * 32
+    with engine.begin() as conn:
+        for table in ("store_files", "store_chunks", "store_analyses", "store_blobs", "store_meta"):
+            conn.execute(sa.text(f"DROP TABLE {table}"))
+        V1_METADATA.create_all(conn)
+        t = V1_METADATA.tables
+        conn.execute(t["store_meta"].insert(), [{"key": "lock", "value": ""}, {"key": "schema_version", "value": "1"}])
+        conn.execute(t["store_blobs"].insert().values(sha256=digest, size=3000, chunk_count=1))
+        conn.execute(t["store_chunks"].insert().values(sha256=digest, seq=0, data=data))
+        conn.execute(t["store_analyses"].insert(), [
+            dict(id=working, kind="working", created_at=clock.now, updated_at=clock.now, expires_at=clock.now + DAY,
+                 title="", notes="", settings='{"k": 3}', delete_token_sha256=None),
+            dict(id=snapshot, kind="snapshot", created_at=clock.now, updated_at=clock.now, expires_at=None,
+                 title="Q3 \u00e9", notes="notes", settings="{}", delete_token_sha256="0" * 64)])
+        conn.execute(t["store_files"].insert(), [
+            dict(analysis_id=working, position=0, name="run.csv", role="run", sha256=digest),
+            dict(analysis_id=snapshot, position=0, name="run.csv", role="run", sha256=digest)])
+    engine.dispose()
+
+    store = backend.store(clock=clock)
+    got = store.load(working)
+    assert got.settings == {"k": 3} and got.files[0].data == data and got.revision == 1
+    assert got.editable  # no owner before: the library caller without one may change it
+    assert not store.load(working, owner="a browser").editable
+    assert store.load(snapshot).title == "Q3 \u00e9" and store.load(snapshot).read_only
+    expected = 3000 + record({"k": 3}, files=[("run.csv", "run")]) + record(
+        {}, "Q3 \u00e9", "notes", files=[("run.csv", "run")])
+    assert store.usage().used_bytes == expected
+    assert backend.rows("SELECT value FROM store_meta WHERE key = 'schema_version'") == [("2",)]
+    assert store.update_working(working, settings={"k": 4}, revision=1) == 2
+    mine = store.copy(working, owner="a browser")
+    assert store.load(mine, owner="a browser").settings == {"k": 4}
+    store.close()
+    assert backend.store(clock=clock).load(working).revision == 2  # opening again changes nothing
 
 
 # ---------------------------------------------------------------------------- deletion is real

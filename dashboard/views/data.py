@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import background, cache, files, sources, state, tables, text
+from dashboard import background, cache, files, sources, state, tables, text, uploads
 from metrics_core.io import ROLES, SUPPORTED_FORMATS
 
 st.title("Data")
@@ -23,6 +23,10 @@ problem = sources.store_problem()
 if problem:
     st.warning(text.md(f"Your files are kept in this browser tab only (the analysis store is not "
                        f"available: {problem}).", limit=600))
+locked = sources.read_only()  # another browser's working copy: nothing here changes it
+if locked:
+    st.info(uploads.READ_ONLY_TEXT, icon=":material/lock:")
+    uploads.make_copy_button("data_make_own_copy")
 
 # --- what is loaded -------------------------------------------------------------
 st.subheader("Your files")
@@ -39,11 +43,11 @@ else:
     cols = st.columns(min(len(removers), 4))
     for i, (role, model, fname) in enumerate(removers):
         if role == "model":
-            cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{model}",
+            cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{model}", disabled=locked,
                                        on_click=state.remove_run, args=(model,), icon=":material/delete:")
         else:
             kind = tables.ROLE_KINDS[role]
-            cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{kind}",
+            cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{kind}", disabled=locked,
                                        on_click=state.set_blob, args=(kind, None), icon=":material/delete:")
     st.button("Return to the demo data", on_click=state.reset_to_demo, icon=":material/restart_alt:",
               key="data_demo")
@@ -78,7 +82,7 @@ for p in report.problems:
         for col, role in zip(cols, ROLES):
             default = options.index(proposal[role]) if proposal.get(role) in options else 0
             choice[role] = col.selectbox(role, options, index=default, key=f"map_{p.model}_{role}")
-        if st.form_submit_button("Apply mapping"):
+        if st.form_submit_button("Apply mapping", disabled=locked):
             state.set_mapping(p.model, {r: c for r, c in choice.items() if c != "(none)"})
             st.rerun()
 

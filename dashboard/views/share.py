@@ -3,7 +3,7 @@ self-contained HTML report and per-user exports.
 
 * The data the pages show is already kept on the server as a working copy named in the
   URL (``?analysis=<id>``, see ``dashboard/sources.py``): copying the address bar shares
-  the current view.
+  the current view, read-only for every other browser (they can make their own copy).
 * **Share** saves a read-only *snapshot* of the files, with a title, notes and the view
   settings (K, gain, ties and the pages' choices in the URL); its link opens on the
   Overview. Changing the data afterwards saves a new working copy, never the snapshot.

@@ -17,7 +17,8 @@ from sqlalchemy.engine import Connection
 from metrics_core.store import schema
 from metrics_core.store.errors import StoreError
 
-__all__ = ["DEFAULT_CHUNK_BYTES", "sha256_hex", "existing", "put", "read", "collect_garbage", "used_bytes"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "sha256_hex", "existing", "put", "announce", "write_chunks", "read",
+           "collect_garbage", "used_bytes"]
 
 #: Bytes per stored chunk: far below the 1 GB a single SQLite or PostgreSQL value may hold.
 DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
@@ -42,9 +43,22 @@ def put(conn: Connection, digest: str, data: bytes, chunk_bytes: int = DEFAULT_C
     """Store ``data`` under ``digest`` unless it is already there."""
     if existing(conn, [digest]):
         return
+    announce(conn, digest, len(data), chunk_bytes)
+    write_chunks(conn, digest, data, chunk_bytes)
+
+
+def announce(conn: Connection, digest: str, size: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> None:
+    """Insert the row of a new content (its size counts from now on) before its chunks, so
+    that the quota can be checked before the bytes are written; the same transaction must
+    then call :func:`write_chunks`."""
+    count = max(1, -(-size // chunk_bytes))
+    conn.execute(schema.blobs.insert().values(sha256=digest, size=size, chunk_count=count))
+
+
+def write_chunks(conn: Connection, digest: str, data: bytes, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> None:
+    """Write the chunks of a content announced by :func:`announce`."""
     view = memoryview(data)
     count = max(1, -(-len(view) // chunk_bytes))
-    conn.execute(schema.blobs.insert().values(sha256=digest, size=len(view), chunk_count=count))
     for seq in range(count):  # one row at a time: never more than one chunk copied at once
         conn.execute(schema.chunks.insert().values(
             sha256=digest, seq=seq, data=bytes(view[seq * chunk_bytes:(seq + 1) * chunk_bytes])))

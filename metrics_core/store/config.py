@@ -6,6 +6,8 @@
 ``METRICS_CORE_STORE_DIR``         the SQLite store directory (default: the user data directory)
 ``METRICS_CORE_STORE_QUOTA``       total stored bytes, e.g. ``10GiB``, ``500MB``, ``2000000``
                                    (default 10 GiB)
+``METRICS_CORE_STORE_CLIENT_SHARE``  the part of the quota one client may fill: a fraction in
+                                   (0, 1] or a percentage, e.g. ``0.25`` or ``25%`` (default 0.25)
 ``METRICS_CORE_STORE_WORKING_DAYS``  days a working copy is kept after its last use (default 30)
 =================================  ==========================================================
 """
@@ -20,14 +22,18 @@ from pathlib import Path
 
 from metrics_core.store.errors import StoreError
 
-__all__ = ["DIR_ENV", "URL_ENV", "QUOTA_ENV", "WORKING_DAYS_ENV", "DEFAULT_QUOTA_BYTES", "DEFAULT_WORKING_DAYS",
-           "StoreLimits", "default_store_dir", "parse_size", "format_size"]
+__all__ = ["DIR_ENV", "URL_ENV", "QUOTA_ENV", "CLIENT_SHARE_ENV", "WORKING_DAYS_ENV", "DEFAULT_QUOTA_BYTES",
+           "DEFAULT_CLIENT_SHARE", "DEFAULT_WORKING_DAYS", "StoreLimits", "default_store_dir", "parse_size",
+           "parse_share", "format_size"]
 
 DIR_ENV = "METRICS_CORE_STORE_DIR"
 URL_ENV = "METRICS_CORE_STORE_URL"
 QUOTA_ENV = "METRICS_CORE_STORE_QUOTA"
 WORKING_DAYS_ENV = "METRICS_CORE_STORE_WORKING_DAYS"
+CLIENT_SHARE_ENV = "METRICS_CORE_STORE_CLIENT_SHARE"
 DEFAULT_QUOTA_BYTES = 10 * 1024 ** 3
+#: The part of the quota one client (a browser, or a library caller) may fill by default.
+DEFAULT_CLIENT_SHARE = 0.25
 DEFAULT_WORKING_DAYS = 30.0
 
 _UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000 ** 2, "gb": 1000 ** 3, "tb": 1000 ** 4,
@@ -60,6 +66,19 @@ def parse_size(text: str, what: str = QUOTA_ENV) -> int:
     return int(float(match.group(1)) * _UNITS[unit])
 
 
+def parse_share(text: str | float, what: str = CLIENT_SHARE_ENV) -> float:
+    """A client's share of the quota: a fraction in (0, 1] (``0.25``) or a percentage (``25%``)."""
+    raw = str(text).strip()
+    try:
+        share = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        share = float("nan")
+    if not 0 < share <= 1:  # NaN fails too
+        raise StoreError(f"{what}={text!r} is not a share of the quota: give a fraction in (0, 1] "
+                         "such as 0.25, or a percentage such as 25%")
+    return share
+
+
 def format_size(nbytes: int) -> str:
     """``nbytes`` for people: ``1.5 GiB``, ``300.0 MiB``, ``12 bytes``."""
     if nbytes < 1024:
@@ -87,13 +106,21 @@ def _env_days() -> float:
 
 @dataclass(frozen=True)
 class StoreLimits:
-    """The store's size quota in bytes and how long an unused working copy is kept (seconds)."""
+    """The store's size quota in bytes, the share of it one client may fill, and how long an
+    unused working copy is kept (seconds)."""
 
     quota_bytes: int = DEFAULT_QUOTA_BYTES
     working_seconds: float = DEFAULT_WORKING_DAYS * 86400
+    client_share: float = DEFAULT_CLIENT_SHARE
+
+    @property
+    def client_quota_bytes(self) -> int:
+        """Bytes one client may fill: ``quota_bytes * client_share``, rounded down."""
+        return int(self.quota_bytes * self.client_share)
 
     @classmethod
-    def resolve(cls, quota_bytes: int | str | None = None, working_days: float | None = None) -> "StoreLimits":
+    def resolve(cls, quota_bytes: int | str | None = None, working_days: float | None = None,
+                client_share: float | str | None = None) -> "StoreLimits":
         """Explicit values first, then the environment variables, then the defaults."""
         if quota_bytes is None:
             env = os.environ.get(QUOTA_ENV, "").strip()
@@ -105,4 +132,9 @@ class StoreLimits:
         days = _env_days() if working_days is None else float(working_days)
         if not days > 0:
             raise StoreError(f"working copies must be kept for more than 0 days, not {working_days}")
-        return cls(quota_bytes=int(quota_bytes), working_seconds=days * 86400)
+        if client_share is None:
+            env = os.environ.get(CLIENT_SHARE_ENV, "").strip()
+            share = parse_share(env) if env else DEFAULT_CLIENT_SHARE
+        else:
+            share = parse_share(client_share, "client_share")
+        return cls(quota_bytes=int(quota_bytes), working_seconds=days * 86400, client_share=share)

@@ -26,7 +26,7 @@ from typing import Iterator
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from metrics_core.store import legacy, schema
+from metrics_core.store import legacy, migrate, schema
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "sqlite_url", "sqlite_path", "get_engine", "dispose_engine",
            "read_transaction", "write_transaction", "reclaim_space"]
@@ -115,9 +115,11 @@ def _create_schema(engine: Engine) -> None:
         schema.metadata.create_all(conn)
         if conn.execute(sa.select(schema.meta.c.key).where(schema.meta.c.key == schema.LOCK_KEY)).first() is None:
             conn.execute(schema.meta.insert(), [{"key": schema.LOCK_KEY, "value": ""},
-                                                {"key": "schema_version", "value": schema.SCHEMA_VERSION}])
+                                                {"key": schema.VERSION_KEY, "value": schema.SCHEMA_VERSION}])
+        migrate.add_columns(conn)  # a store of an earlier version: its new columns first
         if conn.dialect.name == "sqlite":
             legacy.migrate(conn)
+        migrate.count_records(conn)
 
 
 def _new_engine(url: str) -> Engine:

@@ -9,3 +9,12 @@ class StoreError(MetricsError):
 
 class StoreFullError(StoreError):
     """The store's size quota (or, for SQLite, its disk) cannot take what was asked."""
+
+
+class NotOwnerError(StoreError):
+    """A working copy changed by another client than the one that created it (it is read-only
+    for everyone else; they can make their own copy)."""
+
+
+class StaleRevisionError(StoreError):
+    """A change based on an older revision of a working copy (another tab changed it since)."""

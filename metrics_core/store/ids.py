@@ -5,6 +5,10 @@
 * A delete token is ``secrets.token_urlsafe(32)``: 43 characters, 256 random bits. Only its
   SHA-256 is stored; a presented token is hashed and compared in constant time.
 
+An owner secret names the client that saved an analysis: the dashboard gives each browser a
+``secrets.token_urlsafe(32)`` kept in a cookie; a library caller may pass any text of up to
+:data:`MAX_OWNER_CHARS` characters, or none. Only its SHA-256 is stored.
+
 Every id or token that comes from outside is matched against its pattern before it reaches
 any query (queries are parameterised as well), so neither can name a path or inject SQL.
 """
@@ -19,13 +23,16 @@ from typing import Any
 
 from metrics_core.store.errors import StoreError
 
-__all__ = ["ID_PATTERN", "TOKEN_PATTERN", "new_analysis_id", "validate_analysis_id", "new_delete_token",
-           "validate_delete_token", "hash_delete_token", "token_matches"]
+__all__ = ["ID_PATTERN", "TOKEN_PATTERN", "MAX_OWNER_CHARS", "new_analysis_id", "validate_analysis_id",
+           "new_delete_token", "validate_delete_token", "hash_delete_token", "token_matches", "new_owner_secret",
+           "hash_owner"]
 
 #: A valid analysis id: what ``secrets.token_urlsafe(24)`` produces (32 url-safe characters).
 ID_PATTERN = re.compile(r"\A[A-Za-z0-9_-]{32}\Z")
 #: A valid delete token: what ``secrets.token_urlsafe(32)`` produces (43 url-safe characters).
 TOKEN_PATTERN = re.compile(r"\A[A-Za-z0-9_-]{43}\Z")
+#: The longest owner secret accepted (the dashboard's are 43 characters).
+MAX_OWNER_CHARS = 200
 _ID_BYTES = 24
 _TOKEN_BYTES = 32
 
@@ -71,3 +78,18 @@ def token_matches(token: str, stored_hash: str | None) -> bool:
     if not stored_hash:
         return False
     return hmac.compare_digest(hash_delete_token(token), stored_hash)
+
+
+def new_owner_secret() -> str:
+    """A fresh owner secret with 256 bits from :mod:`secrets` (``token_urlsafe(32)``)."""
+    return secrets.token_urlsafe(_TOKEN_BYTES)
+
+
+def hash_owner(owner: Any) -> str | None:
+    """The SHA-256 (hex) the store keeps for an owner secret (``None`` for no owner); a secret
+    that is not a non-empty text of at most :data:`MAX_OWNER_CHARS` characters is a StoreError."""
+    if owner is None:
+        return None
+    if not isinstance(owner, str) or not 0 < len(owner) <= MAX_OWNER_CHARS:
+        raise StoreError(f"an owner secret is a text of 1 to {MAX_OWNER_CHARS} characters")
+    return hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()

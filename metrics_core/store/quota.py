@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from metrics_core.store.config import QUOTA_ENV, format_size
+from metrics_core.store.config import CLIENT_SHARE_ENV, QUOTA_ENV, format_size
 from metrics_core.store.errors import StoreFullError
 
-__all__ = ["DISK_RESERVE_BYTES", "disk_free", "room", "refusal"]
+__all__ = ["DISK_RESERVE_BYTES", "disk_free", "room", "refusal", "client_refusal"]
 
 #: Bytes a SQLite store leaves free on its disk (room for the journal and the system).
 DISK_RESERVE_BYTES = 64 * 1024 * 1024
@@ -46,3 +46,15 @@ def refusal(needed: int, used: int, quota: int, free_on_disk: int | None) -> Sto
         f"the analysis store is full: {format_size(used)} of its {format_size(quota)} quota are used and this "
         f"needs {format_size(needed)} more; delete snapshots you no longer need or ask an administrator to "
         f"raise {QUOTA_ENV}")
+
+
+def client_refusal(needed: int, used: int, share_bytes: int, share: float, working_days: float) -> StoreFullError | None:
+    """``None`` when one client may add ``needed`` more bytes to the ``used`` it holds, else
+    the error to raise (one line)."""
+    if needed <= max(0, share_bytes - used):
+        return None
+    return StoreFullError(
+        f"your share of the analysis store is used up: you keep {format_size(used)} of the "
+        f"{format_size(share_bytes)} one browser or caller may keep ({share:.0%} of the quota, "
+        f"{CLIENT_SHARE_ENV}) and this needs {format_size(needed)} more; remove files or delete snapshots you "
+        f"no longer need (working copies you stop using are removed after {working_days:g} days)")

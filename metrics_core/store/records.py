@@ -26,7 +26,10 @@ class SavedAnalysis:
     """A stored analysis as loaded back.
 
     ``created`` and ``updated`` are UTC ISO 8601 times; ``expires`` is when an unused working
-    copy will be removed (``None`` for snapshots, which are kept until deleted).
+    copy will be removed (``None`` for snapshots, which are kept until deleted). ``revision``
+    counts a working copy's changes (pass it back to ``update_working`` so that a change made
+    meanwhile elsewhere is not overwritten); ``editable`` says whether the client that loaded
+    it may change it (a working copy it created; never a snapshot).
     """
 
     id: str
@@ -38,11 +41,13 @@ class SavedAnalysis:
     kind: str = SNAPSHOT
     updated: str = ""
     expires: str | None = None
+    revision: int = 1
+    editable: bool = False
 
     @property
     def read_only(self) -> bool:
-        """Snapshots are read-only; working copies change as the user works."""
-        return self.kind == SNAPSHOT
+        """Snapshots, and other clients' working copies, are read-only for the loader."""
+        return not self.editable
 
     def files_with_role(self, role: str) -> list[SavedFile]:
         return [f for f in self.files if f.role == role]
@@ -59,8 +64,13 @@ class SnapshotReceipt:
 
 @dataclass(frozen=True)
 class StoreUsage:
-    """Bytes of distinct content stored, the quota, and what can still be added."""
+    """Bytes stored (each distinct content once, plus every record: settings, titles, notes,
+    file names), the quota and what can still be added; then the same for one client (its
+    records and every content they use) against its share of the quota."""
 
     used_bytes: int
     quota_bytes: int
     free_bytes: int
+    client_used_bytes: int = 0
+    client_quota_bytes: int = 0
+    client_free_bytes: int = 0

@@ -3,21 +3,26 @@
 * ``store_blobs`` / ``store_chunks``: file contents, one row per distinct SHA-256, cut into
   chunks (no single value comes near SQLite's or PostgreSQL's 1 GB limit).
 * ``store_analyses``: one row per working copy or snapshot (kind, times, title, notes,
-  settings as JSON, the hash of a snapshot's delete token).
+  settings as JSON, the hash of a snapshot's delete token, the hash of the owner's secret,
+  a working copy's revision, and the bytes its record counts against the quota).
 * ``store_files``: the files of an analysis, in order, each pointing at a blob.
 * ``store_meta``: the schema version; its ``lock`` row serialises writers (``FOR UPDATE`` on
   PostgreSQL; SQLite writers take the database lock with ``BEGIN IMMEDIATE``).
 
 Times are UTC seconds since the epoch (floats).
+
+Version 2 added ``owner_sha256``, ``revision`` and ``meta_bytes`` to ``store_analyses``;
+:mod:`metrics_core.store.migrate` adds them to a version-1 store when it is opened.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["SCHEMA_VERSION", "LOCK_KEY", "metadata", "meta", "blobs", "chunks", "analyses", "files"]
+__all__ = ["SCHEMA_VERSION", "VERSION_KEY", "LOCK_KEY", "metadata", "meta", "blobs", "chunks", "analyses", "files"]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+VERSION_KEY = "schema_version"
 LOCK_KEY = "lock"
 
 metadata = sa.MetaData()
@@ -53,7 +58,14 @@ analyses = sa.Table(
     sa.Column("notes", sa.Text, nullable=False, default=""),
     sa.Column("settings", sa.Text, nullable=False),
     sa.Column("delete_token_sha256", sa.String(64), nullable=True),
+    # SHA-256 of the secret of the client that saved it (NULL: a library caller without one)
+    sa.Column("owner_sha256", sa.String(64), nullable=True),
+    # a working copy's revision: 1 when created, one more on every change of its content
+    sa.Column("revision", sa.Integer, nullable=False, server_default="1"),
+    # what the record itself counts against the quota (see metrics_core.store.accounting)
+    sa.Column("meta_bytes", sa.BigInteger, nullable=False, server_default="0"),
     sa.Index("ix_store_analyses_expiry", "kind", "expires_at"),
+    sa.Index("ix_store_analyses_owner", "owner_sha256"),
 )
 
 files = sa.Table(
