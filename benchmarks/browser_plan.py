@@ -104,9 +104,9 @@ def _compare(round_: int, names: list[str]) -> list[Step]:
                 ("Holm-Bonferroni", lambda d: d.select("compare_correction", "Holm-Bonferroni"))])
             + _pair("Compare: alpha", page, [("0.01", lambda d: d.slider_key("compare_alpha", "ArrowLeft")),
                                              ("0.05", lambda d: d.slider_key("compare_alpha", "ArrowRight"))])
-            + _pair("Compare: users compared", page, [
-                ("all evaluated", lambda d: d.radio("compare_users", "all evaluated")),
-                ("both served", lambda d: d.radio("compare_users", "both served"))])
+            + _pair("Compare: users counted", page, [
+                ("served", lambda d: d.select("users", "served")),
+                ("all", lambda d: d.select("users", "all"))])
             + _pair("Compare: segment view", page, [
                 ("activity", lambda d: d.select("compare_segment", "activity")),
                 ("segment", lambda d: d.select("compare_segment", "segment"))], [segment, segment]))

@@ -255,14 +255,14 @@ def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatc
 
     cache.SHARED.clear()
     monkeypatch.setattr(background, "FOREGROUND_USERS", 50)
-    at = uploaded_app(monkeypatch, tmp_path)
+    at = uploaded_app(monkeypatch, tmp_path, users="served")
     ok(at.switch_page("views/compare.py").run())
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
     ok(at.selectbox(key="compare_test").set_value("randomization").run())
     ev = reference(["ndcg@10"])
     a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
-    both = list(a.index)  # users counted "all" (the default): every evaluated user, a missing list scoring 0
-    a, b = a.loc[both].to_numpy(), b.reindex(both).to_numpy()
+    both = sorted(set(a.index.astype(str)) & _served("popularity") & _served("two_tower"))  # users counted: served
+    a, b = a.loc[both].to_numpy(), b.loc[both].to_numpy()
     quick = frame_with(at, "p_adjusted").set_index(["metric", "model"])
     assert any("normal approximation" in c.value and "updates itself" in c.value for c in at.caption)
     assert quick.loc[("ndcg@10", "two_tower"), "n"] == len(both)

@@ -31,10 +31,11 @@ settings = state.settings()
 
 focus = state.pop_drilldown()
 if focus is not None and focus[0] in models:
-    st.session_state["failures_model"] = focus[0]
-    if focus[2] in models and focus[2] != focus[0]:  # the model it was compared with
-        st.session_state["failures_other"] = focus[2]
-    url.set(url.USER, focus[1])
+    focus_model, focus_user, *compared = focus
+    st.session_state["failures_model"] = focus_model
+    if compared and compared[0] in models and compared[0] != focus_model:  # the model it was compared with
+        st.session_state["failures_other"] = compared[0]
+    url.set(url.USER, focus_user)
 elif url.requested(url.USER) is not None and url.requested(url.USER) != url.get(url.USER):
     url.set(url.USER, url.requested(url.USER))  # a link or a reload names the user
 

@@ -1,7 +1,7 @@
 """The Compare verdict in a real browser: the sentence's lift, interval and adjusted p
 match a computation written here (numpy delta method, scipy's paired t-test, statsmodels'
-Holm) on the per-user values of the same files, and the "users compared" switch changes
-the paired users from the intersection of served users to every evaluated user."""
+Holm) on the per-user values of the same files, and the sidebar's "Users counted" changes
+the paired users from every evaluated user to the users every model served."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_verdict_matches_scipy_and_the_users_switch(app_page, streamlit_server, 
     served = {n: set(r["user_id"].astype(str)) for n, r in runs.items()}
     rows = {}
     for challenger in ("matrix_factorization", "two_tower"):
-        both = sorted(served["popularity"] & served[challenger] & set(per_user["popularity"].index.astype(str)))
+        both = sorted(per_user["popularity"].index.astype(str))  # users counted: all (the default)
         a = per_user["popularity"].loc[both].to_numpy()
         b = per_user[challenger].loc[both].to_numpy()
         r = b.mean() / a.mean()
@@ -74,8 +74,11 @@ def test_verdict_matches_scipy_and_the_users_switch(app_page, streamlit_server, 
     page.goto(page.url + "&compare_focus_model=two_tower")  # the analysis id in the URL keeps the uploads
     page.wait_for_selector('h3:has-text("Largest regressions")')
     wait_idle(page)
-    assert paired_caption() == rows["two_tower"][4] < len(per_user["popularity"])
-    page.get_by_text("all evaluated", exact=True).click()
+    assert paired_caption() == rows["two_tower"][4] == len(per_user["popularity"])
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Users counted")
+    box.click()
+    page.get_by_role("option", name="served", exact=True).click()
     wait_rerun(page)
-    assert_no_exception(page, "Compare, all evaluated users")
-    assert paired_caption() == len(per_user["popularity"])
+    assert_no_exception(page, "Compare, users counted: served")
+    every = set.intersection(*served.values()) & set(per_user["popularity"].index.astype(str))
+    assert paired_caption() == len(every) < len(per_user["popularity"])
