@@ -63,7 +63,7 @@ def main() -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    from dashboard.state import Blob, Sources
+    from dashboard.sources import Blob, Sources
 
     t = time.perf_counter()
     runs, qrels = make_data(args.users, args.candidates)

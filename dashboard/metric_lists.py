@@ -1,7 +1,11 @@
 """Which metrics the dashboard offers, and the help text shown beside each.
 
-Everything comes from :mod:`metrics_core.registry`, the one table that declares
-every metric: the pages never list metric names of their own. A metric's help
+The lists come from :mod:`metrics_core.registry`, the one table that declares
+every metric, so a metric added there joins the lists below without editing them.
+Only orders and selections are named here or in a page: the order ranking
+metrics are offered in (``_FIRST``), the metrics drawn against K (``CURVES``),
+and a few pages' default or fixed selections (Overview's error metrics, Curves'
+scored-row metrics, Explain's metrics, Share's report defaults). A metric's help
 is its meaning, its formula, its direction and the settings it is computed
 with right now (K, gain, tie rule and any convention that shapes it).
 """

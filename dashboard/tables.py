@@ -201,19 +201,6 @@ def segment_table(long: pd.DataFrame, segment: pd.Series) -> pd.DataFrame:
     return out
 
 
-def worst_users(ev: Any, metric: str, n: int) -> pd.DataFrame:
-    """The ``n`` users with the lowest per-user ``metric`` (ties by user id),
-    with their number of relevant items and list length."""
-    col = ev.per_user[metric]
-    order = pd.DataFrame({"user_id": col.index.astype(str), metric: col.to_numpy(dtype=float)})
-    order = order.sort_values([metric, "user_id"], kind="stable").head(n).reset_index(drop=True)
-    ranked = ev.ranked
-    codes = ranked.user_ids.astype(str).get_indexer(order["user_id"])
-    order["relevant items"] = ranked.n_relevant(ev.conventions.get("relevance_threshold", 1))[codes].astype(int)
-    order["list length"] = ranked.list_lengths[codes].astype(int)
-    return order
-
-
 def user_segments(user_ids: pd.Index, models: dict, attributes: pd.DataFrame | None = None,
                   column: str | None = None, relevance_threshold: float = 1) -> tuple[pd.Series, str]:
     """The segment of each user id (as strings) and the segment's name: the ``column`` of the

@@ -6,9 +6,15 @@ Prepare once, evaluate many::
     ranked = mc.prepare(run, qrels)
     ev = mc.evaluate(ranked, metrics=["ndcg@10", "map@100"], gain="linear", ties="average")
     ev.summary, ev.per_user, ev.diagnostics
+
+Compare models on their per-user metrics (paired tests, p-values corrected over
+every pair x metric; :mod:`metrics_core.compare` also holds ``summary_table``)::
+
+    table = mc.compare({"bm25": ev_bm25, "dense": ev_dense}, baseline="bm25", test="t", correction="holm")
 """
 
 from . import conventions, registry
+from .compare import compare
 from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
 from .diagnostics import Diagnostics
 from .errors import MetricsError
@@ -24,7 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Diagnostics", "Evaluation", "conventions", "registry", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
-    "average_precision", "calibration_curve", "confusion_matrix", "dcg_at_k", "evaluate", "explain", "hit_ratio",
+    "average_precision", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k", "evaluate", "explain", "hit_ratio",
     "metric_curve", "presets",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",

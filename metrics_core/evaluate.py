@@ -6,8 +6,9 @@ reduction of :mod:`metrics_core.reductions` (scored rows: partial sums of this
 one partition, finalized), or the diversity code below. Every convention
 keyword (``gain``, ``ideal``, ``ap_norm``, ``precision_norm``, ``ties``,
 ``relevance_threshold``, ``empty_users``, ``missing_users``, ``unjudged_rows``,
-``threshold``, ``gauc_weight``) is declared, with its choices, default and
-meaning, in :mod:`metrics_core.conventions`; a ``preset`` of
+``novelty_popularity``, ``novelty_average``, ``beyond_users``, ``short_lists``,
+``threshold``, ``gauc_weight``, ``beta``) is declared, with its choices, default
+and meaning, in :data:`metrics_core.conventions.CONVENTIONS`; a ``preset`` of
 :mod:`metrics_core.presets` sets them as one library computes, and explicit
 keywords override it.
 
@@ -430,7 +431,8 @@ def _positions(ranked: Ranked, ties: str) -> np.ndarray:
 
 def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, ties,
                        relevance_threshold, item_features, interactions, conv=None):
-    """ILS, novelty, coverage, personalization over the top-k lists of the users ``ev_codes``
+    """The diversity metrics of ``specs`` (ILS, novelty, coverage, entropy, Gini, ARP, APLT, the
+    serendipity metrics, personalization) over the top-k lists of the users ``ev_codes``
     (evaluated users, or every user with a list with ``beyond_users="listed"``).
 
     Each ranked row enters the top k with probability ``top_k_inclusion`` (0 or

@@ -6,7 +6,11 @@ which direction is better, its formula and its meaning. The name parser
 (:func:`parse_metric`, with "did you mean"), ``evaluate``'s dispatch, the
 Spark reduction, the command line's ``--help``, ``stats``' direction of
 improvement, the dashboard's lists and tooltips and the README's metric table
-all read this table; nothing else lists metric names.
+all read this table. Some modules still name particular metrics where they
+compute or offer them: ``evaluate``'s diversity dispatch and derived ranking
+families (:data:`metrics_core.kernels.ranking.DERIVED_FAMILIES`), the Spark
+engine's refusals and per-group cases (``spark/_evaluate.py``, ``spark/_bucket.py``),
+and default selections of the command line and dashboard pages.
 
 Kinds:
 
@@ -49,9 +53,16 @@ CUTOFF_OPTIONAL, CUTOFF_REQUIRED, CUTOFF_NONE = "optional", "required", "none"
 class Metric:
     """One metric: how it is named, what it needs and means, and how it is computed.
 
-    ``family`` is the ranking kernel column for ``ranking`` and ``pooled``
-    metrics; scored-row and diversity metrics are computed by the reduction of
-    the same name in :mod:`metrics_core.reductions`. ``per_user`` metrics give
+    ``family`` is the column of ``evaluate.ranking_table`` for ``ranking`` and
+    ``pooled`` metrics: a column of the ranking kernel, or a derived family
+    filled after it (F-beta, MCC and accuracy from hits@k, pAUC and pAp by their
+    own kernel). Scored-row metrics are the reduction of the same name in
+    :mod:`metrics_core.reductions` (partial sums, then finalize; ``auc`` and
+    ``pr_auc`` are its rank statistics). Diversity metrics are dispatched by name
+    in ``evaluate``: ILS and novelty from :mod:`metrics_core.kernels.diversity`,
+    coverage, personalization, entropy and Gini from the partials of
+    :mod:`metrics_core.reductions`, the popularity-based ones from
+    :mod:`metrics_core.popularity`. ``per_user`` metrics give
     one value per evaluated user (a column of ``Evaluation.per_user``).
     ``convention`` names the defaults that shape the value (README column).
     """

@@ -29,9 +29,9 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from metrics_core import compare as _compare
 from metrics_core.brief_html import brief_html
 from metrics_core.colors import model_colors
+from metrics_core.compare import compare, per_user_table, summary_table
 from metrics_core.errors import MetricsError
 from metrics_core.population import population
 
@@ -226,13 +226,13 @@ def _curve_figures(go, evaluations: Mapping[str, Any], relevance_threshold: floa
 def _distribution_figures(go, evaluations: Mapping[str, Any], colors: dict) -> list:
     metrics: list[str] = []
     for ev in evaluations.values():
-        table = _compare.per_user_table(ev)
+        table = per_user_table(ev)
         metrics += [c for c in table.columns if c not in metrics]
     figs = []
     for m in metrics:
         fig = go.Figure()
         for name, ev in evaluations.items():
-            table = _compare.per_user_table(ev)
+            table = per_user_table(ev)
             if m not in table.columns:
                 continue
             values = pd.to_numeric(table[m], errors="coerce").dropna().to_numpy()
@@ -297,13 +297,13 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
     evaluations = {name: counted.restrict(ev) for name, ev in evaluations.items()}
     colors = model_colors(names)
     if summary is None:
-        summary = _compare.summary_table(evaluations, n_resamples=n_resamples, seed=seed)
+        summary = summary_table(evaluations, n_resamples=n_resamples, seed=seed)
     if comparison is None and len(names) >= 2:
-        shared = set(_compare.per_user_table(evaluations[names[0]]).columns)
+        shared = set(per_user_table(evaluations[names[0]]).columns)
         for n in names[1:]:
-            shared &= set(_compare.per_user_table(evaluations[n]).columns)
+            shared &= set(per_user_table(evaluations[n]).columns)
         if shared:
-            comparison = _compare.compare(full, baseline=baseline or names[0], test=test, users=users,
+            comparison = compare(full, baseline=baseline or names[0], test=test, users=users,
                                           correction=correction, n_resamples=n_resamples, seed=seed)
 
     figures = (_comparison_figures(go, comparison) + _curve_figures(go, evaluations, relevance_threshold, colors)

@@ -11,7 +11,7 @@ import numpy as np
 from . import conventions
 from .evaluate import AP_NORMS, GAINS, IDEALS
 from .errors import MetricsError
-from .metrics import MAX_K
+from .registry import MAX_K
 from .kernels.ranking import (FAMILIES, FAMILY_INDEX, KERNEL_FAMILIES, RankedLists, RankingOptions, discount_table,
                               ranking_families)
 

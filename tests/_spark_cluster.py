@@ -20,27 +20,25 @@ EXECUTORS = 2
 def start_session(master: str, app_name: str, shuffle_partitions: int = 3):
     """A SparkSession on ``master`` bound to the loopback interface, quiet, without UI.
 
-    Executors of a local cluster keep numba's cache of the shipped kernels in the
-    temporary Spark home, not in the user's cache directory.
+    Started by :func:`metrics_core.spark.get_session`, as the command line and users start
+    one: on a local master its Python workers run the driver's interpreter (``PYSPARK_PYTHON``
+    when set, else ``sys.executable``), whatever ``python3`` comes first on PATH. Executors of
+    a local cluster keep numba's cache of the shipped kernels in the temporary Spark home, not
+    in the user's cache directory.
     """
-    from pyspark.sql import SparkSession
+    from metrics_core import spark as mcs
 
-    builder = SparkSession.builder.master(master).appName(app_name)
+    config = {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.default.parallelism": "2",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+    }
     home = os.environ.get("SPARK_HOME")
     if master.startswith("local-cluster") and is_private(home):
-        builder = builder.config("spark.executorEnv.NUMBA_CACHE_DIR", os.path.join(home, "numba-cache"))
-    session = (
-        builder
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+        config["spark.executorEnv.NUMBA_CACHE_DIR"] = os.path.join(home, "numba-cache")
+    return mcs.get_session(master, app_name, config=config)
 
 
 def wait_for_executors(context, count: int = EXECUTORS, timeout: float = deadlines.BACKGROUND) -> None:

@@ -3,6 +3,11 @@
 Every file a test reads lives inside the repository: trec_eval's own fixtures are in
 ``tests/data/trec_eval/`` (see its README.md and LICENSE.md). When the environment
 variable ``CI`` is set, a skipped test fails the run: CI must exercise every test.
+
+The property tests (hypothesis) draw the same examples on every run: the ``fixed`` profile,
+loaded below, seeds them from a hash of each test function (``derandomize``), so a failure
+seen once is seen again on any machine with the same hypothesis release. ``pytest --hypothesis-profile=explore`` draws new random
+examples, more of them, to look for inputs the fixed ones miss.
 """
 
 from __future__ import annotations
@@ -10,12 +15,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from _spark_cluster import CLUSTER, LOCAL, module_session
 from _trec import TREC_EVAL_DIR
 
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
 
 pytest_plugins = ["_ci_skips"]
+
+# the examples of every property test: fixed (derived from the test), or random with --hypothesis-profile=explore
+hypothesis_settings.register_profile("fixed", derandomize=True, database=None, max_examples=50, deadline=None)
+hypothesis_settings.register_profile("explore", derandomize=False, max_examples=500, deadline=None)
+hypothesis_settings.load_profile("fixed")
 
 
 @pytest.fixture(scope="session")

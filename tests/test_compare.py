@@ -103,6 +103,33 @@ def test_compare_on_real_evaluations():
     assert (ndcg["ci_low"], ndcg["ci_high"]) == pytest.approx(plain_bootstrap(diffs), abs=1e-12)
 
 
+def test_mc_compare_is_the_package_entry_point():
+    """``mc.compare`` takes Evaluations as returned by ``mc.evaluate``; its p-values are scipy's
+    paired t-test, Holm-adjusted over the two metrics by hand."""
+    rng = np.random.default_rng(7)
+    users, items = 30, 8
+    rel = (rng.random((users, items)) < 0.3).astype(int)
+    qrels = pd.DataFrame([(f"u{u}", f"i{i}", 1) for u in range(users) for i in range(items) if rel[u, i]],
+                         columns=["user_id", "item_id", "relevance"])
+
+    def run(score):
+        return pd.DataFrame([(f"u{u}", f"i{i}", score[u, i]) for u in range(users) for i in range(items)],
+                            columns=["user_id", "item_id", "score"])
+
+    evs = {"noise": mc.evaluate(run(rng.random((users, items))), qrels, metrics=["ndcg@3", "recall@3"]),
+           "signal": mc.evaluate(run(rel * 0.5 + rng.random((users, items))), qrels, metrics=["ndcg@3", "recall@3"])}
+    res = mc.compare(evs, baseline="noise", test="t", correction="holm").set_index("metric")
+    raw = {m: sst.ttest_rel(evs["signal"].per_user[m], evs["noise"].per_user.loc[evs["signal"].per_user.index, m]).pvalue
+           for m in ("ndcg@3", "recall@3")}
+    small, large = sorted(raw, key=raw.get)
+    holm = {small: min(1.0, 2 * raw[small])}
+    holm[large] = min(1.0, max(holm[small], raw[large]))
+    for m in raw:
+        assert res.loc[m, "p_value"] == pytest.approx(raw[m])
+        assert res.loc[m, "p_adjusted"] == pytest.approx(holm[m])
+        assert res.loc[m, "model_mean"] == pytest.approx(evs["signal"].summary[m])
+
+
 def plain_bootstrap(values, n_resamples=1000, seed=0, batch_cells=4_000_000):
     """The percentile bootstrap of the mean written out with numpy: resampled rows drawn
     by ``Generator.integers`` in batches of ``batch_cells // n`` resamples (the draws of

@@ -7,7 +7,7 @@ import io
 import pandas as pd
 import pytest
 
-from dashboard import state
+from dashboard import loading
 from dashboard.sources import Blob
 from metrics_core.errors import MetricsError
 from metrics_core.io import ReadLimits, set_limits
@@ -17,7 +17,7 @@ ATTRIBUTES_TSV = b"user\tsegment\tcountry\nu1\tnew\tFR\nu2\tloyal\tDE\n"
 
 
 def _read(name, data, id_column):
-    return state._read_side(Blob.of(name, data), id_column)
+    return loading._read_side(Blob.of(name, data), id_column)
 
 
 def test_valid_item_features_equal_a_plain_pandas_read():

@@ -7,7 +7,7 @@ import pytest
 import pandas as pd
 
 import metrics_core as mc
-from dashboard import demo, state
+from dashboard import demo, sources, state, triage
 
 
 def test_demo_is_deterministic_and_shaped_as_promised():
@@ -45,16 +45,16 @@ def test_write_demo_files_round_trip(tmp_path):
 
 
 def test_model_name_strips_known_extensions():
-    assert state.model_name("runs/bm25.trec.gz") == "bm25"
-    assert state.model_name("two_tower.csv") == "two_tower"
-    assert state.model_name("model.v2.parquet") == "model.v2"
-    assert state.model_name("C:\\x\\ctr.jsonl.gz") == "ctr"
+    assert sources.model_name("runs/bm25.trec.gz") == "bm25"
+    assert sources.model_name("two_tower.csv") == "two_tower"
+    assert sources.model_name("model.v2.parquet") == "model.v2"
+    assert sources.model_name("C:\\x\\ctr.jsonl.gz") == "ctr"
 
 
 def test_blob_key_is_content_hash_plus_mapping():
-    a = state.Blob.of("a.csv", b"user_id,item_id,score\n")
-    b = state.Blob.of("b.csv", b"user_id,item_id,score\n")
-    c = state.Blob.of("a.csv", b"user_id,item_id,score\n", {"user_id": "u"})
+    a = sources.Blob.of("a.csv", b"user_id,item_id,score\n")
+    b = sources.Blob.of("b.csv", b"user_id,item_id,score\n")
+    c = sources.Blob.of("a.csv", b"user_id,item_id,score\n", {"user_id": "u"})
     assert a.key == b.key != c.key
     import hashlib
     assert a.sha256 == hashlib.sha256(b"user_id,item_id,score\n").hexdigest()
@@ -70,8 +70,23 @@ def test_per_user_reshaping_helpers_match_pandas():
         v = e.per_user["ndcg@10"]
         assert summ.loc[n, "mean"] == pytest.approx(e.summary["ndcg@10"], abs=1e-12)
         assert summ.loc[n, "share at 0"] == (v == 0).mean()
-    worst = state.worst_users(evals["two_tower"], "ndcg@10", 15)
+
+
+def test_failures_table_on_real_evaluations_matches_pandas():
+    """The Failures page's table, fed as the page feeds it (list lengths and relevant counts
+    of the prepared run), against counts taken from the input frames with pandas."""
+    d = demo.make_demo(n_users=200, n_items=150, list_length=20, seed=3)
+    evals = {n: mc.evaluate(r, d.qrels, metrics=["ndcg@10", "hit_rate@10"]) for n, r in d.runs.items()}
+    ranked = evals["two_tower"].ranked
+    ids = ranked.user_ids.astype(str)
+    table = triage.triage_table({n: e.per_user for n, e in evals.items()}, "two_tower", "ndcg@10", "hit_rate@10",
+                                pd.Series(ranked.list_lengths, index=ids),
+                                pd.Series(ranked.n_relevant(1), index=ids)).set_index("user_id")
     v = evals["two_tower"].per_user["ndcg@10"]
-    assert worst["ndcg@10"].tolist() == sorted(v)[:15]
+    assert sorted(table.index) == sorted(v.index.astype(str))
+    assert np.array_equal(table.loc[v.index.astype(str), "ndcg@10"].to_numpy(), v.to_numpy())
     n_rel = d.qrels[d.qrels.relevance >= 1].groupby("user_id").size()
-    assert (worst["relevant items"].to_numpy() == n_rel.loc[worst["user_id"]].to_numpy()).all()
+    lengths = d.runs["two_tower"].groupby("user_id").size()
+    users = table.index.to_numpy()
+    assert (table["relevant items"].to_numpy() == n_rel.reindex(users).to_numpy()).all()
+    assert (table["list length"].to_numpy() == lengths.reindex(users, fill_value=0).to_numpy()).all()

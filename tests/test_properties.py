@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import metrics_core as mc
 
-SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# example count and seed come from the profile that tests/conftest.py loads (fixed examples by default)
+SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])
 KS = [1, 2, 3, 5]
 UNIT = (
     [f"{m}@{k}" for k in KS for m in ("ndcg", "map", "mrr", "precision", "recall", "f1", "hit_rate", "hit_ratio")]

@@ -124,6 +124,15 @@ def test_every_convention_is_a_keyword_left_to_the_preset_or_default():
         conventions.defaults()
 
 
+def test_evaluate_module_names_every_convention():
+    # the module docstring lists the convention keywords by hand: a new convention must join it
+    import importlib
+
+    evaluate_module = importlib.import_module("metrics_core.evaluate")  # mc.evaluate is the function
+    for c in conventions.CONVENTIONS:
+        assert f"``{c.name}``" in evaluate_module.__doc__, c.name
+
+
 def test_every_convention_is_an_option_with_its_default():
     parser = argparse.ArgumentParser()
     conventions.add_arguments(parser)

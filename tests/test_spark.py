@@ -35,7 +35,9 @@ ALL_METRICS = [
 
 
 def make_data(seed: int = 7, n_users: int = 300, int_ids: bool = False):
-    """Run, qrels and item features with every awkward case the issue lists."""
+    """Run, qrels and item features with the awkward cases of real data: ground-truth users missing
+    from the run, run users without a ground truth, users judged without any relevant item, few
+    score levels (many ties), items without features; string or integer (``int_ids``) ids."""
     rng = np.random.default_rng(seed)
     n_items = 120
     rows, qrows = [], []

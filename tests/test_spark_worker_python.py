@@ -3,8 +3,10 @@
 Spark starts its Python workers with ``PYSPARK_PYTHON``, else ``python3`` from PATH.
 These tests put a ``python3`` that cannot run anything first on PATH and leave
 ``PYSPARK_PYTHON`` unset, as when a virtual environment's Python is called by its
-path without activating the environment: both the command line and
-``metrics_core.spark.evaluate`` on a session the caller built must still work.
+path without activating the environment: the command line, a session from
+``metrics_core.spark.get_session`` (which the test suite's sessions also come from, see
+``tests/_spark_cluster.py``) and ``metrics_core.spark.evaluate`` on a session the caller
+built must still work.
 """
 
 from __future__ import annotations
@@ -71,6 +73,23 @@ def test_api_on_a_session_built_by_the_caller(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert float(proc.stdout.strip().splitlines()[-1]) == pytest.approx((0.5 + 1.0) / 2, abs=1e-12)
+
+
+def test_get_session_workers_run_the_driver_python(tmp_path):
+    """A Python job on a session from get_session, before any evaluation: its workers run the
+    driver's interpreter, not the python3 first on PATH."""
+    env = _env_with_wrong_python3(tmp_path)
+    script = textwrap.dedent("""
+        import sys
+        from metrics_core import spark as mcs
+        spark = mcs.get_session("local[1]", config={"spark.ui.enabled": "false"})
+        workers = spark.sparkContext.parallelize(range(2), 2).map(lambda _: __import__("sys").executable).collect()
+        print(sys.executable, *sorted(set(workers)))
+        spark.stop()
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1].split() == [sys.executable, sys.executable]
 
 
 def _session(master: str, python: str):

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from ..errors import MetricsError
 from ..grouping import balanced_chunks, string_heads
-from ..kernels import assemble
+from ..kernels.input_checks import first_of_pair
 from ..kernels import strings as kstr
 from ..kernels._jit import kernel_guard, n_threads
 from .lines import LineMap
@@ -46,7 +46,7 @@ def earlier_pairs(users, items, rel=None) -> np.ndarray | None:
     out = np.empty(n, dtype=np.int64)
     values = np.zeros(0) if rel is None else np.ascontiguousarray(rel, dtype=np.float64)
     with kernel_guard():  # a parallel kernel: one at a time without a thread-safe numba layer
-        assemble.first_of_pair(bounds, chunks, i_off, i_data, values, out)
+        first_of_pair(bounds, chunks, i_off, i_data, values, out)
     return out
 
 

@@ -41,7 +41,7 @@ from ..features import align_features
 from ..kernels import diversity as div
 from ..kernels import topk_confusion as topk
 from ..kernels.ranking import FAMILY_INDEX
-from ..metrics import MetricSpec
+from ..registry import MetricSpec
 from ..layout import Ranked, prepare
 
 USER, ITEM, SCORE = "user_id", "item_id", "score"

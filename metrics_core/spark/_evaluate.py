@@ -44,6 +44,7 @@ from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
 from ._range_plan import RangePlan, plan_ranges
 from ._range_reads import range_task
+from ._threads import limit_threads
 
 
 @dataclass
@@ -147,7 +148,7 @@ def _arrow_task(plan: BucketPlan, schema, two_sided: bool):
     arrow_schema = _to_arrow_schema(schema)
 
     def run_task(run_tbl, truth_tbl=None):
-        _limit_threads()
+        limit_threads()
         run = run_tbl.to_pandas()
         truth = truth_tbl.to_pandas() if truth_tbl is not None else None
         return parts_to_arrow(evaluate_bucket(run, truth, plan), arrow_schema)
@@ -159,25 +160,12 @@ def _arrow_task(plan: BucketPlan, schema, two_sided: bool):
 
 def _pandas_task(plan: BucketPlan, two_sided: bool):
     def run_task(run, truth=None):
-        _limit_threads()
+        limit_threads()
         return parts_to_pandas(evaluate_bucket(run, truth, plan), plan.output_columns())
 
     if two_sided:
         return lambda left, right: run_task(left, right)
     return lambda pdf: run_task(pdf)
-
-
-def _limit_threads():
-    """One numba thread per Spark task core: Spark already runs one task per core."""
-    try:
-        import numba
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
-        cpus = int(ctx.cpus()) if ctx is not None else 1
-        numba.set_num_threads(max(1, min(cpus, numba.config.NUMBA_NUM_THREADS)))
-    except Exception:  # outside a task (tests calling the function directly)
-        pass
 
 
 def _to_arrow_schema(schema):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow
 from ._key_ranges import bounds_of
 from ._parquet_scan import ParquetScan
+from ._threads import limit_threads
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,7 @@ def range_task(plan: BucketPlan, arrow_schema, run: RangeSource, truth: RangeSou
     """The function each task runs: range numbers in, the group output of each range out (Arrow batches)."""
 
     def run_ranges(batches):
-        from ._evaluate import _limit_threads
-
-        _limit_threads()
+        limit_threads()
         for batch in batches:
             for piece in batch.column(0).to_pylist():
                 low, high = bounds_of(bounds, piece)
