@@ -15,31 +15,17 @@ from typing import Mapping
 
 import pandas as pd
 
-from metrics_core import registry
-
 from . import format as fmt
 
-BETTER, WORSE, SAME = "▲ better", "▼ worse", "– no significant difference"
-CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+# The words of a verdict are metrics_core's, so the Brief, Compare and the report say the same.
+from metrics_core.verdicts import (BETTER, CORRECTION_NAMES, SAME, WORSE, lift_text, marker,  # noqa: E402,F401
+                                   sentence as _sentence)
 
 
 def coverage_by_model(population, segments=None) -> dict[str, str]:
     """Model -> the sentence saying how many evaluated users it did not serve (and in which
     segments of ``segments``), for the models that did not serve everyone."""
     return dict(zip(population.incomplete, population.coverage(segments)))
-
-
-def marker(row) -> str:
-    """Better / worse / no significant difference, in the metric's direction."""
-    if not bool(row["significant"]):
-        return SAME
-    higher = registry.higher_is_better(str(row["metric"]))
-    return BETTER if (row["diff"] > 0) == higher else WORSE
-
-
-def lift_text(lift: float, low: float, high: float) -> str:
-    """``+121.0% [+115.0%, +127.0%]``."""
-    return f"{fmt.percent(lift)} [{fmt.percent(low)}, {fmt.percent(high)}]"
 
 
 def sentence(row, n_comparisons: int, correction: str, alpha: float, who: str | None = None,
@@ -50,21 +36,6 @@ def sentence(row, n_comparisons: int, correction: str, alpha: float, who: str | 
     tail = (f" Users: {who}." if who else "") + "".join(
         f" {coverage[m]}" for m in dict.fromkeys([row["baseline"], row["model"]]) if coverage and m in coverage)
     return _sentence(row, n_comparisons, correction, alpha) + tail
-
-
-def _sentence(row, n_comparisons: int, correction: str, alpha: float) -> str:
-    mark = marker(row)
-    lift = lift_text(row["lift"], row["lift_ci_low"], row["lift_ci_high"])
-    corrected = (f"after {CORRECTION_NAMES.get(correction, correction)} over {n_comparisons} comparisons"
-                 if correction != "none" else f"without correction ({n_comparisons} comparisons)")
-    if mark == SAME:
-        mde = fmt.percent(row["mde_relative"], signed_=False)
-        return (f"{row['model']} and {row['baseline']} do not differ significantly on {row['metric']} "
-                f"({lift}, adjusted p {fmt.pvalue(row['p_adjusted'])} {corrected}); with {fmt.count(row['n'])} users "
-                f"a difference of about {mde} would have been detected.")
-    word = "better" if mark == BETTER else "worse"
-    return (f"{row['model']} is {word} than {row['baseline']} on {row['metric']} by {lift}, "
-            f"significant {corrected} (adjusted p {fmt.pvalue(row['p_adjusted'])}, α = {alpha:g}).")
 
 
 def verdict_table(table: pd.DataFrame, correction: str, alpha: float, who: str | None = None,
