@@ -111,13 +111,6 @@ def _is_large(t: pa.DataType) -> bool:
     return pa.types.is_large_string(t) or pa.types.is_large_binary(t)
 
 
-def _own_buffers(arr: pa.Array) -> int:
-    """Bytes of ``arr``'s own buffers (validity, offsets), its children's excluded."""
-    t = arr.type
-    own = 1 if pa.types.is_struct(t) or pa.types.is_fixed_size_list(t) else 2
-    return sum(b.size for b in arr.buffers()[:own] if b is not None)
-
-
 def _expanded(arr: pa.DictionaryArray, plain: pa.DataType) -> int:
     """Bytes of the plain array a dictionary-encoded array stands for."""
     plain = plain.value_type if pa.types.is_dictionary(plain) else plain
@@ -146,12 +139,14 @@ def decoded_nbytes(arr, plain: pa.DataType | None = None) -> int:
     if pa.types.is_dictionary(t):
         return _expanded(arr, plain)
     if pa.types.is_struct(t):
-        kids = [plain.field(i).type if pa.types.is_struct(plain) else None for i in range(t.num_fields)]
-        return _own_buffers(arr) + sum(decoded_nbytes(arr.field(i), kids[i]) for i in range(t.num_fields))
-    if isinstance(arr, pa.MapArray):
-        entries = (pa.struct([plain.key_field, plain.item_field]) if pa.types.is_map(plain) else None)
-        return _own_buffers(arr) + decoded_nbytes(arr.values, entries)
-    if isinstance(arr, (pa.ListArray, pa.LargeListArray, pa.FixedSizeListArray)):
-        child = plain.value_type if hasattr(plain, "value_type") and not pa.types.is_dictionary(plain) else None
-        return _own_buffers(arr) + decoded_nbytes(arr.values, child)
-    return int(arr.nbytes)
+        kids = [(arr.field(i), plain.field(i).type if pa.types.is_struct(plain) else None)
+                for i in range(t.num_fields)]
+    elif isinstance(arr, pa.MapArray):
+        entries = pa.struct([plain.key_field, plain.item_field]) if pa.types.is_map(plain) else None
+        kids = [(arr.values, entries)]
+    elif isinstance(arr, (pa.ListArray, pa.LargeListArray, pa.FixedSizeListArray)):
+        kids = [(arr.values, plain.value_type if hasattr(plain, "value_type") else None)]
+    else:
+        return int(arr.nbytes)
+    # the array's own buffers (validity, offsets) as Array.nbytes counts them, then each child decoded
+    return int(arr.nbytes) - sum(int(k.nbytes) for k, _ in kids) + sum(decoded_nbytes(k, p) for k, p in kids)
