@@ -7,7 +7,11 @@ the result) and shared by every session. The least recently used entries are
 dropped when the total size passes ``max_bytes``; an entry older than
 ``ttl_seconds`` since its last use is dropped when next looked at or when anything is added. A
 :class:`~metrics_core.errors.MetricsError` is remembered like a result, so a
-file that failed to read is not read again on every rerun.
+file that failed to read is not read again on every rerun: only its type and
+message are kept (never the exception, whose traceback and context would keep
+the frames of the failed read, and the arrays they hold, alive), and it is
+raised again as a new exception. Every entry counts what it holds: its value
+(:func:`nbytes`) or message, its key and a fixed overhead.
 
 Limits come from the environment (stated on the Data page):
 ``METRICS_CORE_DASHBOARD_CACHE_MB`` (default 1024) and
@@ -17,6 +21,7 @@ Limits come from the environment (stated on the Data page):
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -25,6 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from metrics_core.errors import MetricsError
 
@@ -58,10 +64,12 @@ def nbytes(obj: Any, _seen: set | None = None, _depth: int = 0) -> int:
         return int(usage.sum() if isinstance(usage, pd.Series) else usage)
     if isinstance(obj, pd.Index):
         return int(obj.memory_usage(deep=True))
+    if isinstance(obj, (pa.Array, pa.ChunkedArray, pa.Table, pa.RecordBatch)):
+        return int(obj.get_total_buffer_size())  # whole buffers, also those a slice shares
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return len(obj)
     if isinstance(obj, str):
-        return len(obj)
+        return sys.getsizeof(obj)
     if isinstance(obj, dict):
         return sum(nbytes(k, seen, _depth + 1) + nbytes(v, seen, _depth + 1) for k, v in obj.items())
     if isinstance(obj, (list, tuple, set, frozenset)):
@@ -74,10 +82,42 @@ def nbytes(obj: Any, _seen: set | None = None, _depth: int = 0) -> int:
     return 0
 
 
+#: bytes of an entry besides its value: the entry object, its key's slot and the ordering links
+ENTRY_OVERHEAD_BYTES = 512
+
+
+def entry_overhead(key: str) -> int:
+    """Bytes an entry costs besides its value or message."""
+    return sys.getsizeof(key) + ENTRY_OVERHEAD_BYTES
+
+
+@dataclass
+class _Failure:
+    """What is kept of a :class:`MetricsError`: its type and message, no traceback or context."""
+
+    kind: type
+    message: str
+
+    @classmethod
+    def of(cls, exc: MetricsError) -> "_Failure":
+        return cls(type(exc), str(exc))
+
+    def error(self) -> MetricsError:
+        """A new exception like the one remembered."""
+        try:
+            exc = self.kind(self.message)
+        except Exception:  # noqa: BLE001 - a subclass with another constructor: its message as a MetricsError
+            exc = MetricsError(self.message)
+        return exc if isinstance(exc, MetricsError) else MetricsError(self.message)
+
+    def nbytes(self) -> int:
+        return sys.getsizeof(self.message)
+
+
 @dataclass
 class _Entry:
     value: Any
-    error: MetricsError | None
+    error: _Failure | None
     size: int
     used: float
 
@@ -102,6 +142,11 @@ class ByteBudgetCache:
     def __len__(self) -> int:
         with self._lock:
             return len(self._entries)
+
+    def keys(self) -> list[str]:
+        """The keys held now (least recently used first)."""
+        with self._lock:
+            return list(self._entries)
 
     def __contains__(self, key: str) -> bool:
         with self._lock:
@@ -151,18 +196,23 @@ class ByteBudgetCache:
             with key_lock:
                 entry = self._lookup(key)
                 if entry is None:
-                    try:
-                        value = compute()
-                    except MetricsError as exc:
-                        entry = _Entry(None, exc, len(str(exc)) + 256, self._clock())
-                    else:
-                        entry = _Entry(value, None, (size or nbytes)(value), self._clock())
+                    entry = self._computed(key, compute, size)
                     self._store(key, entry)
             with self._lock:
                 self._key_locks.pop(key, None)
         if entry.error is not None:
-            raise entry.error
+            raise entry.error.error()
         return entry.value
+
+    def _computed(self, key: str, compute: Callable[[], Any], size: Callable[[Any], int] | None) -> _Entry:
+        """The entry for ``key``: the value with its size, or what is kept of a MetricsError."""
+        overhead = entry_overhead(key)
+        try:
+            value = compute()
+        except MetricsError as exc:
+            failure = _Failure.of(exc)  # the exception, its traceback and context are dropped here
+            return _Entry(None, failure, failure.nbytes() + overhead, self._clock())
+        return _Entry(value, None, (size or nbytes)(value) + overhead, self._clock())
 
 
     def sweep(self) -> int:

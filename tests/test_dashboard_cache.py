@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.cache import ByteBudgetCache, nbytes
+from dashboard.cache import ByteBudgetCache, entry_overhead, nbytes
 from metrics_core.errors import MetricsError
 
 
@@ -23,14 +23,15 @@ def array_of(n_floats: int):
 
 
 def test_least_recently_used_entries_leave_when_the_byte_budget_is_passed():
-    c = ByteBudgetCache(max_bytes=3 * 8000, ttl_seconds=100)
+    entry = 8000 + entry_overhead("a")  # 8,000 bytes of floats and the entry itself
+    c = ByteBudgetCache(max_bytes=3 * entry, ttl_seconds=100)
     for key in "abc":
-        c.get_or_compute(key, lambda: array_of(1000))  # 8,000 bytes each
-    assert len(c) == 3 and c.total_bytes == 24000
+        c.get_or_compute(key, lambda: array_of(1000))
+    assert len(c) == 3 and c.total_bytes == 3 * entry
     c.get_or_compute("a", lambda: pytest.fail("a is cached"))  # a becomes the most recent
     c.get_or_compute("d", lambda: array_of(1000))
     assert "b" not in c and {"a", "c", "d"} <= {k for k in "abcd" if k in c}
-    assert c.total_bytes <= 24000
+    assert c.total_bytes <= 3 * entry
 
 
 def test_an_entry_larger_than_the_budget_is_returned_but_not_kept():
@@ -102,4 +103,44 @@ def test_a_chart_is_built_once_per_content_and_counted_from_its_data():
     compute.cached_figure("test_chart", data.assign(y=0.25), build, "a")  # other content: built again
     compute.cached_figure("test_chart", data, build, "b")  # other arguments: built again
     assert built == ["a", "a", "b"]
-    assert cache.SHARED.total_bytes == 3 * (2 * cache.nbytes(data) + compute.FIGURE_OVERHEAD_BYTES)
+    assert cache.SHARED.total_bytes == 3 * (2 * cache.nbytes(data) + compute.FIGURE_OVERHEAD_BYTES) + sum(
+        entry_overhead(k) for k in cache.SHARED.keys())
+
+
+class ReadFailure(MetricsError):
+    """A subclass, to check that the type is kept."""
+
+
+def test_a_remembered_failure_keeps_no_frame_alive_and_counts_its_message():
+    import gc
+    import weakref
+
+    c = ByteBudgetCache(max_bytes=10**9, ttl_seconds=60)
+    held = []
+
+    def failing():
+        parsed = np.ones(1_000_000)  # 8 MB that the failed read had parsed
+        held.append(weakref.ref(parsed))
+        try:
+            raise KeyError("inner")
+        except KeyError:
+            raise ReadFailure("bad.parquet: over the read limit") from None  # __context__ keeps the frames
+
+    with pytest.raises(ReadFailure) as first:
+        c.get_or_compute("bad", failing)
+    del first
+    gc.collect()
+    assert held[0]() is None, "the cached failure keeps the parsed array alive"
+    assert c.total_bytes == len("bad.parquet: over the read limit") + 49 + entry_overhead("bad")  # str header 49
+    with pytest.raises(ReadFailure, match="^bad.parquet: over the read limit$") as again:
+        c.get_or_compute("bad", lambda: pytest.fail("recomputed"))
+    assert again.value.__context__ is None and again.value.__cause__ is None
+
+
+def test_nbytes_counts_arrow_data():
+    import pyarrow as pa
+
+    table = pa.table({"x": pa.array(range(1000), pa.int64()), "s": pa.array(["abc"] * 1000)})
+    expected = 1000 * 8 + (1001 * 4 + 3000)  # int64 values; string offsets and characters
+    assert nbytes(table) == expected
+    assert nbytes(table.slice(0, 10)) == expected  # a slice holds its parent's buffers

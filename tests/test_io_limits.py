@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from metrics_core.errors import MetricsError
-from metrics_core.io import ReadLimits, read_run, read_table, set_limits
+from metrics_core.io import ReadLimits, read_qrels, read_run, read_table, set_limits
 from metrics_core.io import limits as L
 from metrics_core.io import source as S
 
@@ -193,20 +193,33 @@ def _parquet(tmp_path, n: int, name="r.parquet"):
 
 def test_parquet_rows_checked_from_the_footer(tmp_path, monkeypatch):
     path = _parquet(tmp_path, 20)
-    monkeypatch.setattr(pq, "read_table", lambda *a, **k: pytest.fail("data read before the row check"))
+    from metrics_core.io import parquet as P
+
+    monkeypatch.setattr(P, "_read_file", lambda *a, **k: pytest.fail("data read before the row check"))
     with pytest.raises(MetricsError) as e:
         read_run(path, limits=ReadLimits(max_rows=19))
     assert_one_line(e.value, "20 rows", "max_rows")
 
 
-def test_parquet_uncompressed_bytes_checked_from_the_footer(tmp_path):
+def test_parquet_decoded_bytes_over_the_limit(tmp_path):
     path = _parquet(tmp_path, 5000)
-    meta = pq.ParquetFile(path).metadata
-    needed = sum(meta.row_group(g).column(c).total_uncompressed_size
-                 for g in range(meta.num_row_groups) for c in range(meta.num_columns))
-    with pytest.raises(MetricsError, match="uncompressed.*max_bytes"):
-        read_run(path, limits=ReadLimits(max_bytes=needed - 1, max_ratio=10**6))
-    assert len(read_run(path, limits=ReadLimits(max_bytes=max(needed, path.stat().st_size)))[0]) == 5000
+    decoded = pq.read_table(path).nbytes  # reference: the columns as pyarrow decodes them
+    with pytest.raises(MetricsError) as e:
+        read_run(path, limits=ReadLimits(max_bytes=decoded - 1, max_ratio=10**6))
+    assert_one_line(e.value, "r.parquet", "once decoded", "max_bytes", "--max-bytes", "METRICS_CORE_MAX_BYTES")
+    assert len(read_run(path, limits=ReadLimits(max_bytes=2 * decoded))[0]) == 5000
+
+
+def test_parquet_decoded_bytes_exactly_at_the_limit(tmp_path):
+    path = tmp_path / "r.parquet"
+    n = 6000  # few distinct ids: their dictionaries are small, every row a short index
+    pq.write_table(pa.table({"user_id": [f"user{i // 200}" for i in range(n)],
+                             "item_id": [f"item{i % 200:04d}" for i in range(n)],
+                             "relevance": pa.array([i % 3 for i in range(n)], pa.int8())}), path)
+    decoded = pq.read_table(path).nbytes
+    assert len(read_qrels(path, limits=ReadLimits(max_bytes=decoded))[0]) == n
+    with pytest.raises(MetricsError, match="once decoded"):
+        read_qrels(path, limits=ReadLimits(max_bytes=decoded - 1))
 
 
 # ---------------------------------------------------------------- special files

@@ -13,8 +13,9 @@ limit                  default     environment variable        command-line opti
 ``max_rows``           200000000   ``METRICS_CORE_MAX_ROWS``   ``--max-rows``
 =====================  ==========  ==========================  =====================
 
-* ``max_bytes``: bytes of a file as read (text after gzip decompression; a
-  Parquet file's uncompressed column data from its footer).
+* ``max_bytes``: bytes of a file as read (text after gzip decompression; for
+  Parquet, the columns read as Arrow holds them once decoded, every
+  dictionary expanded, counted while reading: :mod:`.parquet`).
 * ``max_ratio``: decompressed size / compressed size of a gzip file, checked
   once more than ``RATIO_FREE_BYTES`` (64 MiB) are decompressed, so that a
   small, highly repetitive file always reads but a decompression bomb stops
