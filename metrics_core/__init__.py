@@ -14,6 +14,7 @@ from .diagnostics import Diagnostics
 from .errors import MetricsError
 from .evaluate import Evaluation, evaluate, metric_curve
 from .explain import explain
+from .gate import CheckReport, check
 from .presets import presets
 from .layout import Ranked, prepare
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
@@ -23,7 +24,7 @@ from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precisio
 __version__ = "0.1.0"
 
 __all__ = [
-    "Diagnostics", "Evaluation", "conventions", "registry", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
+    "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "registry", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
     "average_precision", "calibration_curve", "confusion_matrix", "dcg_at_k", "evaluate", "explain", "hit_ratio",
     "metric_curve", "presets",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
