@@ -18,6 +18,7 @@ from .gate import CheckReport, check
 from .presets import presets
 from .layout import Ranked, prepare
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
+from .tracking import log_mlflow
 from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
                      reciprocal_rank)
 
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "registry", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
-    "average_precision", "calibration_curve", "confusion_matrix", "dcg_at_k", "evaluate", "explain", "hit_ratio",
+    "average_precision", "calibration_curve", "confusion_matrix", "dcg_at_k", "evaluate", "explain", "hit_ratio", "log_mlflow",
     "metric_curve", "presets",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",
