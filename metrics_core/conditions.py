@@ -90,7 +90,8 @@ def parse_condition(text) -> Condition:
         return Condition(clean, metric, spec, "threshold", op=match.group("op"), value=value)
     if not spec.per_user:
         raise MetricsError(f"condition {shown}: {metric} has no per-user values, so there is no paired test "
-                           f"against the baseline; use a threshold such as '{metric} >= NUMBER'")
+                           f"against the baseline; use a threshold such as "
+                           f"'{metric} {'>=' if spec.entry.higher_is_better else '<='} NUMBER'")
     margin, relative = 0.0, False
     if match.group("margin") is not None:
         margin, relative = float(match.group("margin")), bool(match.group("pct"))
