@@ -8,30 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
+from _gate_data import write_runs
 from junitparser import Failure, JUnitXml
 
 REPO = Path(__file__).resolve().parents[1]
 CONDITIONS = ["ndcg@10 >= 0.30", "ndcg@10 not worse than baseline by more than 1%", "coverage@10 >= 0.5"]
-
-
-def write_runs(folder: Path, users: int = 400, items: int = 60, seed: int = 0) -> Path:
-    """qrels and three runs in ``folder``: the baseline ranks relevant items high; ``noise`` is the
-    baseline with tiny score noise (no real change); ``drop`` loses most of the relevance boost."""
-    rng = np.random.default_rng(seed)
-    rows = [(f"u{u}", f"i{i}", rng.random()) for u in range(users) for i in rng.choice(items, 20, replace=False)]
-    run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
-    qrels = run.sample(frac=0.2, random_state=seed)[["user_id", "item_id"]].assign(relevance=1)
-    joined = run.merge(qrels, how="left", on=["user_id", "item_id"]).fillna({"relevance": 0})
-    baseline = joined.assign(score=joined["score"] + 0.8 * joined["relevance"])
-    noise = baseline.assign(score=baseline["score"] + rng.normal(0, 1e-3, len(baseline)))
-    drop = baseline.assign(score=baseline["score"] - 0.6 * baseline["relevance"])
-    for name, frame in (("baseline", baseline), ("noise", noise), ("drop", drop)):
-        frame[["user_id", "item_id", "score"]].to_parquet(folder / f"{name}.parquet", index=False)
-    qrels.to_parquet(folder / "qrels.parquet", index=False)
-    return folder
 
 
 @pytest.fixture(scope="module")
