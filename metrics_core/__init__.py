@@ -11,26 +11,34 @@ Compare models on their per-user metrics (paired tests, p-values corrected over
 every pair x metric; :mod:`metrics_core.compare` also holds ``summary_table``)::
 
     table = mc.compare({"bm25": ev_bm25, "dense": ev_dense}, baseline="bm25", test="t", correction="holm")
+
+The decision brief a product team reads first (verdicts, coverage, segments, failure groups)::
+
+    brief = mc.build_brief(evaluations, mc.Decision("bm25", ("dense",), ("ndcg@10",)), attributes=users)
 """
 
 from . import conventions, registry
+from .brief import Decision, build_brief
 from .compare import compare
 from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
 from .diagnostics import Diagnostics
 from .errors import MetricsError
 from .evaluate import Evaluation, evaluate, metric_curve
 from .explain import explain
+from .gate import CheckReport, check
 from .presets import presets
 from .layout import Ranked, prepare
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
+from .tracking import log_mlflow
 from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
                      reciprocal_rank)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Diagnostics", "Evaluation", "conventions", "registry", "METRIC_NAMES", "MetricSpec", "MetricsError", "Ranked",
-    "average_precision", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k", "evaluate", "explain", "hit_ratio",
+    "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "registry", "METRIC_NAMES", "MetricSpec",
+    "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k",
+    "evaluate", "explain", "hit_ratio", "log_mlflow",
     "metric_curve", "presets",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",

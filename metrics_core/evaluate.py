@@ -34,6 +34,7 @@ from . import conventions, popularity, reductions, registry
 from .diagnostics import Diagnostics, diagnose
 from .errors import MetricsError
 from .features import align_features
+from .frames import ACCEPTED, as_pandas
 from .kernels import diversity as div
 from .kernels import topk_confusion as topk
 from .kernels.partial_auc import PAP, PAUC, partial_auc_values
@@ -63,7 +64,7 @@ def check_conventions(**values):
 def check_frame(df, what: str) -> None:
     """A run or ground truth must be a DataFrame whose column names are unique."""
     if not isinstance(df, pd.DataFrame):
-        raise MetricsError(f"{what} must be a pandas DataFrame (or a prepared run), got {type(df).__name__}")
+        raise MetricsError(f"{what} must be {ACCEPTED} (or a prepared run), got {type(df).__name__}")
     dup = df.columns[df.columns.duplicated()]
     if len(dup):
         raise MetricsError(f"{what}: column {str(dup[0])[:80]!r} appears more than once; rename or drop the repeats")
@@ -276,6 +277,9 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, i
              interactions=None) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
+    ``run``, ``qrels``, ``item_features`` and ``interactions`` may be pandas or polars
+    DataFrames, pyarrow Tables or any Arrow PyCapsule table (:mod:`metrics_core.frames`).
+
     Every convention keyword is described in :mod:`metrics_core.conventions` (also
     ``python -m metrics_core evaluate --help``); a keyword left at None takes the
     ``preset``'s value (:func:`metrics_core.presets.presets`), else its default.
@@ -326,6 +330,8 @@ def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -
     relevance_threshold, threshold = conv["relevance_threshold"], conv["threshold"]
     beta = check_beta(conv["beta"])
     specs = metrics if metrics and isinstance(metrics[0], registry.MetricSpec) else registry.parse_metrics(metrics)
+    run, qrels = as_pandas(run, "run"), as_pandas(qrels, "qrels")
+    item_features, interactions = as_pandas(item_features, "item features"), as_pandas(interactions, "interactions")
     if not isinstance(run, Ranked):
         check_frame(run, "run")
         if qrels is not None:

@@ -7,6 +7,7 @@
         [--ap-norm relevant|min_k|retrieved] [--relevance-threshold N] [--empty-users exclude|zero]
         [--threshold T] [--gauc-weight rows|positives|uniform] [--preset LIBRARY] [...]
         [--json | --csv] [--per-user FILE] [--engine local|spark] [--spark-master URL]
+        [--mlflow [URI] [--mlflow-experiment NAME]]
 
 * ``--qrels`` may be omitted when every run carries a relevance column.
 * The model name is the run file's name without its extensions
@@ -17,6 +18,10 @@
   Notes and warnings go to stderr.
 * ``--per-user FILE`` writes ``model, user_id`` and one column per per-user
   metric (CSV or Parquet by extension).
+* ``--mlflow [URI]`` logs each model to MLflow as one run named after the model
+  (:func:`metrics_core.tracking.log_mlflow`: metrics, settings, per-user Parquet,
+  HTML report) in the tracking store URI (default: MLflow's own,
+  ``MLFLOW_TRACKING_URI``) and ``--mlflow-experiment``; the run ids go to stderr.
 
 The helpers ``add_input_arguments``, ``add_convention_arguments``,
 ``load_inputs`` and ``model_names`` are shared with other subcommands.
@@ -107,6 +112,12 @@ def register(subparsers) -> None:
     p.add_argument("--engine", choices=("local", "spark"), default="local")
     p.add_argument("--spark-master", metavar="URL", default="local[*]",
                    help="Spark master for --engine spark (default local[*])")
+    p.add_argument("--mlflow", metavar="URI", nargs="?", const="",
+                   help="log each model to MLflow (metrics, settings as params, per-user Parquet and the HTML "
+                        "report as artifacts) in this tracking store, e.g. sqlite:///mlflow.db (default: "
+                        "MLflow's own, MLFLOW_TRACKING_URI); needs pip install 'metrics-core[mlflow]'")
+    p.add_argument("--mlflow-experiment", metavar="NAME",
+                   help="MLflow experiment of --mlflow's runs (created when missing; default: MLflow's default)")
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
     p.set_defaults(func=run)
 
@@ -230,6 +241,7 @@ class ModelResult:
     summary: dict
     per_user: pd.DataFrame  # index user_id, one column per per-user metric
     diagnostics: object | None
+    evaluation: object | None = None  # the mc.Evaluation of the local engine (curves of the MLflow report)
 
 
 def _evaluate_local(qrels, runs: list[RunInput], labels: list[str], conv: dict) -> dict[str, ModelResult]:
@@ -242,7 +254,7 @@ def _evaluate_local(qrels, runs: list[RunInput], labels: list[str], conv: dict) 
                 ev = mc.evaluate(r.frame, qrels, metrics=labels, **conv)
             except MetricsError as e:
                 raise MetricsError(f"{r.path}: {e}") from None
-        out[r.model] = ModelResult(ev.summary, ev.per_user, ev.diagnostics)
+        out[r.model] = ModelResult(ev.summary, ev.per_user, ev.diagnostics, ev)
     return out
 
 
@@ -268,7 +280,8 @@ def _evaluate_spark(args, labels: list[str], conv: dict, notes: list[str]) -> di
             res = mspark.evaluate(run_df, qrels, labels, **conv)
         except MetricsError as e:
             raise MetricsError(f"{path}: {e}") from None
-        per_user = res.per_user.toPandas() if args.per_user else pd.DataFrame({"user_id": []})
+        wanted = args.per_user or getattr(args, "mlflow", None) is not None
+        per_user = res.per_user.toPandas() if wanted else pd.DataFrame({"user_id": []})
         out[model] = ModelResult(res.summary, per_user.set_index("user_id"), res.diagnostics)
     return out
 
@@ -285,8 +298,25 @@ def per_user_frame(results: dict[str, ModelResult]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["model", "user_id"])
 
 
+def _log_mlflow(args, results: dict[str, ModelResult]) -> None:
+    """One MLflow run per model, named after it; its id on stderr."""
+    from ..tracking import log_mlflow
+
+    settings = resolved_conventions(args)
+    for model, res in results.items():
+        logged = res.evaluation if res.evaluation is not None else res
+        run_id = log_mlflow(logged, tracking_uri=args.mlflow or None, experiment=args.mlflow_experiment,
+                            run_name=model, settings=settings, model_name=model)
+        if not args.quiet:
+            print(f"note: {model}: logged to MLflow run {run_id}", file=sys.stderr)
+
+
 def run(args) -> int:
     labels = metric_labels(args)
+    if args.mlflow is not None:  # a missing MLflow is said before any file is read
+        from ..tracking import require_mlflow
+
+        require_mlflow()
     notes: list[str] = []
     if args.per_user:
         if _output.output_kind(args.per_user) == "parquet" and getattr(args, "spreadsheet_safe", False):
@@ -309,6 +339,8 @@ def run(args) -> int:
             if res.diagnostics is not None:
                 for w in res.diagnostics.warnings():
                     print(f"warning: {model}: {w}", file=err)
+    if args.mlflow is not None:
+        _log_mlflow(args, results)
     safe = getattr(args, "spreadsheet_safe", False)
     if args.per_user:
         changed = _output.write_frame(per_user_frame(results), args.per_user, spreadsheet_safe=safe)

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ..encode import _as_id_series, _kind, _to_str
 from ..errors import MetricsError
+from ..frames import ACCEPTED, as_pandas
 from ..grouping import balanced_chunks, group_users
 from ..kernels import strings as kstr
 from ..kernels._jit import kernel_guard, n_threads, readonly
@@ -39,7 +40,7 @@ def _relevance_column(df: pd.DataFrame) -> str | None:
 
 def _require(df, columns, what):
     if not isinstance(df, pd.DataFrame):
-        raise MetricsError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
+        raise MetricsError(f"{what} must be {ACCEPTED}, got {type(df).__name__}")
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise MetricsError(
@@ -73,7 +74,8 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
     ``qrels`` has ``user_id, item_id, relevance`` (or ``label``). Relevance is
     graded; negative judgments are non-relevant with gain 0. A duplicate
     (user, item) in the run is an error; in the ground truth an exact repeat is
-    dropped and a conflicting one is an error.
+    dropped and a conflicting one is an error. Either may be a pandas or polars
+    DataFrame, a pyarrow Table or any Arrow PyCapsule table (:mod:`metrics_core.frames`).
     """
     with kernel_guard():
         return _prepare(run, qrels, name, rank_and_join)
@@ -96,6 +98,7 @@ def prepare_plain(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name:
 
 
 def _prepare(run, qrels, name, layout_pass) -> Ranked:
+    run, qrels = as_pandas(run, name), as_pandas(qrels, "ground truth")
     _require(run, [USER, ITEM, SCORE], name)
     run_rel_col = _relevance_column(run)
     if qrels is None:

@@ -1,0 +1,284 @@
+"""A regression gate: conditions on evaluations, each passed or failed, for CI and pytest.
+
+``check(candidate, ["ndcg@10 >= 0.3", "ndcg@10 not worse than baseline by more than 1%"],
+baseline=old)`` returns a :class:`CheckReport`; ``report.passed`` is True when every condition
+holds and ``report.assert_passed()`` raises ``AssertionError`` listing the failures.
+
+A threshold (``ndcg@10 >= 0.3``) compares the evaluation's summary value (a NaN value fails).
+
+A baseline condition (``METRIC not worse than baseline by more than M``) is decided by the
+paired test of :func:`metrics_core.compare.compare` over the users both models were evaluated
+on, one-sided, with the correction Compare applies. With ``d`` the mean per-user difference
+candidate - baseline, oriented so that ``d < 0`` is worse (its sign flipped for lower-is-better
+metrics), and ``m`` the margin (``1%``: 0.01 x |baseline mean over those users|; a number: as
+given; none: 0):
+
+* null hypothesis: the candidate is worse by at most the margin (``d >= -m``);
+* the test runs on the candidate against the baseline's values moved by the margin, and its
+  two-sided p becomes one-sided: ``p/2`` when the moved difference points to "worse" (its mean
+  for the t and randomization tests, its signed-rank sum for Wilcoxon), else ``1 - p/2``;
+* the one-sided p-values of every baseline condition of the call (all candidates) are
+  corrected together (``correction``: Holm by default, Benjamini-Hochberg or none);
+* the condition **fails when the corrected p is below ``alpha``**: the data show a drop larger
+  than the margin. A difference within the noise cannot reject the null, so it passes; a real
+  drop beyond the margin on enough users fails. Fewer than two paired users fail (no test).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+from .conditions import Condition, parse_conditions
+from .errors import MetricsError
+from .frames import per_user_frame
+from .registry import parse_metric
+
+#: names of the tests, as the lines say them
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "randomization": "Fisher randomization test"}
+
+
+@dataclass
+class ConditionResult:
+    """The outcome of one condition for one model. ``value``: the model's summary value
+    (threshold) or mean over the paired users (baseline); the baseline fields are NaN for a
+    threshold. ``p_value`` is one-sided, ``p_adjusted`` after the correction."""
+
+    condition: str
+    model: str
+    metric: str
+    kind: str
+    passed: bool
+    value: float
+    line: str = ""
+    op: str = ""
+    threshold: float = math.nan
+    baseline_value: float = math.nan
+    diff: float = math.nan
+    relative_diff: float = math.nan
+    margin: float = math.nan
+    n: int = 0
+    p_value: float = math.nan
+    p_adjusted: float = math.nan
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class CheckReport:
+    """Every condition's result; ``settings`` holds the test, correction and alpha used."""
+
+    results: list[ConditionResult]
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def failures(self) -> list[ConditionResult]:
+        return [r for r in self.results if not r.passed]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def lines(self) -> list[str]:
+        """One line per condition, ``PASS ...`` or ``FAIL ...``."""
+        return [r.line for r in self.results]
+
+    def assert_passed(self) -> None:
+        """Raise AssertionError listing every failed condition (for pytest suites)."""
+        if not self.passed:
+            failed = self.failures
+            raise AssertionError(f"{len(failed)} of {len(self.results)} condition(s) failed:\n"
+                                 + "\n".join(r.line for r in failed))
+
+    def to_dict(self) -> dict:
+        return {"passed": self.passed, "conditions": [r.to_dict() for r in self.results],
+                "settings": dict(self.settings)}
+
+
+def _summary_value(evaluation: Any, cond: Condition, model: str) -> float:
+    """The evaluation's value of the condition's metric (its label, or the same metric written otherwise)."""
+    summary = getattr(evaluation, "summary", None)
+    if not isinstance(summary, Mapping):
+        raise MetricsError(f"model {model!r}: expected an Evaluation (with .summary and .per_user), "
+                           f"got {type(evaluation).__name__}")
+    key = _find(list(summary), cond)
+    if key is None:
+        raise MetricsError(f"condition {cond.text!r}: model {model!r} has no value of {cond.metric} "
+                           f"(evaluated: {', '.join(map(str, summary)) or 'none'}); evaluate it first")
+    value = summary[key]
+    return math.nan if value is None else float(value)
+
+
+def _find(labels: list, cond: Condition):
+    """The label among ``labels`` naming the condition's metric: as written, else the same metric and cutoff."""
+    if cond.metric in labels:
+        return cond.metric
+    for label in labels:
+        try:
+            spec = parse_metric(str(label))
+        except MetricsError:
+            continue
+        if (spec.name, spec.k) == (cond.spec.name, cond.spec.k):
+            return label
+    return None
+
+
+def _per_user(evaluation: Any, cond: Condition, model: str) -> pd.Series:
+    table = per_user_frame(getattr(evaluation, "per_user", None), f"{model} per-user table")
+    if not isinstance(table, pd.DataFrame):
+        raise MetricsError(f"model {model!r}: expected an Evaluation (with .summary and .per_user), "
+                           f"got {type(evaluation).__name__}")
+    column = _find(list(table.columns), cond)
+    if column is None:
+        raise MetricsError(f"condition {cond.text!r}: model {model!r} has no per-user values of {cond.metric}; "
+                           "evaluate it first")
+    return table[column]
+
+
+def _fmt(x: float) -> str:
+    return "NaN" if x != x else f"{x:.4f}"
+
+
+def _fmt_p(p: float) -> str:
+    return "NaN" if p != p else (f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}")
+
+
+def _threshold(cond: Condition, model: str, evaluation: Any) -> ConditionResult:
+    value = _summary_value(evaluation, cond, model)
+    compare = {">=": np.greater_equal, ">": np.greater, "<=": np.less_equal, "<": np.less}[cond.op]
+    passed = bool(value == value and compare(value, cond.value))
+    return ConditionResult(cond.text, model, cond.metric, cond.kind, passed, value, op=cond.op,
+                           threshold=cond.value)
+
+
+def _worse_direction(moved: np.ndarray, test: str) -> float:
+    """Sign of the moved differences' statistic: the mean (t, randomization) or the signed-rank
+    sum (Wilcoxon, zero differences dropped as its test drops them)."""
+    if test != "wilcoxon":
+        return float(np.sign(moved.mean())) if moved.size else 0.0
+    nonzero = moved[moved != 0]
+    if nonzero.size == 0:
+        return 0.0
+    from scipy.stats import rankdata
+
+    return float(np.sign(np.sum(np.sign(nonzero) * rankdata(np.abs(nonzero)))))
+
+
+def _baseline_test(cond: Condition, model: str, evaluation: Any, baseline: Any, test: str,
+                   n_permutations: int, seed: int) -> tuple[ConditionResult, float]:
+    """The result before correction, with its one-sided p-value."""
+    from .compare import compare  # scipy: imported only for baseline conditions
+
+    label = cond.spec.label
+    base, cand = _per_user(baseline, cond, "baseline"), _per_user(evaluation, cond, model)
+    base_values, cand_values, users = stats.align_pairs(base, cand)
+    orient = 1.0 if cond.spec.entry.higher_is_better else -1.0
+    n = int(users.size)
+    base_mean = float(base_values.mean()) if n else math.nan
+    cand_mean = float(cand_values.mean()) if n else math.nan
+    margin = cond.margin * abs(base_mean) if cond.relative else cond.margin
+    result = ConditionResult(cond.text, model, cond.metric, cond.kind, False, cand_mean, baseline_value=base_mean,
+                             diff=cand_mean - base_mean, margin=margin, n=n,
+                             relative_diff=(cand_mean - base_mean) / abs(base_mean) if base_mean else math.nan)
+    if n < 2:
+        return result, math.nan
+    # the baseline moved by the margin toward "worse": the candidate's drop beyond the margin is below 0
+    moved = pd.Series(base_values - orient * margin, index=users, name=label)
+    table = compare({"baseline": moved.to_frame(), "candidate": pd.Series(cand_values, index=users, name=label)
+                     .to_frame()}, baseline="baseline", metrics=[label], test=test, correction="none",
+                    n_resamples=0, n_permutations=n_permutations, seed=seed)
+    p_two = float(table["p_value"].iloc[0])
+    direction = _worse_direction(orient * (cand_values - moved.to_numpy()), test)
+    p_one = p_two / 2 if direction < 0 else 1 - p_two / 2
+    return result, (math.nan if p_two != p_two else min(max(p_one, 0.0), 1.0))
+
+
+def _baseline_line(r: ConditionResult, alpha: float, correction: str, test: str) -> str:
+    if r.n < 2:
+        return f"{r.n} user(s) evaluated for both models: no paired test possible"
+    change = f"{r.relative_diff * 100:+.2f}%" if r.relative_diff == r.relative_diff else f"{r.diff:+.4f}"
+    margin = f"margin {_fmt(r.margin)}" if r.margin else "no margin"
+    corrected = "" if correction == "none" else f", {correction}-adjusted {_fmt_p(r.p_adjusted)}"
+    verdict = "a drop beyond the margin" if not r.passed else "no significant drop beyond the margin"
+    sign = "<" if not r.passed else ">="
+    return (f"{_fmt(r.value)} vs baseline {_fmt(r.baseline_value)} ({change}, {margin}) over {r.n} users; "
+            f"{verdict}: one-sided {TEST_NAMES[test]} p {_fmt_p(r.p_value)}{corrected} {sign} {alpha:g}")
+
+
+def _candidates(candidate) -> dict:
+    if isinstance(candidate, Mapping):
+        if not candidate:
+            raise MetricsError("no evaluation to check")
+        return {str(k): v for k, v in candidate.items()}
+    return {"model": candidate}
+
+
+def check(candidate, conditions, baseline=None, *, test: str = "t", correction: str = "holm",
+          alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0) -> CheckReport:
+    """Check conditions on one evaluation (or ``{model name: evaluation}``); see the module docstring.
+
+    ``candidate`` and ``baseline`` are :class:`~metrics_core.Evaluation` results (anything with
+    ``.summary`` and ``.per_user``) evaluated with the conditions' metrics; ``baseline`` may also be
+    the name of one model of the mapping, which is then not checked itself. ``test``: ``"t"``,
+    ``"wilcoxon"`` or ``"randomization"`` (``n_permutations`` sign flips, ``seed``);
+    ``correction``: ``"holm"``, ``"bh"`` or ``"none"``. Bad conditions or inputs raise a one-line
+    :class:`MetricsError`; a condition that does not hold is a failed result, not an error.
+    """
+    parsed = parse_conditions(conditions)
+    test, correction = str(test).lower(), str(correction).lower()
+    if test not in stats.TESTS:
+        raise MetricsError(f"unknown test {test!r}; use one of: {', '.join(stats.TESTS)}")
+    if correction not in stats.CORRECTIONS:
+        raise MetricsError(f"unknown correction {correction!r}; use one of: {', '.join(stats.CORRECTIONS)}")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise MetricsError(f"alpha must be between 0 and 1, got {alpha!r}")
+    models = _candidates(candidate)
+    baseline_name = None
+    if isinstance(baseline, str):
+        if baseline not in models:
+            raise MetricsError(f"baseline {baseline!r} is not one of the models: {', '.join(models)}")
+        baseline_name, baseline = baseline, models.pop(baseline)
+        if not models:
+            raise MetricsError("the baseline is the only model: give at least one model to check against it")
+    needs_baseline = [c for c in parsed if c.kind == "baseline"]
+    if needs_baseline and baseline is None:
+        raise MetricsError(f"condition {needs_baseline[0].text!r} needs a baseline evaluation (baseline=...)")
+    results: list[ConditionResult] = []
+    one_sided: list[tuple[ConditionResult, float]] = []
+    for model, evaluation in models.items():
+        for cond in parsed:
+            if cond.kind == "threshold":
+                results.append(_threshold(cond, model, evaluation))
+            else:
+                result, p = _baseline_test(cond, model, evaluation, baseline, test, n_permutations, seed)
+                results.append(result)
+                one_sided.append((result, p))
+    if one_sided:
+        p = np.array([q for _, q in one_sided], dtype=float)
+        known = ~np.isnan(p)
+        adjusted = np.full(p.shape, np.nan)
+        adjusted[known] = stats.adjust_pvalues(p[known], correction)
+        for (result, raw), adj in zip(one_sided, adjusted):
+            result.p_value, result.p_adjusted = raw, float(adj)
+            result.passed = bool(adj == adj and adj >= alpha)
+    for r in results:
+        detail = (f"{_fmt(r.value)} {'' if r.passed else 'not '}{r.op} {r.threshold:g}" if r.kind == "threshold"
+                  else _baseline_line(r, alpha, correction, test))
+        who = f"{r.model}: " if len(models) > 1 else ""
+        r.line = f"{'PASS' if r.passed else 'FAIL'} {who}{r.condition}: {detail}"
+    settings = {"test": test, "correction": correction, "alpha": alpha, "baseline": baseline_name,
+                "n_permutations": n_permutations, "seed": seed}
+    return CheckReport(results, settings)

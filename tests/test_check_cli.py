@@ -1,0 +1,104 @@
+"""`metrics-core check` as a CI job runs it: exit codes of real processes, one line per condition,
+JUnit XML read back by a JUnit library, JSON for machines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _gate_data import write_runs
+from junitparser import Failure, JUnitXml
+
+REPO = Path(__file__).resolve().parents[1]
+CONDITIONS = ["ndcg@10 >= 0.30", "ndcg@10 not worse than baseline by more than 1%", "coverage@10 >= 0.5"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    return write_runs(tmp_path_factory.mktemp("check"))
+
+
+def check(files: Path, run: str, *extra: str, conditions=CONDITIONS):
+    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
+                           "--run", str(files / f"{run}.parquet"), "--baseline", str(files / "baseline.parquet"),
+                           "-q", *extra, *conditions], capture_output=True, text=True, cwd=REPO, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_noise_passes_with_exit_0(files):
+    code, out, err = check(files, "noise")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == len(CONDITIONS) and all(line.startswith("PASS ") for line in lines)
+    assert lines[0].startswith("PASS ndcg@10 >= 0.30: ")
+
+
+def test_real_drop_fails_with_exit_1(files, tmp_path):
+    junit = tmp_path / "check.xml"
+    code, out, err = check(files, "drop", "--junit", str(junit))
+    assert code == 1, err
+    lines = out.splitlines()
+    assert [line.split(" ")[0] for line in lines] == ["PASS", "FAIL", "PASS"]
+    assert lines[1].startswith("FAIL ndcg@10 not worse than baseline by more than 1%: ")
+    assert "one-sided paired t-test" in lines[1] and "holm-adjusted" in lines[1]
+
+    xml = JUnitXml.fromfile(str(junit))
+    suites = list(xml)
+    assert len(suites) == 1 and suites[0].tests == 3 and suites[0].failures == 1
+    cases = list(suites[0])
+    assert [c.name for c in cases] == CONDITIONS
+    assert all(c.classname == "metrics-core.check.drop" for c in cases)
+    assert [c.is_passed for c in cases] == [True, False, True]
+    failure = [r for r in cases[1].result if isinstance(r, Failure)][0]
+    assert failure.message == lines[1]
+    assert cases[0].system_out == lines[0]
+
+
+def test_json_for_machines(files):
+    code, out, _ = check(files, "drop", "--json", "--test", "wilcoxon", "--correction", "bh")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["passed"] is False
+    assert doc["settings"] | {"seed": 0} == {"test": "wilcoxon", "correction": "bh", "alpha": 0.05,
+                                             "baseline": None, "n_permutations": 10000, "seed": 0}
+    rows = doc["conditions"]
+    assert [r["condition"] for r in rows] == CONDITIONS and [r["passed"] for r in rows] == [True, False, True]
+    base = rows[1]
+    assert base["kind"] == "baseline" and base["model"] == "drop" and base["n"] > 300
+    assert base["diff"] < 0 and base["p_adjusted"] < 0.05 and base["margin"] == pytest.approx(0.01 * base["baseline_value"])
+    assert rows[0]["kind"] == "threshold" and rows[0]["threshold"] == 0.30 and rows[0]["p_value"] is None
+
+
+def test_same_run_as_baseline_passes(files):
+    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
+                           "--run", str(files / "baseline.parquet"), "--baseline", str(files / "baseline.parquet"),
+                           "-q", "ndcg@10 not worse than baseline"], capture_output=True, text=True, cwd=REPO,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("PASS ndcg@10 not worse than baseline: ") and "(+0.00%, no margin)" in proc.stdout
+
+
+@pytest.mark.parametrize("conditions, message", [
+    (["ndcg@10 >> 0.3"], "error: condition 'ndcg@10 >> 0.3': cannot read it"),
+    (["ndcg@10 >= 0.3", "auc not worse than baseline"], "error: condition 'auc not worse than baseline': auc has no"),
+    (["frobnicate@3 >= 1"], "error: condition 'frobnicate@3 >= 1': unknown metric"),
+])
+def test_bad_conditions_exit_2_with_one_line(files, conditions, message):
+    code, out, err = check(files, "noise", conditions=conditions)
+    assert code == 2 and out == ""
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_baseline_condition_without_baseline_and_bad_files(files, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
+                           "--run", str(files / "noise.parquet"), "ndcg@10 not worse than baseline"],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: condition 'ndcg@10 not worse than baseline' needs --baseline FILE\n"
+    code, _, err = check(files, "missing")
+    assert code == 2 and err.startswith("error: ") and "missing.parquet: no such file" in err
+    code, _, err = check(files, "noise", "--junit", str(tmp_path / "no" / "dir" / "x.xml"))
+    assert code == 2 and err.startswith("error: ") and "cannot write the JUnit file" in err

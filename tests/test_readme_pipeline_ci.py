@@ -1,0 +1,91 @@
+"""The README's "In a pipeline" and "In CI" sections, run as written on small generated files:
+every code block of the two sections is taken from README.md and executed in a fresh folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _gate_data import write_runs
+
+REPO = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r"```(python|bash)\n(.*?)```", re.DOTALL)
+
+
+def section_blocks(title: str) -> list[tuple[str, str]]:
+    """``(language, code)`` of every fenced block under the README heading ``### {title}``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"### {title}\n")
+    end = text.find("\n#", start + 4)
+    return BLOCK.findall(text[start:end if end > 0 else None])
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+
+
+def run_block(language: str, code: str, cwd: Path, after: str = "") -> subprocess.CompletedProcess:
+    """A python block as a script (``after`` appended), a bash block with ``metrics-core`` run as
+    ``python -m metrics_core`` of this repository."""
+    if language == "python":
+        script = cwd / "block.py"
+        script.write_text(code + after, encoding="utf-8")
+        cmd = [sys.executable, str(script)]
+    else:
+        cmd = ["bash", "-e", "-c", re.sub(r"(?m)^metrics-core ", f"'{sys.executable}' -m metrics_core ", code)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=_env(), timeout=600)
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    """predictions.parquet (a run as good as the baseline), baseline.parquet and qrels.parquet."""
+    (tmp_path / "data").mkdir()
+    data = write_runs(tmp_path / "data")
+    work = tmp_path / "work"
+    work.mkdir()
+    for name, source in (("predictions", "noise"), ("baseline", "baseline"), ("qrels", "qrels"), ("drop", "drop")):
+        shutil.copy(data / f"{source}.parquet", work / f"{name}.parquet")
+    return work
+
+
+def test_in_a_pipeline(folder):
+    pytest.importorskip("mlflow", reason="pip install 'metrics-core[mlflow]'")
+    pytest.importorskip("polars", reason="pip install -r requirements/dev.txt")
+    from mlflow.tracking import MlflowClient
+
+    blocks = section_blocks("In a pipeline")
+    assert [language for language, _ in blocks] == ["python", "bash"]
+    python = run_block(*blocks[0], folder, after="\nprint(run_id)\n")
+    assert python.returncode == 0, python.stderr
+    bash = run_block(*blocks[1], folder)
+    assert bash.returncode == 0, bash.stderr
+    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("nightly")
+    runs = {r.info.run_name: r for r in client.search_runs([experiment.experiment_id])}
+    assert set(runs) == {"two-tower", "predictions"}
+    assert runs["two-tower"].info.run_id == python.stdout.split()[-1]
+    assert set(runs["two-tower"].data.metrics) == {"ndcg_at_10", "recall_at_20", "coverage_at_10"}
+    assert runs["two-tower"].data.metrics["ndcg_at_10"] == runs["predictions"].data.metrics["ndcg_at_10"]
+
+
+def test_in_ci(folder):
+    blocks = section_blocks("In CI")
+    assert [language for language, _ in blocks] == ["bash", "python"]
+    shell = run_block(*blocks[0], folder)
+    assert shell.returncode == 0, shell.stdout + shell.stderr
+    assert len(shell.stdout.splitlines()) == 3 and shell.stdout.count("PASS ") == 3
+    assert (folder / "check.xml").read_text(encoding="utf-8").startswith("<?xml")
+    test = run_block(*blocks[1], folder, after="\ntest_no_regression()\n")
+    assert test.returncode == 0, test.stderr
+    # the same blocks on a run that lost quality: the gate stops it
+    (folder / "predictions.parquet").unlink()
+    shutil.copy(folder / "drop.parquet", folder / "predictions.parquet")
+    shell = run_block(*blocks[0], folder)
+    assert shell.returncode == 1 and "FAIL ndcg@10 not worse than baseline by more than 1%" in shell.stdout
+    test = run_block(*blocks[1], folder, after="\ntest_no_regression()\n")
+    assert test.returncode == 1 and "AssertionError: 1 of 3 condition(s) failed" in test.stderr
