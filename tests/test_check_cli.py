@@ -3,6 +3,7 @@ JUnit XML read back by a JUnit library, JSON for machines."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import json
 import subprocess
 import sys
@@ -24,7 +25,7 @@ def files(tmp_path_factory) -> Path:
 def check(files: Path, run: str, *extra: str, conditions=CONDITIONS):
     proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
                            "--run", str(files / f"{run}.parquet"), "--baseline", str(files / "baseline.parquet"),
-                           "-q", *extra, *conditions], capture_output=True, text=True, cwd=REPO, timeout=300)
+                           "-q", *extra, *conditions], capture_output=True, text=True, cwd=REPO, timeout=deadlines.SUBPROCESS)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -76,7 +77,7 @@ def test_same_run_as_baseline_passes(files):
     proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
                            "--run", str(files / "baseline.parquet"), "--baseline", str(files / "baseline.parquet"),
                            "-q", "ndcg@10 not worse than baseline"], capture_output=True, text=True, cwd=REPO,
-                          timeout=300)
+                          timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("PASS ndcg@10 not worse than baseline: ") and "(+0.00%, no margin)" in proc.stdout
 
@@ -95,7 +96,7 @@ def test_bad_conditions_exit_2_with_one_line(files, conditions, message):
 def test_baseline_condition_without_baseline_and_bad_files(files, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
                            "--run", str(files / "noise.parquet"), "ndcg@10 not worse than baseline"],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
+                          capture_output=True, text=True, cwd=REPO, timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 2
     assert proc.stderr == "error: condition 'ndcg@10 not worse than baseline' needs --baseline FILE\n"
     code, _, err = check(files, "missing")

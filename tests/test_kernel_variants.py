@@ -254,7 +254,7 @@ else:
     from dashboard import kernel_warmup
     kernel_warmup.start_once = lambda: None
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file('dashboard/app.py', default_timeout=deadlines.SUBPROCESS)
+    at = AppTest.from_file('dashboard/app.py', default_timeout=600)  # inside a subprocess bounded by deadlines.SUBPROCESS
     at.run()
     assert not at.exception
 print(' '.join(sorted(name for name in compiled if name.startswith('_rank_and_join')

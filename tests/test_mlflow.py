@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import os
 import subprocess
 import sys
@@ -120,7 +121,7 @@ def test_cli_evaluate_mlflow(store):
     proc = subprocess.run([sys.executable, "-m", "metrics_core", "evaluate", "--qrels", "qrels.csv", "--run",
                            "two_tower.csv", "--metrics", "ndcg@10,p@5", "--gain", "exponential", "--mlflow", uri,
                            "--mlflow-experiment", "cli"], capture_output=True, text=True, cwd=folder, env=env,
-                          timeout=300)
+                          timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 0, proc.stderr
     note = [line for line in proc.stderr.splitlines() if line.startswith("note: two_tower: logged to MLflow run ")]
     assert len(note) == 1

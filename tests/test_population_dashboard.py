@@ -4,6 +4,7 @@ AppTest runs against metrics_core and pandas called here, and the pure table bui
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import io
 import re
 from functools import lru_cache
@@ -18,7 +19,7 @@ from dashboard import demo, failure_tables
 from metrics_core.store import AnalysisStore
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
-TIMEOUT = 180
+TIMEOUT = deadlines.SCRIPT_RUN
 
 
 # ----------------------------------------------------------------------------- pure builder
@@ -215,4 +216,7 @@ def test_the_setting_is_saved_with_a_snapshot(monkeypatch, tmp_path):
     fresh.query_params["analysis"] = query["analysis"][0]
     ok(fresh.run())
     assert fresh.session_state["users"] == "served"
+    assert fresh.title[0].value == "served only"  # a snapshot opens on its brief
+    assert "Over 270 users (only those every model served, of 300 evaluated)" in captions(fresh)
+    ok(fresh.switch_page("views/overview.py").run())
     assert "Users counted: 270 users" in captions(fresh)

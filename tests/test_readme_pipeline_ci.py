@@ -3,6 +3,7 @@ every code block of the two sections is taken from README.md and executed in a f
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import os
 import re
 import shutil
@@ -38,7 +39,7 @@ def run_block(language: str, code: str, cwd: Path, after: str = "") -> subproces
         cmd = [sys.executable, str(script)]
     else:
         cmd = ["bash", "-e", "-c", re.sub(r"(?m)^metrics-core ", f"'{sys.executable}' -m metrics_core ", code)]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=_env(), timeout=600)
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=_env(), timeout=deadlines.SUBPROCESS)
 
 
 @pytest.fixture

@@ -87,7 +87,8 @@ def test_get_session_workers_run_the_driver_python(tmp_path):
         print(sys.executable, *sorted(set(workers)))
         spark.stop()
     """)
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=deadlines.SUBPROCESS)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1].split() == [sys.executable, sys.executable]
 

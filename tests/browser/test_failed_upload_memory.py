@@ -11,6 +11,7 @@ apply (each bomb decodes to more than the 2 GiB ``max_bytes``).
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import re
 
 import pyarrow as pa
@@ -47,7 +48,7 @@ def upload_failing(browser, url: str, path: str, expected: str) -> None:
     """One session: upload ``path`` as a result file, see the one-line error, close."""
     context = browser.new_context()
     page = context.new_page()
-    page.set_default_timeout(120_000)
+    page.set_default_timeout(deadlines.ACTION_MS)
     page.goto(url + "/data")
     wait_idle(page)
     page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(

@@ -9,6 +9,7 @@ What the store holds is read with ``AnalysisStore`` directly."""
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -25,7 +26,7 @@ APP = REPO_ROOT / "dashboard" / "app.py"
 
 def new_page(context):
     page = context.new_page()
-    page.set_default_timeout(120_000)
+    page.set_default_timeout(deadlines.ACTION_MS)
     return page
 
 
