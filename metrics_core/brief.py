@@ -13,7 +13,7 @@ For a baseline, its challengers and the primary metrics, over the users the anal
   over all segment tests, and the rows significantly worse after that correction are kept;
 * the failure groups that explain the challenger's loss: every user where the challenger
   scores worse than the baseline falls in one group (not served by the challenger; nothing
-  relevant in its list, a score of 0; relevant items found but ranked lower), and each group's
+  relevant found, a score of 0; relevant items found but ranked lower), and each group's
   share of the summed loss is given.
 
 The dashboard's Brief page, the HTML report (``metrics-core report``) and ``mc.brief`` build it
@@ -36,8 +36,8 @@ from metrics_core.verdicts import CORRECTION_NAMES, SAME, TEST_NAMES, WORSE, lif
 __all__ = ["Decision", "Brief", "build_brief", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER", "FAILURE_GROUPS"]
 
 NOT_SERVED = "not served"
-SCORES_ZERO = "nothing relevant in the list (scores 0)"
-RANKED_LOWER = "relevant items ranked lower"
+SCORES_ZERO = "nothing relevant found"
+RANKED_LOWER = "relevant ranked lower"
 FAILURE_GROUPS = (NOT_SERVED, SCORES_ZERO, RANKED_LOWER)
 #: Segments of one attribute compared at most (the largest first): a brief is not a census.
 MAX_SEGMENTS_PER_ATTRIBUTE = 30
@@ -305,15 +305,17 @@ def verdict_rows(brief: Brief) -> pd.DataFrame:
 
 
 def segment_loss_rows(brief: Brief, limit: int = 8) -> pd.DataFrame:
-    """The segments where a challenger loses (largest loss first), at most ``limit``."""
+    """The segments where a challenger loses (largest loss first), at most ``limit``; the metric
+    column only when the brief has several primary metrics."""
     s = brief.segment_losses.head(limit)
-    return pd.DataFrame({
-        "attribute": s["attribute"].astype(str), "segment": s["segment"].astype(str),
+    out = pd.DataFrame({
+        "segment": [f"{a}: {v}" for a, v in zip(s["attribute"].astype(str), s["segment"].astype(str))],
         "challenger": s["model"].astype(str), "metric": s["metric"].astype(str),
         "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(s["lift"], s["lift_ci_low"], s["lift_ci_high"])],
         "adjusted p": [fmt.pvalue(p) for p in s["p_adjusted"]],
         "users": [fmt.count(n) for n in s["n"]],
     })
+    return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")
 
 
 def segment_note(brief: Brief) -> str:
@@ -330,10 +332,12 @@ def segment_note(brief: Brief) -> str:
 
 
 def failure_rows(brief: Brief, per_pair: int = 3) -> pd.DataFrame:
-    """For each challenger x metric with a loss, its failure groups, largest share of the loss first."""
+    """For each challenger x metric with a loss, its failure groups, largest share of the loss first;
+    the metric column only when the brief has several primary metrics."""
     f = brief.failures.groupby(["challenger", "metric"], sort=False).head(per_pair)
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "challenger": f["challenger"].astype(str), "metric": f["metric"].astype(str), "group": f["group"],
-        "users losing": [fmt.count(n) for n in f["users"]],
-        "share of the loss": [fmt.percent(x, signed_=False) for x in f["share"]],
+        "users": [fmt.count(n) for n in f["users"]],
+        "share of loss": [fmt.percent(x, signed_=False) for x in f["share"]],
     })
+    return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")

@@ -139,8 +139,8 @@ def test_failure_groups_partition_the_loss(data):
     b = evals["gappy"].per_user["recall@10"].reindex(a.index)
     loss = (a - b).clip(lower=0)
     losing = loss[loss > 0]
-    group = pd.Series("relevant items ranked lower", index=losing.index)
-    group[b.reindex(losing.index) == 0] = "nothing relevant in the list (scores 0)"
+    group = pd.Series(mb.RANKED_LOWER, index=losing.index)
+    group[b.reindex(losing.index) == 0] = mb.SCORES_ZERO
     group[losing.index.isin(dropped)] = "not served"
     expected = losing.groupby(group).sum() / losing.sum()
     got = brief.failures.set_index("group")["share"]
@@ -161,7 +161,7 @@ def test_the_report_opens_on_the_same_brief(data):
     section = page[start:page.index("</section>")]
     for line in mb.verdict_lines(brief):
         assert html.escape(line, quote=True) in section
-    for value in mb.failure_rows(brief)["share of the loss"]:
+    for value in mb.failure_rows(brief)["share of loss"]:
         assert value in section
     # the rest of the report is over the same users and baseline
     assert "only those every model served" in page[page.index("<h2>Users</h2>"):]

@@ -57,14 +57,15 @@ with right:
     if len(groups):
         picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
                               selection_mode="single-row")
-        st.caption("Users where the challenger scores below the baseline, by what went wrong, and each group's "
-                   "share of the summed loss. Select a row to open those users on Failures.")
+        st.caption("Users where the challenger scores below the baseline, by what went wrong (not served; nothing "
+                   "relevant found: a score of 0; relevant items ranked lower), and each group's share of the summed "
+                   "loss. Select a row to open those users on Failures.")
         rows = picked.selection.rows if picked is not None else []
         if rows:
             row = groups.iloc[rows[0]]
             url.remember("failures_model", row["challenger"])
             url.remember("failures_other", decision.baseline)
-            url.remember("failures_metric", row["metric"])
+            url.remember("failures_metric", row["metric"] if "metric" in groups.columns else decision.metrics[0])
             url.remember("failures_group", FAILURES_GROUP.get(row["group"], "all"))
             url.switch_page("views/failures.py")
     else:
@@ -75,7 +76,7 @@ if pending:
     st.caption("Resampled statistics are running on the server; the brief updates itself when they are done.")
 background.refresh_when_ready(pending)
 links = st.columns(4)
-links[0].page_link("views/compare.py", label="Change the decision on Compare", icon=":material/compare_arrows:")
-links[1].page_link("views/overview.py", label="Every metric", icon=":material/leaderboard:")
+links[0].page_link("views/compare.py", label="Change on Compare", icon=":material/compare_arrows:")
+links[1].page_link("views/overview.py", label="All metrics", icon=":material/leaderboard:")
 links[2].page_link("views/failures.py", label="Failures", icon=":material/troubleshoot:")
-links[3].page_link("views/share.py", label="Share this brief", icon=":material/share:")
+links[3].page_link("views/share.py", label="Share", icon=":material/share:")

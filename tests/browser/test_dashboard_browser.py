@@ -23,7 +23,7 @@ from dashboard_server import REPO_ROOT, assert_no_exception, wait_idle
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
-OWN_PAGES = ["Overview", "Data", "Curves", "Distributions", "Failures"]
+OWN_PAGES = ["Brief", "Overview", "Data", "Curves", "Distributions", "Failures"]
 PLOTTED = {"Overview", "Curves", "Distributions"}
 
 
@@ -58,7 +58,7 @@ def test_every_page_on_demo_data_with_screenshots(app_page, streamlit_server):
     assert page.get_by_text("Demo data").first.is_visible()
     titles = [t.split("\n")[-1].strip() for t in
               page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
-    assert titles[:5] == OWN_PAGES
+    assert titles[:6] == OWN_PAGES
     for title in titles:
         open_page(page, title)
         if title in PLOTTED:
