@@ -1,0 +1,45 @@
+"""AppTest: hostile uploads and URL parameters end in a one-line message on the page,
+never in an exception or a crash of the server process."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from dashboard import demo, text  # noqa: E402
+from test_dashboard_pages import app, frame_with, page, small_demo  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def private_store(monkeypatch, tmp_path):
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+
+
+def deep_json_run(depth: int = 20_000) -> bytes:
+    """Two rows of a result file; the second has an extra field nesting ``depth`` arrays (about 40 KB)."""
+    return (b'{"user_id": "u1", "item_id": "i1", "score": 0.9}\n'
+            b'{"user_id": "u1", "item_id": "i2", "score": 0.5, "extra": ' + b"[" * depth + b"]" * depth + b"}\n")
+
+
+def analysis_id(at) -> str:
+    value = at.query_params["analysis"]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_deeply_nested_json_upload_and_its_stored_link_show_one_line():
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.file_uploader(key="upload_runs_0").set_value([("deep.jsonl", deep_json_run(), "application/json")])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    expected = text.md("deep.jsonl: line 2: JSON nested deeper than 100 levels")
+    assert any(expected in e.value for e in at.error), [e.value for e in at.error]
+    # the upload was kept: opening its link (a new session, as after a restart) says the same
+    stored = app(analysis=analysis_id(at))
+    page(stored, "data")
+    assert any(expected in e.value for e in stored.error), [e.value for e in stored.error]
+    page(stored, "overview")
+    assert not stored.exception
