@@ -115,6 +115,24 @@ CONVENTIONS: tuple[Convention, ...] = (
 BY_NAME: dict[str, Convention] = {c.name: c for c in CONVENTIONS}
 
 
+#: largest relevance the exponential gain takes: 2^1000 - 1 is about 1.07e301, so the sum of up to
+#: 2^23 such gains (a user's DCG or IDCG) stays below float64's largest value, about 1.80e308
+MAX_EXPONENTIAL_RELEVANCE = 1000.0
+
+
+def check_exponential_relevance(relevance, column: str = "relevance") -> None:
+    """Refuse relevance values whose exponential gain ``2^rel - 1`` would overflow (one-line MetricsError)."""
+    import numpy as np
+
+    values = np.asarray(relevance, dtype=np.float64)
+    top = float(values.max(initial=-np.inf))
+    if top > MAX_EXPONENTIAL_RELEVANCE:
+        raise MetricsError(
+            f"column {column} holds {top:g}; gain='exponential' (2^rel - 1) takes relevance up to "
+            f"{MAX_EXPONENTIAL_RELEVANCE:g} (beyond that the gains overflow float64): use gain='linear' "
+            f"or rescale the relevance")
+
+
 def defaults() -> dict:
     """Every convention keyword with its default value."""
     return {c.name: c.default for c in CONVENTIONS}

@@ -1,0 +1,131 @@
+"""Extreme numbers in files, library keywords, command-line options and headers.
+
+Relevance values at and beyond 2^53 are coded exactly (checked against the
+plain-Python reference of tests/_ranking_reference.py and scikit-learn);
+exponential gains that would overflow, non-finite or overflowing conventions
+and cutoffs are refused with one line naming the value and the limit, from
+the library and the command line alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import metrics_core as mc
+from _ranking_reference import summary as reference_summary
+from metrics_core.errors import MetricsError
+
+ROOT = Path(__file__).resolve().parents[1]
+RANKING = ["ndcg", "map", "mrr", "precision@2", "recall@2", "r_precision", "dcg"]
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "metrics_core", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=ROOT)
+
+
+def assert_refused(p: subprocess.CompletedProcess, *fragments: str) -> str:
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    for f in fragments:
+        assert f in p.stderr, (f, p.stderr)
+    return p.stderr
+
+
+def frames(relevance: dict):
+    """A run (distinct scores, three users) and a ground truth with ``relevance[(user, item)]``."""
+    run = pd.DataFrame({"user_id": ["a", "a", "a", "b", "b", "c", "c"],
+                        "item_id": ["x", "y", "z", "x", "w", "y", "z"],
+                        "score": [0.9, 0.8, 0.1, 0.7, 0.6, 0.5, 0.4]})
+    truth = pd.DataFrame([(u, i, r) for (u, i), r in relevance.items()], columns=["user_id", "item_id", "relevance"])
+    return run, truth
+
+
+def reference(run, truth, k_metrics, gain="linear"):
+    rows = {u: [(s, i, n) for n, (u2, i, s) in enumerate(run[["user_id", "item_id", "score"]].itertuples(index=False))
+                if u2 == u] for u in run["user_id"].unique()}
+    judged = {u: dict(zip(g["item_id"], g["relevance"])) for u, g in truth.groupby("user_id")}
+    out = {}
+    for label in k_metrics:
+        name, _, k = label.partition("@")
+        values = reference_summary(rows, judged, int(k) if k else None, gain_kind=gain)
+        out[label] = values["map" if name == "map" else name]
+    return out
+
+
+BIG = 2.0**53
+HUGE_SETS = {
+    "2^53 neighbours": {("a", "x"): BIG, ("a", "y"): BIG + 2, ("a", "z"): 0.0, ("b", "w"): BIG + 4, ("c", "z"): 3.0},
+    "single value 1e300": {("a", "x"): 1e300, ("b", "w"): 1e300, ("c", "y"): 1e300},
+    "far apart": {("a", "y"): 2.0**60, ("a", "z"): 1.0, ("b", "x"): -BIG, ("b", "w"): 7.0, ("c", "z"): 1e308},
+}
+
+
+@pytest.mark.parametrize("case", list(HUGE_SETS))
+def test_relevance_at_and_beyond_2_53_is_exact(case):
+    run, truth = frames(HUGE_SETS[case])
+    ev = mc.evaluate(run, truth, metrics=RANKING + ["auc"])
+    expected = reference(run, truth, RANKING)
+    for label in RANKING:
+        assert ev.summary[label] == pytest.approx(expected[label], rel=1e-12), label
+    joined = run.merge(truth, on=["user_id", "item_id"], how="left").fillna({"relevance": 0.0})
+    joined = joined[joined["user_id"].isin(truth["user_id"])]
+    labels = (joined["relevance"] >= 1).astype(int)
+    if labels.nunique() == 2:
+        assert ev.summary["auc"] == pytest.approx(roc_auc_score(labels, joined["score"]), abs=1e-12)
+    else:  # one class only: no AUC, as scikit-learn says
+        assert np.isnan(ev.summary["auc"])
+
+
+def test_relevance_codes_keep_every_value():
+    values = np.array([BIG, BIG + 2, BIG + 4, 1e300, -1e300, 5.0])
+    run = pd.DataFrame({"user_id": ["u"] * 6, "item_id": list("abcdef"), "score": np.arange(6.0)})
+    truth = run[["user_id", "item_id"]].assign(relevance=values)
+    ranked = mc.prepare(run, truth)
+    assert sorted(ranked.rel_values[ranked.rel_code]) == sorted(values)
+
+
+def test_exponential_gain_refuses_relevance_above_1000_and_computes_up_to_it():
+    run, truth = frames({("a", "x"): 1000.0, ("a", "y"): 999.0, ("b", "w"): 3.0, ("c", "z"): 1.0})
+    ev = mc.evaluate(run, truth, metrics=["ndcg", "dcg"], gain="exponential")
+    expected = reference(run, truth, ["ndcg", "dcg"], gain="exponential")
+    assert ev.summary["ndcg"] == pytest.approx(expected["ndcg"], rel=1e-12)
+    assert ev.summary["dcg"] == pytest.approx(expected["dcg"], rel=1e-12) and np.isfinite(ev.summary["dcg"])
+    run, truth = frames({("a", "x"): 1024.0, ("b", "w"): 3.0})
+    message = r"^column relevance holds 1024; gain='exponential' \(2\^rel - 1\) takes relevance up to 1000"
+    with pytest.raises(MetricsError, match=message):
+        mc.evaluate(run, truth, metrics=["ndcg"], gain="exponential")
+    with pytest.raises(MetricsError, match=message):
+        mc.metric_curve(mc.prepare(run, truth), ["ndcg"], 2, gain="exponential")
+    with pytest.raises(MetricsError, match="column relevances holds 1024"):
+        mc.ndcg_at_k([1024.0, 1.0], gain="exponential")
+    # metrics the gain does not change are computed whatever the relevance
+    assert mc.evaluate(run, truth, metrics=["map"], gain="exponential").summary["map"] == \
+        reference(run, truth, ["map"])["map"]
+
+
+def test_cli_relevance_beyond_2_53_and_exponential_overflow(tmp_path):
+    run = tmp_path / "run.csv"
+    run.write_text("user_id,item_id,score\na,x,0.9\na,y,0.8\na,z,0.1\nb,w,0.6\nb,x,0.7\n")
+    truth = tmp_path / "truth.csv"
+    truth.write_text("user_id,item_id,relevance\na,y,9007199254740994\na,z,1\nb,w,1e300\n")
+    p = cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg,map,auc", "--json")
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)["models"]["run"]
+    lib = mc.evaluate(pd.read_csv(run), pd.read_csv(truth), metrics=["ndcg", "map", "auc"]).summary
+    assert got == pytest.approx(lib, rel=1e-12)
+    assert got["map"] == pytest.approx((1 / 2 + 2 / 3) / 2 / 2 + 1 / 2 / 2, rel=1e-12)  # a: ranks 2, 3; b: rank 2
+    truth.write_text("user_id,item_id,relevance\na,y,1024\n")
+    assert_refused(cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg", "--gain", "exponential"),
+                   "column relevance holds 1024", "up to 1000")
