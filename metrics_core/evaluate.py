@@ -241,11 +241,8 @@ def check_needs(specs, *, item_features, interactions=None) -> None:
 
 
 def check_beta(beta) -> float:
-    """The F-beta weight as a float > 0 (one-line MetricsError otherwise)."""
-    value = conventions.check("beta", beta)
-    if not np.isfinite(value) or value <= 0:
-        raise MetricsError(f"beta must be a number > 0; got {beta!r}")
-    return value
+    """The F-beta weight as a float within its bounds (one-line MetricsError otherwise)."""
+    return conventions.check("beta", beta)
 
 
 def catalogue_size(ranked: Ranked, item_features=None) -> int:
