@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import kernel_warmup, preload, sources, state, tables, text, uploads, url  # noqa: E402
+from dashboard import kernel_warmup, preload, sources, state, tables, text, uploads, url, url_numbers  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -41,6 +41,8 @@ pages = [
     if (PAGES_DIR / fname).exists()
 ]
 nav = st.navigation(pages)
+# a number in the address that metrics_core refuses (?k=inf) is dropped before any control reads it
+url_problems = url_numbers.check_url_numbers()
 preload.start()  # heavy imports of later pages, in the background
 # The URL names the data (?analysis=<id>): load it before the controls are drawn, so that
 # a shared view's saved K, gain and ties can seed them.
@@ -56,6 +58,7 @@ url.sync()  # navigation drops unbound parameters: put the analysis id (and user
 if view:
     state.apply_view(view)
 state.render_controls()
+url_numbers.show(url_problems)
 if state.is_demo() and nav.title != "Data":
     st.info("**Demo data**: three synthetic models (popularity baseline, matrix factorization, "
             "two-tower) on 2,400 users with graded relevance. Upload your own results with "

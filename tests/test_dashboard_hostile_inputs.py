@@ -43,3 +43,33 @@ def test_deeply_nested_json_upload_and_its_stored_link_show_one_line():
     assert any(expected in e.value for e in stored.error), [e.value for e in stored.error]
     page(stored, "overview")
     assert not stored.exception
+
+
+@pytest.mark.parametrize("key, raw, default", [
+    ("k", "inf", 10), ("k", "-inf", 10), ("k", "1e999", 10), ("k", "nan", 10), ("k", "2.5", 10),
+    ("beta", "1e308", 1.0), ("beta", "inf", 1.0), ("threshold", "nan", 0.5), ("relevance_threshold", "-1e999", 1.0),
+])
+def test_number_in_the_address_that_metrics_core_refuses_falls_back_to_the_default(key, raw, default):
+    from metrics_core import conventions
+    from metrics_core.errors import MetricsError
+    from metrics_core.registry import check_cutoff
+
+    with pytest.raises(MetricsError) as refused:  # the library's own message for the same value
+        check_cutoff(raw, 1000, "k") if key == "k" else conventions.check(key, raw)
+    at = app(**{key: raw})
+    warnings = [w.value for w in at.warning]
+    assert any(text.md(str(refused.value)) in w and text.md(f"default {key} = {default:g}") in w
+               for w in warnings), warnings
+    assert key not in at.query_params
+    assert at.number_input(key=key).value == default
+    if key == "k":  # the Overview computed at the default cutoff
+        assert "ndcg@10" in frame_with(at, "ndcg@10").columns
+    at.run()  # said once: the address no longer holds the value
+    assert not at.exception and not any(text.md(str(refused.value)) in w.value for w in at.warning)
+
+
+def test_valid_numbers_in_the_address_are_kept():
+    at = app(k="20", beta="2", threshold="0.25")
+    assert at.number_input(key="k").value == 20 and at.number_input(key="beta").value == 2.0
+    assert at.number_input(key="threshold").value == 0.25
+    assert not any("was not used" in w.value for w in at.warning)
