@@ -151,3 +151,36 @@ def test_library_threshold_nan_is_refused_not_a_silent_zero():
     for key in ("threshold", "relevance_threshold"):
         with pytest.raises(MetricsError, match=f"^{key} must be a finite number; got nan$"):
             mc.evaluate(run, truth, metrics=["precision"], **{key: float("nan")})
+
+
+def wide_csv(path: Path, n_extra: int, name_width: int = 0) -> Path:
+    """A run with ``n_extra`` columns beside user, item and score (names padded to ``name_width``)."""
+    extra = [f"f{i}".ljust(name_width, "x") for i in range(n_extra)]
+    path.write_text(",".join(["user_id", "item_id", "score", *extra]) + "\n"
+                    + "a,x,0.9" + ",0" * n_extra + "\n" + "a,y,0.2" + ",1" * n_extra + "\n")
+    return path
+
+
+@pytest.mark.parametrize("n_extra, name_width, fragment", [
+    (150_000, 12, None),  # over 1 MiB: refused by its size before the header is parsed
+    (10_000 - 2, 0, "the header holds 10,001 columns"),
+])
+def test_cli_header_over_the_limits_is_refused_early(tmp_path, n_extra, name_width, fragment):
+    truth = tmp_path / "truth.csv"
+    truth.write_text("user_id,item_id,relevance\na,x,1\n")
+    run = wide_csv(tmp_path / "wide.csv", n_extra, name_width)
+    if fragment is None:
+        header = run.read_bytes().split(b"\n")[0]
+        fragment = f"the header holds {len(header):,} bytes"
+    assert_refused(cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg"),
+                   "wide.csv: line 1: ", fragment, "at most 1 MiB and 10,000 columns")
+
+
+def test_header_of_10000_columns_is_read():
+    from metrics_core.io import read_run
+    from metrics_core.io.delimited import MAX_COLUMNS
+
+    text = ",".join(["user_id", "item_id", "score", *(f"f{i}" for i in range(MAX_COLUMNS - 3))]) + "\n"
+    text += "a,x,0.9" + ",0" * (MAX_COLUMNS - 3) + "\n"
+    df, _ = read_run(text.encode(), name="w.csv")
+    assert list(df["item_id"]) == ["x"] and list(df["score"]) == [0.9]
