@@ -184,3 +184,76 @@ def test_header_of_10000_columns_is_read():
     text += "a,x,0.9" + ",0" * (MAX_COLUMNS - 3) + "\n"
     df, _ = read_run(text.encode(), name="w.csv")
     assert list(df["item_id"]) == ["x"] and list(df["score"]) == [0.9]
+
+
+# ------------------------------------------------------------------ ids written as 7.0 in any format
+def seven_files(tmp_path: Path) -> dict[str, Path]:
+    """The same ground truth (user 7, items 1 and 2, item 2 relevant) as CSV text "7.0", JSON numbers
+    and strings, and Parquet floats and integers."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = {}
+    paths["csv"] = tmp_path / "t.csv"
+    paths["csv"].write_text("user_id,item_id,relevance\n7.0,1.00,0\n7.0,2.0,1\n")
+    paths["jsonl"] = tmp_path / "t.jsonl"
+    paths["jsonl"].write_text('{"user_id": 7.0, "item_id": "1.0", "relevance": 0}\n'
+                              '{"user_id": "7.0", "item_id": 2.0, "relevance": 1}\n')
+    paths["float.parquet"] = tmp_path / "t_float.parquet"
+    pq.write_table(pa.table({"user_id": [7.0, 7.0], "item_id": [1.0, 2.0], "relevance": [0.0, 1.0]}),
+                   paths["float.parquet"])
+    paths["int.parquet"] = tmp_path / "t_int.parquet"
+    pq.write_table(pa.table({"user_id": [7, 7], "item_id": [1, 2], "relevance": [0, 1]}), paths["int.parquet"])
+    return paths
+
+
+def test_whole_number_ids_are_one_id_in_every_format(tmp_path):
+    from metrics_core.io import read_qrels
+
+    paths = seven_files(tmp_path)
+    for path in paths.values():
+        df, _ = read_qrels(path)
+        assert df["user_id"].tolist() == ["7", "7"] and df["item_id"].tolist() == ["1", "2"], path.name
+    # every run format against every ground-truth format: item 2 at rank 2 (ndcg = 1 / log2(3))
+    run = tmp_path / "run.csv"
+    run.write_text("user_id,item_id,score\n7,1,0.9\n7.0,2.0,0.5\n")
+    for truth in paths.values():
+        got = json.loads(cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg,mrr", "--json").stdout)
+        assert got["models"]["run"] == pytest.approx({"ndcg": 1 / np.log2(3), "mrr": 0.5}, rel=1e-12), truth.name
+
+
+def test_other_number_like_ids_keep_their_text():
+    from metrics_core.io import read_run
+
+    text = "user_id,item_id,score\nu,7.50,1\nu,07.0,2\nu,1e3,3\nu,-0.0,4\nu,v1.0,5\nu,7.,6\n"
+    df, _ = read_run(text.encode(), name="r.csv")
+    assert df["item_id"].tolist() == ["7.50", "07.0", "1e3", "0", "v1.0", "7."]
+
+
+def test_library_frames_follow_the_same_rule():
+    run = pd.DataFrame({"user_id": ["7.0", "7.0"], "item_id": ["1.0", "2"], "score": [0.9, 0.5]})
+    truth = pd.DataFrame({"user_id": [7.0], "item_id": [2], "relevance": [1]})
+    ev = mc.evaluate(run, truth, metrics=["mrr"])
+    assert ev.summary["mrr"] == 0.5 and ev.per_user.index.tolist() == ["7"]
+    mixed = pd.DataFrame({"user_id": pd.Series(["7.00", 8], dtype=object), "item_id": ["2", "2"], "score": [1, 1]})
+    assert mc.evaluate(mixed, truth, metrics=["mrr"]).per_user["mrr"].to_dict() == {"7": 1.0}
+
+
+def test_large_id_columns_take_the_compiled_look_and_give_the_same_ids():
+    import re
+
+    import pyarrow as pa
+
+    from metrics_core.encode import _SMALL_IDS, whole_decimal_text
+
+    edges = ["7.0", "-12.00", "0.0", "-0.0", "07.0", "7.", ".0", "-.0", "1.10", "10", "x.0", "7.0x", "--7.0", "1e3"]
+
+    def reference(v: str) -> str:  # the rule as the docs state it, in plain Python
+        m = re.fullmatch(r"(-?)(0|[1-9][0-9]*)\.0+", v)
+        return v if m is None else ("" if m.group(2) == "0" else m.group(1)) + m.group(2)
+
+    plain = [f"item_{i}" for i in range(_SMALL_IDS)]
+    column = pa.chunked_array([pa.array(plain[: _SMALL_IDS // 2]), pa.array(plain[_SMALL_IDS // 2:] + edges)])
+    assert whole_decimal_text(column).to_pylist() == [reference(v) for v in plain + edges]
+    untouched = pa.array(plain + [e for e in edges if reference(e) == e])
+    assert whole_decimal_text(untouched) is untouched  # nothing to change: the same column, not a copy

@@ -12,8 +12,11 @@ cannot hold every integer above 2^53 (9007199254740993 would read as
 
 In the exact reader a JSON number becomes its text, and a number that is a
 whole value becomes integer text (``1.0`` and ``1e3`` -> ``"1"`` and
-``"1000"``), the same text an integer column gives; strings are kept as they
-are (the string ``"1.0"`` stays ``"1.0"``). A file that is one JSON array is
+``"1000"``), the same text an integer column gives; other numbers keep their
+text (``2.50`` -> ``"2.50"``). Strings are kept as they are here; the id rules
+of :mod:`metrics_core.io.convert` then make a string writing a whole number
+with a zero fraction (``"1.0"``) the integer's text, as in every format. A
+file that is one JSON array is
 refused with a message asking for JSON lines.
 
 Both readers first bound how deeply a line nests arrays and objects
