@@ -54,6 +54,9 @@ except sources.StoreError as exc:
 uploads.render(expanded=nav.title == "Data")  # in the sidebar of every page: uploads survive navigation
 for refusal in sources.refused_uploads():  # more than the analysis store can hold
     st.error(text.md(refusal, limit=600), icon=":material/block:")
+# filled when the run ends (the save of an upload runs beside the page): this tab's working copy had
+# expired, and the upload was saved in a new one
+replaced_slot = st.empty()
 url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back
 if view:
     state.apply_view(view)
@@ -72,3 +75,6 @@ try:
     nav.run()
 finally:
     sources.finish_saving()  # the URL names what was saved before the run ends
+    replaced = sources.replaced_working_copy()
+    if replaced:
+        replaced_slot.warning(text.md(replaced, limit=600), icon=":material/history:")

@@ -33,6 +33,7 @@ from . import url
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
            "reset_to_demo", "upload_generation", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
+           "replaced_working_copy",
            "refused_uploads", "upload_limits_text"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
@@ -96,6 +97,7 @@ _SEEN = "mcd_seen_uploads"
 _GEN = "mcd_upload_generation"
 _REFUSED = "mcd_refused_uploads"
 _STORE_ERROR = "mcd_store_error"
+_REPLACED = "mcd_replaced_working_copy"
 
 
 def model_name(filename: str) -> str:
@@ -142,15 +144,32 @@ def load_sources(new: Sources, persist: bool = True) -> None:
     files, settings, _ = _to_files(new, WORKING)
     working = opened.id if opened is not None and opened.kind == WORKING else None
 
-    def save(store: AnalysisStore) -> str:
+    def save(store: AnalysisStore) -> str | _Replaced:
         if working is not None:
-            store.update_working(working, files=files, settings=settings)
-            return working
+            try:
+                store.update_working(working, files=files, settings=settings)
+                return working
+            except StoreFullError:
+                raise
+            except StoreError as exc:
+                if store.exists(working):  # the copy is there: another problem, said as before
+                    raise
+                # expired (or removed) while this tab was open: the change starts a new copy
+                return _Replaced(store.create_working(files, settings), working, str(exc))
         return store.create_working(files, settings)
     try:
         st.session_state[_SAVING] = _SAVER.submit(save, _store())
     except StoreError as exc:  # no store to save in
         st.session_state[_SAVING] = _failed(exc)
+
+
+@dataclass(frozen=True)
+class _Replaced:
+    """A save that found the session's working copy gone and started ``new`` instead."""
+
+    new: str
+    old: str
+    reason: str
 
 
 def _failed(exc: StoreError) -> Future:
@@ -175,8 +194,21 @@ def finish_saving() -> None:
         url.set(url.ANALYSIS, None)
         return
     st.session_state.pop(_STORE_ERROR, None)
+    st.session_state.pop(_REPLACED, None)  # said until the next change is saved
+    if isinstance(aid, _Replaced):
+        st.session_state[_REPLACED] = (
+            f"Your working copy {aid.old} is no longer on the server ({aid.reason}). Your files, with this "
+            f"change, are saved in a new working copy {aid.new}: the address now names it.")
+        aid = aid.new
     st.session_state[_OPENED] = Opened(aid, WORKING)
     url.set(url.ANALYSIS, aid)
+
+
+def replaced_working_copy() -> str | None:
+    """After a change was saved in a new working copy because the session's own had expired or been
+    removed: the sentence that says so, until the next change is saved (None otherwise). It does not
+    wait for a save in progress (see :func:`finish_saving`)."""
+    return st.session_state.get(_REPLACED)
 
 
 def store_problem() -> str | None:

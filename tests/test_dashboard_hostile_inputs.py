@@ -73,3 +73,41 @@ def test_valid_numbers_in_the_address_are_kept():
     assert at.number_input(key="k").value == 20 and at.number_input(key="beta").value == 2.0
     assert at.number_input(key="threshold").value == 0.25
     assert not any("was not used" in w.value for w in at.warning)
+
+
+def runs_as_files(d):
+    return [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in d.runs.items()]
+
+
+@pytest.mark.parametrize("how", ["expired", "removed"])
+def test_upload_after_the_working_copy_expired_starts_a_new_one_and_says_so(monkeypatch, how):
+    import time
+
+    from metrics_core.store import AnalysisStore
+
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_runs_0").set_value(runs_as_files(d))
+    at.run()
+    first = analysis_id(at)
+    if how == "expired":  # 31 days later than the default 30 days without use
+        later = time.time() + 31 * 86400
+        monkeypatch.setattr(AnalysisStore, "_now", lambda self: later)
+    else:
+        assert AnalysisStore().delete_working(first)
+    assert not AnalysisStore().exists(first)
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    second = analysis_id(at)
+    assert second != first
+    warnings = [w.value for w in at.warning]
+    said = text.md(f"Your working copy {first} is no longer on the server")
+    assert any(said in w and text.md(f"new working copy {second}") in w for w in warnings), warnings
+    # nothing was dropped: the new copy holds the earlier files and this upload
+    saved = AnalysisStore().load(second)
+    assert sorted(f.name for f in saved.files_with_role("run")) == sorted(f"{n}.csv" for n in d.runs)
+    assert [f.data for f in saved.files_with_role("qrels")] == [demo.to_csv_bytes(d.qrels)]
+    page(at, "overview")
+    assert frame_with(at, "ndcg@10").shape[0] == len(d.runs)
