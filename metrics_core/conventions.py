@@ -52,12 +52,13 @@ class Convention:
 
     @property
     def allowed(self) -> str:
-        """The values a number takes, as words: ``a finite number > 0 and <= 1e+100``."""
+        """The values a number takes, in words (no ``<=``: Streamlit's markdown shows it as a sign):
+        ``a finite number greater than 0 and at most 1e+100``."""
         parts = []
         if self.low is not None:
-            parts.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+            parts.append(f"{'greater than' if self.low_open else 'at least'} {self.low:g}")
         if self.high is not None:
-            parts.append(f"<= {self.high:g}")
+            parts.append(f"at most {self.high:g}")
         return "a finite number" + (" " + " and ".join(parts) if parts else "")
 
     def check(self, value):

@@ -132,8 +132,8 @@ def test_cli_relevance_beyond_2_53_and_exponential_overflow(tmp_path):
 
 
 @pytest.mark.parametrize("option, value, fragment", [
-    ("--beta", "1e308", "--beta: beta must be a finite number > 0 and <= 1e+100; got 1e+308"),
-    ("--beta", "1e999", "--beta: beta must be a finite number > 0 and <= 1e+100; got inf"),
+    ("--beta", "1e308", "--beta: beta must be a finite number greater than 0 and at most 1e+100; got 1e+308"),
+    ("--beta", "1e999", "--beta: beta must be a finite number greater than 0 and at most 1e+100; got inf"),
     ("--threshold", "nan", "--threshold: threshold must be a finite number; got nan"),
     ("--relevance-threshold=-inf", None, "--relevance-threshold: relevance_threshold must be a finite number"),
 ])
