@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import kernel_warmup, owner, preload, sources, state, tables, text, uploads, url  # noqa: E402
+from dashboard import kernel_warmup, owner, preload, sources, state, tables, text, uploads, url, url_numbers  # noqa: E402
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -55,6 +55,8 @@ pages = [
     if (PAGES_DIR / fname).exists()
 ]
 nav = st.navigation(pages)
+# a number in the address that metrics_core refuses (?k=inf) is dropped before any control reads it
+url_problems = url_numbers.check_url_numbers()
 preload.start()  # heavy imports of later pages, in the background
 conflict_slot = st.empty()  # a change another tab made first: said above every page
 
@@ -70,10 +72,14 @@ if opening_error is not None:
 uploads.render(expanded=nav.title == "Data")  # in the sidebar of every page: uploads survive navigation
 for refusal in sources.refused_uploads():  # more than the analysis store can hold
     st.error(text.md(refusal, limit=600), icon=":material/block:")
+# filled when the run ends (the save of an upload runs beside the page): this tab's working copy had
+# expired, and the upload was saved in a new one
+replaced_slot = st.empty()
 url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back
 if view:
     state.apply_view(view)
 state.render_controls()
+url_numbers.show(url_problems)
 if state.is_demo() and nav.title != "Data":
     st.info("**Demo data**: three synthetic models (popularity baseline, matrix factorization, "
             "two-tower) on 2,400 users with graded relevance. Upload your own results with "
@@ -89,3 +95,6 @@ try:
 finally:
     sources.finish_saving()  # the URL names what was saved before the run ends
     show_conflict()
+    replaced = sources.replaced_working_copy()
+    if replaced:
+        replaced_slot.warning(text.md(replaced, limit=600), icon=":material/history:")

@@ -19,6 +19,8 @@ import streamlit as st
 
 from metrics_core import conventions as conv
 from metrics_core.population import DEFAULT_USERS, USERS, USERS_HELP
+from metrics_core.errors import MetricsError
+from metrics_core.registry import check_cutoff
 from metrics_core.presets import PRESETS, settings as preset_settings
 
 K_DEFAULT = 10
@@ -108,10 +110,10 @@ def apply_view(view: dict) -> None:
         return value[-1] if isinstance(value, list) and value else value
 
     try:
-        k = int(one(view.get("k", K_DEFAULT)))
-    except (TypeError, ValueError):
+        k = check_cutoff(one(view.get("k", K_DEFAULT)), K_MAX)
+    except MetricsError:  # not a whole number from 1 to K_MAX (inf, 2.5, ...): the default
         k = K_DEFAULT
-    wanted: dict[str, Any] = {"k": k if 1 <= k <= K_MAX else K_DEFAULT}
+    wanted: dict[str, Any] = {"k": k}
     if one(view.get(USERS_KEY)) in USERS:
         wanted[USERS_KEY] = one(view.get(USERS_KEY))
     preset = one(view.get(PRESET_KEY))

@@ -3,13 +3,12 @@ one can fix the problem (pure functions, no Streamlit)."""
 
 from __future__ import annotations
 
-import json
-
 from metrics_core.errors import MetricsError
 from metrics_core.io import ROLES
 from metrics_core.io import formats as F
 from metrics_core.io.columns import ALIASES, detect, normalise
 from metrics_core.io.delimited import first_line, header_names
+from metrics_core.io.jsonl import object_keys
 from metrics_core.io.parquet import parquet_names
 from metrics_core.io.source import load_source
 from metrics_core.io.trec import trec_kind
@@ -27,8 +26,8 @@ def header(data: bytes, name: str) -> tuple[list[str], bool]:
     line = first_line(src.data)[0]
     if line.lstrip()[:1] == "{":
         try:
-            return [str(c) for c in json.loads(line)], False
-        except (ValueError, TypeError):
+            return object_keys(line, name), False
+        except MetricsError:  # too deep, not JSON or not an object: the read error says why
             return [], False
     delimiter = "\t" if "\t" in line else "," if "," in line else None
     names = header_names(line, delimiter) if delimiter else line.split()

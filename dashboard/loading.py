@@ -263,6 +263,7 @@ def file_columns(blob: Blob) -> list[str]:
     """The column names of a file's header (to let the user map them)."""
 
     from metrics_core.io.delimited import first_line, header_names
+    from metrics_core.io.jsonl import object_keys
     from metrics_core.io.parquet import parquet_names
     from metrics_core.io.source import load_source
 
@@ -271,10 +272,9 @@ def file_columns(blob: Blob) -> list[str]:
         return parquet_names(src.data, None, blob.name)
     line = first_line(src.data)[0]
     if line.lstrip()[:1] == "{":
-        import json
         try:
-            return list(json.loads(line))
-        except (ValueError, TypeError):
+            return object_keys(line, blob.name)
+        except MetricsError:  # too deep, not JSON or not an object: the read error says why
             return []
     for delim in ("\t", ","):
         if delim in line:

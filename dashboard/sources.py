@@ -39,7 +39,8 @@ from . import owner, url
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
            "reset_to_demo", "upload_generation", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
-           "refused_uploads", "upload_limits_text", "read_only", "make_own_copy", "save_conflict"]
+           "refused_uploads", "upload_limits_text", "read_only", "make_own_copy", "save_conflict",
+           "replaced_working_copy"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
@@ -106,6 +107,7 @@ _GEN = "mcd_upload_generation"
 _REFUSED = "mcd_refused_uploads"
 _STORE_ERROR = "mcd_store_error"
 _CONFLICT = "mcd_save_conflict"
+_REPLACED = "mcd_replaced_working_copy"
 
 
 def model_name(filename: str) -> str:
@@ -166,15 +168,32 @@ def load_sources(new: Sources, persist: bool = True) -> None:
     working = opened if opened is not None and opened.kind == WORKING else None
     secret = owner.secret()
 
-    def save(store: AnalysisStore) -> tuple[str, int]:
+    def save(store: AnalysisStore) -> tuple[str | _Replaced, int]:
         if working is not None:
-            return working.id, store.update_working(working.id, files=files, settings=settings, owner=secret,
-                                                    revision=working.revision)
+            try:
+                return working.id, store.update_working(working.id, files=files, settings=settings, owner=secret,
+                                                        revision=working.revision)
+            except (StoreFullError, StaleRevisionError, NotOwnerError):
+                raise
+            except StoreError as exc:
+                if store.exists(working.id):  # the copy is there: another problem, said as before
+                    raise
+                # expired (or removed) while this tab was open: the change starts a new copy
+                return _Replaced(store.create_working(files, settings, owner=secret), working.id, str(exc)), 1
         return store.create_working(files, settings, owner=secret), 1
     try:
         st.session_state[_SAVING] = _SAVER.submit(save, _store())
     except StoreError as exc:  # no store to save in
         st.session_state[_SAVING] = _failed(exc)
+
+
+@dataclass(frozen=True)
+class _Replaced:
+    """A save that found the session's working copy gone and started ``new`` instead."""
+
+    new: str
+    old: str
+    reason: str
 
 
 def _failed(exc: StoreError) -> Future:
@@ -202,6 +221,12 @@ def finish_saving() -> None:
         url.set(url.ANALYSIS, None)
         return
     st.session_state.pop(_STORE_ERROR, None)
+    st.session_state.pop(_REPLACED, None)  # said until the next change is saved
+    if isinstance(aid, _Replaced):
+        st.session_state[_REPLACED] = (
+            f"Your working copy {aid.old} is no longer on the server ({aid.reason}). Your files, with this "
+            f"change, are saved in a new working copy {aid.new}: the address now names it.")
+        aid = aid.new
     st.session_state[_OPENED] = Opened(aid, WORKING, revision=revision)
     url.set(url.ANALYSIS, aid)
 
@@ -210,6 +235,13 @@ def save_conflict() -> str | None:
     """Why this session's changes are no longer saved (another tab changed the working
     copy since this one loaded it): said on every page until the page is reloaded."""
     return st.session_state.get(_CONFLICT)
+
+
+def replaced_working_copy() -> str | None:
+    """After a change was saved in a new working copy because the session's own had expired or been
+    removed: the sentence that says so, until the next change is saved (None otherwise). It does not
+    wait for a save in progress (see :func:`finish_saving`)."""
+    return st.session_state.get(_REPLACED)
 
 
 def store_problem() -> str | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 from .errors import MetricsError
 
 
@@ -29,6 +31,10 @@ class Convention:
     choices: tuple[str, ...] = ()
     applies_to: str = ""
     metavar: str | None = None
+    #: a number's bounds: ``low < value`` (``low_open``) or ``low <= value``, and ``value <= high``
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
 
     @property
     def is_number(self) -> bool:
@@ -44,16 +50,37 @@ class Convention:
         """A human label for a widget: ``ap_norm`` -> ``AP normalisation``."""
         return _LABELS.get(self.name, self.name.replace("_", " ").capitalize())
 
+    @property
+    def allowed(self) -> str:
+        """The values a number takes, in words (no ``<=``: Streamlit's markdown shows it as a sign):
+        ``a finite number greater than 0 and at most 1e+100``."""
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'greater than' if self.low_open else 'at least'} {self.low:g}")
+        if self.high is not None:
+            parts.append(f"at most {self.high:g}")
+        return "a finite number" + (" " + " and ".join(parts) if parts else "")
+
     def check(self, value):
-        """The value if allowed (numbers as float); one-line MetricsError otherwise."""
+        """The value if allowed (numbers as finite floats within bounds); one-line MetricsError otherwise."""
         if self.is_number:
             try:
-                return float(value)
-            except (TypeError, ValueError):
-                raise MetricsError(f"{self.name} must be a number; got {value!r}") from None
+                number = float(value) if not isinstance(value, bool) else math.nan
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float64
+                number = math.nan
+            low_ok = self.low is None or (number > self.low if self.low_open else number >= self.low)
+            if not (math.isfinite(number) and low_ok and (self.high is None or number <= self.high)):
+                raise MetricsError(f"{self.name} must be {self.allowed}; got {_quoted(value)}")
+            return number
         if value not in self.choices:
             raise MetricsError(f"{self.name} must be one of {', '.join(self.choices)}; got {value!r}")
         return value
+
+
+def _quoted(value) -> str:
+    """``repr(value)`` cut to 80 characters (a URL parameter or option can be long)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_users": "Users without relevant items",
@@ -62,6 +89,9 @@ _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_u
            "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
            "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
            "short_lists": "Lists shorter than 2 items (ILS)"}
+
+#: largest F-beta weight: beta^2 and (1 + beta^2) hits stay far inside float64 (beta^2 overflows near 1.3e154)
+MAX_BETA = 1e100
 
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("gain", "linear", "`g = rel`, `g = 2^rel - 1` (negative relevance: 0), or `g = 1` when relevant "
@@ -117,9 +147,27 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",
                choices=("rows", "positives", "uniform"), applies_to="gauc"),
     Convention("beta", 1.0, "weight of recall in F-beta@k: `(1 + beta^2) P R / (beta^2 P + R)` (1 = F1)",
-               applies_to="fbeta", metavar="B"),
+               applies_to="fbeta", metavar="B", low=0.0, high=MAX_BETA, low_open=True),
 )
 BY_NAME: dict[str, Convention] = {c.name: c for c in CONVENTIONS}
+
+
+#: largest relevance the exponential gain takes: 2^1000 - 1 is about 1.07e301, so the sum of up to
+#: 2^23 such gains (a user's DCG or IDCG) stays below float64's largest value, about 1.80e308
+MAX_EXPONENTIAL_RELEVANCE = 1000.0
+
+
+def check_exponential_relevance(relevance, column: str = "relevance") -> None:
+    """Refuse relevance values whose exponential gain ``2^rel - 1`` would overflow (one-line MetricsError)."""
+    import numpy as np
+
+    values = np.asarray(relevance, dtype=np.float64)
+    top = float(values.max(initial=-np.inf))
+    if top > MAX_EXPONENTIAL_RELEVANCE:
+        raise MetricsError(
+            f"column {column} holds {top:g}; gain='exponential' (2^rel - 1) takes relevance up to "
+            f"{MAX_EXPONENTIAL_RELEVANCE:g} (beyond that the gains overflow float64): use gain='linear' "
+            f"or rescale the relevance")
 
 
 def defaults() -> dict:
@@ -191,6 +239,6 @@ def markdown_table() -> str:
     """The README's conventions table."""
     lines = ["| keyword | option | values (default first) | applies to | meaning |", "| --- | --- | --- | --- | --- |"]
     for c in CONVENTIONS:
-        values = f"`{c.default:g}`" if c.is_number else ", ".join(f"`{v}`" for v in c.choices)
+        values = f"`{c.default:g}` ({c.allowed})" if c.is_number else ", ".join(f"`{v}`" for v in c.choices)
         lines.append(f"| `{c.name}` | `{c.option}` | {values} | {c.applies_to} | {c.help.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)

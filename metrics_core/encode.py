@@ -11,7 +11,12 @@ Ids compare by their canonical text, whatever the dtype:
 * integers (NumPy, nullable ``Int64``, Arrow integers, Python ints in an
   ``object`` column, categoricals of integers) are their decimal text;
 * floats that are whole numbers up to 2^53 are integer text (``12.0`` ->
-  ``"12"``); beyond 2^53 a float id is refused (digits may have been lost).
+  ``"12"``); beyond 2^53 a float id is refused (digits may have been lost);
+* text that writes a whole number with a decimal point and only zeros after
+  it (``"7.0"``, ``"-12.00"``, no leading zero, no exponent) is the integer's
+  text too (``"7"``, ``"-12"``), so the id ``7.0`` is the same in a CSV, a
+  JSON string and a Parquet float column. Any other text is unchanged
+  (``"7.50"``, ``"07.0"`` and ``"1e3"`` stay as written).
 
 So int ``2`` joins str ``'2'``. When both sides hold integers they are
 compared as integers (the same result, faster); an ``object`` column mixing
@@ -19,6 +24,8 @@ integers and strings becomes text.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -43,6 +50,51 @@ def _as_id_series(values, what: str) -> pd.Series:
 EXACT_FLOAT_INTEGER = 2**53
 
 
+_SMALL_IDS = 100_000
+#: a whole number written with a decimal point followed by zeros only: its id is the integer's text
+_WHOLE_DECIMAL = r"^-?(0|[1-9][0-9]*)\.0+$"
+
+
+def _holds_whole_decimal(arr) -> bool:
+    """Whether any string of ``arr`` writes a whole number with a zero fraction (one compiled pass over
+    the Arrow buffers, :func:`~metrics_core.kernels.input_checks.first_whole_decimal`); True when
+    ``arr`` holds nulls (not looked into)."""
+    from .kernels.input_checks import first_whole_decimal
+    from .kernels.strings import arrow_buffers
+
+    for chunk in (arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]):
+        if len(chunk) == 0:
+            continue
+        if chunk.null_count or first_whole_decimal(*arrow_buffers(chunk)) >= 0:
+            return True
+    return False
+
+
+def whole_decimal_text(arr):
+    """Arrow strings (array or chunked) with each whole number written as ``"7.0"`` replaced by the
+    integer's text ``"7"`` (``"-0.0"`` -> ``"0"``); ``arr`` itself, not copied, when none is.
+    Large columns are looked through by a compiled pass first; below :data:`_SMALL_IDS` strings
+    Arrow's regular expression alone is quicker than loading that kernel."""
+    if len(arr) == 0 or (len(arr) >= _SMALL_IDS and not _holds_whole_decimal(arr)):
+        return arr
+    whole = pc.match_substring_regex(arr, _WHOLE_DECIMAL)
+    if not pc.any(whole).as_py():
+        return arr
+    integer = pc.replace_substring_regex(arr, r"\.0+$", "")
+    integer = pc.if_else(pc.equal(integer, "-0"), pa.scalar("0", integer.type), integer)
+    return pc.if_else(whole, integer, arr)
+
+
+def _whole_decimal_series(s: pd.Series) -> pd.Series:
+    """A text Series with :func:`whole_decimal_text` applied (``s`` itself when nothing changes)."""
+    arr = s.array.__arrow_array__() if hasattr(s.array, "__arrow_array__") else pa.array(s.to_numpy(), pa.string())
+    out = whole_decimal_text(arr)
+    if out is arr:
+        return s
+    return pd.Series(out.to_pandas(types_mapper=pd.ArrowDtype).astype("str") if s.dtype != object
+                     else out.to_pylist(), index=s.index, dtype=s.dtype)
+
+
 def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
     """``s`` as strings, integers or floats that compare as the module docstring says.
 
@@ -61,10 +113,10 @@ def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
             return pd.Series(values.astype(np.int64), index=s.index)
         return s
     if s.dtype != object:
-        return s
+        return _whole_decimal_series(s) if _kind(s) == "str" else s
     inferred = pd.api.types.infer_dtype(s, skipna=False)
     if inferred == "string":
-        return s
+        return _whole_decimal_series(s)
     if inferred == "integer":
         try:
             return s.astype(np.int64)
@@ -76,7 +128,10 @@ def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
 def _id_text(v, what: str) -> str:
     """The canonical text of one id (see the module docstring)."""
     if isinstance(v, str):
-        return v
+        if re.match(_WHOLE_DECIMAL, v) is None:
+            return v
+        integer = v[:v.index(".")]
+        return "0" if integer == "-0" else integer
     if isinstance(v, (bool, np.bool_)):
         return str(v)
     if isinstance(v, (int, np.integer)):

@@ -51,6 +51,7 @@ from .presets import settings as preset_settings, settings_groups
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL, "binary": GAIN_LINEAR}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED, "k": IDEAL_K}
 AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED, "k": AP_K}
+GAIN_FAMILIES = ("cg", "dcg", "ndcg")  # the families the gain convention changes
 MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
 MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (fbeta, mcc, accuracy, pauc, pap): one pass per k
 
@@ -133,6 +134,8 @@ def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_n
     columns = np.full(len(FAMILIES), -1, dtype=np.int64)
     for position, name in enumerate(kernel_names):
         columns[FAMILY_INDEX[name]] = position
+    if gain == "exponential" and any(n in GAIN_FAMILIES for n in kernel_names):
+        conventions.check_exponential_relevance(ranked.rel_values)
     table = np.empty((ranked.n_users, len(kernel_names)), dtype=np.float64)
     lists = _lists(ranked, ties, relevance_threshold, gain)
     ranking_families(lists, k, _options(ranked, k, gain, ideal, ap_norm, ties, relevance_threshold), columns, table)
@@ -198,6 +201,8 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, gain=
                                                conv["run_only_users"]))
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
+        if gain == "exponential" and any(s.entry.family in GAIN_FAMILIES for s in specs):
+            conventions.check_exponential_relevance(ranked.rel_values)
         n_rel = ranked.n_relevant(threshold)
         kernel_conv = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=threshold)
         sums = ranking_curve(_lists(ranked, ties, threshold, gain), users, k_max,
@@ -239,11 +244,8 @@ def check_needs(specs, *, item_features, interactions=None) -> None:
 
 
 def check_beta(beta) -> float:
-    """The F-beta weight as a float > 0 (one-line MetricsError otherwise)."""
-    value = conventions.check("beta", beta)
-    if not np.isfinite(value) or value <= 0:
-        raise MetricsError(f"beta must be a number > 0; got {beta!r}")
-    return value
+    """The F-beta weight as a float within its bounds (one-line MetricsError otherwise)."""
+    return conventions.check("beta", beta)
 
 
 def catalogue_size(ranked: Ranked, item_features=None) -> int:

@@ -258,6 +258,7 @@ _ENTRIES: dict[str, tuple[Metric, ...]] = {n: tuple(m for m in METRICS if m.name
 ALIASES: dict[str, str] = {alias: m.name for m in METRICS for alias in m.aliases}
 #: largest cutoff k: kept as given (P@k divides by it) while memory is sized by the longest list
 MAX_K = 2**62
+_WHOLE = re.compile(r"^\s*([0-9]+)(?:\.0*)?\s*$", re.ASCII)  # "20", "20.0": a whole number as text
 _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(-?[0-9]+(?:\.[0-9]*)?))?\s*$")
 
 
@@ -312,6 +313,23 @@ def _cutoff(k_text: str, label: str) -> int:
     if k > MAX_K:
         raise MetricsError(f"cutoff k in '{label[:40]}' is larger than the largest supported cutoff 2^62; "
                            f"leave out @k to use the whole list")
+    return k
+
+
+def check_cutoff(value, high: int = MAX_K, what: str = "k") -> int:
+    """A cutoff given as a number or as text (a URL parameter, an option): a whole number from 1 to
+    ``high``, read from its text (never through a float: ``inf``, ``1e999`` and ``2.5`` are refused),
+    else a one-line MetricsError naming ``what`` and the range."""
+    text = "" if isinstance(value, bool) else str(int(value)) if isinstance(value, float) and value.is_integer() \
+        else str(value)
+    m = _WHOLE.match(text)
+    k = -1
+    if m:  # digits beyond the length of ``high`` are above it: no huge integer is built
+        digits = m.group(1).lstrip("0")
+        k = high + 1 if len(digits) > len(str(high)) else int(digits or "0")
+    if not 1 <= k <= high:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise MetricsError(f"{what} must be a whole number from 1 to {high:,}; got {shown}")
     return k
 
 

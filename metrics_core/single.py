@@ -33,6 +33,11 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
     if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= MAX_K):
         raise MetricsError(f"k must be a whole number from 1 to 2^62, got {k!r}")
     conventions.validate(gain=gain, ap_norm=ap_norm)
+    if gain == "exponential":
+        conventions.check_exponential_relevance(rel, "relevances")
+        if ideal_relevances is not None:
+            conventions.check_exponential_relevance(_finite(ideal_relevances, "ideal_relevances"),
+                                                    "ideal_relevances")
     n = len(rel)
     ideal_kind = IDEALS["retrieved"] if ideal_relevances is None else IDEALS["judged"]
     ideal = np.sort(rel if ideal_relevances is None else _finite(ideal_relevances, "ideal_relevances"))[::-1]

@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 
 from .kernels._jit import PARALLEL, SERIAL, use_variant
+from .kernels.input_checks import first_whole_decimal
+from .kernels.json_depth import first_too_deep
 from .kernels.text_scan import scan_words
 
 
@@ -91,6 +93,10 @@ def _exercise(mc) -> None:
     mc.ndcg_at_k(np.array([1.0, 0.0]), 2)
     # the scan of a large text file (smaller texts never call it)
     scan_words(np.zeros(4, dtype=np.uint64), 2, np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))
+    # whole numbers written "7.0" among many ids (smaller id columns never call it)
+    first_whole_decimal(np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.uint8))
+    # the nesting bound of a JSON-lines text with many brackets
+    first_too_deep(np.frombuffer(b'{"a": [[1]]}', dtype=np.uint8), 100)
 
 
 def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False,

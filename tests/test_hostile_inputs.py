@@ -193,6 +193,60 @@ def test_json_id_above_2_53_next_to_a_float(tmp_path):
         {"run": {"ndcg@10": 1.0}}
 
 
+# ------------------------------------------------------------------ deeply nested JSON lines
+def nested_line(depth: int, opener: str = "[") -> str:
+    """A run row whose extra field nests ``depth - 1`` arrays (or objects): ``depth`` levels with the row."""
+    inner = "[" * (depth - 1) + "]" * (depth - 1) if opener == "[" else '{"a":' * (depth - 1) + "1" + "}" * (depth - 1)
+    return '{"user_id": "u1", "item_id": "b", "score": 0.5, "extra": ' + inner + "}"
+
+
+FIRST_ROW = '{"user_id": "u1", "item_id": "a", "score": 0.9}'
+
+
+@pytest.mark.parametrize("opener", ["[", "{"])
+def test_json_line_nesting_20000_levels_is_one_line_not_a_crash(tmp_path, qrels, opener):
+    path = tmp_path / "deep.jsonl"
+    path.write_text(FIRST_ROW + "\n" + nested_line(20_000, opener) + "\n")
+    assert path.stat().st_size > 40_000
+    err = assert_refused(evaluate(qrels, path), "deep.jsonl: line 2", "deeper than 100 levels")
+    # the byte that opens level 101: the row's text before the field, then 99 openers of the field
+    first = nested_line(2, opener).index(opener, 1)  # 0-based offset of the field's first opener (level 2)
+    per_level = 1 if opener == "[" else len('{"a":')
+    assert f"(column {first + 99 * per_level + 1})" in err
+
+
+def test_json_nesting_limit_is_exact_and_brackets_inside_strings_do_not_count(tmp_path, qrels):
+    from metrics_core.io import read_run
+    from metrics_core.io.json_depth import MAX_JSON_DEPTH
+    from metrics_core.errors import MetricsError
+
+    at_limit = (FIRST_ROW + "\n" + nested_line(MAX_JSON_DEPTH) + "\n").encode()
+    df, _ = read_run(at_limit, name="ok.jsonl")
+    assert list(df["item_id"]) == ["a", "b"]
+    with pytest.raises(MetricsError, match=r"^over\.jsonl: line 2: JSON nested deeper than 100 levels"):
+        read_run((FIRST_ROW + "\n" + nested_line(MAX_JSON_DEPTH + 1) + "\n").encode(), name="over.jsonl")
+    # brackets in strings (escaped quotes included) are text, not nesting: the file reads and evaluates
+    path = tmp_path / "strings.jsonl"
+    text = "[" * 20_000 + '\\"' + "{" * 20_000
+    path.write_text(json.dumps({"user_id": "u1", "item_id": "a", "score": 0.9, "note": text}) + "\n"
+                    + json.dumps({"user_id": "u2", "item_id": "b", "score": 0.4, "note": "]" * 5}) + "\n")
+    assert json_out(evaluate(qrels, path, "--json")) == {"strings": {"ndcg@10": 1.0}}
+
+
+def test_every_json_parse_path_checks_the_nesting_first():
+    from metrics_core.errors import MetricsError
+    from metrics_core.io import read_item_features, read_qrels
+    from metrics_core.io.jsonl import object_keys, read_jsonl, read_jsonl_exact
+
+    deep = (nested_line(20_000) + "\n").encode()
+    for call in (lambda: read_jsonl(deep, "d.jsonl"), lambda: read_jsonl_exact(deep, "d.jsonl"),
+                 lambda: object_keys(deep.decode(), "d.jsonl"), lambda: read_item_features(deep, name="d.jsonl"),
+                 lambda: read_qrels(deep.replace(b'"score": 0.5', b'"relevance": 1'), name="d.jsonl")):
+        with pytest.raises(MetricsError, match=r"^d\.jsonl: line 1: JSON nested deeper than 100 levels"):
+            call()
+    assert object_keys(FIRST_ROW, "f.jsonl") == ["user_id", "item_id", "score"]
+
+
 def test_parquet_float_ids_like_1e20(tmp_path, qrels):
     path = tmp_path / "run.parquet"
     pq.write_table(pa.table({"user_id": [1e20, 2.0], "item_id": ["a", "b"], "score": [1.0, 2.0]}), path)

@@ -41,11 +41,13 @@ def test_json_ids_of_2_64_and_more_are_exact():
     assert df["item_id"].tolist() == ["5"] * 3
 
 
-def test_json_whole_float_ids_are_integer_text_and_strings_stay_as_written():
-    data = b'{"user_id": 1e3, "item_id": "1.0", "score": 1}\n{"user_id": 2.50, "item_id": 1.0, "score": 2}\n'
+def test_json_whole_float_ids_are_integer_text_and_other_numbers_keep_their_text():
+    data = (b'{"user_id": 1e3, "item_id": "1.0", "score": 1}\n{"user_id": 2.50, "item_id": 1.0, "score": 2}\n'
+            b'{"user_id": "07.0", "item_id": "1e3", "score": 3}\n')
     df, _ = read_run(data, name="r.jsonl")
-    assert df["user_id"].tolist() == ["1000", "2.50"]
-    assert df["item_id"].tolist() == ["1.0", "1"]
+    assert df["user_id"].tolist() == ["1000", "2.50", "07.0"]
+    # the string "1.0" is the same id as the number 1.0 (a CSV cannot tell them apart); "1e3" is text
+    assert df["item_id"].tolist() == ["1", "1", "1e3"]
 
 
 def test_json_exact_user_scores_like_its_ground_truth():

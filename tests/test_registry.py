@@ -155,7 +155,7 @@ def test_widget_specs_cover_every_convention():
 
 
 @pytest.mark.parametrize("kwargs, fragment", [({"gain": "log"}, "gain must be one of linear, exponential"),
-                                              ({"threshold": "high"}, "threshold must be a number"),
+                                              ({"threshold": "high"}, "threshold must be a finite number"),
                                               ({"colour": "red"}, "unknown convention")])
 def test_validate_rejects(kwargs, fragment):
     with pytest.raises(mc.MetricsError, match=fragment):

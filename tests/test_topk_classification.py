@@ -168,10 +168,16 @@ def test_metric_curve_of_derived_families_equals_evaluate():
 
 def test_beta_is_checked():
     run, qrels = _data(0)
-    with pytest.raises(mc.MetricsError, match="beta must be a number > 0"):
+    with pytest.raises(mc.MetricsError, match="beta must be a finite number greater than 0"):
         mc.evaluate(run, qrels, metrics=["fbeta@3"], beta=0)
-    with pytest.raises(mc.MetricsError, match="beta must be a number"):
+    with pytest.raises(mc.MetricsError, match="beta must be a finite number"):
         mc.evaluate(run, qrels, metrics=["fbeta@3"], beta="high")
+    for huge in (1e308, float("inf"), float("nan")):  # beta^2 would overflow: refused, not a traceback
+        with pytest.raises(mc.MetricsError, match=r"beta must be a finite number greater than 0 and at most 1e\+100"):
+            mc.evaluate(run, qrels, metrics=["fbeta@3"], beta=huge)
+    # the largest beta computes: F-beta tends to recall, hits / R
+    ev = mc.evaluate(run, qrels, metrics=["fbeta@3", "recall@3"], beta=1e100)
+    assert ev.summary["fbeta@3"] == pytest.approx(ev.summary["recall@3"], rel=1e-12)
 
 
 def test_metric_curve_of_derived_families_states_its_limit():

@@ -200,6 +200,11 @@ def conventions(args) -> dict:
     """Keyword arguments of mc.evaluate from the options (item features read here, within the read limits)."""
     apply_limits(args)
     conv = convention_options.from_args(args)
+    for name, value in conv.items():  # checked before any file is read, naming the option
+        try:
+            convention_options.check(name, value)
+        except MetricsError as e:
+            raise MetricsError(f"{convention_options.BY_NAME[name].option}: {e}") from None
     if getattr(args, "preset", None):
         conv["preset"] = args.preset
     if getattr(args, "item_features", None):

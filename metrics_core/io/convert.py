@@ -2,7 +2,10 @@
 
 Ids: text is trimmed; integers become their decimal text (``7`` -> ``"7"``),
 floats that are all whole numbers become integer text (``12.0`` -> ``"12"``,
-a Parquet/JSON artefact of missing values); an empty id is an error.
+a Parquet/JSON artefact of missing values), and so does text writing a whole
+number with a zero fraction (``"7.0"`` -> ``"7"``, see
+:func:`metrics_core.encode.whole_decimal_text`): the same id in any format
+(CSV, TSV, TREC, JSON lines, Parquet). An empty id is an error.
 
 Numbers (score, rank, relevance): text is trimmed and must be a finite
 decimal number. Empty, NaN (``nan``, ``NA``, ``null``...), infinite and
@@ -16,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..encode import whole_decimal_text
 from ..errors import MetricsError
 from ..kernels import input_checks
 from ..kernels import strings as kstr
@@ -54,7 +58,7 @@ def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array | pa.Ch
     with Arrow kernels.
     """
     if _already_trimmed(col):
-        return col
+        return whole_decimal_text(col)
     col = _flat(col)
     t = col.type
     if pa.types.is_nested(t):
@@ -80,7 +84,7 @@ def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array | pa.Ch
             f"{name}: {lines(int(bad[0]))}: empty {role} in column {src!r}; {len(bad)} row(s) have an empty "
             f"{role}. Every row needs a user and an item id"
         )
-    return col.cast(pa.string())
+    return whole_decimal_text(col.cast(pa.string()))
 
 
 #: floats represent every integer up to 2^53 exactly; beyond, ids stored as floats may have lost digits

@@ -34,18 +34,38 @@ def first_line(text: bytes) -> tuple[str, int, int]:
         skipped += 1
 
 
+#: a header line holds at most this many bytes (pyarrow's CSV reader needs it within one block) ...
+MAX_HEADER_BYTES = 1 << 20
+#: ... and at most this many columns
+MAX_COLUMNS = 10_000
+
+
+def check_header_size(line: str, n_columns: int | None, name: str, line_no: int) -> None:
+    """Refuse a header line over :data:`MAX_HEADER_BYTES` or with over :data:`MAX_COLUMNS` columns
+    (``n_columns`` None: only the size is checked)."""
+    size = len(line.encode("utf-8", "surrogatepass"))
+    if size > MAX_HEADER_BYTES or (n_columns is not None and n_columns > MAX_COLUMNS):
+        found = f"{size:,} bytes" if size > MAX_HEADER_BYTES else f"{n_columns:,} columns"
+        raise MetricsError(
+            f"{name}: line {line_no}: the header holds {found}; a header may hold at most "
+            f"{MAX_HEADER_BYTES >> 20} MiB and {MAX_COLUMNS:,} columns: keep only the columns you need")
+
+
 def header_names(line: str, delimiter: str, name: str = "input", line_no: int = 1) -> list[str]:
     """Column names of a header line (quotes honoured), trimmed.
 
-    The line's length is bounded by the read limits, so the csv module's field
-    size limit (128 KiB by default) is raised to it rather than failing.
+    The header is refused beyond 1 MiB or 10,000 columns (:func:`check_header_size`),
+    before and after parsing; below that, the csv module's field size limit (128 KiB
+    by default) is raised to the line's length rather than failing.
     """
+    check_header_size(line, None, name, line_no)
     if len(line) >= csv.field_size_limit():
         csv.field_size_limit(len(line) + 1)
     try:
         row = next(csv.reader([line], delimiter=delimiter), [])
     except csv.Error as e:
         raise MetricsError(f"{name}: line {line_no}: the header cannot be parsed ({e}); check its quotes") from None
+    check_header_size(line, len(row), name, line_no)
     return [c.strip() for c in row]
 
 

@@ -12,9 +12,16 @@ cannot hold every integer above 2^53 (9007199254740993 would read as
 
 In the exact reader a JSON number becomes its text, and a number that is a
 whole value becomes integer text (``1.0`` and ``1e3`` -> ``"1"`` and
-``"1000"``), the same text an integer column gives; strings are kept as they
-are (the string ``"1.0"`` stays ``"1.0"``). A file that is one JSON array is
+``"1000"``), the same text an integer column gives; other numbers keep their
+text (``2.50`` -> ``"2.50"``). Strings are kept as they are here; the id rules
+of :mod:`metrics_core.io.convert` then make a string writing a whole number
+with a zero fraction (``"1.0"``) the integer's text, as in every format. A
+file that is one JSON array is
 refused with a message asking for JSON lines.
+
+Both readers first bound how deeply a line nests arrays and objects
+(:mod:`metrics_core.io.json_depth`): the parsers recurse once per level, and
+pyarrow's ends the process on a line nesting about 10,000 levels.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 
 from ..errors import MetricsError
+from .json_depth import check_json_depth
 from .lines import LineMap, text_line_map
 from .quote import clip
 
@@ -44,6 +52,7 @@ def read_jsonl(text: bytes, name: str, newlines: int | None = None) -> tuple[pa.
             f"{name}: is a JSON array; write one JSON object per line (JSON lines, .jsonl), "
             f"e.g. with pandas: df.to_json(path, orient='records', lines=True)"
         )
+    check_json_depth(text, name)
     try:
         table = pj.read_json(pa.BufferReader(text))
     except pa.ArrowInvalid:
@@ -86,6 +95,7 @@ def _cell(value):
 
 def read_jsonl_exact(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
     """Every column as text, numbers exactly as written (see the module docstring)."""
+    check_json_depth(text, name)
     columns: dict[str, list] = {}
     line_numbers = []
     for line_no, raw in enumerate(text.split(b"\n"), 1):
@@ -117,3 +127,19 @@ def read_jsonl_exact(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
         raise MetricsError(f"{name}: the file is empty")
     table = pa.table({k: pa.array(v, pa.string()) for k, v in columns.items()})
     return table, LineMap("line", 0, np.asarray(line_numbers, dtype=np.int64))
+
+
+def object_keys(line: str, name: str) -> list[str]:
+    """The keys of the JSON object on ``line`` (a file's first line), as column names.
+
+    Raises :class:`MetricsError` when the line nests too deeply, is not valid JSON or
+    is not an object."""
+    check_json_depth(line.encode("utf-8", "surrogatepass"), name)
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        raise MetricsError(f"{name}: line 1: invalid JSON lines: {clip(getattr(e, 'msg', str(e)))}") from None
+    if not isinstance(obj, dict):
+        raise MetricsError(f"{name}: line 1: invalid JSON lines: expected an object {{...}}, "
+                           f"found {type(obj).__name__}")
+    return [str(k) for k in obj]

@@ -17,7 +17,7 @@ from . import formats as F
 from .checks import check_run_duplicates, dedupe_qrels, earlier_pairs, pair_keys
 from .columns import ALIASES, ColumnMapping, detect, normalise, role_of_key
 from .convert import ids, numbers
-from .delimited import first_line, header_names, read_delimited
+from .delimited import check_header_size, first_line, header_names, read_delimited
 from .jsonl import needs_exact, read_jsonl, read_jsonl_exact
 from .parquet import parquet_names, read_parquet
 from .limits import ReadLimits
@@ -66,6 +66,8 @@ def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
     else:
         delimiter = "\t" if "\t" in line else "," if "," in line else None
     names = header_names(line, delimiter, name, skipped + 1) if delimiter else line.split()
+    if not delimiter:
+        check_header_size(line, len(names), name, skipped + 1)
     if not _looks_like_header(names, columns) and trec_kind(line.split()):
         return _trec(text, name, kind, columns, src.newlines)
     if delimiter is None:

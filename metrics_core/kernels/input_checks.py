@@ -85,3 +85,36 @@ def first_untrimmed(off, data):
         if first < 0x21 or first > 0x7E or last < 0x21 or last > 0x7E:
             return i
     return -1
+
+
+_ZERO, _NINE, _DOT, _MINUS = 48, 57, 46, 45
+
+
+@njit
+def first_whole_decimal(off, data):
+    """Index of the first string that writes a whole number with a zero fraction, or -1.
+
+    Such a string is ``-?(0|[1-9][0-9]*)\\.0+`` (``7.0``, ``-12.00``, ``0.0``). A
+    string whose last byte is not ``0`` is passed over after reading that byte, so
+    the usual id column costs one byte per string.
+    """
+    for i in range(off.shape[0] - 1):
+        a, b = off[i], off[i + 1]
+        if b - a < 3 or data[b - 1] != _ZERO:
+            continue
+        j = b - 1
+        while j > a and data[j] == _ZERO:
+            j -= 1
+        if data[j] != _DOT:
+            continue
+        start = a + 1 if data[a] == _MINUS else a
+        if start == j or (data[start] == _ZERO and j - start > 1):
+            continue  # no integer part, or a leading zero ("07.0")
+        digits = True
+        for x in range(start, j):
+            if data[x] < _ZERO or data[x] > _NINE:
+                digits = False
+                break
+        if digits:
+            return i
+    return -1

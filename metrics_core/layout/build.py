@@ -170,14 +170,14 @@ def _prepare(run, qrels, name, layout_pass) -> Ranked:
 def _relevance_codes(rel: np.ndarray):
     """``(code per ground-truth row, rel_values)``: relevance ``rel_values[code]``, code 0 unused (unjudged).
 
-    Integer grades spanning at most 254 values take one pass; other values are
-    coded through :func:`numpy.unique` (uint8 codes up to 254 distinct values,
-    int32 beyond).
+    Integer grades below 2^53 spanning at most 254 values take one pass; other
+    values (any finite number) are coded through :func:`numpy.unique` (uint8 codes
+    up to 254 distinct values, int32 beyond), which is exact for every float64.
     """
     codes = np.empty(rel.shape[0], dtype=np.uint8)
     lo, hi = layout_kernels.relevance_codes(rel, codes)
     if not np.isnan(lo):
-        return codes, np.r_[0.0, np.arange(lo, hi + 1.0)]
+        return codes, np.r_[0.0, lo + np.arange(int(hi - lo) + 1, dtype=np.float64)]
     values, inverse = np.unique(rel, return_inverse=True)
     dtype = np.uint8 if len(values) <= 254 else np.int32
     return (inverse + 1).astype(dtype), np.r_[0.0, values]

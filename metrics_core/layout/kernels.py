@@ -8,13 +8,19 @@ import numpy as np
 
 from ..kernels._jit import njit
 
+#: 2^53: every integer of smaller magnitude is exactly a float64
+_EXACT_INTEGERS = 9007199254740992.0
+
 
 @njit(parallel=True, work="rel", writes=("out",))
 def relevance_codes(rel, out):
-    """Code relevance values as 1 + (value - min) when all are integers spanning at most 254 values.
+    """Code relevance values as 1 + (value - min) when all are integers spanning at most 254 values,
+    each of magnitude below 2^53.
 
     Fills ``out`` (uint8) and returns ``(min, max)``, or ``(NaN, NaN)`` (``out``
-    then unusable) for other values: :func:`numpy.unique` codes those.
+    then unusable) for other values: :func:`numpy.unique` codes those. Below 2^53
+    every integer is a float64, so ``min + j`` and ``value - min`` are exact; from
+    2^53 on neighbouring floats are 2 or more apart and that arithmetic rounds.
     """
     n = rel.shape[0]
     if n == 0:
@@ -28,7 +34,7 @@ def relevance_codes(rel, out):
         hi = max(hi, v)
         if v != np.floor(v):
             integral = False
-    if not integral or hi - lo > 253.0:
+    if not integral or hi - lo > 253.0 or max(-lo, hi) >= _EXACT_INTEGERS:
         return np.nan, np.nan
     for i in nb.prange(n):
         out[i] = np.uint8(rel[i] - lo + 1.0)

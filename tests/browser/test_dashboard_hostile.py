@@ -106,3 +106,27 @@ def test_hostile_names_ids_and_analysis_value_stay_text(browser, streamlit_serve
         assert not dialogs, dialogs
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("query, message", [
+    ("k=inf", "k must be a whole number from 1 to 1,000; got 'inf'"),
+    ("k=1e999", "k must be a whole number from 1 to 1,000; got '1e999'"),
+    ("beta=1e308", "beta must be a finite number greater than 0 and at most 1e+100; got '1e308'"),
+])
+def test_numbers_in_the_address_that_metrics_core_refuses_show_a_message(browser, streamlit_server, query,
+                                                                          message):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    try:
+        for path in ("/", "/curves", "/compare"):
+            goto(page, f"{streamlit_server}{path}?{query}")
+            assert_no_exception(page, f"{path}?{query}")
+            alerts = page.locator('[data-testid="stAlert"]').all_inner_texts()
+            assert any(message in a.replace("\u200b", "") for a in alerts), (path, alerts)
+            key = query.split("=")[0]
+            assert f"{query}" not in page.url  # dropped from the address
+            if key == "k":
+                assert page.locator(".st-key-k input").input_value() == "10"
+    finally:
+        context.close()

@@ -1,0 +1,113 @@
+"""AppTest: hostile uploads and URL parameters end in a one-line message on the page,
+never in an exception or a crash of the server process."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from dashboard import demo, text  # noqa: E402
+from test_dashboard_pages import app, frame_with, page, small_demo  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def private_store(monkeypatch, tmp_path):
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+
+
+def deep_json_run(depth: int = 20_000) -> bytes:
+    """Two rows of a result file; the second has an extra field nesting ``depth`` arrays (about 40 KB)."""
+    return (b'{"user_id": "u1", "item_id": "i1", "score": 0.9}\n'
+            b'{"user_id": "u1", "item_id": "i2", "score": 0.5, "extra": ' + b"[" * depth + b"]" * depth + b"}\n")
+
+
+def analysis_id(at) -> str:
+    value = at.query_params["analysis"]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_deeply_nested_json_upload_and_its_stored_link_show_one_line():
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.file_uploader(key="upload_runs_0").set_value([("deep.jsonl", deep_json_run(), "application/json")])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    expected = text.md("deep.jsonl: line 2: JSON nested deeper than 100 levels")
+    assert any(expected in e.value for e in at.error), [e.value for e in at.error]
+    # the upload was kept: opening its link (a new session, as after a restart) says the same
+    stored = app(analysis=analysis_id(at))
+    page(stored, "data")
+    assert any(expected in e.value for e in stored.error), [e.value for e in stored.error]
+    page(stored, "overview")
+    assert not stored.exception
+
+
+@pytest.mark.parametrize("key, raw, default", [
+    ("k", "inf", 10), ("k", "-inf", 10), ("k", "1e999", 10), ("k", "nan", 10), ("k", "2.5", 10),
+    ("beta", "1e308", 1.0), ("beta", "inf", 1.0), ("threshold", "nan", 0.5), ("relevance_threshold", "-1e999", 1.0),
+])
+def test_number_in_the_address_that_metrics_core_refuses_falls_back_to_the_default(key, raw, default):
+    from metrics_core import conventions
+    from metrics_core.errors import MetricsError
+    from metrics_core.registry import check_cutoff
+
+    with pytest.raises(MetricsError) as refused:  # the library's own message for the same value
+        check_cutoff(raw, 1000, "k") if key == "k" else conventions.check(key, raw)
+    at = app(**{key: raw})
+    warnings = [w.value for w in at.warning]
+    assert any(text.md(str(refused.value)) in w and text.md(f"default {key} = {default:g}") in w
+               for w in warnings), warnings
+    assert key not in at.query_params
+    assert at.number_input(key=key).value == default
+    if key == "k":  # the Overview computed at the default cutoff
+        assert "ndcg@10" in frame_with(at, "ndcg@10").columns
+    at.run()  # said once: the address no longer holds the value
+    assert not at.exception and not any(text.md(str(refused.value)) in w.value for w in at.warning)
+
+
+def test_valid_numbers_in_the_address_are_kept():
+    at = app(k="20", beta="2", threshold="0.25")
+    assert at.number_input(key="k").value == 20 and at.number_input(key="beta").value == 2.0
+    assert at.number_input(key="threshold").value == 0.25
+    assert not any("was not used" in w.value for w in at.warning)
+
+
+def runs_as_files(d):
+    return [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in d.runs.items()]
+
+
+@pytest.mark.parametrize("how", ["expired", "removed"])
+def test_upload_after_the_working_copy_expired_starts_a_new_one_and_says_so(monkeypatch, how):
+    import time
+
+    from metrics_core.store import AnalysisStore
+
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_runs_0").set_value(runs_as_files(d))
+    at.run()
+    first = analysis_id(at)
+    if how == "expired":  # 31 days later than the default 30 days without use
+        later = time.time() + 31 * 86400
+        monkeypatch.setattr(AnalysisStore, "_now", lambda self: later)
+    else:
+        assert AnalysisStore().delete_working(first)
+    assert not AnalysisStore().exists(first)
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    second = analysis_id(at)
+    assert second != first
+    warnings = [w.value for w in at.warning]
+    said = text.md(f"Your working copy {first} is no longer on the server")
+    assert any(said in w and text.md(f"new working copy {second}") in w for w in warnings), warnings
+    # nothing was dropped: the new copy holds the earlier files and this upload
+    saved = AnalysisStore().load(second)
+    assert sorted(f.name for f in saved.files_with_role("run")) == sorted(f"{n}.csv" for n in d.runs)
+    assert [f.data for f in saved.files_with_role("qrels")] == [demo.to_csv_bytes(d.qrels)]
+    page(at, "overview")
+    assert frame_with(at, "ndcg@10").shape[0] == len(d.runs)
