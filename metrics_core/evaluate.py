@@ -5,7 +5,7 @@ computed: a column of the ranking kernel (ranking and pooled metrics), a
 reduction of :mod:`metrics_core.reductions` (scored rows: partial sums of this
 one partition, finalized), or the diversity code below. Every convention
 keyword (``gain``, ``ideal``, ``ap_norm``, ``precision_norm``, ``ties``,
-``relevance_threshold``, ``empty_users``, ``missing_users``, ``unjudged_rows``,
+``relevance_threshold``, ``empty_users``, ``missing_users``, ``run_only_users``, ``unjudged_rows``,
 ``novelty_popularity``, ``novelty_average``, ``beyond_users``, ``short_lists``,
 ``threshold``, ``gauc_weight``, ``beta``) is declared, with its choices, default
 and meaning, in :data:`metrics_core.conventions.CONVENTIONS`; a ``preset`` of

@@ -3,7 +3,6 @@
 Every test taking the ``spark`` fixture runs twice, once per module-scoped session:
 ``local[2]`` (tasks in the driver's JVM, Python workers beside the driver) and
 ``local-cluster[2,1,1024]`` (two executor JVMs with their own Python workers, which
-import _deadlines as deadlines
 import metrics_core from the zip :func:`metrics_core.spark.ship_package` sends them,
 as on a real cluster). Random data with tied scores, graded relevance, ground-truth
 users missing from the run, users without relevant items and users only in the run;
@@ -13,6 +12,7 @@ per-user values must match user by user, and the diagnostics counts must agree.
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import math
 import os
 import subprocess

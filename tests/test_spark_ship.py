@@ -2,12 +2,12 @@
 
 The local-cluster tests of ``test_spark.py`` prove that executors run the shipped
 zip; these check what the zip holds and that a process importing metrics_core
-import _deadlines as deadlines
 from it loads the compiled kernels it carries instead of compiling them.
 """
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import os
 import subprocess
 import sys

@@ -3,12 +3,12 @@ real PostgreSQL server started for the session (see postgres_server.py).
 
 Every test taking ``backend`` runs on both databases. Time is a fake clock, never a sleep.
 Expected values come from plain Python (hashlib, os.stat, counting rows with SQL), never
-import _deadlines as deadlines
 from the store itself.
 """
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import hashlib
 import json
 import os
