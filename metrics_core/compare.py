@@ -21,6 +21,7 @@ import pandas as pd
 
 from metrics_core import registry, stats
 from metrics_core.errors import MetricsError
+from metrics_core.per_user import per_user_table
 from metrics_core.population import check_users, population
 
 __all__ = ["compare", "summary_table", "per_user_table", "COMPARE_COLUMNS"]
@@ -33,15 +34,6 @@ COMPARE_COLUMNS = [
     "ci_low", "ci_high", "test", "statistic", "p_value", "p_adjusted", "significant",
     "effect_size", "wins", "ties", "losses", "lift", "lift_ci_low", "lift_ci_high", "mde", "mde_relative",
 ]
-
-
-def per_user_table(evaluation: Any) -> pd.DataFrame:
-    """The per-user table of an evaluation (an object with ``.per_user``) or a DataFrame itself."""
-    table = getattr(evaluation, "per_user", evaluation)
-    if not isinstance(table, pd.DataFrame):
-        raise MetricsError(
-            f"expected an Evaluation (with .per_user) or a per-user DataFrame, got {type(evaluation).__name__}")
-    return table
 
 
 def _resolve_metric(name: str, columns: Sequence[str]) -> str | None:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from metrics_core.encode import ids_in
 from metrics_core.errors import MetricsError
+from metrics_core.per_user import per_user_table
 
 __all__ = ["USERS", "DEFAULT_USERS", "USERS_HELP", "Population", "population", "check_users", "served_users"]
 
@@ -188,8 +189,6 @@ def population(evaluations: Mapping[str, Any], users: str = DEFAULT_USERS,
     truth with a relevant item, unless conventions such as ``missing_users="exclude"`` left
     some out).
     """
-    from metrics_core.compare import per_user_table
-
     users = check_users(users)
     if not isinstance(evaluations, Mapping) or not evaluations:
         raise MetricsError("a population needs at least one evaluated model")
