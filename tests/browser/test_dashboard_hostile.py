@@ -25,7 +25,7 @@ HOSTILE_MODELS = {
     "matrix_factorization": "<img src=x onerror=alert(1)>",
     "two_tower": "=HYPERLINK(A1)",
 }
-PAGES = ["Overview", "Data", "Curves", "Distributions", "Failures", "Compare", "Explain", "Share"]
+PAGES = ["Brief", "Overview", "Data", "Curves", "Distributions", "Failures", "Compare", "Explain", "Share"]
 
 
 def hostile_files() -> list[dict]:
@@ -117,7 +117,7 @@ def test_numbers_in_the_address_that_metrics_core_refuses_show_a_message(browser
                                                                           message):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(90_000)
+    page.set_default_timeout(deadlines.ACTION_MS)
     try:
         for path in ("/", "/curves", "/compare"):
             goto(page, f"{streamlit_server}{path}?{query}")
@@ -130,3 +130,51 @@ def test_numbers_in_the_address_that_metrics_core_refuses_show_a_message(browser
                 assert page.locator(".st-key-k input").input_value() == "10"
     finally:
         context.close()
+
+
+def test_a_deeply_nested_json_line_is_one_message_and_the_server_lives(browser, streamlit_server, tmp_path):
+    """A 40 KB JSON-lines run whose extra field nests 20,000 arrays (it ended the process inside
+    pyarrow's reader): uploaded to the real server, it is one message naming the file and the
+    limit; the server keeps answering, other files of the analysis still work, and its address
+    opened in a new browser shows the same message instead of ending the server."""
+    import urllib.request
+
+    d = demo.make_demo(n_users=60, n_items=50, list_length=8, seed=2)
+    row = d.runs["popularity"].iloc[0]
+    deep = ('{"user_id": "%s", "item_id": "%s", "score": 1.0, "extra": ' % (row["user_id"], row["item_id"])
+            + "[" * 20_000 + "]" * 20_000 + "}\n")
+    bomb = {"name": "nested.jsonl", "mimeType": "application/json", "buffer": deep.encode()}
+    good = {"name": "popularity.csv", "mimeType": "text/csv", "buffer": demo.to_csv_bytes(d.runs["popularity"])}
+    truth = {"name": "qrels.csv", "mimeType": "text/csv", "buffer": demo.to_csv_bytes(d.qrels)}
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(deadlines.ACTION_MS)
+    try:
+        goto(page, streamlit_server + "/data")
+        page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").locator(
+            'input[type="file"]').set_input_files(truth)
+        wait_rerun(page)
+        page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").locator(
+            'input[type="file"]').set_input_files([good, bomb])
+        wait_rerun(page)
+        assert_no_exception(page, "Data after the nested upload")
+        alerts = " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts()).replace("\u200b", "")
+        assert "nested.jsonl" in alerts and "100" in alerts, alerts
+        with urllib.request.urlopen(streamlit_server + "/_stcore/health", timeout=30) as answer:
+            assert answer.read().decode().strip() == "ok"
+        address = page.url
+    finally:
+        context.close()
+    again = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = again.new_page()
+    page.set_default_timeout(deadlines.ACTION_MS)
+    try:
+        goto(page, address)
+        open_page(page, "Data")
+        assert_no_exception(page, "the stored analysis opened again")
+        alerts = " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts()).replace("\u200b", "")
+        assert "nested.jsonl" in alerts, alerts
+        with urllib.request.urlopen(streamlit_server + "/_stcore/health", timeout=30) as answer:
+            assert answer.read().decode().strip() == "ok"
+    finally:
+        again.close()
