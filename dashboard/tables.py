@@ -56,6 +56,15 @@ def loaded_files(src, report) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["file", "role", "model", "size", "status"])
 
 
+def loaded_without_models(src) -> str:
+    """What the Data page says while files are loaded but no model's results: which files
+    (by role and name) and what comes next."""
+    loaded = [f"{role} ({getattr(src, kind).name})" for role, kind in ROLE_KINDS.items()
+              if getattr(src, kind) is not None]
+    return (f"Loaded: {', '.join(loaded)}. No model's results yet: upload one ranked-results file per model "
+            "with Add files in the sidebar; until then the other pages show the demo data.")
+
+
 def _size(n: int) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
