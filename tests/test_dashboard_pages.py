@@ -477,3 +477,27 @@ def test_fresh_install_lays_the_demo_out_in_python_and_leaves_the_metric_curves_
         assert len(at.get("plotly_chart")) == charts + 1
     finally:
         loading._demo_ranked.clear()  # later tests prepare the demo with the compiled layout again
+
+
+def test_every_table_leaves_missing_cells_empty():
+    """A model with raw scores beside one with probabilities: its probability metrics are
+    missing cells, which every table of every page shows empty (Streamlit writes "None"
+    unless told otherwise)."""
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    files = [(f"{name}.csv", demo.to_csv_bytes(run.assign(score=5 + 6 * run["score"]) if i == 0 else run),
+              "text/csv") for i, (name, run) in enumerate(d.runs.items())]
+    at.file_uploader(key="upload_runs_0").set_value(files)
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    page(at, "overview")
+    raw = next(iter(d.runs))
+    assert pd.isna(frame_with(at, "logloss").loc[raw, "logloss"])  # a missing cell is there to show
+    seen = 0
+    for name in ("data", "overview", "curves", "distributions", "failures", "compare", "share"):
+        page(at, name)
+        for table in at.dataframe:
+            assert table.proto.HasField("placeholder") and table.proto.placeholder == "", (name, table.key)
+            seen += 1
+    assert seen >= 10

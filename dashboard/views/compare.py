@@ -116,7 +116,7 @@ st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_ve
                                                                             f"{CORRECTION_LABELS[correction]}"),
                             "detectable lift": st.column_config.TextColumn(
                                 help="Minimum detectable effect at 80% power and the chosen α, relative to the "
-                                     "baseline mean")})
+                                     "baseline mean")}, placeholder=fmt.EMPTY)
 for line in readable["sentence"]:
     st.markdown("- " + text.md(line, limit=600))
 
@@ -129,7 +129,7 @@ with st.expander("Full statistics"):
         "p_value": st.column_config.NumberColumn(format="%.6f"), "p_adjusted": st.column_config.NumberColumn(format="%.6f"),
         "model": "challenger", "n": "users paired", "diff": st.column_config.NumberColumn(
             "difference", format="%+.4f", help="challenger mean − baseline mean; ci_low/ci_high: its 95% bootstrap CI"),
-        "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")})
+        "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")}, placeholder=fmt.EMPTY)
     slug = state.settings_slug()
     st.download_button("Download comparison CSV", text.csv_bytes(table, index=False),
                        file_name=f"comparison_{test}_{correction}_users-{state.users()}_{slug}.csv",
@@ -147,7 +147,7 @@ with state.guard():
     # the matrix shows lift, marker and significance: no bootstrap interval is needed
     by_base = {b: _comparison(tuple(keys.get(n, n) for n in names), per_user, (matrix_metric,), b, test,
                               correction, float(alpha), opt_key, bootstrap=False) for b in names}
-st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix")
+st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix", placeholder=fmt.EMPTY)
 st.caption(f"Cell: lift of the row's model over the column's model on {matrix_metric}; ▲ / ▼ significant "
            f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant."
            + (" " + verdict.resampling_note(test, len(per_user[names[0]]), interval=False)
@@ -169,7 +169,8 @@ if attr_cols:
                 by_segment[seg] = _comparison(tuple(keys.get(n, n) for n in chosen) + (seg_col, seg), part,
                                               tuple(metrics), baseline, test, "none", float(alpha), opt_key,
                                               bootstrap=False)
-    st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments")
+    st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments",
+                 placeholder=fmt.EMPTY)
     st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
                f"({sum(len(t) for t in by_segment.values())} tests)."
                + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
@@ -219,7 +220,7 @@ else:
     picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
                           key="compare_regressions",
                           column_config={col: st.column_config.NumberColumn(format="%.4f")
-                                         for col in worst.columns if col != "user_id"})
+                                         for col in worst.columns if col != "user_id"}, placeholder=fmt.EMPTY)
     user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
     if user is not None:
         state.request_drilldown(focus_model, user, baseline)

@@ -36,7 +36,8 @@ probabilistic = {n: state.scores_are_probabilities(r) for n, r in models.items()
 table, hidden, raw = tables.needs_probabilities_view(
     state.summary_table(evals, ["auc", "gauc", "pr_auc", "pcopc"]).set_index("model"), probabilistic,
     list(metric_lists.NEEDS_PROBABILITIES))
-st.dataframe(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary")
+st.dataframe(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary",
+             placeholder=fmt.EMPTY)
 if raw:
     st.caption(text.md(f"Needs probabilities: PCOPC is left out for {', '.join(raw)} (scores outside [0, 1])."))
 
@@ -69,7 +70,8 @@ else:
                     key="curves_calibration")
     st.caption("Rows per score bin (a point from a few rows says little):")
     st.dataframe(curve_tables.calibration_counts(cal, n_bins), key="curves_bin_counts",
-                 column_config={n: st.column_config.NumberColumn(format="localized") for n in cal})
+                 column_config={n: st.column_config.NumberColumn(format="localized") for n in cal},
+                 placeholder=fmt.EMPTY)
     skipped = sorted(set(models) - set(calibrated))
     if skipped:
         st.caption(text.md(f"Needs probabilities, not shown (scores outside [0, 1]): {', '.join(skipped)}."))
@@ -93,5 +95,5 @@ s = cm_eval.summary
 right.dataframe({"metric": ["accuracy", "precision", "recall", "f1"],
                  "value": [s.get(m, float("nan")) for m in ("accuracy", "precision", "recall", "f1")]},
                 hide_index=True, key="curves_cm_metrics",
-                column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+                column_config={"value": st.column_config.NumberColumn(format="%.4f")}, placeholder=fmt.EMPTY)
 right.caption(f"Threshold {threshold:.4g}; counts over every scored row of {text.md(cm_model)}.")

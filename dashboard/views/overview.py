@@ -56,7 +56,7 @@ with state.guard():
 
 st.subheader("Ranking metrics")
 wide = state.summary_table(ev_rank, ranking).set_index("model")
-st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="overview_ranking")
+st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="overview_ranking", placeholder=fmt.EMPTY)
 
 if show_ci:
     with st.expander("95% bootstrap confidence intervals over users", expanded=True):
@@ -67,7 +67,7 @@ if show_ci:
             background.refresh_when_ready(cis.attrs["pending"])
         shown = cis.assign(interval=[f"[{fmt.metric(lo)}, {fmt.metric(hi)}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
         ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
-        st.dataframe(ci_wide, key="overview_ci")
+        st.dataframe(ci_wide, key="overview_ci", placeholder=fmt.EMPTY)
         metric = url.bound(lambda: st.selectbox("Metric", ranking, key="overview_bar_metric",
                                                 help=metric_lists.help_for(st.session_state.get(
                                                     "overview_bar_metric", ranking[0]), settings)),
@@ -90,7 +90,7 @@ st.caption("Computed over every scored row of the results (unjudged rows: "
            f"row as positive when its score is at least {state.conventions()['threshold']:g}; RMSE, MSE, MAE and "
            "R² compare the score with the relevance grade. Hover a header for its formula.")
 st.dataframe(scored_wide, column_config=fmt.metric_columns(list(scored_wide.columns), settings),
-             key="overview_scored")
+             key="overview_scored", placeholder=fmt.EMPTY)
 if raw_models:
     names = ", ".join(text.md(m) for m in raw_models)
     st.caption(f"**Needs probabilities**: the scores of {names} are outside [0, 1], so "
@@ -107,7 +107,7 @@ if show_div:
     st.subheader("Beyond accuracy")
     div_wide = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all")
     st.dataframe(div_wide, column_config=fmt.metric_columns(list(div_wide.columns), settings),
-                 key="overview_diversity_table")
+                 key="overview_diversity_table", placeholder=fmt.EMPTY)
     if f"ils@{k}" not in div_wide.columns:
         st.caption("ILS needs an item-features table (upload one on the Data page).")
 
