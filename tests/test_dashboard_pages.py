@@ -283,6 +283,8 @@ def test_curves_page_values_and_threshold():
     at.selectbox(key="curves_cm_model").set_value("two_tower").run()
     slider = at.slider(key="curves_threshold")
     assert (slider.min, slider.max) == pytest.approx((ranked.score.min(), ranked.score.max()))
+    assert slider.value == 0.5  # probabilities open at 0.5, and the caption says so
+    assert any(text.md("opens at 0.5, as this model's scores are probabilities") in c.value for c in at.caption)
     slider.set_value(0.2).run()
     assert not at.exception
     acc = reference(full_demo(), ["accuracy", "recall"], threshold=0.2)["two_tower"]
@@ -315,6 +317,17 @@ def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_pa
     raw = 5 + 6 * d.runs[name]["score"]
     slider = at.slider(key="curves_threshold")
     assert (slider.min, slider.max) == pytest.approx((raw.min(), raw.max()))
+    # raw scores open at the threshold with the highest F1 over the model's rows (unjudged rows negative)
+    from sklearn.metrics import f1_score
+
+    rows = d.runs[name].assign(score=raw).merge(d.qrels, on=["user_id", "item_id"], how="left")
+    labels = (rows["relevance"].fillna(0) >= 1).astype(int)
+    f1s = {t: f1_score(labels, (rows["score"] >= t).astype(int)) for t in rows["score"].unique()}
+    best = max(f1s.values())
+    want = max(t for t, f in f1s.items() if f >= best - 1e-12)
+    assert slider.value == pytest.approx(want, abs=1e-9)
+    shown = [c.value.replace("\\", "") for c in at.caption]
+    assert any(f"opens at {want:.4g}, the threshold with the highest F1 ({best:.4f})" in c for c in shown)
 
 
 def test_distributions_page_shares_and_segments():

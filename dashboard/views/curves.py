@@ -1,6 +1,7 @@
 """Curves: what each model finds at every cutoff K (per-user precision and recall), then
 the pooled views over scored rows (ROC, precision-recall), calibration with its bin
-counts, and a confusion matrix at a threshold within each model's own score range."""
+counts, and a confusion matrix at a threshold within each model's own score range (opening at
+0.5 for probabilities, else at the threshold with the highest F1)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,9 @@ names = list(models)
 cm_model = url.bound(lambda: st.selectbox("Model", names, key="curves_cm_model"), "curves_cm_model", names[0],
                      options=names)
 low, high = curve_tables.score_range(models[cm_model].score)
-default = min(max(0.5, low), high) if probabilistic[cm_model] else (low + high) / 2
+with state.guard():
+    default, opening = state.curve("opening_threshold", cm_model, models[cm_model],
+                                   relevance_threshold=threshold_rel, probabilistic=probabilistic[cm_model])
 threshold = url.bound(lambda: st.slider(
     f"Threshold: a row is predicted positive when its score is at least this (scores of this model: "
     f"{low:.4g} to {high:.4g})", min_value=low, max_value=high, value=default, step=(high - low) / 200,
@@ -96,4 +99,5 @@ right.dataframe({"metric": ["accuracy", "precision", "recall", "f1"],
                  "value": [s.get(m, float("nan")) for m in ("accuracy", "precision", "recall", "f1")]},
                 hide_index=True, key="curves_cm_metrics",
                 column_config={"value": st.column_config.NumberColumn(format="%.4f")}, placeholder=fmt.EMPTY)
-right.caption(f"Threshold {threshold:.4g}; counts over every scored row of {text.md(cm_model)}.")
+right.caption(f"Threshold {threshold:.4g}; counts over every scored row of {text.md(cm_model)}. The slider "
+              f"opens at {text.md(opening, limit=300)}.")
