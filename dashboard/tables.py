@@ -264,8 +264,11 @@ def needs_probabilities_view(wide: pd.DataFrame, probabilistic: dict, needs: Seq
 
 
 def scores_on_relevance_scale(scores, relevances) -> bool:
-    """Whether every score lies within the range of the relevance grades (and 0/1 for binary
-    labels): only then do RMSE, MSE, MAE and R² measure how well scores predict relevance."""
+    """Whether the scores can be read as predicted relevance grades: every score lies within the
+    range of the grades (0 to 1 for binary labels), and scores of graded relevance (grades above
+    1) use that scale (some score above 1; scores within [0, 1] are then probabilities or
+    similarities, not grades). Only then do RMSE, MSE, MAE, R² and explained variance measure how
+    well scores predict relevance."""
     import numpy as np
 
     s = np.asarray(scores, dtype=float)
@@ -275,4 +278,19 @@ def scores_on_relevance_scale(scores, relevances) -> bool:
         return False
     low = min(float(r.min()), 0.0) if r.size else 0.0
     high = max(float(r.max()), 1.0) if r.size else 1.0
-    return bool(low <= s.min() and s.max() <= high)
+    return bool(low <= s.min() and s.max() <= high and (high <= 1.0 or s.max() > 1.0))
+
+
+#: The Overview's choice of when the error metrics (RMSE, MSE, MAE, R², explained variance) are
+#: shown: the first reads each model's scores (:func:`scores_on_relevance_scale`).
+ERROR_METRICS_WHEN = ("when the scores lie on the relevance scale", "always: the scores predict the grade",
+                      "never: the scores only rank")
+
+
+def error_metrics_shown(on_scale: dict[str, bool], when: str) -> dict[str, bool]:
+    """Model -> whether its error metrics are shown, for a choice of :data:`ERROR_METRICS_WHEN`."""
+    if when == ERROR_METRICS_WHEN[1]:
+        return {name: True for name in on_scale}
+    if when == ERROR_METRICS_WHEN[2]:
+        return {name: False for name in on_scale}
+    return dict(on_scale)

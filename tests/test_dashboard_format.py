@@ -58,3 +58,11 @@ def test_metric_columns_carry_help_and_format():
     config = columns["ndcg@10"]
     assert config["help"].startswith(registry.lookup("ndcg").meaning)
     assert config["type_config"]["format"] == "%.4f"
+
+
+def test_scored_row_help_says_what_unjudged_rows_are():
+    default = metric_lists.help_for("pcopc", {"K": 10})
+    assert "count as negatives (label 0" in default and "unjudged_rows = negative" in default
+    left_out = metric_lists.help_for("pcopc", {"unjudged_rows": "exclude"})
+    assert "are left out" in left_out and "count as negatives" not in left_out
+    assert "judgment" not in metric_lists.help_for("ndcg@10", {"K": 10})  # ranking metrics: not about rows

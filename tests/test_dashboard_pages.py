@@ -12,6 +12,7 @@ import _deadlines as deadlines
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -310,6 +311,20 @@ def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_pa
         assert hidden not in scored.columns
     assert any("Needs probabilities" in c.value for c in at.caption)
     assert any("Needs scores on the relevance scale" in c.value for c in at.caption)
+    # the user says the scores predict the grade: RMSE and R² are shown, as numpy computes them
+    at.radio(key="overview_errors").set_value("always: the scores predict the grade").run()
+    scored = frame_with(at, "auc")
+    for name, run in d.runs.items():
+        rows = run.merge(d.qrels, on=["user_id", "item_id"], how="left")
+        err = 5 + 6 * rows["score"] - rows["relevance"].fillna(0)  # unjudged rows: relevance 0
+        assert scored.loc[name, "rmse"] == pytest.approx(float(np.sqrt((err ** 2).mean())), abs=1e-9)
+        grade = rows["relevance"].fillna(0)
+        r2 = 1 - (err ** 2).sum() / ((grade - grade.mean()) ** 2).sum()
+        assert scored.loc[name, "r2"] == pytest.approx(float(r2), abs=1e-9)
+    assert at.query_params["overview_errors"] == "always: the scores predict the grade"  # kept in the URL
+    at.radio(key="overview_errors").set_value("never: the scores only rank").run()
+    assert "rmse" not in frame_with(at, "auc").columns
+    assert any("you chose that the scores only rank" in c.value for c in at.caption)
     page(at, "curves")
     assert "pcopc" not in frame_with(at, "gauc").columns
     assert any("no model has scores in [0, 1]" in i.value for i in at.info)

@@ -26,7 +26,8 @@ st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, charts.metric
 
 st.subheader("Pooled over every scored row", anchor=False)
 st.caption(f"Every row of the results is one prediction, labelled positive when its relevance is at least "
-           f"{threshold_rel:g} (unjudged rows: {conv['unjudged_rows']}). Rows of all users are pooled: a model "
+           f"{threshold_rel:g}. {metric_lists.unjudged_sentence(conv)} AUC, PR-AUC, GAUC and PCOPC (sum of "
+           "scores / sum of labels) all read these labels. Rows of all users are pooled: a model "
            "that scores popular items high for everyone can rank positives of one user above negatives of "
            "another and get a high pooled AUC while its per-user lists are poor; GAUC (AUC within each user) "
            "and the @K metrics judge the lists.")
