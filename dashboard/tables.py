@@ -7,6 +7,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from metrics_core.formats import plural
+
 
 def selected_value(table: pd.DataFrame, column: str, rows: Sequence[int]) -> str | None:
     """``table[column]`` at the first selected row, as a string; None when nothing
@@ -88,7 +90,7 @@ def diagnostics_table(diags: dict) -> pd.DataFrame:
             "in the truth, missing from the run": _count_share(d.users_only_in_truth, d.n_users_truth),
             "without a relevant item": _count_share(d.users_without_relevant, d.n_users_truth),
             f"ties in the top {d.k}": f"{d.share_users_ties_in_top_k:.1%} of users",
-            f"fewer than {d.k} items": _count_share(d.users_short_lists, evaluated),
+            f"fewer than {plural(d.k, 'item')}": _count_share(d.users_short_lists, evaluated),
             f"unjudged in the top {d.k}": ("-" if d.share_unjudged_in_top_k is None
                                            else f"{d.share_unjudged_in_top_k:.1%} of items"),
         }
@@ -106,19 +108,25 @@ def diagnostics_problems(diags: dict, users: str = "all") -> list[str]:
     of the ground truth missing from a model's run (one is enough: it scores 0 for that model
     under ``users="all"``, or leaves every model's numbers under ``users="served"``). Ties,
     short lists and unjudged items are usual in ranking data and stay facts in the table."""
-    fate = ("they score 0 for it when they have relevant items (Users counted: all)" if users == "all"
-            else "they are left out of every model's numbers (Users counted: served)")
     out = []
     for name, d in diags.items():
         if d.n_users_evaluated == 0:
             out.append(f"{name}: no user of the run is in the ground truth; check that the user ids match.")
             continue
-        if d.users_only_in_truth:
-            out.append(f"{name}: {_count_share(d.users_only_in_truth, d.n_users_truth)} users of the ground "
-                       f"truth are missing from the run; {fate}.")
-        if d.n_users_run and d.users_only_in_run / d.n_users_run >= ONLY_IN_RUN_WARN:
-            out.append(f"{name}: {_count_share(d.users_only_in_run, d.n_users_run)} users of the run have no "
-                       "ground truth and are left out; check that the user ids match.")
+        missing = d.users_only_in_truth
+        if missing:
+            one = missing == 1
+            fate = ((f"{'it scores' if one else 'they score'} 0 for it when {'it has' if one else 'they have'} "
+                     "relevant items (Users counted: all)") if users == "all"
+                    else f"{'it is' if one else 'they are'} left out of every model's numbers (Users counted: served)")
+            out.append(f"{name}: {_count_share(missing, d.n_users_truth)} {'user' if one else 'users'} of the "
+                       f"ground truth {'is' if one else 'are'} missing from the run; {fate}.")
+        extra = d.users_only_in_run
+        if d.n_users_run and extra / d.n_users_run >= ONLY_IN_RUN_WARN:
+            one = extra == 1
+            out.append(f"{name}: {_count_share(extra, d.n_users_run)} {'user' if one else 'users'} of the run "
+                       f"{'has' if one else 'have'} no ground truth and {'is' if one else 'are'} left out; check "
+                       "that the user ids match.")
     return out
 
 

@@ -529,3 +529,26 @@ def test_every_table_leaves_missing_cells_empty():
             assert table.proto.HasField("placeholder") and table.proto.placeholder == "", (name, table.key)
             seen += 1
     assert seen >= 10
+
+
+def test_counts_agree_with_their_nouns():
+    """One challenger against one baseline on one metric: "1 comparison", never "1 comparisons";
+    every caption of the page is free of "1 <plural>"."""
+    import re
+
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    two = list(d.runs.items())[:2]
+    at.file_uploader(key="upload_runs_0").set_value(
+        [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in two])
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    page(at, "compare")
+    at.multiselect(key="compare_metrics").set_value(["ndcg@10"]).run()
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert any(c.startswith("1 comparison, each paired") for c in captions), captions
+    for name in ("overview", "compare", "failures", "data"):
+        page(at, name)
+        for c in at.caption:
+            assert not re.search(r"(?<![\d.,])1 (comparisons|users|models|tests|columns|items)\b", c.value), c.value

@@ -96,7 +96,7 @@ with state.guard():
 n_sig = int(table["significant"].sum())
 who = counted.describe()
 coverage = verdict.coverage_by_model(counted, state.user_attributes())
-st.caption(text.md(f"{len(table)} comparisons, each paired over the users counted ({who}); ", limit=600)
+st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over the users counted ({who}); ", limit=600)
            + f"{TEST_LABELS[test]}, "
            f"{CORRECTION_LABELS[correction]} correction, α = {alpha}: {n_sig} significant. "
            "Lift = challenger mean / baseline mean − 1, 95% interval by the delta method. "
@@ -106,7 +106,8 @@ st.caption(text.md(f"{len(table)} comparisons, each paired over the users counte
 if table.attrs["pending"]:
     st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), interval=True),
                help=f"{N_PERMUTATIONS:,} sign flips, {comparisons.N_RESAMPLES:,} bootstrap resamples; up to "
-                    f"{background.FOREGROUND_USERS:,} users per model they are computed before the page is shown.")
+                    f"{fmt.plural(background.FOREGROUND_USERS, 'user')} per model they are computed before the "
+                    "page is shown.")
 
 st.subheader("Verdict", anchor=False)
 readable = verdict.verdict_table(table, correction, alpha, who, coverage)
@@ -172,7 +173,7 @@ if attr_cols:
     st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments",
                  placeholder=fmt.EMPTY)
     st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
-               f"({sum(len(t) for t in by_segment.values())} tests)."
+               f"({fmt.plural(sum(len(t) for t in by_segment.values()), 'test')})."
                + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
                   if any(t.attrs["pending"] for t in by_segment.values()) else ""))
 
@@ -194,7 +195,7 @@ row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)]
 segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
                                             tables.relevance_threshold(state.conventions()))
 unserved = {n: counted.n_evaluated - (counted.served(n) or 0) for n in (baseline, focus_model)}
-st.caption(f"{fmt.count(len(pairs))} users paired ({text.md(who, limit=600)}); colour: {text.md(segment_name)}. "
+st.caption(f"{fmt.plural(len(pairs), 'user')} paired ({text.md(who, limit=600)}); colour: {text.md(segment_name)}. "
            f"Win / tie / loss: {fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
            + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
                      f"{focus_model} {unserved[focus_model]:,}."))

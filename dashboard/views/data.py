@@ -113,7 +113,9 @@ elif src.runs:
     st.write("Ground truth: taken from the relevance column of each result file.")
 feats = state.item_features()
 attrs = state.user_attributes()
-st.write(f"Item features: {'%d items, %d columns' % (len(feats), feats.shape[1] - 1) if feats is not None else 'none'}"
+features_said = (f"{fmt.plural(len(feats), 'item')}, {fmt.plural(feats.shape[1] - 1, 'column')}"
+                 if feats is not None else "none")
+st.write(f"Item features: {features_said}"
          f" · User attributes: {text.md(', '.join(c for c in attrs.columns if c != 'user_id')) if attrs is not None else 'none'}")
 
 st.subheader("Diagnostics")

@@ -102,8 +102,9 @@ search = f4.text_input("User id starts with", key="failures_search", max_chars=2
 shown = triage.filter_users(table, None if group == "all" else group, segment, segment_value, search)
 worst = failure_tables.with_attributes(shown.head(int(n)), attrs)
 
-st.subheader(text.md(f"Worst {len(worst)} users of {model} by {metric}"), anchor=False)
-st.caption(f"{fmt.count(len(shown))} users match; sorted by gap (largest first). Select a row to inspect that user.")
+st.subheader(text.md(f"Worst {fmt.plural(len(worst), 'user')} of {model} by {metric}"), anchor=False)
+st.caption(f"{fmt.plural(len(shown), 'user')} {'matches' if len(shown) == 1 else 'match'}; sorted by gap "
+           "(largest first). Select a row to inspect that user.")
 selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
                          column_config={**fmt.metric_columns([metric], settings),
                                         "best other": st.column_config.NumberColumn(format="%.4f"),
@@ -127,7 +128,8 @@ if other and attr_cols:
     st.subheader(text.md(f"What the users where {model} is worse than {other} share"), anchor=False)
     failing = failure_tables.failing_users({n: e.per_user for n, e in evals.items()}, model, other, metric)
     explained = failure_tables.overrepresented(pd.Index(table["user_id"]), failing, attrs)
-    st.caption(text.md(f"{len(failing):,} of the {len(table):,} users counted have a lower {metric} with {model} "
+    st.caption(text.md(f"{fmt.count(len(failing))} of the {fmt.plural(len(table), 'user')} counted "
+                       f"{'has' if len(failing) == 1 else 'have'} a lower {metric} with {model} "
                        f"than with {other} (in the metric's direction). For every value of every user attribute: "
                        "its users among them and among all users counted; ratio = share of failing / share of "
                        "all (above 1: over-represented). Largest ratio first.", limit=800))

@@ -28,7 +28,7 @@ diversity = metric_lists.labels(metric_lists.DIVERSITY, k)
 
 described = " · ".join(f"{key} = {value:g}" if isinstance(value, float) else f"{key} = {value}"
                        for key, value in settings.items())
-st.caption(f"{described} · {fmt.count(len(models))} models. Hover a column header for the metric's "
+st.caption(f"{described} · {fmt.plural(len(models), 'model')}. Hover a column header for the metric's "
            "definition; change the conventions in the sidebar.")
 with state.guard():
     state.show_population()
@@ -61,7 +61,7 @@ st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="ove
 if show_ci:
     with st.expander("95% bootstrap confidence intervals over users", expanded=True):
         if cis.attrs["pending"]:
-            st.caption(f"Bootstrapping more than {background.FOREGROUND_USERS:,} users runs on the server: "
+            st.caption(f"Bootstrapping more than {fmt.plural(background.FOREGROUND_USERS, 'user')} runs on the server: "
                        "these are t intervals (mean ± t·sd/√n) until the 1,000 resamples are done; the page "
                        "updates itself.")
             background.refresh_when_ready(cis.attrs["pending"])
