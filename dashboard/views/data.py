@@ -56,7 +56,7 @@ else:
     if report.waiting:
         st.info(text.md(f"Waiting for a ground truth: {', '.join(report.waiting)} "
                         f"{'has' if len(report.waiting) == 1 else 'have'} no relevance column. "
-                        "Upload the ground truth above to evaluate "
+                        "Upload the ground truth with Add files in the sidebar to evaluate "
                         f"{'it' if len(report.waiting) == 1 else 'them'}."))
 
 # --- problems, each with a way to fix it -------------------------------------------
