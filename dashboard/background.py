@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterable
 
 import streamlit as st
 
+from metrics_core.formats import plural
+
 from . import cache
 
 FOREGROUND_ENV = "METRICS_CORE_DASHBOARD_FOREGROUND_USERS"
@@ -32,7 +34,7 @@ POLL_SECONDS = 1.0
 
 def limits_text() -> str:
     """The foreground size in one sentence (for the Data page)."""
-    return (f"Bootstrap intervals and randomization tests of more than {FOREGROUND_USERS:,} users per model "
+    return (f"Bootstrap intervals and randomization tests of more than {plural(FOREGROUND_USERS, 'user')} per model "
             f"run on the server while the page shows their approximation, then the page updates itself "
             f"({FOREGROUND_ENV}).")
 

@@ -33,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 
 from metrics_core.errors import MetricsError
+from metrics_core.formats import plural
 
 from dashboard import memory
 
@@ -268,5 +269,6 @@ _SWEEPER = start_sweeper(SHARED, also=_close_expired_sessions)
 def limits_text() -> str:
     """The cache limits in one sentence (for the Data page)."""
     return (f"Parsed files, prepared models and computed results are kept on the server up to "
-            f"{SHARED.max_bytes / 2**20:,.0f} MB in total for {SHARED.ttl_seconds / 60:,.0f} minutes "
+            f"{SHARED.max_bytes / 2**20:,.0f} MB in total for "
+            f"{plural(round(SHARED.ttl_seconds / 60), 'minute')} "
             f"after their last use ({MB_ENV}, {TTL_ENV}).")

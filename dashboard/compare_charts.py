@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.text import plot as esc
+from metrics_core.formats import plural
 
 WEBGL_ABOVE = 5000
 #: above this many users the scatter becomes a density of users (points would hide each other)
@@ -74,7 +75,7 @@ def _density(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str) -
                              line=dict(color="#999", dash="dot"), hoverinfo="skip"))
     fig.update_xaxes(title=f"{esc(baseline)} · {esc(metric)}")
     fig.update_yaxes(title=f"{esc(challenger)} · {esc(metric)}")
-    return _layout(fig, f"Users per cell ({len(pairs):,} users; above the line: challenger better)", height=480)
+    return _layout(fig, f"Users per cell ({plural(len(pairs), 'user')}; above the line: challenger better)", height=480)
 
 
 def diff_histogram(diff: np.ndarray, metric: str, baseline: str, challenger: str,

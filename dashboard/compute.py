@@ -22,7 +22,9 @@ import pandas as pd
 import metrics_core as mc
 from metrics_core.errors import MetricsError
 
-from . import cache, metric_lists
+from metrics_core.reductions import scored_rows
+
+from . import cache, curve_tables, metric_lists
 from .controls import controls, evaluation_options, users
 from .loading import _entries, _features_key, item_features, model_keys, scores_are_probabilities
 
@@ -230,11 +232,19 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     return table
 
 
+def _opening_threshold(ranked: mc.Ranked, relevance_threshold: float, probabilistic: bool) -> tuple[float, str]:
+    """The confusion matrix's first threshold over the rows it counts, and why
+    (:func:`dashboard.curve_tables.opening_threshold`)."""
+    rows = scored_rows(ranked, relevance_threshold)
+    return curve_tables.opening_threshold(rows.score, rows.label, probabilistic)
+
+
 _CURVES = {
     "roc": mc.roc_curve,
     "pr": mc.pr_curve,
     "calibration": mc.calibration_curve,
     "confusion": mc.confusion_matrix,
+    "opening_threshold": _opening_threshold,
 }
 
 
@@ -245,7 +255,7 @@ def _curve_cached(kind: str, model_key: str, options: tuple, _ranked: mc.Ranked)
 
 def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFrame:
     """metrics_core's ``roc`` / ``pr`` / ``calibration`` curve or ``confusion``
-    matrix of a model (cached by the model's content key and the options)."""
+    matrix of a model, or the confusion matrix's ``opening_threshold`` (cached by the model's content key and the options)."""
     key = model_keys().get(model, model)
     return _curve_cached(kind, key, tuple(sorted(options.items())), _ranked=ranked)
 

@@ -36,19 +36,54 @@ def header(data: bytes, name: str) -> tuple[list[str], bool]:
     return names, False
 
 
-def _guess(names: list[str], role: str, taken: set[str]) -> str | None:
-    """The first column named like ``role`` (its own name or an alias) not already taken."""
+#: The roles a mapping form offers for each kind of file: a ground truth has user, item and
+#: relevance; a model's results (once a ground truth is loaded) user, item and score or rank;
+#: a model's results without a ground truth may also carry the relevance.
+KIND_ROLES = {"qrels": ("user_id", "item_id", "relevance"),
+              "run": ("user_id", "item_id", "score", "rank"),
+              "auto": ROLES}
+
+
+#: What each kind of file holds, said above its mapping form.
+ROLE_HINTS = {"qrels": "A ground truth has a user, an item and a relevance column.",
+              "run": "A model's results have a user, an item and a score or a rank column (lower rank is better).",
+              "auto": "A model's results have a user, an item and a score or a rank column, and may carry "
+                      "the relevance while no ground truth is loaded."}
+
+
+def roles_for(kind: str) -> tuple[str, ...]:
+    """The roles a file of ``kind`` ("qrels", "run" or "auto") can map."""
+    return KIND_ROLES[kind]
+
+
+def _words(name: str) -> set[str]:
+    return set(normalise(name).split("_"))
+
+
+def _word_roles(name: str, roles: tuple[str, ...]) -> list[str]:
+    """The roles one of whose one-word names is a word of ``name`` (``clicks_last_hour``:
+    relevance, by ``clicks``)."""
+    words = _words(name)
+    return [role for role in roles if words & {a for a in (role, *ALIASES[role]) if "_" not in a}]
+
+
+def _exact(names: list[str], role: str, taken: set[str]) -> str | None:
+    """The first column not already taken named like ``role`` (its own name or an alias)."""
     keys = (role, *ALIASES[role])
-    for n in names:
-        if n not in taken and normalise(n) in keys:
-            return n
-    return None
+    return next((n for n in names if n not in taken and normalise(n) in keys), None)
+
+
+def _by_word(names: list[str], role: str, taken: set[str], roles: tuple[str, ...]) -> str | None:
+    """The first column not already taken whose name contains a word naming ``role`` and no
+    other role of the form (``clicks_last_hour`` for relevance; not ``user_clicks``)."""
+    return next((n for n in names if n not in taken and _word_roles(n, roles) == [role]), None)
 
 
 def mapping_proposal(data: bytes, name: str, kind: str, current: dict[str, str]) -> dict[str, str | None] | None:
-    """``{role: column or None}`` to prefill a mapping form, or None when a mapping cannot
-    help: TREC files, unreadable headers, or files whose columns are already recognised
-    (their problem is in the values). ``kind`` is "run", "qrels" or "auto"."""
+    """``{role: column or None}`` for the roles of ``kind`` (:func:`roles_for`) to prefill a
+    mapping form, or None when a mapping cannot help: TREC files, unreadable headers, or
+    files whose columns are already recognised (their problem is in the values). ``kind``
+    is "run", "qrels" or "auto"."""
     try:
         names, is_trec = header(data, name)
     except Exception:  # noqa: BLE001 - an unreadable header: the read error says why
@@ -61,13 +96,19 @@ def mapping_proposal(data: bytes, name: str, kind: str, current: dict[str, str])
         pass
     else:
         return None
-    proposal: dict[str, str | None] = {}
-    taken: set[str] = set()
-    for role in ROLES:
-        chosen = current.get(role) if current.get(role) in names else _guess(names, role, taken)
-        proposal[role] = chosen
-        if chosen is not None:
-            taken.add(chosen)
+    roles = roles_for(kind)
+    proposal: dict[str, str | None] = {role: None for role in roles}
+    taken = {c for role, c in current.items() if role in roles and c in names}
+    for role in roles:
+        if current.get(role) in names:
+            proposal[role] = current[role]
+    # exact names first, then names containing a role's word: a proposal only, the user applies it
+    for guess in (lambda role: _exact(names, role, taken), lambda role: _by_word(names, role, taken, roles)):
+        for role in roles:
+            if proposal[role] is None:
+                proposal[role] = guess(role)
+                if proposal[role] is not None:
+                    taken.add(proposal[role])
     return proposal
 
 

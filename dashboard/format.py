@@ -1,5 +1,5 @@
 """Number formats shared by every page and download: one look for metrics, counts,
-p-values, lifts and shares, and Streamlit column settings that carry them with the
+p-values, lifts and shares, the empty cell of every table, and Streamlit column settings that carry them with the
 metric's help text.
 
 Metrics show 4 decimals, counts thousands separators, p-values 4 decimals or
@@ -16,6 +16,11 @@ from . import metric_lists
 
 # The formats themselves live in metrics_core, so the report and the command line read the same.
 from metrics_core.formats import MISSING, METRIC_DECIMALS, P_FLOOR, count, metric, percent, plural, pvalue, signed  # noqa: E402,F401
+
+
+#: What a table cell without a value shows (``st.dataframe(..., placeholder=EMPTY)``; Streamlit
+#: writes "None" otherwise): every table of the dashboard leaves such cells empty.
+EMPTY = ""
 
 
 def metric_columns(metric_labels: Sequence[str], settings: Mapping[str, object] | None = None) -> dict:

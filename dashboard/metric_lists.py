@@ -69,16 +69,31 @@ def _settings_text(settings: Mapping[str, object] | None) -> str:
     return f" Computed with: {shown}." if shown else ""
 
 
+def unjudged_sentence(conventions: Mapping[str, object] | None = None) -> str:
+    """What the scored-row metrics do with rows that have no judgment, under the ``unjudged_rows``
+    convention in force (its default when ``conventions`` does not set it)."""
+    from metrics_core.conventions import BY_NAME
+
+    value = (conventions or {}).get("unjudged_rows") or BY_NAME["unjudged_rows"].default
+    if value == "exclude":
+        return ("Rows without a judgment in the ground truth are left out (convention unjudged_rows = "
+                "exclude).")
+    return ("Rows without a judgment in the ground truth count as negatives (label 0, relevance 0; "
+            "convention unjudged_rows = negative; the sidebar's Conventions can leave them out).")
+
+
 def help_for(metric_label: str, settings: Mapping[str, object] | None = None) -> str:
     """Tooltip text of a metric label: meaning, formula, direction, default convention and the
-    settings in force (``{"K": 10, "gain": "linear", "ties": "average"}``). Unknown labels
-    (e.g. a column the page added) get an empty string."""
+    settings in force (``{"K": 10, "gain": "linear", "ties": "average"}``); for a metric over
+    scored rows, what it does with unjudged rows. Unknown labels (e.g. a column the page added)
+    get an empty string."""
     try:
         entry = registry.lookup(str(metric_label))
     except MetricsError:
         return ""
     convention = f" Convention: {entry.convention}." if entry.convention else ""
-    return f"{entry.tooltip}{convention}{_settings_text(settings)}"
+    rows = f" {unjudged_sentence(settings)}" if entry.kind in ("scored", "scored_per_user") else ""
+    return f"{entry.tooltip}{convention}{rows}{_settings_text(settings)}"
 
 
 def help_table(metric_labels: Sequence[str], settings: Mapping[str, object] | None = None) -> dict[str, str]:

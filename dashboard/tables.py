@@ -7,6 +7,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from metrics_core.formats import plural
+
 
 def selected_value(table: pd.DataFrame, column: str, rows: Sequence[int]) -> str | None:
     """``table[column]`` at the first selected row, as a string; None when nothing
@@ -56,6 +58,15 @@ def loaded_files(src, report) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["file", "role", "model", "size", "status"])
 
 
+def loaded_without_models(src) -> str:
+    """What the Data page says while files are loaded but no model's results: which files
+    (by role and name) and what comes next."""
+    loaded = [f"{role} ({getattr(src, kind).name})" for role, kind in ROLE_KINDS.items()
+              if getattr(src, kind) is not None]
+    return (f"Loaded: {', '.join(loaded)}. No model's results yet: upload one ranked-results file per model "
+            "with Add files in the sidebar; until then the other pages show the demo data.")
+
+
 def _size(n: int) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -79,7 +90,7 @@ def diagnostics_table(diags: dict) -> pd.DataFrame:
             "in the truth, missing from the run": _count_share(d.users_only_in_truth, d.n_users_truth),
             "without a relevant item": _count_share(d.users_without_relevant, d.n_users_truth),
             f"ties in the top {d.k}": f"{d.share_users_ties_in_top_k:.1%} of users",
-            f"fewer than {d.k} items": _count_share(d.users_short_lists, evaluated),
+            f"fewer than {plural(d.k, 'item')}": _count_share(d.users_short_lists, evaluated),
             f"unjudged in the top {d.k}": ("-" if d.share_unjudged_in_top_k is None
                                            else f"{d.share_unjudged_in_top_k:.1%} of items"),
         }
@@ -97,19 +108,25 @@ def diagnostics_problems(diags: dict, users: str = "all") -> list[str]:
     of the ground truth missing from a model's run (one is enough: it scores 0 for that model
     under ``users="all"``, or leaves every model's numbers under ``users="served"``). Ties,
     short lists and unjudged items are usual in ranking data and stay facts in the table."""
-    fate = ("they score 0 for it when they have relevant items (Users counted: all)" if users == "all"
-            else "they are left out of every model's numbers (Users counted: served)")
     out = []
     for name, d in diags.items():
         if d.n_users_evaluated == 0:
             out.append(f"{name}: no user of the run is in the ground truth; check that the user ids match.")
             continue
-        if d.users_only_in_truth:
-            out.append(f"{name}: {_count_share(d.users_only_in_truth, d.n_users_truth)} users of the ground "
-                       f"truth are missing from the run; {fate}.")
-        if d.n_users_run and d.users_only_in_run / d.n_users_run >= ONLY_IN_RUN_WARN:
-            out.append(f"{name}: {_count_share(d.users_only_in_run, d.n_users_run)} users of the run have no "
-                       "ground truth and are left out; check that the user ids match.")
+        missing = d.users_only_in_truth
+        if missing:
+            one = missing == 1
+            fate = ((f"{'it scores' if one else 'they score'} 0 for it when {'it has' if one else 'they have'} "
+                     "relevant items (Users counted: all)") if users == "all"
+                    else f"{'it is' if one else 'they are'} left out of every model's numbers (Users counted: served)")
+            out.append(f"{name}: {_count_share(missing, d.n_users_truth)} {'user' if one else 'users'} of the "
+                       f"ground truth {'is' if one else 'are'} missing from the run; {fate}.")
+        extra = d.users_only_in_run
+        if d.n_users_run and extra / d.n_users_run >= ONLY_IN_RUN_WARN:
+            one = extra == 1
+            out.append(f"{name}: {_count_share(extra, d.n_users_run)} {'user' if one else 'users'} of the run "
+                       f"{'has' if one else 'have'} no ground truth and {'is' if one else 'are'} left out; check "
+                       "that the user ids match.")
     return out
 
 
@@ -255,8 +272,11 @@ def needs_probabilities_view(wide: pd.DataFrame, probabilistic: dict, needs: Seq
 
 
 def scores_on_relevance_scale(scores, relevances) -> bool:
-    """Whether every score lies within the range of the relevance grades (and 0/1 for binary
-    labels): only then do RMSE, MSE, MAE and R² measure how well scores predict relevance."""
+    """Whether the scores can be read as predicted relevance grades: every score lies within the
+    range of the grades (0 to 1 for binary labels), and scores of graded relevance (grades above
+    1) use that scale (some score above 1; scores within [0, 1] are then probabilities or
+    similarities, not grades). Only then do RMSE, MSE, MAE, R² and explained variance measure how
+    well scores predict relevance."""
     import numpy as np
 
     s = np.asarray(scores, dtype=float)
@@ -266,4 +286,19 @@ def scores_on_relevance_scale(scores, relevances) -> bool:
         return False
     low = min(float(r.min()), 0.0) if r.size else 0.0
     high = max(float(r.max()), 1.0) if r.size else 1.0
-    return bool(low <= s.min() and s.max() <= high)
+    return bool(low <= s.min() and s.max() <= high and (high <= 1.0 or s.max() > 1.0))
+
+
+#: The Overview's choice of when the error metrics (RMSE, MSE, MAE, R², explained variance) are
+#: shown: the first reads each model's scores (:func:`scores_on_relevance_scale`).
+ERROR_METRICS_WHEN = ("when the scores lie on the relevance scale", "always: the scores predict the grade",
+                      "never: the scores only rank")
+
+
+def error_metrics_shown(on_scale: dict[str, bool], when: str) -> dict[str, bool]:
+    """Model -> whether its error metrics are shown, for a choice of :data:`ERROR_METRICS_WHEN`."""
+    if when == ERROR_METRICS_WHEN[1]:
+        return {name: True for name in on_scale}
+    if when == ERROR_METRICS_WHEN[2]:
+        return {name: False for name in on_scale}
+    return dict(on_scale)

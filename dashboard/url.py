@@ -91,7 +91,7 @@ CHOICE_KEYS = (
     "dist_metric", "dist_segment", "failures_model", "failures_metric", "failures_n", "failures_group",
     "failures_attribute", "failures_segment", "failures_other",
     "curves_bins", "curves_threshold", "curves_recall", "curves_cm_model",
-    "overview_ci_on", "overview_diversity", "overview_curves_on",
+    "overview_ci_on", "overview_diversity", "overview_curves_on", "overview_errors",
     "overview_bar_metric", "explain_model", "explain_metric", "explain_from", "explain_to",
 )
 

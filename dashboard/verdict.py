@@ -109,7 +109,7 @@ def resampling_note(test: str, users: int, interval: bool) -> str:
                      "the sign flips are done")
     if interval:
         parts.append("the bootstrap interval of the difference follows")
-    return (f"Resampling {fmt.count(users)} users runs on the server: {'; '.join(parts)}. "
+    return (f"Resampling {fmt.plural(users, 'user')} runs on the server: {'; '.join(parts)}. "
             "The page updates itself when it is done.")
 
 

@@ -37,7 +37,7 @@ RUN_CASES = {
     "empty.csv": ["the file is empty"],
     "blank.csv": ["the file is empty"],
     "header_only.csv": ["header line but no data rows"],
-    "missing_column.csv": ["required item column missing", "columns found: 'user_id', 'product', 'score'"],
+    "missing_column.csv": ["required item column missing", "columns found: 'user_id', 'offer', 'score'"],
     "ambiguous_columns.csv": ["could all be the user column"],
     "score_non_numeric.csv": ["line 3", "non-numeric value 'abc'", "2 bad score value(s)"],
     "score_empty.csv": ["line 4", "an empty value"],

@@ -216,10 +216,17 @@ def test_share_snapshot_reopen_report_and_exports(monkeypatch, tmp_path):
     for name, e in ev.items():
         assert table.loc[name, "ndcg@5"] == pytest.approx(e.summary["ndcg@5"], abs=1e-12)
 
-    # the delete link is shown once, and deletes the snapshot for everyone
+    query = parse_qs(urlparse(delete_link).query)
+    # the delete link stays on the page (never in the URL) until the user dismisses it
+    ok(at.run())
+    assert [c.value for c in at.code] == [link, delete_link]
+    assert "delete" not in at.query_params
+    assert all(query["delete"][0] not in str(v) for v in dict(at.query_params).values())
+    ok(at.button(key="share_delete_saved").click().run())
+    assert [c.value for c in at.code] == [link]
     ok(at.run())
     assert [c.value for c in at.code] == [link]
-    query = parse_qs(urlparse(delete_link).query)
+    # it deletes the snapshot for everyone
     at3 = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at3.query_params["analysis"] = sid
     at3.query_params["delete"] = "x" * 43

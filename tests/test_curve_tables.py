@@ -43,3 +43,45 @@ def test_score_range_and_bin_counts():
                                  "count": [10, 3]})}
     counts = curve_tables.calibration_counts(curves, 3)
     assert counts.loc["[0.00, 0.33)", "m"] == 10 and counts.loc["[0.67, 1.00]", "m"] == 3
+
+
+def _brute_force_best_f1(scores, labels):
+    """Every distinct score as a threshold, F1 by scikit-learn; the highest threshold of the best."""
+    from sklearn.metrics import f1_score
+
+    best = None
+    for t in sorted(set(scores), reverse=True):
+        f1 = f1_score(labels, (np.asarray(scores) >= t).astype(int), zero_division=0)
+        if best is None or f1 > best[1] + 1e-15:
+            best = (t, f1)
+    return best
+
+
+def test_best_f1_threshold_matches_a_brute_force_search():
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        n = int(rng.integers(5, 80))
+        labels = (rng.random(n) < 0.3).astype(int)
+        if labels.sum() == 0:
+            labels[0] = 1
+        # logits with ties: rounding makes repeated scores
+        scores = np.round(rng.normal(-3 + 2 * labels, 1.5), 1)
+        got = curve_tables.best_f1_threshold(scores, labels)
+        want = _brute_force_best_f1(list(scores), labels)
+        assert got[0] == want[0] and got[1] == pytest.approx(want[1], abs=1e-12)
+    assert curve_tables.best_f1_threshold([0.1, 0.2], [0, 0]) is None
+
+
+def test_opening_threshold_probabilities_logits_and_no_positive():
+    value, why = curve_tables.opening_threshold([0.1, 0.7, 0.9], [0, 1, 1], probabilistic=True)
+    assert value == 0.5 and "probabilities" in why
+    # probabilities that all lie above 0.5: the slider's range starts at the lowest score
+    assert curve_tables.opening_threshold([0.6, 0.9], [0, 1], probabilistic=True)[0] == 0.6
+    # raw logits: many negatives far below, few positives around 0; the middle of the range
+    # would predict nearly every row positive
+    scores = np.r_[np.linspace(-9.5, -1, 90), np.linspace(-0.5, 0.2, 10)]
+    labels = np.r_[np.zeros(90), np.ones(10)]
+    value, why = curve_tables.opening_threshold(scores, labels, probabilistic=False)
+    assert value == pytest.approx(-0.5) and "highest F1 (1.0000)" in why
+    value, why = curve_tables.opening_threshold([-2.0, 4.0], [0, 0], probabilistic=False)
+    assert value == 1.0 and "no row is positive" in why

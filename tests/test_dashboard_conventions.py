@@ -156,3 +156,13 @@ def test_scores_on_the_relevance_scale():
     assert not tables.scores_on_relevance_scale([5.0, 11.0], [0, 1, 2, 3])
     assert not tables.scores_on_relevance_scale([-0.5, 0.4], [0, 1])
     assert not tables.scores_on_relevance_scale([], [0, 1])
+    # graded relevance: similarities in [0, 1] are not predicted grades
+    assert not tables.scores_on_relevance_scale([0.1, 0.9], [0, 1, 2, 3])
+
+
+def test_error_metrics_follow_the_choice():
+    on_scale = {"a": True, "b": False}
+    auto, always, never = tables.ERROR_METRICS_WHEN
+    assert tables.error_metrics_shown(on_scale, auto) == on_scale
+    assert tables.error_metrics_shown(on_scale, always) == {"a": True, "b": True}
+    assert tables.error_metrics_shown(on_scale, never) == {"a": False, "b": False}

@@ -56,8 +56,21 @@ def test_truth_alone_is_listed_and_the_page_says_what_is_missing():
     upload(at, "upload_truth_0", ("truth.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     listing = frame_with(at, "status")
     assert list(listing["file"]) == ["truth.csv"] and list(listing["role"]) == ["ground truth"]
-    assert any("ground truth is loaded" in i.value for i in at.info)
+    assert any(i.value.startswith(text.md("Loaded: ground truth (truth.csv). No model's results yet"))
+               for i in at.info)
     assert not any("shows the **demo data**" in i.value for i in at.info)
+
+
+def test_attributes_alone_are_named_not_called_a_ground_truth():
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    attrs = b"user_id,segment\n" + b"".join(f"{u},a\n".encode() for u in d.qrels["user_id"].unique())
+    upload(at, "upload_attributes_0", ("attrs.csv", attrs, "text/csv"))
+    assert list(frame_with(at, "status")["role"]) == ["user attributes"]
+    infos = [i.value for i in at.info]
+    assert any(i.startswith(text.md("Loaded: user attributes (attrs.csv). No model's results yet")) for i in infos)
+    assert not any("ground truth" in i.replace("\\", "") for i in infos)
 
 
 def test_cr_only_file_is_a_message_removable_on_its_own_and_read_once(monkeypatch):
@@ -97,7 +110,7 @@ def test_mapping_form_only_when_it_helps_and_prefilled():
     # partly recognised: the form is prefilled with what was detected
     partial = b"user,sku,affinity\nu1,i1,0.5\n"
     assert files.mapping_proposal(partial, "p.csv", "run", {}) == {
-        "user_id": "user", "item_id": None, "score": None, "rank": None, "relevance": None}
+        "user_id": "user", "item_id": None, "score": None, "rank": None}
     # TREC files never get a form
     trec = b"q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 x bm25\n"
     assert files.mapping_proposal(trec, "run.trec", "run", {}) is None
@@ -246,3 +259,48 @@ def test_a_save_the_store_refuses_leaves_the_data_in_the_session_and_says_why(mo
     assert any("the disk is full" in w.value for w in at.warning), [w.value for w in at.warning]
     page(at, "overview")  # the data is still there
     assert frame_with(at, "ndcg@10").shape[0] == len(d.runs)
+
+
+def test_mapping_proposal_offers_the_roles_of_the_file_kind_and_guesses_by_name():
+    truth = b"reader,article,clicks_last_hour\nu1,a1,1\n"
+    # a ground truth: user, item and relevance only; "clicks" in a name reads as relevance
+    assert files.mapping_proposal(truth, "t.csv", "qrels", {}) == {
+        "user_id": None, "item_id": "article", "relevance": "clicks_last_hour"}
+    # a name with the words of two roles is not guessed; exact names win over words
+    both = b"user_clicks,doc,label\nu1,d1,1\n"
+    assert files.mapping_proposal(both, "b.csv", "qrels", {}) == {
+        "user_id": None, "item_id": "doc", "relevance": "label"}
+    # a run once a ground truth is loaded: user, item, score or rank; no relevance
+    run = b"customer_id,movie,predicted_logit_v2\nu1,m1,0.3\n"
+    proposal = files.mapping_proposal(run, "r.csv", "run", {})
+    assert list(proposal) == ["user_id", "item_id", "score", "rank"]
+    assert proposal == {"user_id": "customer_id", "item_id": "movie", "score": "predicted_logit_v2", "rank": None}
+    # without a ground truth a run may carry the relevance: every role is offered
+    assert list(files.mapping_proposal(truth, "t.csv", "auto", {})) == list(mc.io.ROLES)
+
+
+def test_new_aliases_are_read_without_a_mapping():
+    from metrics_core.io.columns import detect
+
+    assert detect(["customer_id", "article", "clicks"], "qrels", "t.csv") == {
+        "user_id": "customer_id", "item_id": "article", "score": None, "rank": None, "relevance": "clicks"}
+    assert detect(["visitor_id", "product_id", "logit"], "run", "r.csv")["score"] == "logit"
+    for item in ("doc", "document", "product", "movie", "movie_id", "article_id"):
+        assert detect(["user_id", item, "purchased"], "qrels", "t.csv")["item_id"] == item
+
+
+def test_ground_truth_form_offers_user_item_and_relevance_only():
+    d = small_demo()
+    truth = d.qrels.rename(columns={"user_id": "member", "relevance": "clicks_last_hour", "item_id": "article"})
+    at = app()
+    page(at, "data")
+    upload(at, "upload_truth_0", ("truth.csv", demo.to_csv_bytes(truth), "text/csv"))
+    keys = [s.key for s in at.selectbox if s.key and s.key.startswith("map_None_")]
+    assert keys == ["map_None_user_id", "map_None_item_id", "map_None_relevance"]
+    assert at.selectbox(key="map_None_item_id").value == "article"
+    assert at.selectbox(key="map_None_relevance").value == "clicks_last_hour"
+    at.selectbox(key="map_None_user_id").set_value("member")
+    at.button[[b.label for b in at.button].index("Apply mapping")].click()
+    at.run()
+    assert not at.error and not at.exception
+    assert list(frame_with(at, "status")["status"]) == ["ready, waiting for models"]

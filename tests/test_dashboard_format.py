@@ -58,3 +58,39 @@ def test_metric_columns_carry_help_and_format():
     config = columns["ndcg@10"]
     assert config["help"].startswith(registry.lookup("ndcg").meaning)
     assert config["type_config"]["format"] == "%.4f"
+
+
+def test_scored_row_help_says_what_unjudged_rows_are():
+    default = metric_lists.help_for("pcopc", {"K": 10})
+    assert "count as negatives (label 0" in default and "unjudged_rows = negative" in default
+    left_out = metric_lists.help_for("pcopc", {"unjudged_rows": "exclude"})
+    assert "are left out" in left_out and "count as negatives" not in left_out
+    assert "judgment" not in metric_lists.help_for("ndcg@10", {"K": 10})  # ranking metrics: not about rows
+
+
+def test_diagnostic_sentences_agree_with_their_counts():
+    import pandas as pd
+
+    import metrics_core as mc
+    from dashboard import tables
+
+    qrels = pd.DataFrame({"user_id": ["u1", "u2", "u3"], "item_id": "a", "relevance": 1})
+    one_missing = pd.DataFrame({"user_id": ["u1", "u2"], "item_id": "a", "score": 0.5})
+    two_missing = pd.DataFrame({"user_id": ["u1"], "item_id": "a", "score": 0.5})
+    diags = {name: mc.evaluate(run, qrels, metrics=["ndcg@1"]).diagnostics
+             for name, run in (("m1", one_missing), ("m2", two_missing))}
+    said = tables.diagnostics_problems(diags, "all")
+    assert said == ["m1: 1 (33.3%) user of the ground truth is missing from the run; it scores 0 for it when it "
+                    "has relevant items (Users counted: all).",
+                    "m2: 2 (66.7%) users of the ground truth are missing from the run; they score 0 for it when "
+                    "they have relevant items (Users counted: all)."]
+    assert tables.diagnostics_problems(diags, "served")[0].endswith(
+        "user of the ground truth is missing from the run; it is left out of every model's numbers "
+        "(Users counted: served).")
+    # a run whose only user has no ground truth
+    stray = pd.DataFrame({"user_id": ["u1", "x"], "item_id": "a", "score": 0.5})
+    ev = mc.evaluate(stray, qrels[qrels.user_id == "u1"], metrics=["ndcg@1"])
+    assert tables.diagnostics_problems({"m": ev.diagnostics}) == [
+        "m: 1 (50.0%) user of the run has no ground truth and is left out; check that the user ids match."]
+    # the table's headers at K = 1
+    assert "fewer than 1 item" in tables.diagnostics_table(diags).columns

@@ -12,6 +12,7 @@ import _deadlines as deadlines
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -283,6 +284,8 @@ def test_curves_page_values_and_threshold():
     at.selectbox(key="curves_cm_model").set_value("two_tower").run()
     slider = at.slider(key="curves_threshold")
     assert (slider.min, slider.max) == pytest.approx((ranked.score.min(), ranked.score.max()))
+    assert slider.value == 0.5  # probabilities open at 0.5, and the caption says so
+    assert any(text.md("opens at 0.5, as this model's scores are probabilities") in c.value for c in at.caption)
     slider.set_value(0.2).run()
     assert not at.exception
     acc = reference(full_demo(), ["accuracy", "recall"], threshold=0.2)["two_tower"]
@@ -308,6 +311,20 @@ def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_pa
         assert hidden not in scored.columns
     assert any("Needs probabilities" in c.value for c in at.caption)
     assert any("Needs scores on the relevance scale" in c.value for c in at.caption)
+    # the user says the scores predict the grade: RMSE and R² are shown, as numpy computes them
+    at.radio(key="overview_errors").set_value("always: the scores predict the grade").run()
+    scored = frame_with(at, "auc")
+    for name, run in d.runs.items():
+        rows = run.merge(d.qrels, on=["user_id", "item_id"], how="left")
+        err = 5 + 6 * rows["score"] - rows["relevance"].fillna(0)  # unjudged rows: relevance 0
+        assert scored.loc[name, "rmse"] == pytest.approx(float(np.sqrt((err ** 2).mean())), abs=1e-9)
+        grade = rows["relevance"].fillna(0)
+        r2 = 1 - (err ** 2).sum() / ((grade - grade.mean()) ** 2).sum()
+        assert scored.loc[name, "r2"] == pytest.approx(float(r2), abs=1e-9)
+    assert at.query_params["overview_errors"] == "always: the scores predict the grade"  # kept in the URL
+    at.radio(key="overview_errors").set_value("never: the scores only rank").run()
+    assert "rmse" not in frame_with(at, "auc").columns
+    assert any("you chose that the scores only rank" in c.value for c in at.caption)
     page(at, "curves")
     assert "pcopc" not in frame_with(at, "gauc").columns
     assert any("no model has scores in [0, 1]" in i.value for i in at.info)
@@ -315,6 +332,17 @@ def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_pa
     raw = 5 + 6 * d.runs[name]["score"]
     slider = at.slider(key="curves_threshold")
     assert (slider.min, slider.max) == pytest.approx((raw.min(), raw.max()))
+    # raw scores open at the threshold with the highest F1 over the model's rows (unjudged rows negative)
+    from sklearn.metrics import f1_score
+
+    rows = d.runs[name].assign(score=raw).merge(d.qrels, on=["user_id", "item_id"], how="left")
+    labels = (rows["relevance"].fillna(0) >= 1).astype(int)
+    f1s = {t: f1_score(labels, (rows["score"] >= t).astype(int)) for t in rows["score"].unique()}
+    best = max(f1s.values())
+    want = max(t for t, f in f1s.items() if f >= best - 1e-12)
+    assert slider.value == pytest.approx(want, abs=1e-9)
+    shown = [c.value.replace("\\", "") for c in at.caption]
+    assert any(f"opens at {want:.4g}, the threshold with the highest F1 ({best:.4f})" in c for c in shown)
 
 
 def test_distributions_page_shares_and_segments():
@@ -477,3 +505,50 @@ def test_fresh_install_lays_the_demo_out_in_python_and_leaves_the_metric_curves_
         assert len(at.get("plotly_chart")) == charts + 1
     finally:
         loading._demo_ranked.clear()  # later tests prepare the demo with the compiled layout again
+
+
+def test_every_table_leaves_missing_cells_empty():
+    """A model with raw scores beside one with probabilities: its probability metrics are
+    missing cells, which every table of every page shows empty (Streamlit writes "None"
+    unless told otherwise)."""
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    files = [(f"{name}.csv", demo.to_csv_bytes(run.assign(score=5 + 6 * run["score"]) if i == 0 else run),
+              "text/csv") for i, (name, run) in enumerate(d.runs.items())]
+    at.file_uploader(key="upload_runs_0").set_value(files)
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    page(at, "overview")
+    raw = next(iter(d.runs))
+    assert pd.isna(frame_with(at, "logloss").loc[raw, "logloss"])  # a missing cell is there to show
+    seen = 0
+    for name in ("data", "overview", "curves", "distributions", "failures", "compare", "share"):
+        page(at, name)
+        for table in at.dataframe:
+            assert table.proto.HasField("placeholder") and table.proto.placeholder == "", (name, table.key)
+            seen += 1
+    assert seen >= 10
+
+
+def test_counts_agree_with_their_nouns():
+    """One challenger against one baseline on one metric: "1 comparison", never "1 comparisons";
+    every caption of the page is free of "1 <plural>"."""
+    import re
+
+    d = small_demo()
+    at = app()
+    page(at, "data")
+    two = list(d.runs.items())[:2]
+    at.file_uploader(key="upload_runs_0").set_value(
+        [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in two])
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.run()
+    page(at, "compare")
+    at.multiselect(key="compare_metrics").set_value(["ndcg@10"]).run()
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert any(c.startswith("1 comparison, each paired") for c in captions), captions
+    for name in ("overview", "compare", "failures", "data"):
+        page(at, name)
+        for c in at.caption:
+            assert not re.search(r"(?<![\d.,])1 (comparisons|users|models|tests|columns|items)\b", c.value), c.value

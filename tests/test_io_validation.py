@@ -16,7 +16,7 @@ CASES = [
     ("empty.csv", "run", ["empty.csv", "the file is empty"]),
     ("blank.csv", "run", ["blank.csv", "the file is empty"]),
     ("header_only.csv", "run", ["header_only.csv", "header line but no data rows"]),
-    ("missing_column.csv", "run", ["required item column missing", "columns found: 'user_id', 'product', 'score'"]),
+    ("missing_column.csv", "run", ["required item column missing", "columns found: 'user_id', 'offer', 'score'"]),
     ("ambiguous_columns.csv", "run", ["'user', 'uid' could all be the user column"]),
     ("score_non_numeric.csv", "run", ["line 3", "non-numeric value 'abc'", "2 bad score value(s)"]),
     ("score_empty.csv", "run", ["line 4", "score column 'score' has an empty value", "1 bad score"]),

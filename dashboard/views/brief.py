@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, sources, state, text, triage, url
+from dashboard import background, format as fmt, sources, state, text, triage, url
 from dashboard.decision import current as current_decision
 from metrics_core import brief as mb
 
@@ -49,14 +49,14 @@ with left:
     st.subheader("Where a challenger loses", anchor=False)
     losses = mb.segment_loss_rows(brief, limit=5)
     if len(losses):
-        st.dataframe(losses, hide_index=True, key="brief_segments")
+        st.dataframe(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
     st.caption(text.md(mb.segment_note(brief), limit=600))
 with right:
     st.subheader("What explains the loss", anchor=False)
     groups = mb.failure_rows(brief, per_pair=3)
     if len(groups):
         picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
-                              selection_mode="single-row")
+                              selection_mode="single-row", placeholder=fmt.EMPTY)
         st.caption("Users where the challenger scores below the baseline, by what went wrong (not served; nothing "
                    "relevant found: a score of 0; relevant items ranked lower), and each group's share of the summed "
                    "loss. Select a row to open those users on Failures.")

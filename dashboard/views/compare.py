@@ -96,7 +96,7 @@ with state.guard():
 n_sig = int(table["significant"].sum())
 who = counted.describe()
 coverage = verdict.coverage_by_model(counted, state.user_attributes())
-st.caption(text.md(f"{len(table)} comparisons, each paired over the users counted ({who}); ", limit=600)
+st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over the users counted ({who}); ", limit=600)
            + f"{TEST_LABELS[test]}, "
            f"{CORRECTION_LABELS[correction]} correction, α = {alpha}: {n_sig} significant. "
            "Lift = challenger mean / baseline mean − 1, 95% interval by the delta method. "
@@ -106,7 +106,8 @@ st.caption(text.md(f"{len(table)} comparisons, each paired over the users counte
 if table.attrs["pending"]:
     st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), interval=True),
                help=f"{N_PERMUTATIONS:,} sign flips, {comparisons.N_RESAMPLES:,} bootstrap resamples; up to "
-                    f"{background.FOREGROUND_USERS:,} users per model they are computed before the page is shown.")
+                    f"{fmt.plural(background.FOREGROUND_USERS, 'user')} per model they are computed before the "
+                    "page is shown.")
 
 st.subheader("Verdict", anchor=False)
 readable = verdict.verdict_table(table, correction, alpha, who, coverage)
@@ -116,7 +117,7 @@ st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_ve
                                                                             f"{CORRECTION_LABELS[correction]}"),
                             "detectable lift": st.column_config.TextColumn(
                                 help="Minimum detectable effect at 80% power and the chosen α, relative to the "
-                                     "baseline mean")})
+                                     "baseline mean")}, placeholder=fmt.EMPTY)
 for line in readable["sentence"]:
     st.markdown("- " + text.md(line, limit=600))
 
@@ -129,7 +130,7 @@ with st.expander("Full statistics"):
         "p_value": st.column_config.NumberColumn(format="%.6f"), "p_adjusted": st.column_config.NumberColumn(format="%.6f"),
         "model": "challenger", "n": "users paired", "diff": st.column_config.NumberColumn(
             "difference", format="%+.4f", help="challenger mean − baseline mean; ci_low/ci_high: its 95% bootstrap CI"),
-        "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")})
+        "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")}, placeholder=fmt.EMPTY)
     slug = state.settings_slug()
     st.download_button("Download comparison CSV", text.csv_bytes(table, index=False),
                        file_name=f"comparison_{test}_{correction}_users-{state.users()}_{slug}.csv",
@@ -147,7 +148,7 @@ with state.guard():
     # the matrix shows lift, marker and significance: no bootstrap interval is needed
     by_base = {b: _comparison(tuple(keys.get(n, n) for n in names), per_user, (matrix_metric,), b, test,
                               correction, float(alpha), opt_key, bootstrap=False) for b in names}
-st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix")
+st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix", placeholder=fmt.EMPTY)
 st.caption(f"Cell: lift of the row's model over the column's model on {matrix_metric}; ▲ / ▼ significant "
            f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant."
            + (" " + verdict.resampling_note(test, len(per_user[names[0]]), interval=False)
@@ -169,9 +170,10 @@ if attr_cols:
                 by_segment[seg] = _comparison(tuple(keys.get(n, n) for n in chosen) + (seg_col, seg), part,
                                               tuple(metrics), baseline, test, "none", float(alpha), opt_key,
                                               bootstrap=False)
-    st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments")
+    st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments",
+                 placeholder=fmt.EMPTY)
     st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
-               f"({sum(len(t) for t in by_segment.values())} tests)."
+               f"({fmt.plural(sum(len(t) for t in by_segment.values()), 'test')})."
                + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
                   if any(t.attrs["pending"] for t in by_segment.values()) else ""))
 
@@ -193,7 +195,7 @@ row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)]
 segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
                                             tables.relevance_threshold(state.conventions()))
 unserved = {n: counted.n_evaluated - (counted.served(n) or 0) for n in (baseline, focus_model)}
-st.caption(f"{fmt.count(len(pairs))} users paired ({text.md(who, limit=600)}); colour: {text.md(segment_name)}. "
+st.caption(f"{fmt.plural(len(pairs), 'user')} paired ({text.md(who, limit=600)}); colour: {text.md(segment_name)}. "
            f"Win / tie / loss: {fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
            + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
                      f"{focus_model} {unserved[focus_model]:,}."))
@@ -219,7 +221,7 @@ else:
     picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
                           key="compare_regressions",
                           column_config={col: st.column_config.NumberColumn(format="%.4f")
-                                         for col in worst.columns if col != "user_id"})
+                                         for col in worst.columns if col != "user_id"}, placeholder=fmt.EMPTY)
     user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
     if user is not None:
         state.request_drilldown(focus_model, user, baseline)

@@ -1,6 +1,7 @@
 """Curves: what each model finds at every cutoff K (per-user precision and recall), then
 the pooled views over scored rows (ROC, precision-recall), calibration with its bin
-counts, and a confusion matrix at a threshold within each model's own score range."""
+counts, and a confusion matrix at a threshold within each model's own score range (opening at
+0.5 for probabilities, else at the threshold with the highest F1)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, charts.metric
 
 st.subheader("Pooled over every scored row", anchor=False)
 st.caption(f"Every row of the results is one prediction, labelled positive when its relevance is at least "
-           f"{threshold_rel:g} (unjudged rows: {conv['unjudged_rows']}). Rows of all users are pooled: a model "
+           f"{threshold_rel:g}. {metric_lists.unjudged_sentence(conv)} AUC, PR-AUC, GAUC and PCOPC (sum of "
+           "scores / sum of labels) all read these labels. Rows of all users are pooled: a model "
            "that scores popular items high for everyone can rank positives of one user above negatives of "
            "another and get a high pooled AUC while its per-user lists are poor; GAUC (AUC within each user) "
            "and the @K metrics judge the lists.")
@@ -36,7 +38,8 @@ probabilistic = {n: state.scores_are_probabilities(r) for n, r in models.items()
 table, hidden, raw = tables.needs_probabilities_view(
     state.summary_table(evals, ["auc", "gauc", "pr_auc", "pcopc"]).set_index("model"), probabilistic,
     list(metric_lists.NEEDS_PROBABILITIES))
-st.dataframe(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary")
+st.dataframe(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary",
+             placeholder=fmt.EMPTY)
 if raw:
     st.caption(text.md(f"Needs probabilities: PCOPC is left out for {', '.join(raw)} (scores outside [0, 1])."))
 
@@ -69,7 +72,8 @@ else:
                     key="curves_calibration")
     st.caption("Rows per score bin (a point from a few rows says little):")
     st.dataframe(curve_tables.calibration_counts(cal, n_bins), key="curves_bin_counts",
-                 column_config={n: st.column_config.NumberColumn(format="localized") for n in cal})
+                 column_config={n: st.column_config.NumberColumn(format="localized") for n in cal},
+                 placeholder=fmt.EMPTY)
     skipped = sorted(set(models) - set(calibrated))
     if skipped:
         st.caption(text.md(f"Needs probabilities, not shown (scores outside [0, 1]): {', '.join(skipped)}."))
@@ -79,7 +83,9 @@ names = list(models)
 cm_model = url.bound(lambda: st.selectbox("Model", names, key="curves_cm_model"), "curves_cm_model", names[0],
                      options=names)
 low, high = curve_tables.score_range(models[cm_model].score)
-default = min(max(0.5, low), high) if probabilistic[cm_model] else (low + high) / 2
+with state.guard():
+    default, opening = state.curve("opening_threshold", cm_model, models[cm_model],
+                                   relevance_threshold=threshold_rel, probabilistic=probabilistic[cm_model])
 threshold = url.bound(lambda: st.slider(
     f"Threshold: a row is predicted positive when its score is at least this (scores of this model: "
     f"{low:.4g} to {high:.4g})", min_value=low, max_value=high, value=default, step=(high - low) / 200,
@@ -93,5 +99,6 @@ s = cm_eval.summary
 right.dataframe({"metric": ["accuracy", "precision", "recall", "f1"],
                  "value": [s.get(m, float("nan")) for m in ("accuracy", "precision", "recall", "f1")]},
                 hide_index=True, key="curves_cm_metrics",
-                column_config={"value": st.column_config.NumberColumn(format="%.4f")})
-right.caption(f"Threshold {threshold:.4g}; counts over every scored row of {text.md(cm_model)}.")
+                column_config={"value": st.column_config.NumberColumn(format="%.4f")}, placeholder=fmt.EMPTY)
+right.caption(f"Threshold {threshold:.4g}; counts over every scored row of {text.md(cm_model)}. The slider "
+              f"opens at {text.md(opening, limit=300)}.")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import background, cache, files, sources, state, tables, text, uploads
-from metrics_core.io import ROLES, SUPPORTED_FORMATS
+from dashboard import background, cache, files, format as fmt, sources, state, tables, text, uploads
+from metrics_core.io import SUPPORTED_FORMATS
 
 st.title("Data")
 st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
@@ -38,7 +38,7 @@ else:
     st.caption("Add or replace files with **Add files** in the sidebar; an upload in progress carries on "
                "while you look at other pages.")
     listing = tables.loaded_files(src, report)
-    st.dataframe(listing, hide_index=True, key="data_files")
+    st.dataframe(listing, hide_index=True, key="data_files", placeholder=fmt.EMPTY)
     removers = [(row.role, row.model, row.file) for row in listing.itertuples()]
     cols = st.columns(min(len(removers), 4))
     for i, (role, model, fname) in enumerate(removers):
@@ -52,12 +52,11 @@ else:
     st.button("Return to the demo data", on_click=state.reset_to_demo, icon=":material/restart_alt:",
               key="data_demo")
     if not src.runs:
-        st.info("Your ground truth is loaded. Upload one ranked-results file per model above; until then "
-                "the other pages show the demo data.")
+        st.info(text.md(tables.loaded_without_models(src), limit=600))
     if report.waiting:
         st.info(text.md(f"Waiting for a ground truth: {', '.join(report.waiting)} "
                         f"{'has' if len(report.waiting) == 1 else 'have'} no relevance column. "
-                        "Upload the ground truth above to evaluate "
+                        "Upload the ground truth with Add files in the sidebar to evaluate "
                         f"{'it' if len(report.waiting) == 1 else 'them'}."))
 
 # --- problems, each with a way to fix it -------------------------------------------
@@ -74,16 +73,21 @@ for p in report.problems:
         continue
     names = files.columns_of(blob.data, blob.name)
     what = "the ground truth" if p.model is None else f"model {p.model}"
+    roles = files.roles_for(kind)
     with st.form(f"mapping_{p.model}"):
         st.write(f"Which column of **{text.md(blob.name)}** ({text.md(what)}) holds each role?")
-        cols = st.columns(len(ROLES))
+        st.caption(files.ROLE_HINTS[kind] + " The choices are guessed from the column names: check them "
+                   "before applying.")
+        cols = st.columns(len(roles))
         choice = {}
         options = ["(none)"] + names
-        for col, role in zip(cols, ROLES):
+        for col, role in zip(cols, roles):
             default = options.index(proposal[role]) if proposal.get(role) in options else 0
             choice[role] = col.selectbox(role, options, index=default, key=f"map_{p.model}_{role}")
         if st.form_submit_button("Apply mapping", disabled=locked):
-            state.set_mapping(p.model, {r: c for r, c in choice.items() if c != "(none)"})
+            # roles this form does not offer keep what was mapped before
+            kept = {r: c for r, c in dict(blob.mapping).items() if r not in roles}
+            state.set_mapping(p.model, {**kept, **{r: c for r, c in choice.items() if c != "(none)"}})
             st.rerun()
 
 # --- models and diagnostics -------------------------------------------------------
@@ -99,7 +103,7 @@ for name, ranked in models.items():
                  "rows": ranked.n_rows, "users in run": int(ranked.in_run.sum()),
                  "columns used": mapping.describe().split(": ", 1)[-1] if mapping else "user_id, item_id, score",
                  "scores in [0, 1]": state.scores_are_probabilities(ranked)})
-st.dataframe(pd.DataFrame(rows).set_index("model"), key="data_models")
+st.dataframe(pd.DataFrame(rows).set_index("model"), key="data_models", placeholder=fmt.EMPTY)
 
 truth_mapping = state.read_mapping(None)
 if src.qrels is not None:
@@ -109,7 +113,9 @@ elif src.runs:
     st.write("Ground truth: taken from the relevance column of each result file.")
 feats = state.item_features()
 attrs = state.user_attributes()
-st.write(f"Item features: {'%d items, %d columns' % (len(feats), feats.shape[1] - 1) if feats is not None else 'none'}"
+features_said = (f"{fmt.plural(len(feats), 'item')}, {fmt.plural(feats.shape[1] - 1, 'column')}"
+                 if feats is not None else "none")
+st.write(f"Item features: {features_said}"
          f" · User attributes: {text.md(', '.join(c for c in attrs.columns if c != 'user_id')) if attrs is not None else 'none'}")
 
 st.subheader("Diagnostics")
@@ -117,7 +123,7 @@ c = state.controls()
 with state.guard():
     evals = state.evaluate_all([f"ndcg@{c['k']}"])
 diags = {name: ev.diagnostics for name, ev in evals.items()}
-st.dataframe(tables.diagnostics_table(diags), key="data_diagnostics")
+st.dataframe(tables.diagnostics_table(diags), key="data_diagnostics", placeholder=fmt.EMPTY)
 for sentence in tables.diagnostics_facts(diags):
     st.caption(text.md(sentence, limit=600))
 serious = tables.diagnostics_problems(diags, state.users())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, distribution_tables, metric_lists, state, tables, url
+from dashboard import charts, distribution_tables, format as fmt, metric_lists, state, tables, url
 
 st.title("Distributions")
 models = state.require_models()
@@ -32,7 +32,7 @@ st.dataframe(state.distribution_summary(long),
                             "median": st.column_config.NumberColumn(format="%.4f"),
                             "share at 0": st.column_config.NumberColumn(format="percent"),
                             "share at 1": st.column_config.NumberColumn(format="percent")},
-             key="dist_summary")
+             key="dist_summary", placeholder=fmt.EMPTY)
 
 left, right = st.columns(2)
 left.plotly_chart(state.cached_figure("dist_ecdf", distribution_tables.ecdf_steps(long), charts.ecdf, metric, colors),
@@ -57,4 +57,4 @@ table = state.segment_table(long, segment)
 st.plotly_chart(state.cached_figure("dist_segments", table, charts.segments, metric, segment_col, colors),
                 key="dist_segments")
 st.dataframe(table.pivot(index="segment", columns="model", values="mean")[list(evals)],
-             key="dist_segment_table")
+             key="dist_segment_table", placeholder=fmt.EMPTY)

@@ -80,7 +80,7 @@ st.caption(f"Groups of the {fmt.count(len(table))} evaluated users of this model
            "lowest quarter of the users with a hit; gap = best other model's value minus this model's, per user.")
 st.dataframe(counts.assign(users=[fmt.count(v) for v in counts["users"]],
                            share=[fmt.percent(v, signed_=False) for v in counts["share"]]),
-             hide_index=True, key="failures_groups")
+             hide_index=True, key="failures_groups", placeholder=fmt.EMPTY)
 
 f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
 group = url.bound(lambda: f1.selectbox("Group", ["all", *triage.GROUPS], key="failures_group"),
@@ -102,8 +102,9 @@ search = f4.text_input("User id starts with", key="failures_search", max_chars=2
 shown = triage.filter_users(table, None if group == "all" else group, segment, segment_value, search)
 worst = failure_tables.with_attributes(shown.head(int(n)), attrs)
 
-st.subheader(text.md(f"Worst {len(worst)} users of {model} by {metric}"), anchor=False)
-st.caption(f"{fmt.count(len(shown))} users match; sorted by gap (largest first). Select a row to inspect that user.")
+st.subheader(text.md(f"Worst {fmt.plural(len(worst), 'user')} of {model} by {metric}"), anchor=False)
+st.caption(f"{fmt.plural(len(shown), 'user')} {'matches' if len(shown) == 1 else 'match'}; sorted by gap "
+           "(largest first). Select a row to inspect that user.")
 selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
                          column_config={**fmt.metric_columns([metric], settings),
                                         "best other": st.column_config.NumberColumn(format="%.4f"),
@@ -113,7 +114,7 @@ selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", 
                                             format="%+.4f", help=f"{other} − this model, in the metric's "
                                                                  "direction (positive: this model is worse)")}
                                            if other else {})},
-                         key="failures_worst")
+                         key="failures_worst", placeholder=fmt.EMPTY)
 picked = tables.selected_value(worst, "user_id", selection.selection.rows if selection is not None else [])
 # A selection is taken once: it outlives the table it pointed into (another model,
 # metric or number of users shown) and must not override a later choice.
@@ -127,14 +128,15 @@ if other and attr_cols:
     st.subheader(text.md(f"What the users where {model} is worse than {other} share"), anchor=False)
     failing = failure_tables.failing_users({n: e.per_user for n, e in evals.items()}, model, other, metric)
     explained = failure_tables.overrepresented(pd.Index(table["user_id"]), failing, attrs)
-    st.caption(text.md(f"{len(failing):,} of the {len(table):,} users counted have a lower {metric} with {model} "
+    st.caption(text.md(f"{fmt.count(len(failing))} of the {fmt.plural(len(table), 'user')} counted "
+                       f"{'has' if len(failing) == 1 else 'have'} a lower {metric} with {model} "
                        f"than with {other} (in the metric's direction). For every value of every user attribute: "
                        "its users among them and among all users counted; ratio = share of failing / share of "
                        "all (above 1: over-represented). Largest ratio first.", limit=800))
     st.dataframe(explained, hide_index=True, key="failures_explained", column_config={
         "share of failing": st.column_config.NumberColumn(format="percent"),
         "share of all": st.column_config.NumberColumn(format="percent"),
-        "ratio": st.column_config.NumberColumn(format="%.2f")})
+        "ratio": st.column_config.NumberColumn(format="%.2f")}, placeholder=fmt.EMPTY)
 elif other:
     st.caption("Upload a user-attributes table on the Data page to see which kinds of users the failures "
                "concentrate in.")
@@ -160,7 +162,7 @@ st.caption(f"Items in the top {k} of either model, aligned by item; relevance is
            "An empty rank: not in that model's list.")
 st.dataframe(aligned, hide_index=True, key="failures_list",
              column_config={col: st.column_config.NumberColumn(format="%.4f") for col in aligned.columns
-                            if col.startswith("score")})
+                            if col.startswith("score")}, placeholder=fmt.EMPTY)
 if c["ties"] == "average" and triage.has_ties_in_top(full, k):
     st.caption("This list has tied scores in its top K. With the tie rule \"average\" the user's metrics are the "
                "exact expected values over every order of the tied items, so hit_rate can be 0.5 or cg 4.5; the "
@@ -171,7 +173,7 @@ rank_of = pd.Series(full["rank"].to_numpy(), index=full["item_id"].astype(str))
 ranks = missed["item_id"].astype(str).map(rank_of)
 missed = missed.assign(**{"rank in list": [f"{int(r)}" if pd.notna(r) else "not retrieved" for r in ranks]})
 st.markdown(f"**Relevant items not in the top {k} of {text.md(model)}** ({len(missed)} of {len(relevant)})")
-st.dataframe(missed, hide_index=True, key="failures_missed")
+st.dataframe(missed, hide_index=True, key="failures_missed", placeholder=fmt.EMPTY)
 
 st.markdown("**This user's metrics for every model**")
 per_model = {}
@@ -181,4 +183,4 @@ for name, e in evals.items():
     else:
         per_model[name] = pd.Series({m: float("nan") for m in all_metrics})
 st.dataframe(pd.DataFrame(per_model).T[all_metrics], column_config=fmt.metric_columns(all_metrics, settings),
-             key="failures_user_metrics")
+             key="failures_user_metrics", placeholder=fmt.EMPTY)

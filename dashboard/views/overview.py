@@ -28,7 +28,7 @@ diversity = metric_lists.labels(metric_lists.DIVERSITY, k)
 
 described = " · ".join(f"{key} = {value:g}" if isinstance(value, float) else f"{key} = {value}"
                        for key, value in settings.items())
-st.caption(f"{described} · {fmt.count(len(models))} models. Hover a column header for the metric's "
+st.caption(f"{described} · {fmt.plural(len(models), 'model')}. Hover a column header for the metric's "
            "definition; change the conventions in the sidebar.")
 with state.guard():
     state.show_population()
@@ -56,18 +56,18 @@ with state.guard():
 
 st.subheader("Ranking metrics")
 wide = state.summary_table(ev_rank, ranking).set_index("model")
-st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="overview_ranking")
+st.dataframe(wide, column_config=fmt.metric_columns(ranking, settings), key="overview_ranking", placeholder=fmt.EMPTY)
 
 if show_ci:
     with st.expander("95% bootstrap confidence intervals over users", expanded=True):
         if cis.attrs["pending"]:
-            st.caption(f"Bootstrapping more than {background.FOREGROUND_USERS:,} users runs on the server: "
+            st.caption(f"Bootstrapping more than {fmt.plural(background.FOREGROUND_USERS, 'user')} runs on the server: "
                        "these are t intervals (mean ± t·sd/√n) until the 1,000 resamples are done; the page "
                        "updates itself.")
             background.refresh_when_ready(cis.attrs["pending"])
         shown = cis.assign(interval=[f"[{fmt.metric(lo)}, {fmt.metric(hi)}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
         ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
-        st.dataframe(ci_wide, key="overview_ci")
+        st.dataframe(ci_wide, key="overview_ci", placeholder=fmt.EMPTY)
         metric = url.bound(lambda: st.selectbox("Metric", ranking, key="overview_bar_metric",
                                                 help=metric_lists.help_for(st.session_state.get(
                                                     "overview_bar_metric", ranking[0]), settings)),
@@ -82,15 +82,24 @@ if state.conventions()["threshold"] == 0.5:  # the default threshold only means 
     needs += ["accuracy", "precision", "recall", "f1"]
 scored_all = state.summary_table(ev_scored, scored).set_index("model")
 scored_wide, hidden, raw_models = tables.needs_probabilities_view(scored_all, probabilistic, needs)
-# the error metrics compare the score with the relevance grade: only meaningful on that scale
+# the error metrics compare the score with the relevance grade: only meaningful when the scores
+# predict it (on that scale, or the user says so)
+errors_when = url.bound(lambda: st.radio(
+    "Error metrics (RMSE, MSE, MAE, R², explained variance)", tables.ERROR_METRICS_WHEN, horizontal=True,
+    key="overview_errors",
+    help="They compare each score with the row's relevance grade, so they mean something only when the "
+         "scores predict that grade. By default they are shown for a model whose scores lie within the "
+         "range of the grades (and use it when the grades go above 1)."),
+    "overview_errors", tables.ERROR_METRICS_WHEN[0], options=list(tables.ERROR_METRICS_WHEN))
 on_scale = {name: tables.scores_on_relevance_scale(r.score, r.q_rel) for name, r in models.items()}
-scored_wide, hidden_scale, off_scale = tables.needs_probabilities_view(scored_wide, on_scale, REGRESSION)
-st.caption("Computed over every scored row of the results (unjudged rows: "
-           f"{state.conventions()['unjudged_rows']}). `accuracy`, `precision`, `recall` and `f1` classify a "
-           f"row as positive when its score is at least {state.conventions()['threshold']:g}; RMSE, MSE, MAE and "
-           "R² compare the score with the relevance grade. Hover a header for its formula.")
+scored_wide, hidden_scale, off_scale = tables.needs_probabilities_view(
+    scored_wide, tables.error_metrics_shown(on_scale, errors_when), REGRESSION)
+st.caption(f"Computed over every scored row of the results. {metric_lists.unjudged_sentence(state.conventions())} "
+           f"`accuracy`, `precision`, `recall` and `f1` classify a row as positive when its score is at least "
+           f"{state.conventions()['threshold']:g}; RMSE, MSE, MAE, R² and explained variance compare the score "
+           "with the relevance grade. Hover a header for its formula.")
 st.dataframe(scored_wide, column_config=fmt.metric_columns(list(scored_wide.columns), settings),
-             key="overview_scored")
+             key="overview_scored", placeholder=fmt.EMPTY)
 if raw_models:
     names = ", ".join(text.md(m) for m in raw_models)
     st.caption(f"**Needs probabilities**: the scores of {names} are outside [0, 1], so "
@@ -99,15 +108,20 @@ if raw_models:
                + ". Classification at a threshold over the model's own score range is on the Curves page.")
 if off_scale:
     names = ", ".join(text.md(m) for m in off_scale)
-    st.caption(f"**Needs scores on the relevance scale**: the scores of {names} fall outside the range of the "
-               f"relevance grades, so {', '.join(m for m in REGRESSION if m in scored_all.columns)} are left "
-               "empty for them (they would measure the scale, not the model).")
+    errors = ", ".join(m for m in REGRESSION if m in scored_all.columns)
+    if errors_when == tables.ERROR_METRICS_WHEN[2]:
+        st.caption(f"**Error metrics hidden**: you chose that the scores only rank, so {errors} are not shown.")
+    else:
+        st.caption(f"**Needs scores on the relevance scale**: the scores of {names} are not on the scale of the "
+                   f"relevance grades (outside their range, or within [0, 1] while the grades go above 1), so "
+                   f"{errors} are left empty for them (they would measure the scale, not the model). If the "
+                   "scores do predict the grade, choose \"always\" above.")
 
 if show_div:
     st.subheader("Beyond accuracy")
     div_wide = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all")
     st.dataframe(div_wide, column_config=fmt.metric_columns(list(div_wide.columns), settings),
-                 key="overview_diversity_table")
+                 key="overview_diversity_table", placeholder=fmt.EMPTY)
     if f"ils@{k}" not in div_wide.columns:
         st.caption("ILS needs an item-features table (upload one on the Data page).")
 

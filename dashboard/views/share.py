@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from dashboard import metric_lists, sources, state, text, url
+from dashboard import format as fmt, metric_lists, sources, state, text, url
 from dashboard.decision import current as current_decision
 
 _SHARED = "share_snapshot_link"
@@ -68,11 +68,15 @@ link = st.session_state.get(_SHARED)
 if link:
     st.success("Shared. Anyone with this link sees this snapshot on the Overview:")
     st.code(link, language=None)
-delete_link = st.session_state.pop(_DELETE, None)  # shown once: the server keeps only its hash
+# The delete link lives in this session only (never in the URL; the store keeps only its hash) and
+# stays on the page until the user says it is saved.
+delete_link = st.session_state.get(_DELETE)
 if delete_link:
-    st.warning("Keep this second link to yourself: it deletes the snapshot for everyone. It is shown "
-               "only now; the server keeps no copy of it.", icon=":material/key:")
+    st.warning("Keep this second link to yourself: it deletes the snapshot for everyone. The server keeps "
+               "no copy of it: once you dismiss it, it cannot be shown again.", icon=":material/key:")
     st.code(delete_link, language=None)
+    st.button("I saved the delete link: hide it", key="share_delete_saved", icon=":material/check:",
+              on_click=st.session_state.pop, args=(_DELETE, None))
 
 token = st.query_params.get("delete")
 if token is not None and opened is not None and opened.kind == sources.SNAPSHOT:
@@ -135,7 +139,7 @@ for name, ev in evals.items():
     frames.append(pu)
 per_user = pd.concat(frames, ignore_index=True)
 per_user["user_id"] = per_user["user_id"].astype(str)
-st.dataframe(per_user.head(200), hide_index=True, key="share_per_user_preview")
+st.dataframe(per_user.head(200), hide_index=True, key="share_per_user_preview", placeholder=fmt.EMPTY)
 col_csv, col_parquet = st.columns(2)
 # the files are written only when a button is clicked (on another thread), not on every rerun
 col_csv.download_button("Download per-user CSV", lambda: text.csv_bytes(per_user, index=False, float_format="%.17g"),

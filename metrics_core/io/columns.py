@@ -19,12 +19,20 @@ from .quote import quoted
 
 ROLES = ("user_id", "item_id", "score", "rank", "relevance")
 
+# Exact names (after :func:`normalise`) read as each role without a mapping. Two of them in
+# one file is an error asking for a mapping, so a name joins only when it rarely sits next
+# to another alias of the same role.
 ALIASES: dict[str, tuple[str, ...]] = {
-    "user_id": ("user_id", "user", "uid", "userid", "query_id", "qid"),
-    "item_id": ("item_id", "item", "iid", "itemid", "doc_id", "docid", "docno"),
-    "score": ("score", "prediction", "pred", "probability"),
+    "user_id": ("user_id", "user", "uid", "userid", "query_id", "qid", "customer_id", "visitor_id",
+                "reader_id", "account_id"),
+    "item_id": ("item_id", "item", "iid", "itemid", "doc_id", "docid", "docno", "doc", "document",
+                "document_id", "article", "article_id", "news_id", "product", "product_id", "movie",
+                "movie_id", "track_id", "video_id"),
+    "score": ("score", "prediction", "pred", "probability", "prob", "proba", "logit", "predicted",
+              "similarity"),
     "rank": ("rank",),
-    "relevance": ("relevance", "rel", "label", "click", "rating", "target"),
+    "relevance": ("relevance", "rel", "label", "click", "clicks", "clicked", "purchased", "purchase",
+                  "rating", "grade", "judgment", "target"),
 }
 
 _WHAT = {"user_id": "user", "item_id": "item", "score": "score", "rank": "rank", "relevance": "relevance"}

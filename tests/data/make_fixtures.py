@@ -104,7 +104,7 @@ def make_bad():
         "empty.csv": b"",
         "blank.csv": "\n  \n\n",
         "header_only.csv": h,
-        "missing_column.csv": "user_id,product,score\nu1,i01,0.5\n",
+        "missing_column.csv": "user_id,offer,score\nu1,i01,0.5\n",
         "ambiguous_columns.csv": "user,uid,item_id,score\nu1,u1,i01,0.5\n",
         "score_non_numeric.csv": h + "u1,i01,0.5\nu1,i02,abc\nu1,i03,0.3\nu2,i01,x\n",
         "score_empty.csv": h + "u1,i01,0.5\nu1,i02,0.4\nu1,i03,\n",
