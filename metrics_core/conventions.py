@@ -61,7 +61,7 @@ _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_u
            "run_only_users": "Users only in the run",
            "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
            "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
-           "short_lists": "Lists shorter than 2 items (ILS)"}
+           "short_lists": "Lists shorter than 2 items (ILS, ILD)"}
 
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("gain", "linear", "`g = rel`, `g = 2^rel - 1` (negative relevance: 0), or `g = 1` when relevant "
@@ -110,8 +110,9 @@ CONVENTIONS: tuple[Convention, ...] = (
                "diversity metrics over the evaluated users, or over every user with a list (RecTools, Microsoft "
                "Recommenders; no per-user column then)", choices=("evaluated", "listed"), applies_to="diversity"),
     Convention("short_lists", "exclude",
-               "ILS of a list with one item: left out, or scored 0 (similarity 0); users without a list stay out",
-               choices=("exclude", "zero"), applies_to="ils"),
+               "ILS of a list with one item: left out, or scored 0 (similarity 0); ILD of a top k of one item: "
+               "left out, or scored 0 (no pair, as RecTools); users without a list stay out",
+               choices=("exclude", "zero"), applies_to="ils, ild"),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
                applies_to="accuracy, precision, recall, f1", metavar="T"),
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",
