@@ -142,9 +142,11 @@ PRESETS: tuple[Preset, ...] = (
                   "distance of the item_features rows (its features_df with item_id as a column), a top k of one "
                   "item scoring 0 (short_lists=zero); pairs with an item without features are left out, as its "
                   "NaN distances are; other distance calculators are not reproduced",
-                  "Intersection (overlap with a reference model's lists) and DebiasConfig (down-sampled popular "
-                  "test interactions) are not reproduced: the first needs two runs at once, the second changes the "
-                  "ground truth before any metric"),
+                  "Intersection (overlap with a reference model's lists) reads two runs, so it is not a metric of "
+                  "evaluate: mc.intersection(run, reference_run, k, reference_k) is Intersection(k, ref_k).calc "
+                  "(ties=input: RecTools' ranks)",
+                  "DebiasConfig (down-sampled popular test interactions) is not reproduced: it changes the ground "
+                  "truth before any metric"),
            checked="tests/test_presets_libraries.py against rectools.metrics"),
     Preset("recmetrics", "recmetrics", dict(ties="input", gain="binary", ap_norm="relevant", empty_users="zero",
                                             missing_users="zero"),
