@@ -28,6 +28,10 @@ from . import cache, curve_tables, metric_lists
 from .controls import controls, evaluation_options, users
 from .loading import _entries, _features_key, item_features, model_keys, scores_are_probabilities
 
+#: metrics that read the item-features table
+FEATURE_METRICS = ("ils", "ild")
+
+
 def evaluation_size(ev) -> int:
     """Bytes an evaluation holds of its own: its per-user table and summary (the prepared
     model it refers to is cached, and counted, under its own key)."""
@@ -38,7 +42,7 @@ def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
                      features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
     def compute():
         kwargs = dict(options)
-        if any(mc.parse_metric(m).name == "ils" for m in metrics):
+        if any(mc.parse_metric(m).name in FEATURE_METRICS for m in metrics):
             kwargs["item_features"] = _features
         return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
     key = f"evaluate|{model_key}|{metrics!r}|{options!r}|{features_key}"
@@ -48,13 +52,13 @@ def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
 def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
     """``metrics`` without those that cannot apply to this model's data: the metrics that
     read scores as probabilities (logloss, Brier, ECE, PCOPC) need scores in [0, 1];
-    ``ils`` needs an item-features table."""
+    ``ils`` and ``ild`` need an item-features table."""
     out = []
     for m in metrics:
         base = mc.parse_metric(m).name
         if base in metric_lists.NEEDS_PROBABILITIES and not scores_are_probabilities(ranked):
             continue
-        if base == "ils" and item_features() is None:
+        if base in FEATURE_METRICS and item_features() is None:
             continue
         out.append(m)
     return tuple(out)

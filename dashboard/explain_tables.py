@@ -16,13 +16,27 @@ from . import format as fmt
 from .text import md
 
 NAME = "library's name"
+#: The row (and the choice of "From"/"To") holding the sidebar's conventions: the Overview's number.
+THIS_DASHBOARD = "this dashboard"
+
+
+def settings_text(conventions: dict) -> str:
+    """Conventions that differ from metrics_core's defaults (``gain=exponential, ideal=k``), or
+    "metrics_core's defaults"."""
+    base = defaults()
+    changed = [f"{key}={_setting(value)}" for key, value in conventions.items() if value != base.get(key)]
+    return ", ".join(changed) if changed else "metrics_core's defaults"
 
 
 def values_table(explanation, presets: pd.DataFrame) -> pd.DataFrame:
-    """One row per library: its metric name, the value, the difference from metrics_core's
-    defaults (``default_value``) and the library's known deviations (``notes``)."""
+    """One row per library (and per named convention set, such as :data:`THIS_DASHBOARD`): its
+    metric name, the value and the library's known deviations (``notes``; for a named set, the
+    conventions it sets apart from the defaults)."""
     values = explanation.values
     notes = presets["notes"].reindex(values.index).fillna("")
+    for name, conventions in getattr(explanation, "settings", {}).items():
+        if name in notes.index:
+            notes[name] = f"conventions: {settings_text(conventions)}"
     return pd.DataFrame({"library": values["library"], NAME: values["library_metric"],
                          "value": values["value"].astype(float), "notes": notes}, index=values.index)
 
@@ -71,10 +85,12 @@ def markdown(model: str, explanation, presets: pd.DataFrame) -> str:
         lines.append(f"- {md(r['step'])}: {fmt.signed(r['change'])} (now {fmt.metric(r['value'])})")
     lines += ["", f"End ({md(explanation.target)}): {fmt.metric(explanation.end)}; the steps add up to "
               f"{fmt.signed(explanation.end - explanation.start)}.", ""]
-    noted = values[values["notes"] != ""]
+    named = getattr(explanation, "settings", {})
+    noted = values[(values["notes"] != "") & ~values.index.isin(list(named))]
     if not noted.empty:
         lines += ["## Known deviations of the libraries", ""]
         lines += [f"- {md(r['library'])}: {md(r['notes'], limit=2000)}" for _, r in noted.iterrows()]
     defaults_text = ", ".join(f"{k}={_setting(v)}" for k, v in defaults().items())
     lines += ["", f"metrics_core's defaults: {md(defaults_text, limit=2000)}."]
+    lines += [f"{md(name)}: {md(settings_text(conventions), limit=2000)}." for name, conventions in named.items()]
     return "\n".join(lines) + "\n"

@@ -26,6 +26,7 @@ from .errors import MetricsError
 from .evaluate import Evaluation, evaluate, metric_curve
 from .explain import explain
 from .gate import CheckReport, check
+from .intersection import intersection, intersection_per_user
 from .presets import presets
 from .layout import Ranked, prepare
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
@@ -38,7 +39,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "registry", "METRIC_NAMES", "MetricSpec",
     "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k",
-    "evaluate", "explain", "hit_ratio", "log_mlflow",
+    "evaluate", "explain", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
     "metric_curve", "presets",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",

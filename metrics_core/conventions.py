@@ -88,7 +88,7 @@ _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_u
            "run_only_users": "Users only in the run",
            "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
            "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
-           "short_lists": "Lists shorter than 2 items (ILS)"}
+           "short_lists": "Lists shorter than 2 items (ILS, ILD)"}
 
 #: largest F-beta weight: beta^2 and (1 + beta^2) hits stay far inside float64 (beta^2 overflows near 1.3e154)
 MAX_BETA = 1e100
@@ -140,8 +140,9 @@ CONVENTIONS: tuple[Convention, ...] = (
                "diversity metrics over the evaluated users, or over every user with a list (RecTools, Microsoft "
                "Recommenders; no per-user column then)", choices=("evaluated", "listed"), applies_to="diversity"),
     Convention("short_lists", "exclude",
-               "ILS of a list with one item: left out, or scored 0 (similarity 0); users without a list stay out",
-               choices=("exclude", "zero"), applies_to="ils"),
+               "ILS of a list with one item: left out, or scored 0 (similarity 0); ILD of a top k of one item: "
+               "left out, or scored 0 (no pair, as RecTools); users without a list stay out",
+               choices=("exclude", "zero"), applies_to="ils, ild"),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
                applies_to="accuracy, precision, recall, f1", metavar="T"),
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",

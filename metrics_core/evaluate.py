@@ -464,14 +464,18 @@ def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, 
             for shared in by_k[k]:
                 shared.flags.writeable = False
         incl, weight = by_k[k]
-        if s.name == "ils":
+        if s.name in ("ils", "ild"):
             if features is None:
                 features = align_features(item_features, ranked.item_ids)
                 rec = np.unique(items[weight > 0])
                 diagnostics.items_missing_features = int((~features.known[rec]).sum())
-            v = ils_values(ranked, items, k, average, features)[ev_codes]
+            values = ils_values if s.name == "ils" else ild_values
+            v = values(ranked, items, k, average, features)[ev_codes]
             if conv["short_lists"] == "zero":  # a list of one item scores 0; users without a list stay out
-                v = np.where(np.isnan(v) & (ranked.list_lengths[ev_codes] > 0), 0.0, v)
+                lengths = ranked.list_lengths[ev_codes]
+                # ILD (RecTools): only a top k of one item has no pair; ILS: also lists with < 2 featured items
+                short = ((np.minimum(lengths, k) if k else lengths) < 2) if s.name == "ild" else np.isnan(v)
+                v = np.where(short & (lengths > 0), 0.0, v)
             per_user[s.label] = v
             summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
         elif s.name == "novelty":
@@ -507,6 +511,13 @@ def ils_values(ranked: Ranked, items: np.ndarray, k: int, average: bool, feature
     return div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known, *_similarity_args(features))
 
 
+def ild_values(ranked: Ranked, items: np.ndarray, k: int, average: bool, features) -> np.ndarray:
+    """ILD@k of every user code: mean pairwise Hamming distance (NaN for lists with fewer than two
+    items with features)."""
+    return div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known,
+                   *_similarity_args(features, distance=True))
+
+
 def novelty_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np.ndarray, k: int) -> np.ndarray:
     """novelty@k of every user code: sum of P(row in top k) * info(item) over min(k, n) (NaN for empty lists)."""
     lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
@@ -534,12 +545,15 @@ def personalization_k(ranked: Ranked, users: np.ndarray, k: int) -> int:
     return k if k > 0 else int(ranked.list_lengths[users].max(initial=0))
 
 
-def _similarity_args(features):
-    """(mode, feat_row, matrix, tag_start, tag_end, tags) for the ILS kernel (dummies for the unused mode)."""
+def _similarity_args(features, distance: bool = False):
+    """(mode, feat_row, matrix, tag_start, tag_end, tags) for the ILS kernel (dummies for the unused mode):
+    similarities, or with ``distance`` the Hamming distances of ILD (raw feature rows, or tag sets)."""
     none_i, none_f = np.zeros(1, dtype=np.int64), np.zeros((1, 1))
     if features.kind == "cosine":
+        if distance:
+            return 2, features.feat_row, features.raw, none_i, none_i, none_i
         return 0, features.feat_row, features.matrix, none_i, none_i, none_i
-    return 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
+    return 3 if distance else 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
 
 
 def _self_information(ranked: Ranked, relevance_threshold: float, interactions,

@@ -5,21 +5,23 @@
 another one convention at a time (in the order of
 :data:`metrics_core.conventions.CONVENTIONS`), recording the change each step
 makes. The last step's conventions are the second preset's, so the steps add
-up to the difference between the two presets' values.
+up to the difference between the two presets' values. Named sets of conventions
+of one's own (``settings={"this dashboard": {...}}``) sit beside the presets: a
+row of the values and a possible end of the path.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .conventions import CONVENTIONS, resolve
+from .conventions import CONVENTIONS, resolve, validate
 from .errors import MetricsError
 from .evaluate import _evaluate
 from .kernels._jit import kernel_guard
 from .layout import Ranked, prepare
-from .presets import PRESETS, get, metric_settings
+from .presets import BY_NAME, PRESETS, get, metric_settings
 from .registry import parse_metric
 
 
@@ -31,6 +33,7 @@ class Explanation:
     library's name for the metric, where it has one), ``value``. ``steps``: the path from
     ``source`` to ``target``, one row per convention that differs: ``convention``, ``from``,
     ``to``, ``value`` after the step, ``change``; ``start`` / ``end`` are the two presets' values.
+    ``settings``: the named convention sets given to :func:`explain` (name -> conventions).
     """
 
     metric: str
@@ -41,11 +44,13 @@ class Explanation:
     end: float
     steps: pd.DataFrame
     ranked: Ranked
+    settings: dict = field(default_factory=dict)
 
     def path(self, source: str, target: str) -> "Explanation":
-        """The same explanation with the path between two other presets."""
-        start, end, steps = _path(self.ranked, self.metric, source, target)
-        return Explanation(self.metric, self.values, source, target, start, end, steps, self.ranked)
+        """The same explanation with the path between two other presets (or named settings)."""
+        start, end, steps = _path(self.ranked, self.metric, source, target, self.settings)
+        return Explanation(self.metric, self.values, source, target, start, end, steps, self.ranked,
+                           self.settings)
 
     def describe(self) -> list[str]:
         """The path as sentences: ``ideal: judged -> k: -0.054``."""
@@ -67,16 +72,34 @@ def _library_name(preset: str, base: str) -> str:
     return next((name for name, ours in p.names.items() if ours == base and name not in p.name_settings), "")
 
 
-def _conventions(preset: str, metric: str) -> dict:
+def _conventions(preset: str, metric: str, named: dict | None = None) -> dict:
     """Every convention under ``preset`` for ``metric``, with those its name fixes there
-    (Microsoft Recommenders' ``map@k`` is its ``map``, divided by R)."""
+    (Microsoft Recommenders' ``map@k`` is its ``map``, divided by R); a name of ``named``
+    gives its own conventions (the others at their defaults)."""
+    if named and preset in named:
+        return resolve({}, named[preset])
     return resolve({}, {**get(preset).settings, **metric_settings(metric, preset)})
 
 
-def _path(ranked: Ranked, metric: str, source: str, target: str):
+def _named(settings) -> dict:
+    """Named convention sets, validated: name -> conventions (one-line MetricsError otherwise)."""
+    if settings is None:
+        return {}
+    if not isinstance(settings, dict) or not all(isinstance(v, dict) for v in settings.values()):
+        raise MetricsError("settings must map a name to a dict of conventions, e.g. {'mine': {'gain': 'binary'}}")
+    clash = [n for n in settings if n in BY_NAME]
+    if clash:
+        raise MetricsError(f"settings name {clash[0]!r} is a preset's name; choose another")
+    return {str(name): dict(validate(**conv)) for name, conv in settings.items()}
+
+
+def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | None = None):
     """(source value, target value, steps) changing one convention at a time from source to target."""
-    conv = _conventions(source, metric)
-    goal = _conventions(target, metric)
+    for name in (source, target):
+        if not (named and name in named):
+            get(name)
+    conv = _conventions(source, metric, named)
+    goal = _conventions(target, metric, named)
     start = value = _value(ranked, metric, conv)
     rows = []
     for c in CONVENTIONS:
@@ -92,12 +115,18 @@ def _path(ranked: Ranked, metric: str, source: str, target: str):
 
 
 def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str | None = None,
-            target: str | None = None) -> Explanation:
+            target: str | None = None, settings: dict | None = None) -> Explanation:
     """``metric`` on this data under every preset in ``presets`` (default: all), and the path from
-    ``source`` to ``target`` (default: the first two of ``presets``). ``run`` may be a :class:`Ranked`."""
-    names = [p.name for p in PRESETS] if presets is None else list(presets)
-    for n in names:
+    ``source`` to ``target`` (default: the first two rows). ``run`` may be a :class:`Ranked`.
+
+    ``settings`` names convention sets of one's own (``{"this dashboard": {"gain": "exponential"}}``;
+    conventions not given keep their defaults): each is a row before the presets (``library`` is its
+    name) and may be ``source`` or ``target``."""
+    named = _named(settings)
+    presets_list = [p.name for p in PRESETS] if presets is None else list(presets)
+    for n in presets_list:
         get(n)
+    names = [*named, *presets_list]
     if len(names) < 2 and (source is None or target is None):
         raise MetricsError("explain needs at least two presets to compare")
     source = names[0] if source is None else source
@@ -108,8 +137,10 @@ def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str 
         base = parse_metric(metric).name
         rows = []
         for n in names:
-            rows.append({"preset": n, "library": get(n).library, "library_metric": _library_name(n, base),
-                         "value": _value(ranked, label, _conventions(n, label))})
+            own = n in named
+            rows.append({"preset": n, "library": n if own else get(n).library,
+                         "library_metric": "" if own else _library_name(n, base),
+                         "value": _value(ranked, label, _conventions(n, label, named))})
         values = pd.DataFrame(rows).set_index("preset")
-        start, end, steps = _path(ranked, label, source, target)
-    return Explanation(label, values, source, target, start, end, steps, ranked)
+        start, end, steps = _path(ranked, label, source, target, named)
+    return Explanation(label, values, source, target, start, end, steps, ranked, named)

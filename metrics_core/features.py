@@ -1,9 +1,11 @@
-"""Item features for intra-list similarity, aligned to a Ranked's item codes.
+"""Item features for intra-list similarity and diversity, aligned to a Ranked's item codes.
 
 An item-features table has an ``item_id`` column and either numeric feature
-columns (similarity = cosine of the vectors) or one ``tags`` column holding
-lists/sets of tags or strings of tags separated by ``|``, ``,`` or ``;``
-(similarity = Jaccard of the tag sets).
+columns (similarity = cosine of the vectors; Hamming distance = number of
+columns whose values differ) or one ``tags`` column holding lists/sets of tags
+or strings of tags separated by ``|``, ``,`` or ``;`` (similarity = Jaccard of
+the tag sets; Hamming distance = number of tags in one set only, the Hamming
+distance of the sets' 0/1 indicator vectors).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ _SPLIT = re.compile(r"[|,;]")
 
 @dataclass(frozen=True)
 class ItemFeatures:
-    """Features indexed by item code: cosine rows (``feat_row``, ``matrix``) or tag ranges."""
+    """Features indexed by item code: cosine rows (``feat_row``, ``matrix``; ``raw`` holds the rows as
+    given, for Hamming distances) or tag ranges."""
 
     kind: str  # "cosine" | "jaccard"
     known: np.ndarray  # bool per item code: has features
     feat_row: np.ndarray | None = None
-    matrix: np.ndarray | None = None
+    matrix: np.ndarray | None = None  # L2-normalised rows
+    raw: np.ndarray | None = None  # rows as given
     tag_start: np.ndarray | None = None  # -1 where an item has no features
     tag_end: np.ndarray | None = None
     tags: np.ndarray | None = None
@@ -75,11 +79,11 @@ def align_features(item_features: pd.DataFrame, item_ids: pd.Index) -> ItemFeatu
             "item features need numeric feature columns (cosine similarity) or a 'tags' column (Jaccard); "
             f"columns found: {', '.join(map(str, df.columns))}"
         )
-    matrix = numeric.to_numpy(dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    raw = numeric.to_numpy(dtype=np.float64)
+    norms = np.linalg.norm(raw, axis=1, keepdims=True)
+    matrix = np.divide(raw, norms, out=np.zeros_like(raw), where=norms > 0)
     feat_row = np.full(n_items, -1, dtype=np.int64)
     rows = np.arange(len(df))
     feat_row[code[code >= 0]] = rows[code >= 0]
     return ItemFeatures("cosine", known, feat_row=feat_row, matrix=np.ascontiguousarray(matrix),
-                        n_catalogue=len(df))
+                        raw=np.ascontiguousarray(raw), n_catalogue=len(df))

@@ -125,24 +125,28 @@ PRESETS: tuple[Preset, ...] = (
            name_settings={"map": {"ap_norm": "relevant"}}),
     Preset("rectools", "RecTools", dict(ties="input", gain="binary", ideal="k", ap_norm="relevant",
                                         precision_norm="k", empty_users="exclude", missing_users="zero",
-                                        beyond_users="listed"),
+                                        beyond_users="listed", short_lists="zero"),
            {"NDCG": "ndcg", "MAP": "map", "Precision": "precision", "Recall": "recall", "MRR": "mrr",
             "HitRate": "hit_rate", "F1Beta": "fbeta", "MCC": "mcc", "Accuracy": "accuracy",
             "PartialAUC": "pauc", "PAP": "pap", "Serendipity": "serendipity_pop", "MeanInvUserFreq": "novelty",
-            "AvgRecPopularity": "arp", "CatalogCoverage": "coverage"},
+            "AvgRecPopularity": "arp", "CatalogCoverage": "coverage", "IntraListDiversity": "ild"},
            notes=("ranking metrics average over the users of its interactions (users without recommendations "
-                  "score 0); MeanInvUserFreq, AvgRecPopularity, CatalogCoverage and Serendipity over every user "
-                  "of the recommendations (beyond_users=listed)",
+                  "score 0); MeanInvUserFreq, AvgRecPopularity, CatalogCoverage, Serendipity and "
+                  "IntraListDiversity over every user of the recommendations (beyond_users=listed)",
                   "MCC, Accuracy, Serendipity and CatalogCoverage(normalize=True) take the catalog as "
                   "item_features' item ids; CatalogCoverage(normalize=False) counts items, not a share: not "
                   "reproduced",
                   "AvgRecPopularity counts interaction rows (a repeated user-item pair counts twice), arp counts "
                   "distinct users: equal when prev_interactions holds each pair once",
-                  "IntraListDiversity (mean pairwise Hamming distance of feature rows, a one-item list scores 0) "
-                  "is not mapped: ils@k is a similarity (cosine or Jaccard), not a distance count",
-                  "Intersection (overlap with a reference model's lists) and DebiasConfig (down-sampled popular "
-                  "test interactions) are not reproduced: the first needs two runs at once, the second changes the "
-                  "ground truth before any metric"),
+                  "IntraListDiversity with PairwiseHammingDistanceCalculator is ild@k: the mean pairwise Hamming "
+                  "distance of the item_features rows (its features_df with item_id as a column), a top k of one "
+                  "item scoring 0 (short_lists=zero); pairs with an item without features are left out, as its "
+                  "NaN distances are; other distance calculators are not reproduced",
+                  "Intersection (overlap with a reference model's lists) reads two runs, so it is not a metric of "
+                  "evaluate: mc.intersection(run, reference_run, k, reference_k) is Intersection(k, ref_k).calc "
+                  "(ties=input: RecTools' ranks)",
+                  "DebiasConfig (down-sampled popular test interactions) is not reproduced: it changes the ground "
+                  "truth before any metric"),
            checked="tests/test_presets_libraries.py against rectools.metrics"),
     Preset("recmetrics", "recmetrics", dict(ties="input", gain="binary", ap_norm="relevant", empty_users="zero",
                                             missing_users="zero"),

@@ -172,6 +172,12 @@ METRICS: tuple[Metric, ...] = (
            "How similar the items of a list are to each other (lower means more diverse lists).",
            aliases=("intra_list_similarity",), needs=("item_features",), per_user=True,
            convention="needs `item_features`"),
+    Metric("ild", "diversity", HIGHER,
+           "mean pairwise Hamming distance of the top-k items: feature columns whose values differ, or tags in "
+           "one set only",
+           "How different the items of a list are from each other, in features (RecTools `IntraListDiversity`).",
+           aliases=("intra_list_diversity",), needs=("item_features",), per_user=True,
+           convention="needs `item_features`; a top k of one item: `short_lists`"),
     Metric("coverage", "diversity", HIGHER, "distinct items in evaluated users' top-k / catalogue size",
            "Share of the catalogue that some user sees in the top k.", needs=(),
            convention="catalogue = item features, else all items seen"),

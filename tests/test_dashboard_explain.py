@@ -14,7 +14,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
-from dashboard import demo, explain_tables  # noqa: E402
+from dashboard import demo, explain_tables, text  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 
@@ -45,6 +45,40 @@ def test_values_are_each_presets_evaluate_and_steps_add_up(small):
             assert all("→" in s for s in steps["step"])
 
 
+def test_this_dashboard_is_a_row_and_an_end_of_the_path(small):
+    run = small.runs["two_tower"]
+    mine = {"gain": "exponential", "ideal": "k", "ties": "trec"}
+    explanation = mc.explain(mc.prepare(run, small.qrels), metric="ndcg@5",
+                             settings={explain_tables.THIS_DASHBOARD: mine})
+    table = explain_tables.values_table(explanation, mc.presets())
+    assert table.index[0] == explain_tables.THIS_DASHBOARD
+    ref = mc.evaluate(run, small.qrels, metrics=["ndcg@5"], **mine).summary["ndcg@5"]
+    assert table.loc[explain_tables.THIS_DASHBOARD, "value"] == pytest.approx(ref, abs=1e-12)
+    assert table.loc[explain_tables.THIS_DASHBOARD, "notes"] == "conventions: gain=exponential, ideal=k, ties=trec"
+    for other in ("rectools", "sklearn"):
+        for source, target in ((explain_tables.THIS_DASHBOARD, other), (other, explain_tables.THIS_DASHBOARD)):
+            path = explanation.path(source, target)
+            assert path.start == pytest.approx(table.loc[source, "value"], abs=1e-12)
+            assert path.end == pytest.approx(table.loc[target, "value"], abs=1e-12)
+            assert explain_tables.steps_table(path)["change"].sum() == pytest.approx(path.end - path.start,
+                                                                                     abs=1e-12)
+    # the path to sklearn changes gain back to linear and ideal to retrieved, ties to average
+    steps = explanation.path(explain_tables.THIS_DASHBOARD, "sklearn").steps
+    assert {"gain", "ideal", "ties"} <= set(steps["convention"])
+    doc = explain_tables.markdown("m", explanation.path(explain_tables.THIS_DASHBOARD, "rectools"), mc.presets())
+    assert "this dashboard: " + text.md("gain=exponential, ideal=k, ties=trec") + "." in doc
+
+
+def test_explain_refuses_bad_settings(small):
+    ranked = mc.prepare(small.runs["two_tower"], small.qrels)
+    with pytest.raises(mc.MetricsError, match="gain must be one of"):
+        mc.explain(ranked, metric="ndcg@5", settings={"mine": {"gain": "cubic"}})
+    with pytest.raises(mc.MetricsError, match="is a preset's name"):
+        mc.explain(ranked, metric="ndcg@5", settings={"rectools": {}})
+    with pytest.raises(mc.MetricsError, match="unknown preset"):
+        mc.explain(ranked, metric="ndcg@5", settings={"mine": {}}).path("mine", "nosuch")
+
+
 def test_markdown_keeps_user_strings_as_text(small):
     explanation = mc.explain(mc.prepare(small.runs["popularity"], small.qrels), metric="map@10")
     doc = explain_tables.markdown("![x](http://attacker/p.png)", explanation.path("trec_eval", "rectools"),
@@ -63,6 +97,19 @@ def test_page_shows_the_values_and_the_path():
     for preset in ("trec_eval", "rectools", "sklearn"):
         ref = mc.evaluate(d.runs[demo.MODEL_NAMES[0]], d.qrels, metrics=["ndcg@10"], preset=preset).summary
         assert values.loc[preset, "value"] == pytest.approx(ref["ndcg@10"], abs=1e-12)
+    # "this dashboard" is the Overview's number under the sidebar's conventions, and the default start
+    ref = mc.evaluate(d.runs[demo.MODEL_NAMES[0]], d.qrels, metrics=["ndcg@10"]).summary["ndcg@10"]
+    assert values.loc[explain_tables.THIS_DASHBOARD, "value"] == pytest.approx(ref, abs=1e-12)
+    assert at.selectbox(key="explain_from").value == explain_tables.THIS_DASHBOARD
+    steps = at.dataframe[1].value
+    end = values.loc["rectools", "value"]
+    assert np.isclose(steps["change"].sum(), end - ref, atol=1e-12)
+    at.selectbox(key="gain").set_value("exponential").run()
+    assert not at.exception and not at.error
+    mine = at.dataframe[0].value.loc[explain_tables.THIS_DASHBOARD, "value"]
+    ref = mc.evaluate(d.runs[demo.MODEL_NAMES[0]], d.qrels, metrics=["ndcg@10"], gain="exponential").summary
+    assert mine == pytest.approx(ref["ndcg@10"], abs=1e-12) and mine != pytest.approx(values.loc[
+        explain_tables.THIS_DASHBOARD, "value"], abs=1e-6)
     at.selectbox(key="explain_from").set_value("sklearn").run()
     at.selectbox(key="explain_to").set_value("spark_mllib").run()
     steps = at.dataframe[1].value

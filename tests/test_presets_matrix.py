@@ -153,8 +153,9 @@ def lib_ranx(run, qrels, inter):
 
 
 def lib_rectools(run, qrels, inter):
-    from rectools.metrics import (MAP, MRR, NDCG, AvgRecPopularity, CatalogCoverage, HitRate, MeanInvUserFreq,
-                                  Precision, Recall, Serendipity, calc_metrics)
+    from rectools.metrics import (MAP, MRR, NDCG, AvgRecPopularity, CatalogCoverage, HitRate, IntraListDiversity,
+                                  MeanInvUserFreq, Precision, Recall, Serendipity, calc_metrics)
+    from rectools.metrics.distances import PairwiseHammingDistanceCalculator
 
     # PartialAUC is left out: under pandas 3 its fit fails inside RecTools (a groupby cumsum over an object
     # column); pauc@k follows its code (tests/test_topk_classification.py)
@@ -162,16 +163,21 @@ def lib_rectools(run, qrels, inter):
     interactions = qrels[qrels["relevance"] >= 1][["user_id", "item_id"]]
     reco = _ranks(run)
     catalog = sorted(set(run["item_id"]) | set(qrels["item_id"]) | set(inter["item_id"]))
+    # item features: two columns of few values (Hamming distances 0, 1 or 2), for every catalog item
+    features = pd.DataFrame({"item_id": catalog, "genre": [i % 3 for i in catalog],
+                             "era": [(i // 5) % 2 for i in catalog]})
     metrics = {f"NDCG@{K}": NDCG(k=K), f"MAP@{K}": MAP(k=K), f"Precision@{K}": Precision(k=K),
                f"Recall@{K}": Recall(k=K), f"MRR@{K}": MRR(k=K), f"HitRate@{K}": HitRate(k=K),
                f"MeanInvUserFreq@{K}": MeanInvUserFreq(k=K),
                f"AvgRecPopularity@{K}": AvgRecPopularity(k=K), f"CatalogCoverage@{K}": CatalogCoverage(k=K,
                                                                                                     normalize=True),
-               f"Serendipity@{K}": Serendipity(k=K)}
+               f"Serendipity@{K}": Serendipity(k=K),
+               f"IntraListDiversity@{K}": IntraListDiversity(
+                   k=K, distance_calculator=PairwiseHammingDistanceCalculator(features.set_index("item_id")))}
     want = calc_metrics(metrics, reco, interactions, prev_interactions=inter, catalog=catalog)
-    # RecTools' ground truth is its interactions table (no grades); the catalog is given as item_features
+    # RecTools' ground truth is its interactions table (no grades); the catalog is the item_features' items
     truth = interactions.assign(relevance=1)
-    extra = dict(run=run, qrels=truth, interactions=inter, item_features=pd.DataFrame({"item_id": catalog}))
+    extra = dict(run=run, qrels=truth, interactions=inter, item_features=features)
     return {n: float(v) for n, v in want.items()}, extra
 
 

@@ -296,5 +296,7 @@ def test_new_metrics_match_single_machine(spark, data):
     assert_same(ev, local)
     with pytest.raises(mc.MetricsError, match="gini@5 is not available in the Spark backend"):
         mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["gini@5"])
+    with pytest.raises(mc.MetricsError, match="ild@5 is not available in the Spark backend"):
+        mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["ild@5"], item_features=feats)
     with pytest.raises(mc.MetricsError, match="mcc@5 on Spark needs item_features"):
         mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["mcc@5"])

@@ -21,7 +21,9 @@ k = state.controls()["k"]
 settings = state.settings()
 metrics = metric_lists.labels(("ndcg", "map", "precision", "recall", "mrr", "hit_rate", "r_precision"), k)
 presets = mc.presets()
-preset_names = list(presets.index)
+# the sidebar's conventions: the Overview's number is a row, and a start or end of the path
+own = {explain_tables.THIS_DASHBOARD: state.conventions()}
+choices = [explain_tables.THIS_DASHBOARD, *presets.index]
 
 left, right = st.columns(2)
 model = url.bound(lambda: left.selectbox("Model", names, key="explain_model"), "explain_model", names[0],
@@ -33,8 +35,10 @@ metric = url.bound(lambda: right.selectbox("Metric", metrics, key="explain_metri
 
 
 def _explanation(model_key: str, label: str, ranked) -> mc.Explanation:
-    """Every preset's value of ``label`` (cached per model content and metric)."""
-    return cache.SHARED.get_or_compute(f"explain|{model_key}|{label}", lambda: mc.explain(ranked, metric=label),
+    """Every preset's value of ``label`` and the sidebar's (cached per model content, metric and
+    sidebar conventions)."""
+    key = f"explain|{model_key}|{label}|{sorted(own[explain_tables.THIS_DASHBOARD].items())!r}"
+    return cache.SHARED.get_or_compute(key, lambda: mc.explain(ranked, metric=label, settings=own),
                                        size=lambda e: cache.nbytes(e.values) + cache.nbytes(e.steps))
 
 
@@ -50,10 +54,12 @@ st.dataframe(values, column_config={"value": st.column_config.NumberColumn(
 
 st.subheader("From one library to another", anchor=False)
 left, right = st.columns(2)
-source = url.bound(lambda: left.selectbox("From", preset_names, key="explain_from"), "explain_from",
-                   "trec_eval", options=preset_names)
-target = url.bound(lambda: right.selectbox("To", preset_names, index=preset_names.index("rectools"),
-                                           key="explain_to"), "explain_to", "rectools", options=preset_names)
+source = url.bound(lambda: left.selectbox(
+    "From", choices, key="explain_from",
+    help=f"{explain_tables.THIS_DASHBOARD}: the conventions set in the sidebar, as on the Overview"),
+    "explain_from", explain_tables.THIS_DASHBOARD, options=choices)
+target = url.bound(lambda: right.selectbox("To", choices, index=choices.index("rectools"),
+                                           key="explain_to"), "explain_to", "rectools", options=choices)
 with state.guard():
     path = explanation.path(source, target)
 st.text(explain_tables.summary_sentence(path))
@@ -70,5 +76,8 @@ slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{model}_{metric}_{source}_to_{target}"
 st.download_button("Download this explanation (Markdown)", data=explain_tables.markdown(model, path, presets),
                    file_name=f"explain_{slug}.md", mime="text/markdown", key="explain_download",
                    on_click="ignore", icon=":material/download:")
-st.caption(text.md(f"Model {model}; other conventions as set in the sidebar do not apply here: each library's "
-                   "own conventions are used."))
+counted = ("" if state.users() == "all" else " The Overview counts only the users every model served "
+           f"(users = {state.users()}); the rows here count every evaluated user.")
+st.caption(text.md(f"Model {model}. The row {explain_tables.THIS_DASHBOARD} uses the conventions set in the "
+                   f"sidebar (the Overview's number); each library's row uses that library's own conventions."
+                   f"{counted}"))

@@ -123,7 +123,7 @@ if show_div:
     st.dataframe(div_wide, column_config=fmt.metric_columns(list(div_wide.columns), settings),
                  key="overview_diversity_table", placeholder=fmt.EMPTY)
     if f"ils@{k}" not in div_wide.columns:
-        st.caption("ILS needs an item-features table (upload one on the Data page).")
+        st.caption("ILS and ILD need an item-features table (upload one on the Data page).")
 
 div_all = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all") if show_div else None
 all_metrics = ranking + list(scored_wide.columns) + (list(div_all.columns) if show_div else [])

@@ -48,7 +48,7 @@ def register(subparsers) -> None:
     p.add_argument("--preset", choices=[x.name for x in PRESETS],
                    help="set every convention as this library computes it (explicit options override)")
     convention_options.add_arguments(p)
-    p.add_argument("--item-features", metavar="FILE", help="item features for ils@k and the catalogue")
+    p.add_argument("--item-features", metavar="FILE", help="item features for ils@k, ild@k and the catalogue")
     p.add_argument("--interactions", metavar="FILE", help="the users' history (novelty, arp, serendipity)")
     p.add_argument("--test", choices=TESTS, default="t",
                    help="paired test of baseline conditions: t (default), wilcoxon, randomization")

@@ -93,7 +93,8 @@ def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[
                         "its metric names are accepted too, e.g. --preset trec_eval --metrics ndcg_cut_10")
     convention_options.add_arguments(p)
     p.add_argument("--item-features", metavar="FILE",
-                   help="item features for ils@k: item_id + numeric columns (cosine) or a tags column (Jaccard)")
+                   help="item features for ils@k and ild@k: item_id + numeric columns (cosine; Hamming for ild) or a "
+                        "tags column (Jaccard; tags in one set only for ild)")
     p.add_argument("--interactions", metavar="FILE",
                    help="the users' history (user_id, item_id; other columns ignored): popularity for novelty@k, "
                         "arp@k, aplt@k and serendipity_pop@k (else the relevant ground truth), required by "

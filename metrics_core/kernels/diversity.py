@@ -3,6 +3,9 @@
 - ILS@k (intra-list similarity) = mean over pairs i < j of the user's top-k
   items of sim(i, j): cosine of item feature vectors, or Jaccard |A & B| / |A | B|
   of item tag sets. Items without features are skipped; fewer than 2 items -> NaN.
+- ILD@k (intra-list diversity, RecTools' ``IntraListDiversity``) = the same mean of
+  the Hamming distance d(i, j): the number of feature columns whose values differ,
+  or |A ^ B| for tag sets (the same kernel, ``mode`` 2 or 3).
 - novelty@k = mean over the top-k items of -log2(pop(i)), pop(i) = share of
   users who interacted with i (an item never seen counts as seen once).
 
@@ -24,7 +27,8 @@ from ._jit import njit
 
 @njit(inline="always")
 def _similarity(x, y, mode, feat_row, features, tag_start, tag_end, tags):
-    """Cosine of L2-normalised feature rows (mode 0) or Jaccard of sorted tag sets (mode 1)."""
+    """Cosine of L2-normalised feature rows (mode 0), Jaccard of sorted tag sets (mode 1), or the
+    Hamming distances: feature columns that differ between raw rows (mode 2), tags in one set only (mode 3)."""
     if mode == 0:  # an explicit loop, not np.dot: the same order of additions in the serial and parallel kernels
         fx = features[feat_row[x]]
         fy = features[feat_row[y]]
@@ -32,6 +36,14 @@ def _similarity(x, y, mode, feat_row, features, tag_start, tag_end, tags):
         for j in range(fx.shape[0]):
             dot += fx[j] * fy[j]
         return dot
+    if mode == 2:
+        fx = features[feat_row[x]]
+        fy = features[feat_row[y]]
+        differ = 0
+        for j in range(fx.shape[0]):
+            if fx[j] != fy[j]:
+                differ += 1
+        return float(differ)
     ax, bx = tag_start[x], tag_end[x]
     ay, by = tag_start[y], tag_end[y]
     i, j, inter = ax, ay, 0
@@ -45,6 +57,8 @@ def _similarity(x, y, mode, feat_row, features, tag_start, tag_end, tags):
         else:
             j += 1
     union = (bx - ax) + (by - ay) - inter
+    if mode == 3:
+        return float(union - inter)  # |A ^ B| = |A | B| - |A & B|
     return inter / union if union > 0 else 0.0
 
 
@@ -80,7 +94,8 @@ def cut_tie_group(score, a, n, K, ties_average):
 
 @njit(parallel=True, work="item")
 def ils(offsets, item, score, k, ties_average, known, mode, feat_row, features, tag_start, tag_end, tags):
-    """Per-user intra-list similarity of the top k (NaN below 2 items with features).
+    """Per-user intra-list similarity (mode 0, 1) or Hamming distance (mode 2, 3; see
+    :func:`_similarity`) of the top k, averaged over pairs (NaN below 2 items with features).
 
     Without ties: mean similarity over pairs of the top-k items that have features.
     With ``ties_average`` and a tie group of ``m`` items cut by k (``c`` of its

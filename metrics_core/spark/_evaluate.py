@@ -335,7 +335,7 @@ def _key_range_output(spark, plan: BucketPlan, schema, ranges: RangePlan):
 
 
 #: metrics that need item popularity, history or exposure over all groups, not combined by this backend yet
-NOT_ON_SPARK = ("entropy", "gini", "arp", "aplt", "serendipity_pop", "serendipity_sim")
+NOT_ON_SPARK = ("entropy", "gini", "arp", "aplt", "serendipity_pop", "serendipity_sim", "ild")
 #: ranking metrics over a catalogue: the groups agree on it only when it is the item-features table
 CATALOGUE_RANKING = ("mcc", "accuracy")
 
