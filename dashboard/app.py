@@ -70,6 +70,8 @@ if opening_error is not None:
 uploads.render(expanded=nav.title == "Data")  # in the sidebar of every page: uploads survive navigation
 for refusal in sources.refused_uploads():  # more than the analysis store can hold
     st.error(text.md(refusal, limit=600), icon=":material/block:")
+if view:
+    url.adopt(view)  # the saved page choices (Compare's decision) of the analysis being opened
 url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back
 if view:
     state.apply_view(view)

@@ -27,6 +27,7 @@ from .evaluate import Evaluation, evaluate, metric_curve
 from .explain import explain
 from .gate import CheckReport, check
 from .presets import presets
+from .publish import Published, publish
 from .layout import Ranked, prepare
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
 from .tracking import log_mlflow
@@ -39,7 +40,7 @@ __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "registry", "METRIC_NAMES", "MetricSpec",
     "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "hit_ratio", "log_mlflow",
-    "metric_curve", "presets",
+    "metric_curve", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",
 ]
