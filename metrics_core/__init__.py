@@ -17,7 +17,7 @@ The decision brief a product team reads first (verdicts, coverage, segments, fai
     brief = mc.build_brief(evaluations, mc.Decision("bm25", ("dense",), ("ndcg@10",)), attributes=users)
 """
 
-from . import conventions, registry
+from . import conventions, plot, registry
 from .brief import Decision, build_brief
 from .compare import compare
 from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
@@ -37,7 +37,7 @@ from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precisio
 __version__ = "0.1.0"
 
 __all__ = [
-    "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "registry", "METRIC_NAMES", "MetricSpec",
+    "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
     "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "hit_ratio", "log_mlflow",
     "metric_curve", "presets", "Published", "publish",

@@ -47,6 +47,12 @@ class Explanation:
         start, end, steps = _path(self.ranked, self.metric, source, target)
         return Explanation(self.metric, self.values, source, target, start, end, steps, self.ranked)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the values per preset and the path (:func:`metrics_core.notebook.explanation_html`)."""
+        from .notebook import explanation_html
+
+        return explanation_html(self)
+
     def describe(self) -> list[str]:
         """The path as sentences: ``ideal: judged -> k: -0.054``."""
         lines = [f"{self.source}: {self.start:.6g}"]
