@@ -4,6 +4,7 @@ every code block of the two sections is taken from README.md and executed in a f
 from __future__ import annotations
 
 import _deadlines as deadlines
+import html
 import os
 import re
 import shutil
@@ -54,6 +55,29 @@ def folder(tmp_path) -> Path:
     for name, source in (("predictions", "noise"), ("baseline", "baseline"), ("qrels", "qrels"), ("drop", "drop")):
         shutil.copy(data / f"{source}.parquet", work / f"{name}.parquet")
     return work
+
+
+def test_in_a_notebook(folder):
+    """The block runs as written; what a notebook would show is the library's numbers, escaped."""
+    pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
+    import metrics_core as mc
+    import pandas as pd
+    from metrics_core import brief as mb
+    from metrics_core import formats as fmt
+
+    blocks = section_blocks("In a notebook")
+    assert [language for language, _ in blocks] == ["python"]
+    shown = run_block(*blocks[0], folder, after="\nprint(evaluations['predictions']._repr_html_())"
+                                                "\nprint(brief._repr_html_())\nprint(len(mc.plot.lift_forest(table).data))\n")
+    assert shown.returncode == 0, shown.stderr
+    qrels = pd.read_parquet(folder / "qrels.parquet")
+    evals = {n: mc.evaluate(pd.read_parquet(folder / f"{n}.parquet"), qrels, ["ndcg@10", "recall@10"])
+             for n in ("baseline", "predictions")}
+    for metric, value in evals["predictions"].summary.items():
+        assert f"<td>{metric}</td><td class='n'>{fmt.metric(value)}</td>" in shown.stdout
+    brief = mb.build_brief(evals, mc.Decision("baseline", ("predictions",), ("ndcg@10",)), title="Nightly")
+    assert all(html.escape(line, quote=True) in shown.stdout for line in mb.verdict_lines(brief))
+    assert shown.stdout.split()[-1] == "1"
 
 
 def test_in_a_pipeline(folder):
