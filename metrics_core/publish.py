@@ -12,7 +12,8 @@ with the decision as the dashboard's Share page saves a snapshot: the same recor
 Limits, each refused with one line: the primary metrics must be per-user ranking metrics at one
 cutoff (the dashboard's K; ``ndcg@10,recall@10``, not ``ndcg@10,recall@20``); the significance
 level must be one the dashboard offers (:data:`ALPHAS`); runs must be files (a Parquet directory
-cannot be stored); the store's quota applies (:mod:`metrics_core.store`).
+cannot be stored); the read limits apply (:mod:`metrics_core.io.limits`; a file larger than ``max_bytes`` is refused
+before it is read) and so does the store's quota (:mod:`metrics_core.store`).
 """
 
 from __future__ import annotations
@@ -82,7 +83,13 @@ def _file(path: str | os.PathLike, role: str) -> tuple[str, bytes]:
     if p.is_dir():
         raise MetricsError(f"{path}: a directory cannot be published; give the {role} as one file "
                            "(CSV, TSV, TREC, JSON lines or Parquet)")
+    from .io.limits import current
+
     try:
+        limits = current()
+        size = p.stat().st_size
+        if size > limits.max_bytes:  # a file's stored bytes are never fewer than what reading it decodes
+            raise limits.exceeded("max_bytes", f"{path}: the file holds {size:,} bytes")
         return p.name, p.read_bytes()
     except OSError as e:
         raise MetricsError(f"{path}: cannot read this {role} file ({e.strerror or e}); check the path") from None
@@ -108,7 +115,7 @@ def publish(runs: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike],
 
     ``runs``: paths (each model is named after its file, as the command line names runs) or
     ``{model name: path}``. ``baseline``: a model name (default: the first run);
-    ``challengers``: model names (default: every other run); ``primary``: per-user metrics at one
+    ``challengers``: model names (a list or ``"a,b"``; default: every other run); ``primary``: per-user metrics at one
     cutoff (a list or ``"ndcg@10,recall@10"``); ``users``, ``test``, ``correction``, ``alpha``: as
     :class:`metrics_core.Decision`; ``conventions``: ``mc.evaluate`` conventions (``gain``,
     ``ties``, ...) the dashboard applies to the snapshot. ``base_url``: the dashboard's address
@@ -131,6 +138,8 @@ def publish(runs: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike],
         named = dict(zip(model_names(paths)[0], paths))
     if len(named) < 2:
         raise MetricsError("publishing a decision needs at least two runs (a baseline and a challenger)")
+    if isinstance(challengers, str):
+        challengers = [c.strip() for c in challengers.split(",") if c.strip()]
     primary = [m.strip() for m in primary.split(",")] if isinstance(primary, str) else [str(m) for m in primary]
     primary = [m for m in dict.fromkeys(primary) if m]
     if not primary:

@@ -151,6 +151,11 @@ def test_bad_files_name_the_file(files, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
     broken = tmp_path / "broken.csv"
     broken.write_text("user_id,item_id,score\nu001,i001,high\n")
+    code = main(["publish", "--run", str(files["popularity"]), "--run", str(files["two_tower"]), "--qrels",
+                 str(files["qrels"]), "--title", "t", "--max-bytes", "1k"])
+    out, err = capsys.readouterr()
+    assert code == 2 and (f"popularity.csv: the file holds {files['popularity'].stat().st_size:,} bytes: over the read "
+                          "limit max_bytes = 1 KiB") in err and "--max-bytes" in err, err
     for run, needle in ((tmp_path / "missing.csv", "missing.csv: cannot read this run file"),
                         (tmp_path, "a directory cannot be published"), (broken, "broken.csv")):
         code = main(["publish", "--run", str(files["popularity"]), "--run", str(run), "--qrels",
