@@ -18,8 +18,9 @@ from . import formats as fmt
 
 _STYLE = ("<style>.mc-nb table{border-collapse:collapse;margin:4px 0}.mc-nb th,.mc-nb td{padding:2px 8px;"
           "border-bottom:1px solid #ddd;text-align:left}.mc-nb td.n{text-align:right;font-variant-numeric:"
-          "tabular-nums}.mc-nb .note{color:#555}.mc-nb .warn{color:#9a4d00}.mc-nb .swatch{display:inline-block;width:.8em;height:.8em;"
-          "margin-right:4px;border-radius:2px}.mc-nb .sig-up{color:#1b5e20}.mc-nb .sig-down{color:#b71c1c}</style>")
+          "tabular-nums}.mc-nb .note{color:#555}.mc-nb .warn{color:#9a4d00}"
+          ".mc-nb .swatch{display:inline-block;width:.8em;height:.8em;margin-right:4px;border-radius:2px}"
+          ".mc-nb .sig-up{color:#1b5e20}.mc-nb .sig-down{color:#b71c1c}</style>")
 
 
 def _e(value: Any) -> str:

@@ -120,6 +120,8 @@ def test_reprs_escape_every_user_string():
     assert "<script" not in shown and "<img" not in shown and "<b>A" not in shown
     assert html.escape(hostile) in shown and "&lt;b&gt;A &amp; B&lt;/b&gt;" in shown
     assert all(html.escape(line) in shown for line in mb.verdict_lines(brief))
+    shown = mc.compare(evals, baseline="base")._repr_html_()  # a DataFrame: pandas escapes its cells
+    assert "<script" not in shown and html.escape(hostile, quote=False) in shown
     shown = evals[hostile]._repr_html_()
     value = evals[hostile].summary["ndcg@5"]
     assert f"<td>ndcg@5</td><td class='n'>{fmt.metric(value)}</td>" in shown

@@ -67,8 +67,9 @@ def test_in_a_notebook(folder):
 
     blocks = section_blocks("In a notebook")
     assert [language for language, _ in blocks] == ["python"]
-    shown = run_block(*blocks[0], folder, after="\nprint(evaluations['predictions']._repr_html_())"
-                                                "\nprint(brief._repr_html_())\nprint(len(mc.plot.lift_forest(table).data))\n")
+    shown = run_block(*blocks[0], folder, after="\nprint(evaluations['predictions']._repr_html_())\n"
+                                                "print(brief._repr_html_())\n"
+                                                "print(len(mc.plot.lift_forest(table).data))\n")
     assert shown.returncode == 0, shown.stderr
     qrels = pd.read_parquet(folder / "qrels.parquet")
     evals = {n: mc.evaluate(pd.read_parquet(folder / f"{n}.parquet"), qrels, ["ndcg@10", "recall@10"])
