@@ -75,6 +75,8 @@ for refusal in sources.refused_uploads():  # more than the analysis store can ho
 # filled when the run ends (the save of an upload runs beside the page): this tab's working copy had
 # expired, and the upload was saved in a new one
 replaced_slot = st.empty()
+if view:
+    url.adopt(view)  # the saved page choices (Compare's decision) of the analysis being opened
 url.sync()  # navigation drops unbound parameters: put the analysis id (and user) back
 if view:
     state.apply_view(view)

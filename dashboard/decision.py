@@ -7,12 +7,14 @@ the session, the URL or the saved view), so every place tells the same decision.
 from __future__ import annotations
 
 from metrics_core.brief import Decision
+from metrics_core.publish import ALPHAS as _ALPHAS
 from metrics_core.stats import CORRECTIONS, TESTS
 
 from . import metric_lists, url
 from .controls import controls, users
 
-ALPHAS = [0.001, 0.01, 0.05, 0.1]
+#: The significance levels offered (metrics-core publish accepts the same).
+ALPHAS = list(_ALPHAS)
 
 
 def current(names: list[str]) -> Decision:

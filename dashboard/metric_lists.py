@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from metrics_core import registry
+from metrics_core.plot import CURVE_METRICS
 from metrics_core.errors import MetricsError
 
 #: Order in which the pages offer ranking metrics (the first is each selector's default);
@@ -37,8 +38,8 @@ SCORED = tuple(dict.fromkeys(m.name for m in registry.metrics_of_kind("scored", 
 #: table, so metrics that require one (Microsoft Recommenders' serendipity) are not offered;
 #: popularity comes from the ground truth, as ``mc.evaluate`` does without an interactions table.
 DIVERSITY = tuple(m.name for m in registry.metrics_of_kind("diversity") if "history" not in m.needs)
-#: Metrics drawn against K on the metric-vs-K panels (cheap, per user, one kernel pass).
-CURVES = ("ndcg", "map", "recall", "precision", "hit_rate", "mrr")
+#: Metrics drawn against K on the metric-vs-K panels (cheap, per user, one kernel pass); mc.plot draws the same.
+CURVES = CURVE_METRICS
 #: Scored-row metrics that read the score as a probability of the label.
 NEEDS_PROBABILITIES = tuple(dict.fromkeys(
     m.name for m in registry.METRICS if "probabilities" in m.needs))

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from metrics_core.formats import plural
+from metrics_core.plot.distribution_tables import per_user_long, segment_table  # noqa: F401 - shared with mc.plot
 
 
 def selected_value(table: pd.DataFrame, column: str, rows: Sequence[int]) -> str | None:
@@ -164,17 +165,6 @@ def summary_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["model", *metrics])
 
 
-def per_user_long(evals: dict[str, Any], metric: str) -> pd.DataFrame:
-    """``model, user_id, value``: the per-user column ``metric`` of every model."""
-    parts = []
-    for name, ev in evals.items():
-        if metric in ev.per_user.columns:
-            col = ev.per_user[metric]
-            parts.append(pd.DataFrame({"model": name, "user_id": col.index.astype(str),
-                                       "value": col.to_numpy(dtype=float)}))
-    if not parts:
-        return pd.DataFrame(columns=["model", "user_id", "value"])
-    return pd.concat(parts, ignore_index=True)
 
 
 def distribution_summary(long: pd.DataFrame) -> pd.DataFrame:
@@ -206,16 +196,6 @@ def relevant_bucket_labels(models: dict[str, Any], user_ids: pd.Index,
                      name="relevant items")
 
 
-def segment_table(long: pd.DataFrame, segment: pd.Series) -> pd.DataFrame:
-    """``model, segment, mean, users``: the mean per-user value within each segment.
-
-    ``segment`` maps user id (string) -> segment label; users without a label
-    are grouped as "(missing)".
-    """
-    seg = long["user_id"].map(segment).fillna("(missing)").astype(str)
-    out = (long.assign(segment=seg).groupby(["model", "segment"], sort=False)["value"]
-           .agg(mean="mean", users="size").reset_index())
-    return out
 
 
 def user_segments(user_ids: pd.Index, models: dict, attributes: pd.DataFrame | None = None,

@@ -96,6 +96,18 @@ CHOICE_KEYS = (
 )
 
 
+def adopt(view: dict) -> None:
+    """Take the page choices a stored view holds (a shared snapshot's Compare choices, saved by
+    Share or by ``metrics-core publish``) when neither this session nor the URL has its own, so a
+    link with only ``?analysis=<id>`` shows the saved decision."""
+    memory = _memory()
+    for key in CHOICE_KEYS:
+        value = view.get(key)
+        if value is None or key in memory or key in st.query_params or key in st.session_state:
+            continue
+        memory[key] = [str(v) for v in value] if isinstance(value, (list, tuple)) else str(value)
+
+
 def _memory() -> dict[str, str | list[str]]:
     return st.session_state.setdefault(_CHOICES, {})
 

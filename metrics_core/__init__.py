@@ -17,7 +17,7 @@ The decision brief a product team reads first (verdicts, coverage, segments, fai
     brief = mc.build_brief(evaluations, mc.Decision("bm25", ("dense",), ("ndcg@10",)), attributes=users)
 """
 
-from . import conventions, registry
+from . import conventions, plot, registry
 from .brief import Decision, build_brief
 from .compare import compare
 from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
@@ -28,6 +28,7 @@ from .explain import explain
 from .gate import CheckReport, check
 from .intersection import intersection, intersection_per_user
 from .presets import presets
+from .publish import Published, publish
 from .layout import Ranked, prepare
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
 from .tracking import log_mlflow
@@ -37,10 +38,10 @@ from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precisio
 __version__ = "0.1.0"
 
 __all__ = [
-    "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "registry", "METRIC_NAMES", "MetricSpec",
+    "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
     "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
-    "metric_curve", "presets",
+    "metric_curve", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",
 ]

@@ -115,6 +115,12 @@ class Brief:
     def n_segment_tests(self) -> int:
         return len(self.segments)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the report's brief section (:func:`metrics_core.notebook.brief_html`)."""
+        from metrics_core.notebook import brief_html
+
+        return brief_html(self)
+
 
 def _attribute_labels(attributes: pd.DataFrame | None) -> list[pd.Series]:
     """One Series per attribute column: the label of each user id (as text), named by the column."""

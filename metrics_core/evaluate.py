@@ -87,6 +87,13 @@ class Evaluation:
     ranked: Ranked
     conventions: dict = field(default_factory=dict)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: each metric with its 95% bootstrap interval and the settings
+        (:func:`metrics_core.notebook.evaluation_html`)."""
+        from .notebook import evaluation_html
+
+        return evaluation_html(self)
+
 
 def _discounts(ranked: Ranked, k: int) -> np.ndarray:
     """Discount table long enough for the longest list and ideal list (a larger cutoff reads no further)."""

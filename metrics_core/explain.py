@@ -52,6 +52,12 @@ class Explanation:
         return Explanation(self.metric, self.values, source, target, start, end, steps, self.ranked,
                            self.settings)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the values per preset and the path (:func:`metrics_core.notebook.explanation_html`)."""
+        from .notebook import explanation_html
+
+        return explanation_html(self)
+
     def describe(self) -> list[str]:
         """The path as sentences: ``ideal: judged -> k: -0.054``."""
         lines = [f"{self.source}: {self.start:.6g}"]

@@ -4,6 +4,7 @@ every code block of the two sections is taken from README.md and executed in a f
 from __future__ import annotations
 
 import _deadlines as deadlines
+import html
 import os
 import re
 import shutil
@@ -26,11 +27,13 @@ def section_blocks(title: str) -> list[tuple[str, str]]:
     return BLOCK.findall(text[start:end if end > 0 else None])
 
 
-def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+def _env(**extra: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env.update(extra)
+    return env
 
 
-def run_block(language: str, code: str, cwd: Path, after: str = "") -> subprocess.CompletedProcess:
+def run_block(language: str, code: str, cwd: Path, after: str = "", **env: str) -> subprocess.CompletedProcess:
     """A python block as a script (``after`` appended), a bash block with ``metrics-core`` run as
     ``python -m metrics_core`` of this repository."""
     if language == "python":
@@ -39,7 +42,7 @@ def run_block(language: str, code: str, cwd: Path, after: str = "") -> subproces
         cmd = [sys.executable, str(script)]
     else:
         cmd = ["bash", "-e", "-c", re.sub(r"(?m)^metrics-core ", f"'{sys.executable}' -m metrics_core ", code)]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=_env(), timeout=deadlines.SUBPROCESS)
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=_env(**env), timeout=deadlines.SUBPROCESS)
 
 
 @pytest.fixture
@@ -54,12 +57,36 @@ def folder(tmp_path) -> Path:
     return work
 
 
+def test_in_a_notebook(folder):
+    """The block runs as written; what a notebook would show is the library's numbers, escaped."""
+    pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
+    import metrics_core as mc
+    import pandas as pd
+    from metrics_core import brief as mb
+    from metrics_core import formats as fmt
+
+    blocks = section_blocks("In a notebook")
+    assert [language for language, _ in blocks] == ["python"]
+    shown = run_block(*blocks[0], folder, after="\nprint(evaluations['predictions']._repr_html_())\n"
+                                                "print(brief._repr_html_())\n"
+                                                "print(len(mc.plot.lift_forest(table).data))\n")
+    assert shown.returncode == 0, shown.stderr
+    qrels = pd.read_parquet(folder / "qrels.parquet")
+    evals = {n: mc.evaluate(pd.read_parquet(folder / f"{n}.parquet"), qrels, ["ndcg@10", "recall@10"])
+             for n in ("baseline", "predictions")}
+    for metric, value in evals["predictions"].summary.items():
+        assert f"<td>{metric}</td><td class='n'>{fmt.metric(value)}</td>" in shown.stdout
+    brief = mb.build_brief(evals, mc.Decision("baseline", ("predictions",), ("ndcg@10",)), title="Nightly")
+    assert all(html.escape(line, quote=True) in shown.stdout for line in mb.verdict_lines(brief))
+    assert shown.stdout.split()[-1] == "1"
+
+
 def test_in_a_pipeline(folder):
     pytest.importorskip("mlflow", reason="pip install 'metrics-core[mlflow]'")
     pytest.importorskip("polars", reason="pip install -r requirements/dev.txt")
     from mlflow.tracking import MlflowClient
 
-    blocks = section_blocks("In a pipeline")
+    blocks = section_blocks("In a pipeline")[:2]
     assert [language for language, _ in blocks] == ["python", "bash"]
     python = run_block(*blocks[0], folder, after="\nprint(run_id)\n")
     assert python.returncode == 0, python.stderr
@@ -72,6 +99,39 @@ def test_in_a_pipeline(folder):
     assert runs["two-tower"].info.run_id == python.stdout.split()[-1]
     assert set(runs["two-tower"].data.metrics) == {"ndcg_at_10", "recall_at_20", "coverage_at_10"}
     assert runs["two-tower"].data.metrics["ndcg_at_10"] == runs["predictions"].data.metrics["ndcg_at_10"]
+
+
+def test_publish_in_a_pipeline(folder, tmp_path):
+    """The publish blocks save snapshots in the store the environment names, with the decision the
+    dashboard reads, and print the links to them."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from metrics_core.store import AnalysisStore
+
+    blocks = section_blocks("In a pipeline")[2:]
+    assert [language for language, _ in blocks] == ["bash", "python"]
+    # the bash block sets METRICS_CORE_STORE_DIR itself; the Python block is given the same store
+    shell = run_block(*blocks[0], folder, METRICS_CORE_STORE_DIR="elsewhere")
+    assert shell.returncode == 0, shell.stderr
+    python = run_block(*blocks[1], folder, METRICS_CORE_STORE_DIR=str(folder / "store"))
+    assert python.returncode == 0, python.stderr
+    shell_link = shell.stdout.splitlines()[0].removeprefix("link: ")
+    python_link, delete_link = python.stdout.splitlines()
+    store = AnalysisStore(folder / "store")
+    try:
+        for link, metrics in ((shell_link, ["ndcg@10", "recall@10"]), (python_link, ["ndcg@10"])):
+            assert link.startswith("https://metrics.example.org/?analysis="), link
+            saved = store.load(parse_qs(urlsplit(link).query)["analysis"][0])
+            assert saved.kind == "snapshot" and saved.title == "Nightly two-tower"
+            view = saved.settings["view"]
+            assert (view["compare_baseline"], view["compare_challengers"], view["compare_metrics"]) == (
+                "baseline", ["predictions"], metrics)
+            assert sorted(f.name for f in saved.files) == ["baseline.parquet", "predictions.parquet", "qrels.parquet"]
+        assert not (folder / "elsewhere").exists()
+        query = parse_qs(urlsplit(delete_link).query)
+        store.delete_snapshot(query["analysis"][0], query["delete"][0])
+    finally:
+        store.close()
 
 
 def test_in_ci(folder):

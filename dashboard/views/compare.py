@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import background, compare_charts as cc, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
+from dashboard.decision import ALPHAS
 from metrics_core import registry
 from metrics_core.encode import ids_in
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
@@ -75,7 +76,6 @@ correction = url.bound(lambda: right.selectbox("Correction", CORRECTIONS, format
                                               help="Adjusts the p-values for testing every challenger x metric."),
                        "compare_correction", CORRECTIONS[0], options=CORRECTIONS)
 left, right = st.columns([3, 4])
-ALPHAS = [0.001, 0.01, 0.05, 0.1]
 alpha = url.bound(lambda: left.select_slider("Significance level (after correction)", options=ALPHAS, value=0.05,
                                              key="compare_alpha"),
                   "compare_alpha", 0.05, kind=float, options=ALPHAS)

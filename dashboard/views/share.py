@@ -6,7 +6,7 @@ self-contained HTML report and per-user exports.
   the current view, read-only for every other browser (they can make their own copy).
 * **Share** saves a read-only *snapshot* of the files, with a title, notes and the view
   settings (K, gain, ties and the pages' choices in the URL); its link opens on the
-  Overview. Changing the data afterwards saves a new working copy, never the snapshot.
+  Brief. Changing the data afterwards saves a new working copy, never the snapshot.
 * **Report**: ``metrics_core.report.build_report`` (plotly.js inlined, every string escaped).
 * **Export**: per-user metrics of every model as CSV (spreadsheet-safe) or Parquet (exact).
 """
@@ -48,7 +48,7 @@ if opened is not None and opened.kind == sources.SNAPSHOT:
 st.subheader("Share a snapshot")
 st.caption("Saves the files you loaded (exact bytes) and the current settings on this server under a "
            "random id (192 bits). Anyone with the link on this deployment can open it; nobody can change "
-           "it. The link opens on the Overview.")
+           "it. The link opens on the Brief.")
 with st.form("share_form"):
     title = st.text_input("Title", max_chars=200, key="share_title",
                           placeholder="e.g. Two-tower v3 against the popularity baseline")

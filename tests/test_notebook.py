@@ -1,0 +1,178 @@
+"""In a notebook: examples/evaluate.ipynb runs through a real Jupyter kernel (nbclient, ipykernel) and
+its outputs hold the numbers the library computes here; the HTML reprs escape every user string;
+``mc.plot`` draws figures whose points are the metrics computed independently."""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import _deadlines as deadlines
+import metrics_core as mc
+from metrics_core import brief as mb
+from metrics_core import formats as fmt
+from metrics_core.errors import MetricsError
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK = REPO / "examples" / "evaluate.ipynb"
+
+
+def _data(seed: int = 3, n_users: int = 80):
+    rng = np.random.default_rng(seed)
+    users = [f"u{u}" for u in range(n_users)]
+    qrels = pd.DataFrame([(u, f"i{i}", 1) for u in users for i in rng.choice(40, 4, replace=False)],
+                         columns=["user_id", "item_id", "relevance"])
+    runs = {}
+    for name, skill in (("base", 0.0), ("<script>alert(1)</script> & co", 0.6)):
+        rows = []
+        for u, liked in qrels.groupby("user_id")["item_id"]:
+            score = rng.random(40) + skill * np.isin([f"i{i}" for i in range(40)], liked.to_numpy())
+            rows += [(u, f"i{i}", float(score[i])) for i in np.argsort(-score)[:10]]
+        runs[name] = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
+    return runs, qrels
+
+
+def _array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or a typed array ``{"dtype", "bdata"}`` (base64 of its bytes)."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)
+
+
+def _outputs(cell) -> dict:
+    out = {}
+    for o in cell.get("outputs", []):
+        out.update(o.get("data", {}))
+    return out
+
+
+def test_the_example_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat", reason="pip install -r requirements/dev.txt")
+    nbclient = pytest.importorskip("nbclient", reason="pip install -r requirements/dev.txt")
+    pytest.importorskip("ipykernel", reason="pip install -r requirements/dev.txt")
+    pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "store the notebook without outputs"
+    nbclient.NotebookClient(nb, timeout=int(deadlines.SUBPROCESS), kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+
+    # the same data and calls here, in this process
+    scope: dict = {}
+    exec(code[0].source, scope)  # noqa: S102 - the notebook's own data cell: the same synthetic dataset
+    runs, qrels = scope["runs"], scope["qrels"]
+    reference = {n: mc.evaluate(r, qrels, ["ndcg@10", "recall@10", "auc"]) for n, r in runs.items()}
+
+    shown = _outputs(code[1])["text/html"]
+    for metric, value in reference["two_tower"].summary.items():
+        row = re.search(rf"<td>{re.escape(metric)}</td><td class='n'>([^<]+)</td><td>([^<]*)</td>", shown)
+        assert row is not None and row.group(1) == fmt.metric(value), (metric, shown)
+        if metric != "auc":  # per-user metrics have an interval around the mean
+            low, high = map(float, row.group(2).strip("[]").split(", "))
+            assert low <= value <= high
+    assert "Settings: gain linear" in shown and "ties average" in shown
+
+    table = mc.compare(reference, baseline="popularity", metrics=["ndcg@10", "recall@10"])
+    assert "two_tower" in _outputs(code[2])["text/html"] and f"{table['lift'].iloc[0]:.6f}"[:6] in \
+        _outputs(code[2])["text/html"]
+
+    brief = mb.build_brief(reference, mc.Decision("popularity", ("two_tower",), ("ndcg@10", "recall@10")),
+                           title="Two-tower against popularity")
+    shown = _outputs(code[3])["text/html"]
+    assert "Two-tower against popularity" in shown
+    for line in mb.verdict_lines(brief):
+        assert html.escape(line, quote=True) in shown
+
+    ex = mc.explain(runs["two_tower"], qrels, "ndcg@10", presets=["trec_eval", "sklearn", "ranx"])
+    shown = _outputs(code[4])["text/html"]
+    for preset, value in ex.values["value"].items():
+        assert f"<td>{preset}</td>" in shown and f"<td class='n'>{fmt.metric(value)}</td>" in shown
+
+    def traces(cell) -> list[dict]:  # the figure the kernel sent
+        return _outputs(cell)["application/vnd.plotly.v1+json"]["data"]
+
+    drawn = traces(code[5])
+    assert {t["name"] for t in drawn} == {"popularity", "two_tower"} and len(drawn) == 4
+    for t in drawn:  # ndcg and recall at K = 10 are what evaluate gives at @10
+        k = list(_array(t["x"])).index(10)
+        metric = "ndcg" if t["xaxis"] == "x" else "recall"
+        assert _array(t["y"])[k] == pytest.approx(reference[t["name"]].summary[f"{metric}@10"], abs=1e-12)
+    assert len(traces(code[6])) == 2
+    assert list(_array(traces(code[7])[0]["x"])) == pytest.approx(list(100 * table["lift"]))
+
+
+def test_reprs_escape_every_user_string():
+    runs, qrels = _data()
+    evals = {n: mc.evaluate(r, qrels, ["ndcg@5", "recall@5"]) for n, r in runs.items()}
+    hostile = next(n for n in runs if n.startswith("<"))
+    brief = mb.build_brief(evals, mc.Decision("base", (hostile,), ("ndcg@5",)), title="<b>A & B</b>",
+                           notes="<img src=x onerror=alert(1)>")
+    shown = brief._repr_html_()
+    assert "<script" not in shown and "<img" not in shown and "<b>A" not in shown
+    assert html.escape(hostile) in shown and "&lt;b&gt;A &amp; B&lt;/b&gt;" in shown
+    assert all(html.escape(line) in shown for line in mb.verdict_lines(brief))
+    shown = mc.compare(evals, baseline="base")._repr_html_()  # a DataFrame: pandas escapes its cells
+    assert "<script" not in shown and html.escape(hostile, quote=False) in shown
+    shown = evals[hostile]._repr_html_()
+    value = evals[hostile].summary["ndcg@5"]
+    assert f"<td>ndcg@5</td><td class='n'>{fmt.metric(value)}</td>" in shown
+    # the interval is the percentile bootstrap of the per-user mean: it holds the mean
+    low, high = map(float, re.search(r"<td>ndcg@5</td><td class='n'>[^<]+</td><td>\[([^\]]+)\]", shown)
+                    .group(1).split(", "))
+    assert low < value < high
+
+
+def test_plot_figures_hold_the_metrics_computed_independently():
+    pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
+    runs, qrels = _data()
+    evals = {n: mc.evaluate(r, qrels, ["ndcg@5", "auc"]) for n, r in runs.items()}
+    hostile = next(n for n in runs if n.startswith("<"))
+    # ECDF: at each drawn value, the share of users at or below it
+    fig = mc.plot.ecdf(evals, "ndcg@5")
+    for trace in fig.data:
+        values = evals[html.unescape(trace.name)].per_user["ndcg@5"].to_numpy()
+        assert list(trace.y) == pytest.approx([(values <= x).mean() for x in trace.x])
+    assert {t.name for t in fig.data} == {"base", html.escape(hostile, quote=False)}  # plotly shows it as text
+    # ROC: the legend's AUC is evaluate's; the curve ends at (1, 1)
+    fig = mc.plot.roc(evals)
+    for trace in fig.data[1:]:
+        assert trace.x[-1] == 1 and trace.y[-1] == 1
+    assert {t.name for t in fig.data[1:]} == {f"{html.escape(n, quote=False)} (AUC {evals[n].summary['auc']:.3f})"
+                                              for n in evals}
+    # segments: the mean per segment of the per-user values
+    attributes = pd.DataFrame({"user_id": [f"u{u}" for u in range(80)], "group": ["a", "b"] * 40})
+    fig = mc.plot.segments(evals, "ndcg@5", attributes, "group")
+    per_user = evals["base"].per_user["ndcg@5"]
+    base = next(t for t in fig.data if t.name == "base")
+    for segment, mean in zip(base.x, base.y):
+        users = attributes.loc[attributes["group"] == segment, "user_id"]
+        assert mean == pytest.approx(per_user.reindex(users).mean())
+
+
+def test_plot_errors_are_one_line():
+    runs, qrels = _data()
+    ev = mc.evaluate(runs["base"], qrels, ["ndcg@5"])
+    with pytest.raises(MetricsError, match="not an Evaluation"):
+        mc.plot.ecdf({"base": runs["base"]}, "ndcg@5")
+    with pytest.raises(MetricsError, match="has no per-user 'map@5'"):
+        mc.plot.ecdf({"base": ev}, "map@5")
+    with pytest.raises(MetricsError, match="the table mc.compare"):
+        mc.plot.lift_forest(pd.DataFrame({"x": [1]}))
+
+
+def test_plot_without_plotly_names_the_extra(monkeypatch):
+    runs, qrels = _data()
+    ev = mc.evaluate(runs["base"], qrels, ["ndcg@5"])
+    monkeypatch.setitem(sys.modules, "plotly", None)  # import plotly now fails
+    with pytest.raises(MetricsError) as info:
+        mc.plot.ecdf({"base": ev}, "ndcg@5")
+    assert str(info.value) == "mc.plot needs plotly: pip install 'metrics-core[dashboard]'"
