@@ -15,6 +15,7 @@ a result: a kernel loaded from the cache is the one the server would compile.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -31,7 +32,8 @@ def start_once() -> subprocess.Popen | None:
     with _LOCK:
         if _started is None:
             try:
-                _started = subprocess.Popen([sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page"],
+                _started = subprocess.Popen([sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page",
+                                             "--parent", str(os.getpid())],
                                             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.DEVNULL)
             except OSError:  # no warm-up: kernels compile on first use, as without it

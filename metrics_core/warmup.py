@@ -116,7 +116,13 @@ def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = Fa
 
 
 def _exit_with_parent(parent: int) -> None:
-    """End this process as soon as ``parent`` is no longer its parent (it ended)."""
+    """End this process as soon as process ``parent`` has ended: at once when it already has (it may
+    exit before this process has imported anything), else when it is no longer this process's
+    parent. (Linux's parent-death signal would fire when the thread that started this process
+    ends, which in a Streamlit server is the end of a script run: it is not used.)"""
+    if os.getppid() != parent:
+        os._exit(0)
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)
@@ -130,11 +136,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--background", action="store_true",
                    help="run at low priority (after the first page's kernels with --first-page: the page "
                         "waits for those), quietly, and stop when the parent process ends")
+    p.add_argument("--parent", type=int, default=None, metavar="PID",
+                   help="with --background: the process whose end ends this one (default: the parent at start)")
     p.add_argument("--first-page", action="store_true",
                    help="start with the kernels of the dashboard's first page (not its layout kernel)")
     args = p.parse_args(argv)
     if args.background:
-        _exit_with_parent(os.getppid())
+        _exit_with_parent(args.parent if args.parent is not None else os.getppid())
     seconds = warmup(first_page=args.first_page, then=(lambda: os.nice(10)) if args.background else lambda: None)
     if not args.background:
         print(f"metrics_core kernels ready ({seconds:.1f} s)")

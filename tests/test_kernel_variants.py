@@ -201,15 +201,18 @@ def test_dashboard_starts_its_background_warmup_once(monkeypatch):
     monkeypatch.setattr(kernel_warmup.subprocess, "Popen", FakeProcess)
     first = kernel_warmup.start_once()
     assert kernel_warmup.start_once() is first
-    assert started == [[sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page"]]
+    assert started == [[sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page",
+                        "--parent", str(os.getpid())]]
 
 
-def test_background_warmup_ends_with_its_parent(tmp_path):
-    """A parent starts ``metrics_core.warmup --background`` and exits: the warm-up must end too."""
+@pytest.mark.parametrize("parent_lives", [0, 8], ids=["parent-gone-before-start", "parent-ends-during-compile"])
+def test_background_warmup_ends_with_its_parent(tmp_path, parent_lives):
+    """A parent starts ``metrics_core.warmup --background --parent PID`` and exits, at once or while
+    the warm-up compiles (an empty kernel cache): the warm-up must end too."""
     parent = subprocess.run(
         [sys.executable, "-c",
-         "import subprocess, sys; p = subprocess.Popen([sys.executable, '-m', 'metrics_core.warmup', "
-         "'--background']); print(p.pid)"],
+         "import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-m', 'metrics_core.warmup', "
+         f"'--background', '--parent', str(os.getpid())]); print(p.pid, flush=True); time.sleep({parent_lives})"],
         capture_output=True, text=True, check=True, env={**__import__("os").environ,
                                                          "NUMBA_CACHE_DIR": str(tmp_path)})
     child = int(parent.stdout.strip())
