@@ -336,7 +336,9 @@ print(' '.join(sorted(compiled)))
     lock = open(os.path.join(cache_folder, "total_serial.compile-lock"), "a+b")
     fcntl.flock(lock, fcntl.LOCK_EX)
     started = tmp_path / "started"
-    waiter = subprocess.Popen([sys.executable, "-c", script, str(folder), str(started)], env=env,
+    # the waiter would stop waiting after METRICS_CORE_COMPILE_WAIT: longer than this test's own bound
+    waiter = subprocess.Popen([sys.executable, "-c", script, str(folder), str(started)],
+                              env={**env, "METRICS_CORE_COMPILE_WAIT": str(deadlines.SUBPROCESS)},
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + deadlines.BACKGROUND
@@ -368,3 +370,50 @@ assert total.serial(x) == 2.0
     done = subprocess.run([sys.executable, "-c", script, str(folder)], env=env, capture_output=True, text=True,
                           timeout=deadlines.SUBPROCESS)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _hold_lock_and_call(tmp_path, compiled_first: bool, wait: float):
+    """Hold the probe kernel's compile lock in this process while a new process makes its first
+    call (with ``METRICS_CORE_COMPILE_WAIT=wait``); returns the names that process compiled."""
+    import fcntl
+
+    script = COMPILE_LISTENER + """
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from lock_probe_kernels import total
+assert total(np.ones(3)) == 3.0
+print(' '.join(sorted(compiled)))
+"""
+    folder = _kernel_module(tmp_path / "mod")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    if compiled_first:
+        compile_in_subprocess(folder, env)
+    cache_folder = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from lock_probe_kernels import total; "
+         "print(total.serial._cache._cache_path)", str(folder)],
+        env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS, check=True).stdout.strip()
+    os.makedirs(cache_folder, exist_ok=True)
+    lock = open(os.path.join(cache_folder, "total_serial.compile-lock"), "a+b")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:  # the lock is held for the whole run of the other process: it must not wait for it
+        done = subprocess.run([sys.executable, "-c", script, str(folder)],
+                              env={**env, "METRICS_CORE_COMPILE_WAIT": str(wait)},
+                              capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
+def test_a_kernel_on_disk_is_loaded_without_waiting_for_the_compile_lock(tmp_path):
+    """A holder that never lets go (a starved background warm-up) does not delay a kernel whose
+    compiled code is already on disk: loading takes no lock (the wait allowed would fail the run)."""
+    compiled = _hold_lock_and_call(tmp_path, compiled_first=True, wait=deadlines.SUBPROCESS * 10)
+    assert "total_serial" not in compiled  # loaded, not compiled
+
+
+def test_the_wait_for_another_compile_is_bounded(tmp_path):
+    """Past METRICS_CORE_COMPILE_WAIT seconds the first call compiles the kernel itself."""
+    compiled = _hold_lock_and_call(tmp_path, compiled_first=False, wait=1)
+    assert "total_serial" in compiled

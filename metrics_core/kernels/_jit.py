@@ -21,6 +21,7 @@ import importlib
 import inspect
 import os
 import threading
+import time
 import types
 
 import numba as nb
@@ -153,11 +154,16 @@ class SizedKernel:
         if self._called[variant]:
             return kernel(*inputs)
         # The first call in this process compiles the variant or loads it from the disk cache.
-        # Another process may be compiling it right now (the dashboard's background warm-up
-        # beside the first page): wait for it and load its result instead of compiling the
-        # same kernel side by side on the same cores.
-        with compile_lock(kernel):
+        # Loading needs no one else: only a variant not yet on disk takes the compile lock, so a
+        # slow holder (a niced background warm-up on a busy machine) never delays a page whose
+        # kernels are cached. Another process may be compiling it right now (the dashboard's
+        # background warm-up beside the first page): wait for it and load its result instead of
+        # compiling the same kernel side by side on the same cores.
+        if self.cached_on_disk(variant):
             result = kernel(*inputs)
+        else:
+            with compile_lock(kernel):
+                result = kernel(*inputs)
         self._called[variant] = True
         return result
 
@@ -178,11 +184,32 @@ def compile_lock(kernel):
         yield
         return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        locked = _wait_for_lock(fcntl, handle)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+#: The longest a first call waits for another process's compile of the same kernel
+#: (``METRICS_CORE_COMPILE_WAIT`` seconds, default 120). The lock only saves duplicate work (numba's
+#: cache stays consistent when two processes compile at once), so past this the kernel is compiled
+#: here rather than waiting on a holder that may be starved.
+COMPILE_WAIT_SECONDS = float(os.environ.get("METRICS_CORE_COMPILE_WAIT", "120"))
+
+
+def _wait_for_lock(fcntl, handle) -> bool:
+    """Take the lock, polling, for at most :data:`COMPILE_WAIT_SECONDS`; whether it was taken."""
+    deadline = time.monotonic() + COMPILE_WAIT_SECONDS
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
 
 def njit(fn=None, *, work: str | None = None, writes: tuple[str, ...] = (), **options):
