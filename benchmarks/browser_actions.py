@@ -126,11 +126,12 @@ class Driver:
     def start_watch(self) -> None:
         self.page.evaluate(_WATCH)
 
-    def wait_done(self, ready: Ready, grace_ms: int = GRACE_MS) -> tuple[bool, float]:
+    def wait_done(self, ready: Ready, grace_ms: int | None = None) -> tuple[bool, float]:
         """Wait for the answer (see the module docstring). Returns whether a script run was
         seen and the ``perf_counter`` time of the answer (the settling pause after it is
-        not counted, unless a second run starts in it)."""
-        args = {"grace": grace_ms, "title": ready.title, "heading": ready.heading, "selector": ready.selector}
+        not counted, unless a second run starts in it). ``grace_ms``: how long to look for the
+        run's start (default :data:`GRACE_MS`, read at call time)."""
+        args = {"grace": GRACE_MS if grace_ms is None else grace_ms, "title": ready.title, "heading": ready.heading, "selector": ready.selector}
         self.page.wait_for_function(_DONE, arg=args, polling=50, timeout=self.timeout_ms)
         end = time.perf_counter()
         seen = bool(self.page.evaluate("() => window.__bench.saw"))
@@ -154,7 +155,7 @@ class Driver:
 
     # ------------------------------------------------------------ timing
     def time(self, action: str, round_: int, value: str, trigger: Callable[[], None], ready: Ready,
-             grace_ms: int = GRACE_MS) -> Timing:
+             grace_ms: int | None = None) -> Timing:
         """Run ``trigger`` and time it up to the answer; a timeout is recorded, not raised."""
         self.start_watch()
         start = time.perf_counter()
