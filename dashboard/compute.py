@@ -326,3 +326,24 @@ def decision_brief(decision: Any, title: str = "", notes: str = "") -> Any:
         evals, decision, attributes=attributes, title=title, notes=notes, comparison=table))
     built.verdicts.attrs["pending"] = list(table.attrs["pending"])
     return built
+
+
+def overlap_with_baseline(baseline: str, challengers: Sequence[str], k: int) -> tuple[dict[str, float], str]:
+    """Each challenger's mean share of its top ``k`` found in ``baseline``'s top ``k`` of the same
+    user (:func:`metrics_core.intersection`, RecTools' ``Intersection``), over the users the
+    challenger served, and the tie rule used: the sidebar's when it gives one order per list,
+    else ``input`` (the files' row order). Cached by the models, K and the tie rule."""
+    from metrics_core.intersection import TIES, intersection
+
+    from .loading import get_models
+
+    models = get_models()
+    ties = evaluation_options().get("ties", "average")
+    ties = ties if ties in TIES else "input"
+    keys = model_keys()
+    out = {}
+    for name in challengers:
+        key = f"overlap|{keys.get(name, name)}|{keys.get(baseline, baseline)}|{int(k)}|{ties}"
+        out[name] = cache.SHARED.get_or_compute(key, lambda n=name: intersection(models[n], models[baseline], int(k),
+                                                                                 ties=ties))
+    return out, ties

@@ -352,3 +352,19 @@ def test_brief_tells_compares_numbers_and_opens_failures(monkeypatch, tmp_path):
     assert at.selectbox(key="failures_metric").value == (groups.loc[row, "metric"] if "metric" in groups.columns
                                                          else "ndcg@10")
     assert at.selectbox(key="failures_group").value == "not served"
+
+
+def test_compare_states_each_challengers_overlap_with_the_baseline(monkeypatch, tmp_path):
+    """RecTools' Intersection on Compare: each challenger's share of its top K also in the baseline's
+    top K, equal to mc.intersection on the uploaded files (ties in the files' row order under
+    average ties)."""
+    at = uploaded_app(monkeypatch, tmp_path)
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("two_tower").run())
+    caption = next(_plain(c.value) for c in at.caption if "Overlap with the baseline" in c.value)
+    f = files()
+    base = frame(f["two_tower.csv"])
+    for name in ("popularity", XSS):
+        want = mc.intersection(frame(f[f"{name}.csv"]), base, 10, ties="input")
+        assert f"{_plain(text.md(name))} {100 * want:.1f}%" in caption, (name, want, caption)
+    assert "ties in input order" in caption

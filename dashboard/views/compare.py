@@ -120,6 +120,13 @@ st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_ve
                                      "baseline mean")}, placeholder=fmt.EMPTY)
 for line in readable["sentence"]:
     st.markdown("- " + text.md(line, limit=600))
+with state.guard():
+    overlap, overlap_ties = state.overlap_with_baseline(baseline, challengers, k)
+st.caption(text.md(f"Overlap with the baseline: the share of a challenger's top {k} also in {baseline}'s top {k} "
+                   "for the same user, averaged over the users the challenger served (RecTools Intersection@K; "
+                   f"ties in {overlap_ties} order): "
+                   + "; ".join(f"{name} {fmt.percent(value, signed_=False)}" for name, value in overlap.items())
+                   + ".", limit=900), help="metrics_core.intersection(run, baseline_run, k)")
 
 with st.expander("Full statistics"):
     numeric = table.drop(columns=["test"])
