@@ -327,10 +327,7 @@ print(' '.join(sorted(compiled)))
 """
     folder = _kernel_module(tmp_path / "mod")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    cache_folder = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from lock_probe_kernels import total; "
-         "print(total.serial._cache._cache_path)", str(folder)],
-        env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS, check=True).stdout.strip()
+    cache_folder = _cache_folder(folder, env)
     # this test process plays the other process: it holds the lock, compiles, then releases it
     os.makedirs(cache_folder, exist_ok=True)
     lock = open(os.path.join(cache_folder, "total_serial.compile-lock"), "a+b")
@@ -354,6 +351,14 @@ print(' '.join(sorted(compiled)))
     out, err = waiter.communicate(timeout=deadlines.SUBPROCESS)
     assert waiter.returncode == 0, err[-2000:]
     assert "total_serial" not in out.split()  # loaded from the cache the other process filled
+
+
+def _cache_folder(folder: Path, env: dict) -> str:
+    """The numba cache folder of the probe kernel's serial variant, as a new process sees it."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from lock_probe_kernels import total; "
+         "print(total.serial._cache._cache_path)", str(folder)],
+        env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS, check=True).stdout.strip()
 
 
 def compile_in_subprocess(folder: Path, env: dict) -> None:
@@ -388,10 +393,7 @@ print(' '.join(sorted(compiled)))
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     if compiled_first:
         compile_in_subprocess(folder, env)
-    cache_folder = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from lock_probe_kernels import total; "
-         "print(total.serial._cache._cache_path)", str(folder)],
-        env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS, check=True).stdout.strip()
+    cache_folder = _cache_folder(folder, env)
     os.makedirs(cache_folder, exist_ok=True)
     lock = open(os.path.join(cache_folder, "total_serial.compile-lock"), "a+b")
     fcntl.flock(lock, fcntl.LOCK_EX)
