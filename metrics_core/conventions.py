@@ -1,6 +1,9 @@
 """Every convention of ``evaluate`` declared once: name, choices, default, help.
 
-The keyword validation of :func:`metrics_core.evaluate` (:func:`validate`),
+:func:`settle` resolves the keywords of one call (and a preset) into one
+immutable :class:`Settings`, the value every layer below reads. The keyword
+validation of :func:`metrics_core.evaluate` (:func:`validate`), the keywords of
+``evaluate`` and ``metric_curve`` (:func:`takes_conventions`),
 the command line's options (:func:`add_arguments`, :func:`from_args`), the
 dashboard's widgets (:func:`widget_specs`) and the README's conventions table
 (:func:`markdown_table`) are generated from :data:`CONVENTIONS`.
@@ -8,11 +11,15 @@ dashboard's widgets (:func:`widget_specs`) and the README's conventions table
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import difflib
+import inspect
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from .errors import MetricsError
+from .presets import settings as preset_settings
 
 
 @dataclass(frozen=True)
@@ -181,12 +188,101 @@ def check(name: str, value):
     return BY_NAME[name].check(value)
 
 
+def _unknown(names) -> MetricsError:
+    """One-line error for unknown convention keywords, with the closest known name."""
+    name = sorted(names)[0]
+    close = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(BY_NAME)}"
+    return MetricsError(f"unknown convention {str(name)[:80]!r}{hint}")
+
+
 def validate(**values) -> dict:
     """Validate convention keywords (any subset); returns them with numbers as floats."""
     unknown = set(values) - set(BY_NAME)
     if unknown:
-        raise MetricsError(f"unknown convention(s) {', '.join(sorted(unknown))}; known: {', '.join(BY_NAME)}")
+        raise _unknown(unknown)
     return {name: BY_NAME[name].check(value) for name, value in values.items()}
+
+
+class Settings(Mapping):
+    """Every convention resolved and validated: read as ``settings.gain`` or ``settings["gain"]``
+    (a read-only mapping in the order of :data:`CONVENTIONS`). ``given`` names the conventions
+    set by keyword (the others come from ``preset`` or the default). Built by :func:`settle`."""
+
+    __slots__ = ("_values", "given", "preset")
+
+    def __init__(self, values: dict, given=frozenset(), preset: str | None = None):
+        object.__setattr__(self, "_values", MappingProxyType(dict(values)))
+        object.__setattr__(self, "given", frozenset(given))
+        object.__setattr__(self, "preset", preset)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Settings are immutable; use replace()")
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name):
+        return self._values[name]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def __repr__(self):
+        return f"Settings({dict(self._values)!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    __hash__ = None
+
+    def explicit(self) -> dict:
+        """The conventions set by keyword (what a user typed), as keywords of ``evaluate``."""
+        return {name: self._values[name] for name in self._values if name in self.given}
+
+    def replace(self, **changes) -> "Settings":
+        """These settings with some conventions changed (validated; they count as set by keyword)."""
+        return Settings({**self._values, **validate(**changes)}, self.given | set(changes), self.preset)
+
+
+def settle(preset: str | None = None, **keywords) -> Settings:
+    """The conventions of one call: each keyword given (not None), else the ``preset``'s value
+    (:mod:`metrics_core.presets`), else the default; validated, with "did you mean" for an unknown keyword.
+
+    ``settle(preset="rectools", ap_norm="k")`` -> ``Settings`` (``.ap_norm``, ``["ties"]``, ``dict(s)``).
+    """
+    unknown = set(keywords) - set(BY_NAME)
+    if unknown:
+        raise _unknown(unknown)
+    given = {name: value for name, value in keywords.items() if value is not None}
+    values = {**defaults(), **preset_settings(preset), **given}
+    return Settings(validate(**values), given, preset)
+
+
+def takes_conventions(func):
+    """Give ``func(..., **conventions)`` a signature listing every convention of :data:`CONVENTIONS`
+    as a keyword (default None: the preset's value, else the convention's default) and a docstring
+    section with each one's values and default, so ``help()`` and editors show them."""
+    signature = inspect.signature(func)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    params += [inspect.Parameter(c.name, inspect.Parameter.KEYWORD_ONLY, default=None) for c in CONVENTIONS]
+    func.__signature__ = signature.replace(parameters=params)
+    func.__doc__ = (func.__doc__ or "").rstrip() + "\n\n    Conventions (None: the preset's value, else the default):\n\n" + \
+        "\n".join(f"    - ``{c.name}``: {_values(c)}; {_plain(c.help)}" for c in CONVENTIONS) + "\n"
+    return func
+
+
+def _values(c: Convention) -> str:
+    """The values of a convention in words, default first: ``linear (default), exponential, binary``."""
+    if c.is_number:
+        return f"default {c.default:g}, {c.allowed}"
+    return ", ".join(f"{v} (default)" if v == c.default else v for v in c.choices)
 
 
 def _plain(text: str) -> str:
@@ -208,15 +304,22 @@ def add_arguments(parser) -> None:
             parser.add_argument(c.option, dest=c.name, choices=c.choices, default=None, help=help_text)
 
 
-def from_args(args) -> dict:
-    """The convention keywords given on the command line (options left out are not in the dict)."""
-    return {c.name: getattr(args, c.name) for c in CONVENTIONS if getattr(args, c.name, None) is not None}
+def from_args(args) -> Settings:
+    """The conventions of the command line: the options given, over ``--preset``'s values, over the
+    defaults (:func:`settle`); an option's bad value is named by the option."""
+    given = {c.name: getattr(args, c.name) for c in CONVENTIONS if getattr(args, c.name, None) is not None}
+    for name, value in given.items():  # checked one by one, naming the option
+        try:
+            check(name, value)
+        except MetricsError as e:
+            raise MetricsError(f"{BY_NAME[name].option}: {e}") from None
+    return settle(getattr(args, "preset", None), **given)
 
 
 def resolve(explicit: dict, preset_settings: dict | None = None) -> dict:
-    """Every convention: the explicit value (not None), else the preset's, else the default; validated."""
-    values = defaults()
-    values.update(preset_settings or {})
+    """Every convention as a plain dict: the explicit value (not None), else ``preset_settings``'
+    value, else the default; validated (:func:`settle`'s values, for a preset given as its settings)."""
+    values = {**defaults(), **(preset_settings or {})}
     values.update({name: value for name, value in explicit.items() if value is not None})
     return validate(**values)
 

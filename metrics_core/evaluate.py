@@ -1,16 +1,15 @@
 """evaluate(): a prepared (or raw) run + the metric registry -> summary, per-user table, diagnostics.
 
-Every metric name is parsed by :mod:`metrics_core.registry`, whose table says how it is
-computed: a column of the ranking kernel (ranking and pooled metrics), a
-reduction of :mod:`metrics_core.reductions` (scored rows: partial sums of this
-one partition, finalized), or the diversity code below. Every convention
-keyword (``gain``, ``ideal``, ``ap_norm``, ``precision_norm``, ``ties``,
-``relevance_threshold``, ``empty_users``, ``missing_users``, ``run_only_users``, ``unjudged_rows``,
-``novelty_popularity``, ``novelty_average``, ``beyond_users``, ``short_lists``,
-``threshold``, ``gauc_weight``, ``beta``) is declared, with its choices, default
-and meaning, in :data:`metrics_core.conventions.CONVENTIONS`; a ``preset`` of
-:mod:`metrics_core.presets` sets them as one library computes, and explicit
-keywords override it.
+This module validates the inputs and dispatches each metric as its registry
+entry (:mod:`metrics_core.registry`) says: a column of the ranking kernel or a
+derived family (:mod:`metrics_core.derived`) for ranking and pooled metrics, a
+reduction of :mod:`metrics_core.reductions` for scored rows (partial sums of
+this one partition, finalized), a function of :mod:`metrics_core.diversity`
+for diversity metrics. The convention keywords are declared, with their
+choices, defaults and meanings, in :data:`metrics_core.conventions.CONVENTIONS`
+and resolved once into a :class:`metrics_core.conventions.Settings` (a
+``preset`` of :mod:`metrics_core.presets` sets them as one library computes,
+explicit keywords override it), which every layer below reads.
 
 - users: evaluated users have at least one relevant item in the ground truth;
   a user missing from the run scores 0 (or is left out with
@@ -30,36 +29,28 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import conventions, popularity, reductions, registry
+from . import conventions, reductions, registry
+from .conventions import Settings, takes_conventions
+from .derived import Inputs
 from .diagnostics import Diagnostics, diagnose
+from .diversity import Lists, catalogue_size
 from .errors import MetricsError
-from .features import align_features
 from .frames import ACCEPTED, as_pandas
-from .kernels import diversity as div
-from .kernels import topk_confusion as topk
-from .kernels.partial_auc import PAP, PAUC, partial_auc_values
-from .kernels.ranking import (AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, DERIVED_FAMILIES, FAMILY_INDEX, FAMILIES,
-                              AP_K, GAIN_EXPONENTIAL, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_K, IDEAL_RETRIEVED,
-                              KERNEL_FAMILIES,
+from .kernels.ranking import (AP_K, AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, GAIN_EXPONENTIAL,
+                              GAIN_FAMILIES, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_K, IDEAL_RETRIEVED, KERNEL_FAMILIES,
                               RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
-from .layout import Ranked, prepare, segment_sums
+from .layout import Ranked, prepare
 from .presets import metric_names as preset_metric_names, parse_metrics as preset_parse_metrics
-from .presets import settings as preset_settings, settings_groups
+from .presets import settings_groups
 
 # "binary" gain is the linear gain of relevances mapped to 0/1 (see _lists)
 GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL, "binary": GAIN_LINEAR}
 IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED, "k": IDEAL_K}
 AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED, "k": AP_K}
-GAIN_FAMILIES = ("cg", "dcg", "ndcg")  # the families the gain convention changes
+RANKED_KINDS = ("ranking", "pooled")  # the kinds computed as columns of ranking_table
 MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
-MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (fbeta, mcc, accuracy, pauc, pap): one pass per k
-
-
-def check_conventions(**values):
-    """Validate convention keywords (one-line MetricsError); returns the two thresholds as floats."""
-    checked = conventions.validate(**values)
-    return checked["relevance_threshold"], checked["threshold"]
+MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (registry entries with a derive): one pass per k
 
 
 def check_frame(df, what: str) -> None:
@@ -105,64 +96,58 @@ def _discounts(ranked: Ranked, k: int) -> np.ndarray:
     return ranked._cache[key]
 
 
-def _lists(ranked: Ranked, ties: str, relevance_threshold: float, gain: str = "linear") -> RankedLists:
-    """The ranking kernels' view of ``ranked`` under a tie rule (relevances as 0/1 for the binary gain)."""
+def _threshold(settings: Settings) -> float:
+    """The relevance threshold the kernels read the lists with (1 for the binary gain: relevances are 0/1)."""
+    return 1.0 if settings.gain == "binary" else float(settings.relevance_threshold)
+
+
+def _lists(ranked: Ranked, settings: Settings) -> RankedLists:
+    """The ranking kernels' view of ``ranked`` under the tie rule (relevances as 0/1 for the binary gain)."""
     rel_values, ideal_rel = ranked.rel_values, ranked.ideal_rel
-    if gain == "binary":
-        rel_values = (rel_values >= relevance_threshold).astype(np.float64)
-        ideal_rel = (ideal_rel >= relevance_threshold).astype(np.float64)
-    return RankedLists(ranked.offsets, ranked.codes_in_order(ties), rel_values, ranked.tie_key,
-                       ranked.n_relevant(relevance_threshold), ranked.q_offsets, ideal_rel)
+    threshold = settings.relevance_threshold
+    if settings.gain == "binary":
+        rel_values = (rel_values >= threshold).astype(np.float64)
+        ideal_rel = (ideal_rel >= threshold).astype(np.float64)
+    return RankedLists(ranked.offsets, ranked.codes_in_order(settings.ties), rel_values, ranked.tie_key,
+                       ranked.n_relevant(threshold), ranked.q_offsets, ideal_rel)
 
 
-def _options(ranked: Ranked, k: int, gain: str, ideal: str, ap_norm: str, ties: str,
-             relevance_threshold: float) -> RankingOptions:
-    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``
-    (the binary gain's relevances are 0/1 already, see :func:`_lists`: relevant is 1)."""
-    threshold = 1.0 if gain == "binary" else float(relevance_threshold)
-    return RankingOptions(GAINS[gain], IDEALS[ideal], AP_NORMS[ap_norm], threshold,
-                          ties == "average", _discounts(ranked, k))
+def _options(ranked: Ranked, k: int, settings: Settings) -> RankingOptions:
+    """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``."""
+    return RankingOptions(GAINS[settings.gain], IDEALS[settings.ideal], AP_NORMS[settings.ap_norm],
+                          _threshold(settings), settings.ties == "average", _discounts(ranked, k))
 
 
-def ranking_table(ranked: Ranked, k: int, *, gain="linear", ideal="judged", ap_norm="relevant",
-                  ties="average", relevance_threshold=1.0, families=None, beta=1.0, catalogue=None) -> np.ndarray:
+def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, catalogue=None) -> np.ndarray:
     """Ranking families at cutoff ``k`` for every user code: array (n_users, len(families)).
 
-    ``families`` names the columns (default: all of ``FAMILIES``, in that order);
-    asking only for what is needed keeps the table small. The derived families
-    (F-beta, MCC, accuracy from hits@k with ``beta`` and a ``catalogue`` of N
-    items, default the items seen; pAUC and pAp from their own kernel) are
-    filled after the ranking kernel.
+    ``families`` names the columns (default: every kernel column, then every
+    derived family); asking only for what is needed keeps the table small. A
+    family whose registry entry has a ``derive`` that applies under ``settings``
+    is filled after the ranking kernel from the kernel columns it reads
+    (:mod:`metrics_core.derived`; ``catalogue`` is N, default the items seen).
     """
-    names = FAMILIES if families is None else tuple(families)
-    kernel_names = [n for n in names if n in KERNEL_FAMILIES]
-    if any(n in ("fbeta", "mcc", "accuracy") for n in names) and "hits" not in kernel_names:
-        kernel_names.append("hits")
-    columns = np.full(len(FAMILIES), -1, dtype=np.int64)
+    derivations = registry.derivations()
+    names = tuple(KERNEL_FAMILIES) + tuple(derivations) if families is None else tuple(families)
+    derived = {n: derivations[n] for n in names if n in derivations and derivations[n].applies(settings)}
+    kernel_names = list(dict.fromkeys([n for n in names if n not in derived] +
+                                      [c for d in derived.values() for c in d.columns]))
+    columns = np.full(len(KERNEL_FAMILIES), -1, dtype=np.int64)
     for position, name in enumerate(kernel_names):
         columns[FAMILY_INDEX[name]] = position
-    if gain == "exponential" and any(n in GAIN_FAMILIES for n in kernel_names):
+    if settings.gain == "exponential" and any(n in GAIN_FAMILIES for n in kernel_names):
         conventions.check_exponential_relevance(ranked.rel_values)
     table = np.empty((ranked.n_users, len(kernel_names)), dtype=np.float64)
-    lists = _lists(ranked, ties, relevance_threshold, gain)
-    ranking_families(lists, k, _options(ranked, k, gain, ideal, ap_norm, ties, relevance_threshold), columns, table)
+    lists = _lists(ranked, settings)
+    if kernel_names:
+        ranking_families(lists, k, _options(ranked, k, settings), columns, table)
+    inputs = Inputs(ranked, lists, int(k), {n: table[:, i] for i, n in enumerate(kernel_names)}, settings,
+                    _threshold(settings),
+                    # MCC and accuracy need the catalogue size: every distinct item id, counted only for them
+                    lambda: ranked.n_items_seen if catalogue is None else int(catalogue))
     out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
     for position, name in enumerate(names):
-        if name in KERNEL_FAMILIES:
-            out[:, position] = table[:, kernel_names.index(name)]
-        elif name in ("pauc", "pap"):
-            out[:, position] = partial_auc_values(lists, k, relevance_threshold, ties == "average",
-                                                  PAUC if name == "pauc" else PAP)
-        else:
-            hits = table[:, kernel_names.index("hits")]
-            n_rel = lists.n_rel
-            if name == "fbeta":
-                out[:, position] = topk.fbeta(hits, n_rel, k, beta)
-                continue
-            # MCC and accuracy need the catalogue size: every distinct item id, counted only for them
-            n_items = ranked.n_items_seen if catalogue is None else int(catalogue)
-            out[:, position] = (topk.mcc(hits, n_rel, k, n_items) if name == "mcc" else
-                                topk.accuracy(hits, n_rel, k, n_items))
+        out[:, position] = derived[name].compute(inputs) if name in derived else inputs.columns[name]
     return out
 
 
@@ -175,69 +160,61 @@ def metric_curve_compiled() -> bool:
     return _ranking_curve.cached_on_disk(SERIAL)
 
 
-def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, gain=None, ideal=None, ap_norm=None,
-                 precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-                 run_only_users=None, beta=None) -> pd.DataFrame:
+def _curve_spec(name) -> registry.MetricSpec:
+    """The ranking entry of a base name given to :func:`metric_curve` (``precision`` is precision@k)."""
+    base = registry.parse_metric(name)
+    spec = base
+    if not base.k and base.kind not in RANKED_KINDS:
+        try:
+            spec = registry.parse_metric(f"{name}@1")
+        except MetricsError:
+            pass
+    if spec.kind not in RANKED_KINDS or base.k:
+        raise MetricsError(f"metric curves take ranking metric names without @k; got {name}")
+    return registry.MetricSpec(name=spec.name, k=0, label=name, kind=spec.kind, metric=spec.entry)
+
+
+@takes_conventions
+def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **conventions_given) -> pd.DataFrame:
     """Mean of ranking metrics at every cutoff k = 1..k_max, one pass per user.
 
     ``metrics`` are base names (``"ndcg"``, ``"map"``, ``"hit_ratio"``, ...). Returns
     a DataFrame with a ``k`` column and one column per metric, equal to
     ``evaluate(ranked, [f"{m}@{k}"], **same conventions).summary`` at each k. The
-    conventions that shape ranking metrics (and a ``preset`` setting them) are the
-    keywords of :func:`evaluate`, resolved the same way.
+    conventions (and a ``preset`` setting them) are the keywords of
+    :func:`evaluate`, resolved the same way; those of other kinds of metrics are ignored.
     """
     with kernel_guard():
-        explicit = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
-                        relevance_threshold=relevance_threshold, empty_users=empty_users,
-                        missing_users=missing_users, run_only_users=run_only_users, beta=beta)
-        conv = conventions.resolve(explicit, preset_settings(preset))
-        gain, ideal, ap_norm, ties = conv["gain"], conv["ideal"], conv["ap_norm"], conv["ties"]
-        beta = check_beta(conv["beta"])
+        settings = conventions.settle(preset, **conventions_given)
         if not isinstance(k_max, (int, np.integer)) or isinstance(k_max, bool) or not 1 <= k_max <= MAX_CURVE_K:
             raise MetricsError(f"k_max must be a whole number from 1 to {MAX_CURVE_K:,} (one row per cutoff), "
                                f"got {k_max!r}")
-        specs = []
-        for m in preset_metric_names(metrics, preset):
-            base = registry.parse_metric(m)
-            spec = base if base.name == "r_precision" or base.k else registry.parse_metric(f"{m}@1")
-            if spec.kind not in ("ranking", "pooled") or base.k:
-                raise MetricsError(f"metric curves take ranking metric names without @k; got {m}")
-            specs.append(registry.MetricSpec(name=spec.name, k=0, label=m, kind=spec.kind))
-        threshold = float(conv["relevance_threshold"])
-        users = np.flatnonzero(evaluated_users(ranked, threshold, conv["empty_users"], conv["missing_users"],
-                                               conv["run_only_users"]))
+        specs = [_curve_spec(m) for m in preset_metric_names(metrics, preset)]
+        threshold = float(settings.relevance_threshold)
+        users = np.flatnonzero(evaluated_users(ranked, threshold, settings.empty_users, settings.missing_users,
+                                               settings.run_only_users))
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
-        if gain == "exponential" and any(s.entry.family in GAIN_FAMILIES for s in specs):
+        if settings.gain == "exponential" and any(s.entry.family in GAIN_FAMILIES for s in specs):
             conventions.check_exponential_relevance(ranked.rel_values)
         n_rel = ranked.n_relevant(threshold)
-        kernel_conv = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, ties=ties, relevance_threshold=threshold)
-        sums = ranking_curve(_lists(ranked, ties, threshold, gain), users, k_max,
-                             _options(ranked, k_max, gain, ideal, ap_norm, ties, threshold), n_threads())
+        sums = ranking_curve(_lists(ranked, settings), users, k_max, _options(ranked, k_max, settings), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
         for s in specs:
-            family = s.entry.family
-            min_k_precision = family == "precision" and conv["precision_norm"] == "min_k"
+            entry = s.entry
             if s.kind == "pooled":
-                out[s.label] = sums[:, FAMILY_INDEX["hits"]] / n_rel[users].sum()
-            elif s.name == "r_precision":
-                full = ranking_table(ranked, 0, **kernel_conv)
-                out[s.label] = np.full(int(k_max), full[users, FAMILY_INDEX["r_precision"]].mean())
-            elif family in DERIVED_FAMILIES or min_k_precision:  # one table per cutoff
+                out[s.label] = sums[:, FAMILY_INDEX[entry.family]] / n_rel[users].sum()
+            elif entry.cutoff == registry.CUTOFF_NONE:  # one value for every cutoff
+                full = ranking_table(ranked, 0, settings, families=(entry.family,))
+                out[s.label] = np.full(int(k_max), full[users, 0].mean())
+            elif entry.derive is not None and entry.derive.applies(settings):  # one table per cutoff
                 if int(k_max) > MAX_DERIVED_CURVE_K:
                     raise MetricsError(f"the curve of {s.label} is computed one cutoff at a time: k_max must be "
                                        f"at most {MAX_DERIVED_CURVE_K:,} for it, got {k_max!r}")
-                values = []
-                for k in range(1, int(k_max) + 1):
-                    if min_k_precision:
-                        hits = ranking_table(ranked, k, families=("hits",), **kernel_conv)[:, 0]
-                        values.append(_precision_min_k(hits, n_rel, k)[users].mean())
-                    else:
-                        values.append(ranking_table(ranked, k, families=(family,), beta=beta,
-                                                    **kernel_conv)[users, 0].mean())
-                out[s.label] = np.array(values)
+                out[s.label] = np.array([ranking_table(ranked, k, settings, families=(entry.family,))[users, 0].mean()
+                                         for k in range(1, int(k_max) + 1)])
             else:
-                out[s.label] = sums[:, FAMILY_INDEX[family]] / len(users)
+                out[s.label] = sums[:, FAMILY_INDEX[entry.family]] / len(users)
         return pd.DataFrame(out)
 
 
@@ -248,19 +225,13 @@ def check_needs(specs, *, item_features, interactions=None) -> None:
             raise MetricsError(f"{s.name} needs an item-features table (item_id + feature columns or tags)")
         if "history" in s.entry.needs and interactions is None:
             raise MetricsError(f"{s.name} needs an interactions table (user_id, item_id: the users' history)")
+        if "reference" in s.entry.needs:
+            raise MetricsError(f"{s.name} compares two runs; evaluate takes one run (see mc.intersection)")
 
 
 def check_beta(beta) -> float:
     """The F-beta weight as a float within its bounds (one-line MetricsError otherwise)."""
     return conventions.check("beta", beta)
-
-
-def catalogue_size(ranked: Ranked, item_features=None) -> int:
-    """N, the catalogue of coverage, gini, MCC@k, accuracy@k and serendipity_pop: the distinct items of
-    ``item_features`` when given, else every item seen in the run or the ground truth."""
-    if item_features is not None:
-        return int(len(pd.unique(item_features["item_id"])))
-    return ranked.n_items_seen
 
 
 def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude",
@@ -279,11 +250,9 @@ def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclud
     return mask
 
 
-def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
-             precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-             run_only_users=None, unjudged_rows=None, novelty_popularity=None, novelty_average=None,
-             beyond_users=None, short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None,
-             interactions=None) -> Evaluation:
+@takes_conventions
+def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_features=None, interactions=None,
+             **conventions_given) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
     ``run``, ``qrels``, ``item_features`` and ``interactions`` may be pandas or polars
@@ -296,23 +265,17 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, gain=None, i
     Returns an :class:`Evaluation`.
     """
     with kernel_guard():
-        explicit = dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
-                        relevance_threshold=relevance_threshold, empty_users=empty_users,
-                        missing_users=missing_users, run_only_users=run_only_users, unjudged_rows=unjudged_rows,
-                        novelty_popularity=novelty_popularity, novelty_average=novelty_average,
-                        beyond_users=beyond_users, short_lists=short_lists, threshold=threshold,
-                        gauc_weight=gauc_weight, beta=beta)
-        conv = conventions.resolve(explicit, preset_settings(preset))
+        settings = conventions.settle(preset, **conventions_given)
         specs = preset_parse_metrics(metrics, preset)
-        groups = settings_groups(specs, preset, explicit)
+        groups = settings_groups(specs, preset, settings.explicit())
         if len(groups) == 1:
-            return _evaluate(run, qrels, specs, conventions.validate(**{**conv, **groups[0][0]}),
+            return _evaluate(run, qrels, specs, settings.replace(**groups[0][0]),
                              item_features=item_features, interactions=interactions)
-        return _evaluate_groups(run, qrels, specs, conv, groups, item_features=item_features,
+        return _evaluate_groups(run, qrels, specs, settings, groups, item_features=item_features,
                                 interactions=interactions)
 
 
-def _evaluate_groups(run, qrels, specs, conv: dict, groups, *, item_features, interactions) -> Evaluation:
+def _evaluate_groups(run, qrels, specs, settings: Settings, groups, *, item_features, interactions) -> Evaluation:
     """One evaluation of metrics whose library names fix different conventions (Microsoft Recommenders'
     ``map`` and ``map_at_k``): the data is prepared once, each group evaluated under its conventions,
     and the results joined in the order the metrics were asked (diagnostics and conventions are the
@@ -322,7 +285,7 @@ def _evaluate_groups(run, qrels, specs, conv: dict, groups, *, item_features, in
         if qrels is not None:
             check_frame(qrels, "qrels")
         run = prepare(run, qrels)
-    parts = [_evaluate(run, None, group, conventions.validate(**{**conv, **fixed}), item_features=item_features,
+    parts = [_evaluate(run, None, group, settings.replace(**fixed), item_features=item_features,
                        interactions=interactions) for fixed, group in groups]
     summary = {}
     for part in parts:
@@ -335,9 +298,8 @@ def _evaluate_groups(run, qrels, specs, conv: dict, groups, *, item_features, in
                       conventions=first.conventions)
 
 
-def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -> Evaluation:
-    relevance_threshold, threshold = conv["relevance_threshold"], conv["threshold"]
-    beta = check_beta(conv["beta"])
+def _evaluate(run, qrels, metrics, settings: Settings, *, item_features, interactions) -> Evaluation:
+    relevance_threshold = settings.relevance_threshold
     specs = metrics if metrics and isinstance(metrics[0], registry.MetricSpec) else registry.parse_metrics(metrics)
     run, qrels = as_pandas(run, "run"), as_pandas(qrels, "qrels")
     item_features, interactions = as_pandas(item_features, "item features"), as_pandas(interactions, "interactions")
@@ -355,8 +317,8 @@ def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -
     common = ranked.in_run & ranked.in_truth
     if not common.any():
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
-    evaluated = evaluated_users(ranked, relevance_threshold, conv["empty_users"], conv["missing_users"],
-                                conv["run_only_users"])
+    evaluated = evaluated_users(ranked, relevance_threshold, settings.empty_users, settings.missing_users,
+                                settings.run_only_users)
     ev_codes = np.flatnonzero(evaluated)
     needs_users = any(not s.entry.on_scored_rows for s in specs)
     if needs_users and len(ev_codes) == 0:
@@ -367,226 +329,60 @@ def _evaluate(run, qrels, metrics, conv: dict, *, item_features, interactions) -
 
     summary: dict = {}
     per_user: dict = {}
-    kernel_conv = {name: conv[name] for name in ("gain", "ideal", "ap_norm", "ties", "relevance_threshold")}
-    min_k_precision = conv["precision_norm"] == "min_k"
+    ranked_specs = [s for s in specs if s.kind in RANKED_KINDS]
     needed: dict[int, list] = {}  # cutoff -> families, so each cutoff is one kernel pass
-    for s in specs:
-        if s.kind in ("ranking", "pooled"):
-            families = needed.setdefault(s.k, [])
-            wanted = ["hits"] if s.entry.family == "precision" and min_k_precision else [s.entry.family]
-            families.extend(f for f in wanted if f not in families)
-    # the catalogue size reads every item id: computed only when MCC or accuracy@k is asked for
+    for s in ranked_specs:
+        families = needed.setdefault(s.k, [])
+        if s.entry.family not in families:
+            families.append(s.entry.family)
+    # the catalogue size reads every item id: computed only when a metric needs it
     catalogue = (catalogue_size(ranked, item_features)
-                 if any(f in ("mcc", "accuracy") for fams in needed.values() for f in fams) else None)
-    tables = {k: ranking_table(ranked, k, families=fams, beta=beta, catalogue=catalogue, **kernel_conv)
+                 if any("catalogue" in s.entry.needs for s in ranked_specs) else None)
+    tables = {k: ranking_table(ranked, k, settings, families=fams, catalogue=catalogue)
               for k, fams in needed.items()}
     every_user = len(ev_codes) == ranked.n_users
-    for s in specs:
-        if s.kind in ("ranking", "pooled"):
-            family = s.entry.family
-            if family == "precision" and min_k_precision:
-                values = _precision_min_k(tables[s.k][:, needed[s.k].index("hits")], n_rel, s.k)
-            else:
-                values = tables[s.k][:, needed[s.k].index(family)]
-            values = values if every_user else values[ev_codes]
-            if s.kind == "ranking":
-                per_user[s.label] = values
-                summary[s.label] = float(values.mean())
-            else:
-                total = n_rel[ev_codes].sum()
-                summary[s.label] = float(values.sum() / total) if total > 0 else 0.0
+    for s in ranked_specs:
+        values = tables[s.k][:, needed[s.k].index(s.entry.family)]
+        values = values if every_user else values[ev_codes]
+        if s.kind == "pooled":
+            total = n_rel[ev_codes].sum()
+            summary[s.label] = float(values.sum() / total) if total > 0 else 0.0
+        else:
+            per_user[s.label] = values
+            summary[s.label] = float(values.mean())
 
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
     diagnostics = diagnose(ranked, evaluated, n_rel, diag_k)
 
     scored = [s for s in specs if s.entry.on_scored_rows]
     if scored:
-        _scored_metrics(ranked, scored, summary, per_user, ev_codes, diagnostics, relevance_threshold,
-                        threshold, conv["gauc_weight"], conv["unjudged_rows"])
-    diversity = [s for s in specs if s.kind == "diversity"]
+        _scored_metrics(ranked, scored, summary, per_user, ev_codes, diagnostics, settings)
+    diversity = [s for s in specs if s.entry.compute is not None]
     if diversity:
-        users = ev_codes if conv["beyond_users"] == "evaluated" else np.flatnonzero(ranked.list_lengths > 0)
-        _diversity_metrics(ranked, diversity, summary, per_user if users is ev_codes else {}, users, diagnostics,
-                           conv["ties"], relevance_threshold, item_features, interactions, conv)
+        listed = settings.beyond_users == "listed"
+        users = np.flatnonzero(ranked.list_lengths > 0) if listed else ev_codes
+        lists = Lists(ranked, users, settings, item_features, interactions, diagnostics)
+        for s in diversity:
+            summary[s.label], values = s.entry.compute(lists, s.k)
+            if values is not None and not listed:  # per-user columns are those of the evaluated users
+                per_user[s.label] = values
 
     index = pd.Index(ranked.user_ids[ev_codes], name="user_id")
     per_user_df = pd.DataFrame(per_user, index=index)
     ordered = {s.label: summary[s.label] for s in specs}
     return Evaluation(summary=ordered, per_user=per_user_df, diagnostics=diagnostics,
-                      n_users=len(ev_codes), ranked=ranked, conventions=dict(conv))
+                      n_users=len(ev_codes), ranked=ranked, conventions=dict(settings))
 
 
-def _precision_min_k(hits: np.ndarray, n_rel: np.ndarray, k: int) -> np.ndarray:
-    """precision@k divided by min(k, R) (0 when R = 0)."""
-    den = np.minimum(float(k), n_rel.astype(np.float64))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, hits / den, 0.0)
-
-
-def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, relevance_threshold,
-                    threshold, gauc_weight, unjudged_rows="negative"):
+def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, settings: Settings):
     """Scored-row metrics: one partition's partial sums, finalized (see :mod:`metrics_core.reductions`)."""
-    rows = reductions.scored_rows(ranked, relevance_threshold, threshold, gauc_weight,
-                                  judged_only=unjudged_rows == "exclude")
-    totals = reductions.scored_partials([s.name for s in specs], rows)
+    rows = reductions.scored_rows(ranked, settings.relevance_threshold, settings.threshold, settings.gauc_weight,
+                                  judged_only=settings.unjudged_rows == "exclude")
+    totals = reductions.scored_partials([s.entry.reduction for s in specs], rows)
     for s in specs:
-        if s.name in reductions.RANK_STATISTICS:
-            summary[s.label] = reductions.rank_statistic(s.name, rows)
-        else:
-            summary[s.label] = reductions.finalize_scored(s.name, totals)
-        if s.name == "gauc":
-            diagnostics.gauc_users_skipped = int(totals["gauc_skipped"])
-            per_user[s.label] = rows.auc_per_user()[0][ev_codes]
-
-
-def _positions(ranked: Ranked, ties: str) -> np.ndarray:
-    """Item codes in ranked order under the tie rule (the layout's order for 'average')."""
-    return ranked.item[ranked.positions_in_order(ties)] if ties in ("input", "trec") else ranked.item
-
-
-def _diversity_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, ties,
-                       relevance_threshold, item_features, interactions, conv=None):
-    """The diversity metrics of ``specs`` (ILS, novelty, coverage, entropy, Gini, ARP, APLT, the
-    serendipity metrics, personalization) over the top-k lists of the users ``ev_codes``
-    (evaluated users, or every user with a list with ``beyond_users="listed"``).
-
-    Each ranked row enters the top k with probability ``top_k_inclusion`` (0 or
-    1, or c/m for a tie group cut by k under ``ties="average"``), which makes
-    every value below the exact expectation over the orders of tied scores.
-    """
-    conv = conventions.resolve(conv or {})
-    items = _positions(ranked, ties)
-    average = ties == "average"
-    ev_mask = np.zeros(ranked.n_users, dtype=bool)
-    ev_mask[ev_codes] = True
-    ev_rows = np.repeat(ev_mask, ranked.list_lengths)
-    n_items = len(ranked.item_ids)
-    features = None
-    by_k: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # k -> (incl, weight), shared by the metrics at k
-    for s in specs:
-        k = s.k
-        if k not in by_k:
-            incl = div.top_k_inclusion(ranked.offsets, ranked.tie_key, k, average)
-            by_k[k] = incl, np.where(ev_rows, incl, 0.0)
-            for shared in by_k[k]:
-                shared.flags.writeable = False
-        incl, weight = by_k[k]
-        if s.name in ("ils", "ild"):
-            if features is None:
-                features = align_features(item_features, ranked.item_ids)
-                rec = np.unique(items[weight > 0])
-                diagnostics.items_missing_features = int((~features.known[rec]).sum())
-            values = ils_values if s.name == "ils" else ild_values
-            v = values(ranked, items, k, average, features)[ev_codes]
-            if conv["short_lists"] == "zero":  # a list of one item scores 0; users without a list stay out
-                lengths = ranked.list_lengths[ev_codes]
-                # ILD (RecTools): only a top k of one item has no pair; ILS: also lists with < 2 featured items
-                short = ((np.minimum(lengths, k) if k else lengths) < 2) if s.name == "ild" else np.isnan(v)
-                v = np.where(short & (lengths > 0), 0.0, v)
-            per_user[s.label] = v
-            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
-        elif s.name == "novelty":
-            info = _self_information(ranked, relevance_threshold, interactions, conv["novelty_popularity"])
-            if conv["novelty_average"] == "rows":
-                summary[s.label] = novelty_over_rows(ranked, items, incl, info, k, ev_codes)
-                continue
-            v = novelty_values(ranked, items, incl, info, k)[ev_codes]
-            per_user[s.label] = v
-            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
-        elif s.name == "coverage":
-            expected = reductions.coverage_expected_items(*reductions.coverage_partial(items, weight, n_items))
-            summary[s.label] = reductions.finalize_coverage(expected, catalogue_size(ranked, item_features))
-        elif s.name in ("entropy", "gini"):
-            slots = reductions.exposure_partial(items, weight, n_items)
-            summary[s.label] = (reductions.finalize_entropy(slots) if s.name == "entropy" else
-                                reductions.finalize_gini(slots, catalogue_size(ranked, item_features)))
-        elif s.name in ("arp", "aplt", "serendipity_pop", "serendipity_sim"):
-            v = popularity.per_user_values(s.name, ranked, items, incl, k, ties=ties,
-                                           relevance_threshold=relevance_threshold, interactions=interactions,
-                                           catalogue=catalogue_size(ranked, item_features))[ev_codes]
-            per_user[s.label] = v
-            summary[s.label] = reductions.finalize_mean(reductions.mean_partial(v))
-        elif s.name == "personalization":
-            users = personalization_users(ranked, ev_codes)
-            shared = reductions.personalization_shared_pairs(*reductions.personalization_partial(items, weight, n_items))
-            summary[s.label] = reductions.finalize_personalization(shared, len(users),
-                                                                   personalization_k(ranked, users, k))
-
-
-def ils_values(ranked: Ranked, items: np.ndarray, k: int, average: bool, features) -> np.ndarray:
-    """ILS@k of every user code (NaN for lists with fewer than two items with features)."""
-    return div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known, *_similarity_args(features))
-
-
-def ild_values(ranked: Ranked, items: np.ndarray, k: int, average: bool, features) -> np.ndarray:
-    """ILD@k of every user code: mean pairwise Hamming distance (NaN for lists with fewer than two
-    items with features)."""
-    return div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known,
-                   *_similarity_args(features, distance=True))
-
-
-def novelty_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np.ndarray, k: int) -> np.ndarray:
-    """novelty@k of every user code: sum of P(row in top k) * info(item) over min(k, n) (NaN for empty lists)."""
-    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
-    sums = segment_sums(incl * info[items], ranked.offsets)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(lengths > 0, sums / lengths, np.nan)
-
-
-def novelty_over_rows(ranked: Ranked, items: np.ndarray, incl: np.ndarray, info: np.ndarray, k: int,
-                      codes: np.ndarray) -> float:
-    """novelty@k averaged over every recommended row of the users ``codes`` (not per user first)."""
-    lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
-    sums = segment_sums(incl * info[items], ranked.offsets)
-    rows = float(lengths[codes].sum())
-    return float(sums[codes].sum() / rows) if rows > 0 else float("nan")
-
-
-def personalization_users(ranked: Ranked, codes: np.ndarray) -> np.ndarray:
-    """The users personalization compares: evaluated users with a non-empty list."""
-    return codes[ranked.list_lengths[codes] > 0]
-
-
-def personalization_k(ranked: Ranked, users: np.ndarray, k: int) -> int:
-    """The list size of personalization: k, or the longest list without a cutoff."""
-    return k if k > 0 else int(ranked.list_lengths[users].max(initial=0))
-
-
-def _similarity_args(features, distance: bool = False):
-    """(mode, feat_row, matrix, tag_start, tag_end, tags) for the ILS kernel (dummies for the unused mode):
-    similarities, or with ``distance`` the Hamming distances of ILD (raw feature rows, or tag sets)."""
-    none_i, none_f = np.zeros(1, dtype=np.int64), np.zeros((1, 1))
-    if features.kind == "cosine":
-        if distance:
-            return 2, features.feat_row, features.raw, none_i, none_i, none_i
-        return 0, features.feat_row, features.matrix, none_i, none_i, none_i
-    return 3 if distance else 1, none_i, none_f, features.tag_start, features.tag_end, features.tags
-
-
-def _self_information(ranked: Ranked, relevance_threshold: float, interactions,
-                      popularity: str = "users") -> np.ndarray:
-    """-log2 of each item's popularity: share of users who interacted with it (``"users"``), or share of
-    all interactions (``"interactions"``); from ``interactions``, else the relevant ground truth."""
-    if interactions is None:
-        positive = ranked.q_rel >= relevance_threshold
-        users = np.repeat(np.arange(ranked.n_users), np.diff(ranked.q_offsets))[positive]
-        items = ranked.q_item[positive]
-        if popularity == "interactions":
-            return div.self_information(np.bincount(items, minlength=len(ranked.item_ids)), len(items))
-        n_users = len(np.unique(users))
-        pairs = np.unique(users.astype(np.int64) * len(ranked.item_ids) + items)
-        counts = np.bincount(pairs % len(ranked.item_ids), minlength=len(ranked.item_ids))
-        return div.self_information(counts, n_users)
-    if not isinstance(interactions, pd.DataFrame) or not {"user_id", "item_id"} <= set(interactions.columns):
-        raise MetricsError("interactions must be a DataFrame with user_id and item_id columns")
-    inter = interactions[["user_id", "item_id"]]
-    if popularity == "users":
-        inter = inter.drop_duplicates()
-    ids = inter["item_id"]
-    index = ranked.item_ids
-    if pd.api.types.is_integer_dtype(ids.dtype) != pd.api.types.is_integer_dtype(index.dtype):
-        ids, index = ids.astype(str), pd.Index(index.astype(str))
-    code = index.get_indexer(ids)
-    counts = np.bincount(code[code >= 0], minlength=len(ranked.item_ids))
-    total = len(inter) if popularity == "interactions" else inter["user_id"].nunique()
-    return div.self_information(counts, total)
+        reduction = s.entry.reduction
+        summary[s.label] = reduction.value(rows, totals)
+        if reduction.per_user is not None:
+            per_user[s.label] = reduction.per_user(rows)[ev_codes]
+    if "gauc_skipped" in totals:  # users of the per-user AUC with a single class
+        diagnostics.gauc_users_skipped = int(totals["gauc_skipped"])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .conventions import CONVENTIONS, resolve, validate
+from .conventions import CONVENTIONS, resolve, settle, validate
 from .errors import MetricsError
 from .evaluate import _evaluate
 from .kernels._jit import kernel_guard
@@ -68,7 +68,8 @@ class Explanation:
 
 
 def _value(ranked: Ranked, metric: str, conv: dict) -> float:
-    return float(_evaluate(ranked, None, [metric], conv, item_features=None, interactions=None).summary[metric])
+    return float(_evaluate(ranked, None, [metric], settle(**conv), item_features=None,
+                           interactions=None).summary[metric])
 
 
 def _library_name(preset: str, base: str) -> str:

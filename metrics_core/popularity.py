@@ -136,30 +136,53 @@ def history_dissimilarity(ranked: Ranked, items: np.ndarray, rows: np.ndarray, i
     return out
 
 
-def per_user_values(name: str, ranked: Ranked, items: np.ndarray, incl: np.ndarray, k: int, *, ties: str,
-                    relevance_threshold: float, interactions, catalogue: int) -> np.ndarray:
-    """``arp``, ``aplt``, ``serendipity_pop`` or ``serendipity_sim`` at cutoff k for every user code
-    (NaN for users without a list; ``serendipity_sim`` also for users without history).
+def _labels(ranked: Ranked, ties: str, relevance_threshold: float) -> np.ndarray:
+    """1.0 for relevant ranked rows, in ranked order under the tie rule."""
+    return ranked.labels(relevance_threshold)[ranked.positions_in_order(ties)]
 
-    ``items``: item codes in ranked order under the tie rule; ``incl``: each row's probability of
-    being in its user's top k. Except ``serendipity_pop``, every per-row term depends on the item
-    only, so ``sum_rows incl * term / min(k, n)`` is the exact expectation over tie orders.
-    """
+
+def _mean_of_terms(ranked: Ranked, incl: np.ndarray, term: np.ndarray, k: int) -> np.ndarray:
+    """Per user code: ``sum_rows incl * term / min(k, n)``, the exact expectation over tie orders when
+    the term depends on the item only (NaN for users without a list, or with a NaN term: no history)."""
     lengths = ranked.list_lengths if k == 0 else np.minimum(ranked.list_lengths, k)
-    labels = ranked.labels(relevance_threshold)[ranked.positions_in_order(ties)]
-    if name == "serendipity_pop":
-        prank = popularity(ranked, relevance_threshold, interactions).dense_rank()
-        return serendipity_pop(ranked.offsets, items, labels, ranked.tie_key, int(k), ties == "average", prank,
-                               float(catalogue))
-    if name == "serendipity_sim":
-        rows = np.flatnonzero(incl > 0)
-        term = np.zeros(len(items))
-        term[rows] = history_dissimilarity(ranked, items, rows, interactions) * labels[rows]
-    else:
-        pop = popularity(ranked, relevance_threshold, interactions)
-        term = (pop.counts if name == "arp" else pop.long_tail())[items]
     unknown = np.isnan(term)  # rows of users without history (segment sums must not see a NaN)
     sums = segment_sums(np.where((incl > 0) & ~unknown, incl * term, 0.0), ranked.offsets)
     lacking = segment_sums(unknown.astype(np.float64), ranked.offsets) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where((lengths > 0) & ~lacking, sums / lengths, np.nan)
+
+
+# The per-user values of the popularity-based metrics at cutoff k for every user code, one signature:
+# ``items`` are item codes in ranked order under the tie rule, ``incl`` each row's probability of being
+# in its user's top k.
+
+def arp_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, k: int, *, ties: str,
+               relevance_threshold: float, interactions, catalogue: int) -> np.ndarray:
+    """ARP@k: mean popularity of the top k."""
+    term = popularity(ranked, relevance_threshold, interactions).counts[items]
+    return _mean_of_terms(ranked, incl, term, k)
+
+
+def aplt_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, k: int, *, ties: str,
+                relevance_threshold: float, interactions, catalogue: int) -> np.ndarray:
+    """APLT@k: share of the top k in the long tail."""
+    term = popularity(ranked, relevance_threshold, interactions).long_tail()[items]
+    return _mean_of_terms(ranked, incl, term, k)
+
+
+def serendipity_pop_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, k: int, *, ties: str,
+                           relevance_threshold: float, interactions, catalogue: int) -> np.ndarray:
+    """RecTools' serendipity@k (its kernel takes the tie groups itself: the term depends on the rank)."""
+    prank = popularity(ranked, relevance_threshold, interactions).dense_rank()
+    return serendipity_pop(ranked.offsets, items, _labels(ranked, ties, relevance_threshold), ranked.tie_key,
+                           int(k), ties == "average", prank, float(catalogue))
+
+
+def serendipity_sim_values(ranked: Ranked, items: np.ndarray, incl: np.ndarray, k: int, *, ties: str,
+                           relevance_threshold: float, interactions, catalogue: int) -> np.ndarray:
+    """Microsoft Recommenders' serendipity@k: relevant items unlike the user's history (NaN without history)."""
+    labels = _labels(ranked, ties, relevance_threshold)
+    rows = np.flatnonzero(incl > 0)
+    term = np.zeros(len(items))
+    term[rows] = history_dissimilarity(ranked, items, rows, interactions) * labels[rows]
+    return _mean_of_terms(ranked, incl, term, k)

@@ -14,10 +14,12 @@ partials on the driver (or with a Spark group-by per item) and calls the same
 finalize. Range checks (logloss's probabilities) live in the finalize step,
 so both paths raise the same error.
 
-``auc`` and ``pr_auc`` are rank statistics over all scored rows: their partial
-is the number of positive and negative rows per distinct score
-(:func:`score_counts`); locally the classification kernel computes them from
-the rows directly, Spark merges the per-score counts in score order.
+``auc`` and ``pr_auc`` are rank statistics over all scored rows
+(:attr:`RowReduction.whole`): their partial is the number of positive and
+negative rows per distinct score (:func:`score_counts`); locally the
+classification kernel computes them from the rows directly, Spark merges the
+per-score counts in score order. The registry's entries point at the
+reductions here (:attr:`metrics_core.registry.Metric.reduction`).
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ class ScoredRows:
         return int(self.score.shape[0])
 
     def auc_per_user(self) -> tuple:
-        if "auc" not in self._cache:
-            self._cache["auc"] = self.user_auc()
-        return self._cache["auc"]
+        if "per_user_auc" not in self._cache:
+            self._cache["per_user_auc"] = self.user_auc()
+        return self._cache["per_user_auc"]
 
 
 def scored_rows(ranked, relevance_threshold: float, threshold: float = 0.5, gauc_weight: str = "rows",
@@ -236,42 +238,62 @@ class RowReduction:
 
     Keys shared by several metrics (``rows``, the confusion counts) hold the
     same value in each partial, so one partition's partials merge into one dict.
+    A rank statistic (``whole`` set: ROC AUC, average precision) is computed
+    from one partition holding every scored row; its partial for several
+    partitions is :func:`score_counts`, merged in score order. ``per_user``,
+    when set, gives one value per user code (GAUC's per-user AUC).
     """
 
     partial: Callable[[ScoredRows], dict]
     finalize: Callable[[dict], float]
+    whole: Callable[[ScoredRows], float] | None = None
+    per_user: Callable[[ScoredRows], np.ndarray] | None = None
+
+    def value(self, rows: ScoredRows, totals: dict) -> float:
+        """The value of one partition holding every row: its rank statistic, else ``finalize(totals)``."""
+        return self.whole(rows) if self.whole is not None else self.finalize(totals)
 
 
-ROW_REDUCTIONS: dict[str, RowReduction] = {
-    "logloss": RowReduction(_logloss_partial, _logloss_final),
-    "brier": RowReduction(_brier_partial, _brier_final),
-    "rmse": RowReduction(_sum_partial("squared_error", lambda r: (r.score - r.relevance) ** 2),
-                         lambda t: float(np.sqrt(t["squared_error"] / t["rows"])) if t["rows"] else float("nan")),
-    "mse": RowReduction(_sum_partial("squared_error", lambda r: (r.score - r.relevance) ** 2),
-                        lambda t: _ratio(t["squared_error"], t["rows"])),
-    "mae": RowReduction(_sum_partial("absolute_error", lambda r: np.abs(r.score - r.relevance)),
-                        lambda t: _ratio(t["absolute_error"], t["rows"])),
-    "pcopc": RowReduction(lambda r: {"sum_score": float(r.score.sum()), "sum_label": float(r.label.sum())},
-                          lambda t: _ratio(t["sum_score"], t["sum_label"])),
-    "accuracy": RowReduction(confusion_counts, _accuracy),
-    "precision": RowReduction(confusion_counts, _precision),
-    "recall": RowReduction(confusion_counts, _recall),
-    "f1": RowReduction(confusion_counts, _f1),
-    "gauc": RowReduction(_gauc_partial, lambda t: _ratio(t["gauc_num"], t["gauc_den"])),
-    "r2": RowReduction(_variance_partial, _r2_final),
-    "explained_variance": RowReduction(_variance_partial, _explained_variance_final),
-    "ece": RowReduction(_ece_partial, _ece_final),
-}
-#: rank statistics over all scored rows (partial: :func:`score_counts`)
-RANK_STATISTICS = ("auc", "pr_auc")
+def _nothing(r: ScoredRows) -> dict:
+    return {}
 
 
-def scored_partials(names: Iterable[str], rows: ScoredRows) -> dict:
-    """The partial sums one partition contributes to the scored-row metrics ``names``."""
+def _whole_only(t: dict) -> float:
+    raise MetricsError("a rank statistic is computed from every scored row at once, not from partial sums")
+
+
+def _squared_error(r: ScoredRows) -> np.ndarray:
+    return (r.score - r.relevance) ** 2
+
+
+# one reduction per scored-row metric; the registry's entries point at them (``Metric.reduction``)
+LOGLOSS = RowReduction(_logloss_partial, _logloss_final)
+BRIER = RowReduction(_brier_partial, _brier_final)
+RMSE = RowReduction(_sum_partial("squared_error", _squared_error),
+                    lambda t: float(np.sqrt(t["squared_error"] / t["rows"])) if t["rows"] else float("nan"))
+MSE = RowReduction(_sum_partial("squared_error", _squared_error), lambda t: _ratio(t["squared_error"], t["rows"]))
+MAE = RowReduction(_sum_partial("absolute_error", lambda r: np.abs(r.score - r.relevance)),
+                   lambda t: _ratio(t["absolute_error"], t["rows"]))
+PCOPC = RowReduction(lambda r: {"sum_score": float(r.score.sum()), "sum_label": float(r.label.sum())},
+                     lambda t: _ratio(t["sum_score"], t["sum_label"]))
+ACCURACY = RowReduction(confusion_counts, _accuracy)
+PRECISION = RowReduction(confusion_counts, _precision)
+RECALL = RowReduction(confusion_counts, _recall)
+F1 = RowReduction(confusion_counts, _f1)
+GAUC = RowReduction(_gauc_partial, lambda t: _ratio(t["gauc_num"], t["gauc_den"]),
+                    per_user=lambda r: r.auc_per_user()[0])
+R2 = RowReduction(_variance_partial, _r2_final)
+EXPLAINED_VARIANCE = RowReduction(_variance_partial, _explained_variance_final)
+ECE = RowReduction(_ece_partial, _ece_final)
+ROC_AUC = RowReduction(_nothing, _whole_only, whole=lambda r: cls.roc_auc(r.label, r.score))
+AVERAGE_PRECISION = RowReduction(_nothing, _whole_only, whole=lambda r: cls.average_precision(r.label, r.score))
+
+
+def scored_partials(reductions: Iterable[RowReduction], rows: ScoredRows) -> dict:
+    """The partial sums one partition contributes to the scored-row metrics of ``reductions``."""
     out: dict = {}
-    for name in dict.fromkeys(names):
-        if name in ROW_REDUCTIONS:
-            out.update(ROW_REDUCTIONS[name].partial(rows))
+    for reduction in dict.fromkeys(reductions):
+        out.update(reduction.partial(rows))
     return out
 
 
@@ -288,22 +310,12 @@ def combine(partials: Iterable[dict]) -> dict:
     return total
 
 
-def finalize_scored(name: str, totals: dict) -> float:
-    """The value of scored-row metric ``name`` from combined partial sums."""
-    return ROW_REDUCTIONS[name].finalize(totals)
-
-
 def score_counts(score: np.ndarray, label: np.ndarray):
     """Partial of ``auc`` / ``pr_auc``: distinct scores (ascending), positives and rows per score."""
     values, inverse = np.unique(score, return_inverse=True)
     positives = np.bincount(inverse, weights=label, minlength=len(values)).astype(np.int64)
     totals = np.bincount(inverse, minlength=len(values)).astype(np.int64)
     return values, positives, totals
-
-
-def rank_statistic(name: str, rows: ScoredRows) -> float:
-    """``auc`` or ``pr_auc`` of one partition holding every scored row."""
-    return cls.roc_auc(rows.label, rows.score) if name == "auc" else cls.average_precision(rows.label, rows.score)
 
 
 # --------------------------------------------------------------------------- per-user means

@@ -1,21 +1,18 @@
 """The metric table: every metric declared once, with everything the rest of the package reads.
 
 Each :class:`Metric` says what a metric is called (its name and the names
-other libraries give it), what kind of quantity it is, what data it needs,
-which direction is better, its formula and its meaning. The name parser
-(:func:`parse_metric`, with "did you mean"), ``evaluate``'s dispatch, the
-Spark reduction, the command line's ``--help``, ``stats``' direction of
-improvement, the dashboard's lists and tooltips and the README's metric table
-all read this table. Some modules still name particular metrics where they
-compute or offer them: ``evaluate``'s diversity dispatch and derived ranking
-families (:data:`metrics_core.kernels.ranking.DERIVED_FAMILIES`), the Spark
-engine's refusals and per-group cases (``spark/_evaluate.py``, ``spark/_bucket.py``),
-and default selections of the command line and dashboard pages.
+other libraries give it), what kind of quantity it is, what it reads
+(:data:`NEEDS`), which direction is better, its formula and its meaning, and
+what computes it. The name parser (:func:`parse_metric`, with "did you mean"),
+``evaluate``'s dispatch, the Spark reduction, the command line's ``--help``,
+``stats``' direction of improvement, the dashboard's lists and tooltips and
+the README's metric table all read this table; ``tests/test_single_source.py``
+lists the places that still write a metric's name elsewhere, and why.
 
 Kinds:
 
 - ``ranking``: per user over the ranked list, averaged over evaluated users
-  (one column ``family`` of the ranking kernel);
+  (one column ``family`` of the ranking kernel, or a derived family);
 - ``pooled``: summed over users before dividing (``hit_ratio@k``);
 - ``scored``: over all scored rows at once (classification and regression);
 - ``scored_per_user``: over each user's scored rows, then weighted (``gauc``);
@@ -30,8 +27,12 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import Callable
 
+from . import derived, diversity, reductions
+from .derived import Derived
 from .errors import MetricsError
+from .reductions import RowReduction
 
 KINDS = ("ranking", "pooled", "scored", "scored_per_user", "diversity")
 KIND_TITLES = {
@@ -41,8 +42,17 @@ KIND_TITLES = {
     "scored_per_user": "scored rows, per user",
     "diversity": "diversity",
 }
-# "interactions": read when given (else a fallback); "history": the interactions table is required
-NEEDS = ("relevance", "probabilities", "item_features", "interactions", "history")
+#: what a metric reads besides the run: "relevance" the ground truth; "probabilities" scores in [0, 1];
+#: "item_features" the item-features table (required); "catalogue" the item-features table when given, for
+#: the catalogue size N (else the items seen); "interactions" the interactions table when given (else the
+#: relevant ground truth); "history" the interactions table (required); "reference" a second run that the
+#: metric compares against (no entry of the table reads one yet: ``mc.intersection`` compares two runs
+#: outside it, and ``evaluate`` refuses such an entry)
+NEEDS = ("relevance", "probabilities", "item_features", "catalogue", "interactions", "history", "reference")
+#: the table each need reads
+NEED_TABLES = {"relevance": "qrels", "probabilities": "run", "item_features": "item_features",
+               "catalogue": "item_features", "interactions": "interactions", "history": "interactions",
+               "reference": "reference run"}
 HIGHER, LOWER = "higher", "lower"
 
 # cutoff rules: "optional" (name or name@k), "required" (only name@k selects this entry), "none"
@@ -53,18 +63,20 @@ CUTOFF_OPTIONAL, CUTOFF_REQUIRED, CUTOFF_NONE = "optional", "required", "none"
 class Metric:
     """One metric: how it is named, what it needs and means, and how it is computed.
 
-    ``family`` is the column of ``evaluate.ranking_table`` for ``ranking`` and
-    ``pooled`` metrics: a column of the ranking kernel, or a derived family
-    filled after it (F-beta, MCC and accuracy from hits@k, pAUC and pAp by their
-    own kernel). Scored-row metrics are the reduction of the same name in
-    :mod:`metrics_core.reductions` (partial sums, then finalize; ``auc`` and
-    ``pr_auc`` are its rank statistics). Diversity metrics are dispatched by name
-    in ``evaluate``: ILS and novelty from :mod:`metrics_core.kernels.diversity`,
-    coverage, personalization, entropy and Gini from the partials of
-    :mod:`metrics_core.reductions`, the popularity-based ones from
-    :mod:`metrics_core.popularity`. ``per_user`` metrics give
-    one value per evaluated user (a column of ``Evaluation.per_user``).
-    ``convention`` names the defaults that shape the value (README column).
+    How it is computed, by kind: ``ranking`` and ``pooled`` metrics are the
+    column ``family`` of ``evaluate.ranking_table``: a column of the ranking
+    kernel, or, when ``derive`` is set (:class:`metrics_core.derived.Derived`),
+    a family filled after it (F-beta, MCC and accuracy from hits@k, pAUC and
+    pAp by their own kernel, bpref by its own; precision@k over ``min(k, R)``
+    only under ``precision_norm="min_k"``). Scored-row metrics are their
+    ``reduction`` (:class:`metrics_core.reductions.RowReduction`: partial sums,
+    then finalize; or a rank statistic over all rows). Diversity metrics are
+    their ``compute`` function of :mod:`metrics_core.diversity`, one signature
+    ``compute(lists, k) -> (value, per-user values or None)``. ``needs`` says
+    what it reads besides the run (:data:`NEEDS`; :attr:`tables` names the
+    tables). ``per_user`` metrics give one value per evaluated user (a column of
+    ``Evaluation.per_user``). ``convention`` names the defaults that shape the
+    value (README column).
     """
 
     name: str
@@ -78,6 +90,14 @@ class Metric:
     family: str | None = None
     per_user: bool = False
     convention: str = ""
+    derive: Derived | None = None
+    reduction: RowReduction | None = None
+    compute: Callable | None = None
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables the metric reads: the run, then those of its ``needs`` (see :data:`NEEDS`)."""
+        return tuple(dict.fromkeys(("run", *(NEED_TABLES[n] for n in self.needs))))
 
     @property
     def higher_is_better(self) -> bool:
@@ -99,9 +119,10 @@ class Metric:
         return f"{self.meaning} {self.formula}. {self.direction.capitalize()} is better."
 
 
-def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=CUTOFF_OPTIONAL):
+def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=CUTOFF_OPTIONAL,
+             needs=("relevance",), derive=None):
     return Metric(name=name, kind="ranking", direction=HIGHER, formula=formula, meaning=meaning, aliases=aliases,
-                  cutoff=cutoff, family=family, per_user=True, convention=convention)
+                  cutoff=cutoff, family=family, per_user=True, convention=convention, needs=needs, derive=derive)
 
 
 METRICS: tuple[Metric, ...] = (
@@ -118,7 +139,8 @@ METRICS: tuple[Metric, ...] = (
              "Mean reciprocal rank of the first relevant item.", aliases=("recip_rank", "rr")),
     _ranking("precision", "precision", "`hits@K / k` (whole list: `/ n`)",
              "Share of the top k that is relevant.", aliases=("p",),
-             convention="divides by k even for short lists (trec_eval)", cutoff=CUTOFF_REQUIRED),
+             convention="divides by k even for short lists (trec_eval)", cutoff=CUTOFF_REQUIRED,
+             derive=derived.PRECISION_MIN_K),
     _ranking("recall", "recall", "`hits@K / R`", "Share of the relevant items found in the top k.",
              aliases=("r",), cutoff=CUTOFF_REQUIRED),
     _ranking("f1", "f1", "harmonic mean of the user's P@k and R@k `= 2 hits / (k + R)`",
@@ -131,132 +153,174 @@ METRICS: tuple[Metric, ...] = (
            "Relevant items found in the top k over all relevant items, pooled over users.", family="hits"),
     Metric("auc", "scored", HIGHER, "ROC AUC over all scored rows, ties count one half",
            "Chance that a random positive row scores above a random negative row.", aliases=("roc_auc",),
-           cutoff=CUTOFF_NONE, convention="label = relevance >= threshold"),
+           cutoff=CUTOFF_NONE, convention="label = relevance >= threshold",
+           reduction=reductions.ROC_AUC),
     Metric("pr_auc", "scored", HIGHER, "average precision as scikit-learn's `average_precision_score`",
            "Area under the precision-recall curve over all scored rows.",
-           aliases=("average_precision", "ap_score"), cutoff=CUTOFF_NONE),
+           aliases=("average_precision", "ap_score"), cutoff=CUTOFF_NONE,
+           reduction=reductions.AVERAGE_PRECISION),
     Metric("logloss", "scored", LOWER, "`-mean(y log p + (1-y) log(1-p))`, p clipped to `[eps, 1-eps]`",
            "Cross-entropy of the scores read as probabilities of the label.", aliases=("log_loss",),
-           needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE, convention="scores must be in [0, 1]"),
+           needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE, convention="scores must be in [0, 1]",
+           reduction=reductions.LOGLOSS),
     Metric("brier", "scored", LOWER, "`mean((score - label)^2)` over scored rows",
            "Mean squared error of the scores read as probabilities of the label.",
            aliases=("brier_score", "brier_score_loss"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
-           convention="scores must be in [0, 1]"),
+           convention="scores must be in [0, 1]",
+           reduction=reductions.BRIER),
     Metric("rmse", "scored", LOWER, "`sqrt(mean((score - relevance)^2))` over scored rows",
-           "Root mean squared error of the score as a prediction of the relevance.", cutoff=CUTOFF_NONE),
+           "Root mean squared error of the score as a prediction of the relevance.", cutoff=CUTOFF_NONE,
+           reduction=reductions.RMSE),
     Metric("mse", "scored", LOWER, "`mean((score - relevance)^2)` over scored rows",
            "Mean squared error of the score as a prediction of the relevance (scikit-learn `mean_squared_error`).",
-           aliases=("mean_squared_error",), cutoff=CUTOFF_NONE),
+           aliases=("mean_squared_error",), cutoff=CUTOFF_NONE,
+           reduction=reductions.MSE),
     Metric("mae", "scored", LOWER, "`mean(|score - relevance|)` over scored rows",
            "Mean absolute error of the score as a prediction of the relevance.", aliases=("mean_absolute_error",),
-           cutoff=CUTOFF_NONE),
+           cutoff=CUTOFF_NONE,
+           reduction=reductions.MAE),
     Metric("accuracy", "scored", HIGHER, "`(tp + tn) / rows`, predicted positive when `score >= threshold`",
            "Share of scored rows whose predicted class is the label.", cutoff=CUTOFF_NONE,
-           convention="`threshold=0.5`"),
+           convention="`threshold=0.5`",
+           reduction=reductions.ACCURACY),
     Metric("precision", "scored", HIGHER, "`tp / (tp + fp)` (0 without predicted positives)",
            "Share of rows predicted positive that are positive.", aliases=("p",), cutoff=CUTOFF_NONE,
-           convention="`threshold=0.5`"),
+           convention="`threshold=0.5`",
+           reduction=reductions.PRECISION),
     Metric("recall", "scored", HIGHER, "`tp / (tp + fn)` (0 without positives)",
            "Share of positive rows predicted positive.", aliases=("r",), cutoff=CUTOFF_NONE,
-           convention="`threshold=0.5`"),
+           convention="`threshold=0.5`",
+           reduction=reductions.RECALL),
     Metric("f1", "scored", HIGHER, "`2 tp / (2 tp + fp + fn)`", "Harmonic mean of classification precision and recall.",
-           cutoff=CUTOFF_NONE, convention="`threshold=0.5`"),
+           cutoff=CUTOFF_NONE, convention="`threshold=0.5`",
+           reduction=reductions.F1),
     Metric("gauc", "scored_per_user", HIGHER, "`sum_u w_u AUC_u / sum_u w_u` over users with both classes",
            "ROC AUC within each user's rows, averaged with weights.", cutoff=CUTOFF_NONE, per_user=True,
-           convention="`gauc_weight=\"rows\"` (or `positives`, `uniform`); single-class users skipped and counted"),
+           convention="`gauc_weight=\"rows\"` (or `positives`, `uniform`); single-class users skipped and counted",
+           reduction=reductions.GAUC),
     Metric("pcopc", "scored", HIGHER, "`sum(score) / sum(label)` (1.0 = calibrated)",
            "Predicted over observed positives: calibration of click-through scores (1.0 = calibrated).",
-           aliases=("copc", "ctr_calibration"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE),
+           aliases=("copc", "ctr_calibration"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
+           reduction=reductions.PCOPC),
     Metric("ils", "diversity", LOWER,
            "mean pairwise similarity of the top-k items: cosine of feature vectors, or Jaccard of tag sets",
            "How similar the items of a list are to each other (lower means more diverse lists).",
            aliases=("intra_list_similarity",), needs=("item_features",), per_user=True,
-           convention="needs `item_features`"),
+           convention="needs `item_features`",
+           compute=diversity.ils),
     Metric("ild", "diversity", HIGHER,
            "mean pairwise Hamming distance of the top-k items: feature columns whose values differ, or tags in "
            "one set only",
            "How different the items of a list are from each other, in features (RecTools `IntraListDiversity`).",
            aliases=("intra_list_diversity",), needs=("item_features",), per_user=True,
-           convention="needs `item_features`; a top k of one item: `short_lists`"),
+           convention="needs `item_features`; a top k of one item: `short_lists`",
+           compute=diversity.ild),
     Metric("coverage", "diversity", HIGHER, "distinct items in evaluated users' top-k / catalogue size",
-           "Share of the catalogue that some user sees in the top k.", needs=(),
-           convention="catalogue = item features, else all items seen"),
+           "Share of the catalogue that some user sees in the top k.",
+           convention="catalogue = item features, else all items seen",
+           needs=("catalogue",),
+           compute=diversity.coverage),
     Metric("novelty", "diversity", HIGHER,
            "mean `-log2 pop(i)` over the top k, `pop` = share of users who interacted with i",
            "How unpopular, hence unexpected, the recommended items are.", needs=("relevance", "interactions"),
-           per_user=True, convention="popularity from `interactions`, else the relevant ground truth"),
+           per_user=True, convention="popularity from `interactions`, else the relevant ground truth",
+           compute=diversity.novelty),
     Metric("personalization", "diversity", HIGHER, "`1 - mean_{u<v} |L_u ∩ L_v| / k`",
            "How different the top-k lists of two users are.", needs=(),
-           convention="exact for any number of users (`sum_i C(c_i, 2)` shared pairs)"),
+           convention="exact for any number of users (`sum_i C(c_i, 2)` shared pairs)",
+           compute=diversity.personalization),
     Metric("r2", "scored", HIGHER, "`1 - sum (relevance - score)^2 / sum (relevance - mean relevance)^2` over "
            "scored rows (NaN for a constant relevance)",
            "Coefficient of determination of the score as a prediction of the relevance (scikit-learn `r2_score`).",
-           aliases=("r2_score", "rsquared"), cutoff=CUTOFF_NONE),
+           aliases=("r2_score", "rsquared"), cutoff=CUTOFF_NONE,
+           reduction=reductions.R2),
     Metric("explained_variance", "scored", HIGHER,
            "`1 - Var(relevance - score) / Var(relevance)` over scored rows (NaN for a constant relevance)",
            "Share of the relevance's variance the score explains (scikit-learn `explained_variance_score`).",
-           aliases=("explained_variance_score", "exp_var"), cutoff=CUTOFF_NONE),
+           aliases=("explained_variance_score", "exp_var"), cutoff=CUTOFF_NONE,
+           reduction=reductions.EXPLAINED_VARIANCE),
     Metric("ece", "scored", LOWER,
            "`sum_b (n_b / n) |mean(label)_b - mean(score)_b|` over 10 equal-width score bins "
            "`[0, .1], (.1, .2], ..., (.9, 1]`",
            "Expected calibration error: gap between predicted probability and observed positive rate, per bin.",
            aliases=("expected_calibration_error",), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
            convention="bins of scikit-learn's `calibration_curve(n_bins=10, strategy=\"uniform\")`; "
-                      "scores must be in [0, 1]"),
+                      "scores must be in [0, 1]",
+           reduction=reductions.ECE),
     _ranking("fbeta", "fbeta", "`(1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits@K / (b^2 R + k)`",
              "Weighted harmonic mean of precision@k and recall@k (recall weighs `beta` times as much).",
-             aliases=("f_beta", "f1beta"), cutoff=CUTOFF_REQUIRED, convention="`beta=1` (RecTools `F1Beta`)"),
+             aliases=("f_beta", "f1beta"), cutoff=CUTOFF_REQUIRED, convention="`beta=1` (RecTools `F1Beta`)",
+             derive=derived.FBETA),
     _ranking("mcc", "mcc",
              "`(tp tn - fp fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn))` with `tp = hits@K`, `fp = k - tp`, "
              "`fn = R - tp`, `tn = N - k - fn` (0 when a factor is 0)",
              "Matthews correlation between 'in the top k' and 'relevant' over the catalogue of N items.",
              aliases=("matthews",), cutoff=CUTOFF_REQUIRED,
-             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `MCC`)"),
+             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `MCC`)",
+             derive=derived.MCC, needs=("relevance", "catalogue")),
     _ranking("accuracy", "accuracy", "`(tp + tn) / N` with `tp = hits@K`, `tn = N - k - (R - tp)`",
              "Share of the catalogue's N items classified right by 'in the top k' vs 'relevant'.",
              cutoff=CUTOFF_REQUIRED,
-             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `Accuracy`)"),
+             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `Accuracy`)",
+             derive=derived.ACCURACY, needs=("relevance", "catalogue")),
     _ranking("pauc", "pauc",
              "`1/(k R) sum_{relevant x} max(k - f(x), 0)`, `f(x)` = non-relevant items ranked above x",
              "ROC AUC of all relevant items against the top k non-relevant ones (partial AUC).",
              aliases=("partial_auc",), cutoff=CUTOFF_REQUIRED,
              convention="relevant items not in the list count as ranked last (RecTools `PartialAUC`, "
-                        "`insufficient_handling=\"ignore\"`)"),
+                        "`insufficient_handling=\"ignore\"`)",
+             derive=derived.PARTIAL_AUC),
     _ranking("pap", "pap",
              "`1/(k min(k, R)) sum_{x in first min(k, R) relevant} max(k - f(x), 0)`",
              "Partial AUC of the top min(k, R) relevant items against the top k non-relevant ones (pAp@k).",
-             cutoff=CUTOFF_REQUIRED, convention="as `pauc@k` (RecTools `PAP`)"),
+             cutoff=CUTOFF_REQUIRED, convention="as `pauc@k` (RecTools `PAP`)",
+             derive=derived.PARTIAL_AP),
+    _ranking("bpref", "bpref",
+             "`(1/R) sum_{relevant x ranked} (1 - min(f(x), R) / min(R, N))`, `f(x)` = judged non-relevant items "
+             "ranked above x, N = judged non-relevant items (a term is 1 when `f(x) = 0`)",
+             "Binary preference: how rarely judged non-relevant items outrank the relevant ones; unjudged items "
+             "are skipped.", cutoff=CUTOFF_NONE,
+             convention="whole list, no cutoff; unjudged items and negative relevances ignored, relevance 0 "
+                        "judged non-relevant (trec_eval `bpref`)",
+             derive=derived.BPREF),
     Metric("entropy", "diversity", HIGHER, "`-sum_i p_i log2 p_i`, `p_i` = share of all top-k slots held by item i",
            "Distributional coverage: how evenly the recommendations spread over the items.",
            aliases=("distributional_coverage", "shannon_entropy"), needs=(),
-           convention="ties: a tie group cut by k shares its slots (expected counts)"),
+           convention="ties: a tie group cut by k shares its slots (expected counts)",
+           compute=diversity.entropy),
     Metric("gini", "diversity", LOWER,
            "`sum_{i,j} |c_i - c_j| / (2 N sum_i c_i)`, `c_i` = top-k slots of item i over the catalogue of N items",
            "Gini index of how often each catalogue item is recommended (0 = evenly, near 1 = a few items).",
-           aliases=("gini_index",), needs=(),
-           convention="catalogue as `coverage`, never recommended items count 0 (RecBole `GiniIndex`)"),
+           aliases=("gini_index",),
+           convention="catalogue as `coverage`, never recommended items count 0 (RecBole `GiniIndex`)",
+           needs=("catalogue",),
+           compute=diversity.gini),
     Metric("arp", "diversity", LOWER, "mean over the top k of `pop(i)`, `pop` = users who interacted with i",
            "Average recommendation popularity: how popular the recommended items are.",
            aliases=("average_recommendation_popularity",), needs=("relevance", "interactions"), per_user=True,
-           convention="popularity from `interactions`, else the relevant ground truth"),
+           convention="popularity from `interactions`, else the relevant ground truth",
+           compute=diversity.arp),
     Metric("aplt", "diversity", HIGHER,
            "share of the top k in the long tail: items outside the short head, the most popular items "
            "holding 80% of the interactions",
            "Long-tail share: how much of each list comes from the less popular items.",
            aliases=("long_tail_share", "long_tail"), needs=("relevance", "interactions"), per_user=True,
-           convention="head: items whose more popular items hold < 80% of the interactions (as `arp`)"),
+           convention="head: items whose more popular items hold < 80% of the interactions (as `arp`)",
+           compute=diversity.aplt),
     Metric("serendipity_pop", "diversity", HIGHER,
            "`mean_{i<=K} max((N+1-i)/N - (N+1-prank(i))/N, 0) h_i`, `prank` = dense popularity rank "
            "(0 term for items without interactions)",
            "Serendipity as RecTools defines it: relevant items ranked higher than their popularity would place them.",
-           aliases=("serendipity_rectools",), needs=("relevance", "interactions"), per_user=True,
-           convention="N = catalogue as `mcc@k`; popularity as `arp`"),
+           aliases=("serendipity_rectools",), needs=("relevance", "interactions", "catalogue"), per_user=True,
+           convention="N = catalogue as `mcc@k`; popularity as `arp`",
+           compute=diversity.serendipity_pop),
     Metric("serendipity_sim", "diversity", HIGHER,
            "`mean_{i<=K} (1 - mean_{j in H_u} cos(i, j)) h_i`, cos = co-occurrence cosine over `interactions`, "
            "`H_u` = the user's interacted items",
            "Serendipity as Microsoft Recommenders defines it: relevant items unlike the user's history.",
            aliases=("serendipity_ms", "user_serendipity"), needs=("relevance", "history"), per_user=True,
-           convention="needs `interactions`; users without history left out"),
+           convention="needs `interactions`; users without history left out",
+           compute=diversity.serendipity_sim),
 )
 
 METRIC_NAMES: list[str] = sorted({m.name for m in METRICS})
@@ -401,6 +465,12 @@ def metrics_of_kind(*kinds: str) -> tuple[Metric, ...]:
 def ranking_columns() -> dict[str, str]:
     """Ranking metric name -> its ranking kernel column (``map`` -> ``ap``, ``mrr`` -> ``rr``)."""
     return {m.name: m.family for m in METRICS if m.kind == "ranking"}
+
+
+def derivations() -> dict[str, Derived]:
+    """Ranking family -> its derivation (:mod:`metrics_core.derived`): the families filled after the
+    ranking kernel, and the kernel columns replaced under some conventions."""
+    return {m.family: m.derive for m in METRICS if m.derive is not None}
 
 
 def lower_is_better_names() -> frozenset[str]:

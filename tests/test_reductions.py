@@ -76,7 +76,7 @@ def _groups(rows: pd.DataFrame, n_groups: int):
 
 def test_every_scored_row_metric_has_a_reduction():
     for m in registry.metrics_of_kind("scored", "scored_per_user"):
-        assert m.name in reductions.ROW_REDUCTIONS or m.name in reductions.RANK_STATISTICS, m.name
+        assert isinstance(m.reduction, reductions.RowReduction), m.name
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -84,15 +84,17 @@ def test_every_scored_row_metric_has_a_reduction():
 @pytest.mark.parametrize("gauc_weight", ["rows", "positives", "uniform"])
 def test_partitions_combine_to_the_whole(seed, n_groups, gauc_weight):
     rows = _data(seed)
-    names = list(reductions.ROW_REDUCTIONS)
+    # every scored-row metric combined from partial sums (rank statistics are computed from all rows at once)
+    names = [m.name for m in registry.metrics_of_kind("scored", "scored_per_user") if m.reduction.whole is None]
+    entries = [registry.parse_metric(name).entry for name in names]
     partials = []
     for part in _groups(rows, n_groups):
         ranked = mc.prepare(part[["user_id", "item_id", "score", "relevance"]])
         partials.append(reductions.scored_partials(
-            names, reductions.scored_rows(ranked, 1.0, 0.5, gauc_weight)))
+            [m.reduction for m in entries], reductions.scored_rows(ranked, 1.0, 0.5, gauc_weight)))
     totals = reductions.combine(partials)
-    for name in names:
-        got = reductions.finalize_scored(name, totals)
+    for name, entry in zip(names, entries):
+        got = entry.reduction.finalize(totals)
         assert got == pytest.approx(_reference(rows, name, 0.5, gauc_weight), rel=1e-12, abs=1e-12), name
     # the one-partition case is what mc.evaluate reports
     ev = mc.evaluate(rows, metrics=names, gauc_weight=gauc_weight).summary
@@ -103,10 +105,10 @@ def test_partitions_combine_to_the_whole(seed, n_groups, gauc_weight):
 def test_logloss_range_check_survives_combining():
     rows = _data(3)
     rows.loc[rows.index[-1], "score"] = 1.5
-    partials = [reductions.scored_partials(["logloss"], reductions.scored_rows(mc.prepare(part), 1.0))
+    partials = [reductions.scored_partials([reductions.LOGLOSS], reductions.scored_rows(mc.prepare(part), 1.0))
                 for part in _groups(rows, 4)]
     with pytest.raises(mc.MetricsError, match=r"1 score\(s\) fall outside, e.g. 1.5"):
-        reductions.finalize_scored("logloss", reductions.combine(partials))
+        reductions.LOGLOSS.finalize(reductions.combine(partials))
     with pytest.raises(mc.MetricsError, match=r"1 score\(s\) fall outside, e.g. 1.5"):
         mc.evaluate(rows, metrics=["logloss"])
 

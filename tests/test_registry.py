@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import pydoc
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,9 @@ from sklearn.metrics import roc_auc_score
 import metrics_core as mc
 from metrics_core import conventions, docs_tables, naming, registry, stats
 from metrics_core.cli import main
-from metrics_core.kernels.ranking import FAMILIES
+from metrics_core.presets import get as get_preset
+from metrics_core.kernels.ranking import KERNEL_FAMILIES
+from metrics_core.reductions import RowReduction
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,10 +62,20 @@ def test_every_entry_is_complete():
         assert m.direction in (registry.HIGHER, registry.LOWER), m
         assert set(m.needs) <= set(registry.NEEDS), m
         assert m.formula and m.meaning.endswith("."), m
+        # how it is computed: a kernel column or a derivation, a reduction, or a diversity function
         if m.kind in ("ranking", "pooled"):
-            assert m.family in FAMILIES, m
+            assert m.family in KERNEL_FAMILIES or (m.derive is not None and m.derive.when is None), m
+            assert m.reduction is None and m.compute is None, m
+            assert set(m.derive.columns if m.derive else ()) <= set(KERNEL_FAMILIES), m
+        elif m.on_scored_rows:
+            assert m.family is None and m.derive is None and m.compute is None, m
+            assert isinstance(m.reduction, RowReduction), m
         else:
-            assert m.family is None, m
+            assert m.family is None and m.derive is None and m.reduction is None, m
+            assert callable(m.compute), m
+    # the families filled after the ranking kernel are exactly the derived families of the registry
+    assert set(registry.derivations()) == ({m.family for m in registry.metrics_of_kind("ranking", "pooled")}
+                                           - set(KERNEL_FAMILIES)) | {"precision"}
     # a name is listed twice only when one entry takes @k and the other does not
     for name in registry.METRIC_NAMES:
         entries = [m for m in registry.METRICS if m.name == name]
@@ -124,20 +137,49 @@ def test_every_convention_is_a_keyword_left_to_the_preset_or_default():
         conventions.defaults()
 
 
-def test_evaluate_module_names_every_convention():
-    # the module docstring lists the convention keywords by hand: a new convention must join it
-    import importlib
-
-    evaluate_module = importlib.import_module("metrics_core.evaluate")  # mc.evaluate is the function
+@pytest.mark.parametrize("func", [mc.evaluate, mc.metric_curve], ids=["evaluate", "metric_curve"])
+def test_signature_and_help_list_every_convention(func):
+    # the keywords come from CONVENTIONS (in its order, after the function's own), each with its default in help()
+    params = inspect.signature(func).parameters
+    keywords = [name for name, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert keywords[-len(conventions.CONVENTIONS):] == [c.name for c in conventions.CONVENTIONS]
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    text = pydoc.render_doc(func, renderer=pydoc.plaintext)
     for c in conventions.CONVENTIONS:
-        assert f"``{c.name}``" in evaluate_module.__doc__, c.name
+        default = f"default {c.default:g}" if c.is_number else f"{c.default} (default)"
+        assert f"``{c.name}``: " in text and default in text.split(f"``{c.name}``: ")[1].split("\n")[0], c.name
+
+
+def test_unknown_convention_keyword_names_the_closest():
+    data = pd.DataFrame({"user_id": [1], "item_id": [1], "score": [1.0], "relevance": [1]})
+    with pytest.raises(mc.MetricsError, match="unknown convention 'gian'; did you mean 'gain'"):
+        mc.evaluate(data, data, gian="linear")
+    with pytest.raises(mc.MetricsError, match="unknown convention 'gian'; did you mean 'gain'"):
+        mc.metric_curve(mc.prepare(data, data), ["ndcg"], gian="linear")
+
+
+def test_settings_are_resolved_once_and_immutable():
+    s = conventions.settle("rectools", ap_norm="relevant", gain=None)
+    assert s.ap_norm == "relevant" and s["ap_norm"] == "relevant"  # the keyword wins over the preset
+    assert s.ideal == get_preset("rectools").settings["ideal"]  # the preset's value
+    assert s.beta == 1.0 and list(s) == [c.name for c in conventions.CONVENTIONS]
+    assert s.explicit() == {"ap_norm": "relevant"}  # None is "not given"
+    with pytest.raises(AttributeError):
+        s.gain = "binary"
+    with pytest.raises(TypeError):
+        s["gain"] = "binary"
+    changed = s.replace(gain="exponential")
+    assert changed.gain == "exponential" and s.gain != "exponential"
+    assert changed.explicit() == {"ap_norm": "relevant", "gain": "exponential"}
+    with pytest.raises(mc.MetricsError, match="gain must be one of"):
+        s.replace(gain="log")
 
 
 def test_every_convention_is_an_option_with_its_default():
     parser = argparse.ArgumentParser()
     conventions.add_arguments(parser)
-    assert conventions.from_args(parser.parse_args([])) == {}
-    assert conventions.resolve(conventions.from_args(parser.parse_args([]))) == conventions.defaults()
+    assert conventions.from_args(parser.parse_args([])).explicit() == {}
+    assert dict(conventions.from_args(parser.parse_args([]))) == conventions.defaults()
     args = parser.parse_args(["--gauc-weight", "positives", "--ap-norm", "min_k", "--threshold", "0.3"])
     got = conventions.from_args(args)
     assert got["gauc_weight"] == "positives" and got["ap_norm"] == "min_k" and got["threshold"] == 0.3

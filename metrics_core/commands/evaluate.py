@@ -44,7 +44,7 @@ from ..io import ColumnMapping, read_table
 from ..io.checks import check_run_duplicates
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
-from ..presets import PRESETS, parse_metrics as preset_parse_metrics, settings as preset_settings
+from ..presets import PRESETS, parse_metrics as preset_parse_metrics
 from . import _output
 from ._limits import add_limit_arguments, apply_limits
 
@@ -200,12 +200,8 @@ def check_probabilities(run: RunInput) -> None:
 def conventions(args) -> dict:
     """Keyword arguments of mc.evaluate from the options (item features read here, within the read limits)."""
     apply_limits(args)
-    conv = convention_options.from_args(args)
-    for name, value in conv.items():  # checked before any file is read, naming the option
-        try:
-            convention_options.check(name, value)
-        except MetricsError as e:
-            raise MetricsError(f"{convention_options.BY_NAME[name].option}: {e}") from None
+    # checked before any file is read, naming the option; mc.evaluate resolves the same keywords again
+    conv = convention_options.from_args(args).explicit()
     if getattr(args, "preset", None):
         conv["preset"] = args.preset
     if getattr(args, "item_features", None):
@@ -222,8 +218,7 @@ def conventions(args) -> dict:
 def resolved_conventions(args) -> dict:
     """Every convention's value as evaluate uses it (option, else preset, else default), plus ``preset``."""
     preset = getattr(args, "preset", None)
-    values = convention_options.resolve(convention_options.from_args(args), preset_settings(preset))
-    return {"preset": preset or "(none)", **values}
+    return {"preset": preset or "(none)", **convention_options.from_args(args)}
 
 
 def metric_labels(args) -> list[str]:

@@ -62,6 +62,6 @@ def run(args) -> int:
     published = publish(args.run, args.qrels, title=args.title, notes=args.notes, baseline=args.baseline,
                         challengers=args.challengers, primary=args.primary, users=args.users, test=args.test,
                         correction=args.correction, alpha=args.alpha, user_attributes=args.user_attributes,
-                        conventions=convention_options.from_args(args), base_url=args.base_url)
+                        conventions=convention_options.from_args(args).explicit(), base_url=args.base_url)
     sys.stdout.write("".join(line + "\n" for line in published.lines()))
     return 0

@@ -45,17 +45,17 @@ import numpy as np
 from ._jit import njit
 from .sorting import sorted_desc
 
+# the kernel's columns (compile-time constants inside the kernels); families computed after it are
+# the registry's entries with a ``derive`` (metrics_core.derived)
 KERNEL_FAMILIES = ("cg", "dcg", "ndcg", "ap", "rr", "precision", "recall", "f1", "hit", "r_precision", "hits")
-# families filled after this kernel: from hits@k (metrics_core.kernels.topk_confusion) or by the partial-AUC
-# kernel (metrics_core.kernels.partial_auc); the kernels here leave their columns alone
-DERIVED_FAMILIES = ("fbeta", "mcc", "accuracy", "pauc", "pap")
-FAMILIES = KERNEL_FAMILIES + DERIVED_FAMILIES
+FAMILIES = KERNEL_FAMILIES
+HITS_COLUMN = "hits"  # expected relevant items in the top k: read by the families derived from hits@k
+GAIN_FAMILIES = KERNEL_FAMILIES[:3]  # the columns the gain convention changes (CG, DCG, NDCG)
 FAMILY_INDEX = {name: i for i, name in enumerate(FAMILIES)}
 N_FAMILIES = len(FAMILIES)
 # column of each family (compile-time constants inside the kernels)
-CG, DCG, NDCG, AP, RR = (FAMILY_INDEX[f] for f in ("cg", "dcg", "ndcg", "ap", "rr"))
-PRECISION, RECALL, F1, HIT, R_PRECISION, HITS = (FAMILY_INDEX[f] for f in
-                                                 ("precision", "recall", "f1", "hit", "r_precision", "hits"))
+CG, DCG, NDCG, AP, RR = (FAMILY_INDEX[f] for f in KERNEL_FAMILIES[:5])
+PRECISION, RECALL, F1, HIT, R_PRECISION, HITS = (FAMILY_INDEX[f] for f in KERNEL_FAMILIES[5:])
 
 GAIN_LINEAR, GAIN_EXPONENTIAL = 0, 1
 IDEAL_JUDGED, IDEAL_RETRIEVED, IDEAL_K = 0, 1, 2
