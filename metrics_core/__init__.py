@@ -27,7 +27,7 @@ from .evaluate import Evaluation, evaluate, metric_curve
 from .explain import explain
 from .gate import CheckReport, check
 from .intersection import intersection, intersection_per_user
-from .presets import presets
+from .conventions import presets  # the presets' conventions as a table
 from .publish import Published, publish
 from .layout import Ranked, prepare
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics

@@ -18,8 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import pandas as pd
+
 from .errors import MetricsError
-from .presets import settings as preset_settings
+from .presets import PRESETS, settings as preset_settings
 
 
 @dataclass(frozen=True)
@@ -261,8 +263,7 @@ def settle(preset: str | None = None, **keywords) -> Settings:
     if unknown:
         raise _unknown(unknown)
     given = {name: value for name, value in keywords.items() if value is not None}
-    values = {**defaults(), **preset_settings(preset), **given}
-    return Settings(validate(**values), given, preset)
+    return Settings(resolve(given, preset_settings(preset)), given, preset)
 
 
 def takes_conventions(func):
@@ -318,7 +319,7 @@ def from_args(args) -> Settings:
 
 def resolve(explicit: dict, preset_settings: dict | None = None) -> dict:
     """Every convention as a plain dict: the explicit value (not None), else ``preset_settings``'
-    value, else the default; validated (:func:`settle`'s values, for a preset given as its settings)."""
+    value, else the default; validated (the values of :func:`settle`, which reads a preset by name)."""
     values = {**defaults(), **(preset_settings or {})}
     values.update({name: value for name, value in explicit.items() if value is not None})
     return validate(**values)
@@ -346,3 +347,20 @@ def markdown_table() -> str:
         values = f"`{c.default:g}` ({c.allowed})" if c.is_number else ", ".join(f"`{v}`" for v in c.choices)
         lines.append(f"| `{c.name}` | `{c.option}` | {values} | {c.applies_to} | {c.help.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
+
+
+def presets():
+    """Every preset (:mod:`metrics_core.presets`), one row each: ``preset``, ``library``, one column per
+    convention (the preset's value, else the default), ``metric_names`` (library name -> ours), ``notes``
+    (known bugs; the preset computes the documented definition), ``checked``."""
+    rows = []
+    for p in PRESETS:
+        row = {"preset": p.name, "library": p.library}
+        row.update({c.name: p.settings.get(c.name, c.default) for c in CONVENTIONS})
+        row["metric_names"] = ", ".join(
+            f"{k} -> {v}" + "".join(f" ({c}={x})" for c, x in p.name_settings.get(k, {}).items())
+            for k, v in p.names.items())
+        row["notes"] = " ".join(p.notes)
+        row["checked"] = p.checked
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("preset")

@@ -260,7 +260,7 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_feature
 
     Every convention keyword is described in :mod:`metrics_core.conventions` (also
     ``python -m metrics_core evaluate --help``); a keyword left at None takes the
-    ``preset``'s value (:func:`metrics_core.presets.presets`), else its default.
+    ``preset``'s value (:func:`metrics_core.conventions.presets`), else its default.
     Under a preset, ``metrics`` may use that library's names (``ndcg_cut_10``).
     Returns an :class:`Evaluation`.
     """

@@ -20,8 +20,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 from .errors import MetricsError
 
 
@@ -263,21 +261,3 @@ def settings_groups(specs, preset: str | None, explicit: dict) -> list[tuple[dic
         fixed = {k: v for k, v in metric_settings(spec.label, preset).items() if explicit.get(k) is None}
         groups.setdefault(tuple(sorted(fixed.items())), []).append(spec)
     return [(dict(key), group) for key, group in sorted(groups.items(), key=lambda kv: len(kv[0]))]
-
-
-def presets() -> pd.DataFrame:
-    """Every preset, one row each: ``preset``, ``library``, one column per convention it sets, ``metric_names``
-    (library name -> ours), ``notes`` (known bugs; the preset computes the documented definition), ``checked``."""
-    from .conventions import CONVENTIONS
-
-    rows = []
-    for p in PRESETS:
-        row = {"preset": p.name, "library": p.library}
-        row.update({c.name: p.settings.get(c.name, c.default) for c in CONVENTIONS})
-        row["metric_names"] = ", ".join(
-            f"{k} -> {v}" + "".join(f" ({c}={x})" for c, x in p.name_settings.get(k, {}).items())
-            for k, v in p.names.items())
-        row["notes"] = " ".join(p.notes)
-        row["checked"] = p.checked
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("preset")
