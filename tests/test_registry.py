@@ -243,3 +243,24 @@ def test_model_names_prefer_the_short_name_and_tell_clashes_apart():
     assert naming.model_names(["model.v2.parquet"]) == (["model"], [])
     names, notes = naming.model_names(["model.v1.parquet", "model.v2.parquet", "other.csv"])
     assert names == ["model.v1", "model.v2", "other"] and len(notes) == 1
+
+
+def test_needs_name_the_tables_a_metric_reads():
+    assert registry.lookup("ndcg@10").tables == ("run", "qrels")
+    assert registry.lookup("coverage").tables == ("run", "item_features")  # the catalogue, when given
+    assert registry.lookup("serendipity_sim").tables == ("run", "qrels", "interactions")
+    assert registry.lookup("logloss").tables == ("run", "qrels")  # probabilities are the run's scores
+    # the catalogue size is read only for the metrics that need it
+    assert {m.name for m in registry.METRICS if "catalogue" in m.needs} == {"mcc", "accuracy", "coverage", "gini",
+                                                                          "serendipity_pop"}
+    assert all(m.kind == "ranking" for m in registry.METRICS if m.name in ("mcc", "accuracy") and "catalogue" in m.needs)
+    # an entry comparing two runs is refused by evaluate, which takes one run
+    from dataclasses import replace
+
+    from metrics_core.evaluate import check_needs
+
+    entry = replace(registry.lookup("ndcg@10"), needs=("relevance", "reference"))
+    spec = registry.MetricSpec(name="ndcg", k=10, label="ndcg@10", kind="ranking", metric=entry)
+    assert entry.tables == ("run", "qrels", "reference run")
+    with pytest.raises(mc.MetricsError, match="compares two runs"):
+        check_needs([spec], item_features=None)

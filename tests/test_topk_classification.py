@@ -195,3 +195,16 @@ def test_only_mcc_and_accuracy_count_the_catalogue():
     with_catalogue = mc.evaluate(ranked, metrics=["mcc@5", "accuracy@5"])
     assert ranked.items._codes is not None
     assert np.isfinite(with_catalogue.summary["mcc@5"]) and np.isfinite(with_catalogue.summary["accuracy@5"])
+
+
+@pytest.mark.parametrize("gain", ["binary", "exponential"])
+def test_gain_does_not_change_the_families_it_does_not_apply_to(gain):
+    # gain applies to cg, dcg and ndcg only (its applies_to): pAUC, pAp, bpref and the hits-based families
+    # read relevant = relevance >= threshold whatever the gain, also with a threshold above 1
+    run = pd.DataFrame({"user_id": [1] * 4 + [2] * 3, "item_id": [1, 2, 3, 4, 1, 2, 5],
+                        "score": [4.0, 3, 2, 1, 3, 2, 1]})
+    qrels = pd.DataFrame({"user_id": [1, 1, 1, 2, 2], "item_id": [1, 3, 4, 2, 5], "relevance": [2, 3, 1, 2, 0]})
+    metrics = ["pauc@3", "pap@3", "bpref", "fbeta@2", "mcc@2", "accuracy@2", "recall@2"]
+    linear = mc.evaluate(run, qrels, metrics, relevance_threshold=2).summary
+    other = mc.evaluate(run, qrels, metrics, relevance_threshold=2, gain=gain).summary
+    assert other == pytest.approx(linear) and linear["pauc@3"] > 0
