@@ -143,7 +143,7 @@ def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, cat
         ranking_families(lists, k, _options(ranked, k, settings), columns, table)
     inputs = Inputs(ranked, lists, int(k), {n: table[:, i] for i, n in enumerate(kernel_names)}, settings,
                     _threshold(settings),
-                    # MCC and accuracy need the catalogue size: every distinct item id, counted only for them
+                    # the catalogue size reads every item id: counted only when a derived family asks for it
                     lambda: ranked.n_items_seen if catalogue is None else int(catalogue))
     out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
     for position, name in enumerate(names):
