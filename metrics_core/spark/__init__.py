@@ -18,8 +18,10 @@ ground truth) is evaluated in one Spark task by the single-machine code
 Inputs read from local Parquet files in user order are cut into ranges of user
 ids that each task reads from the files (no shuffle); any other DataFrame is
 hashed by user and shuffled.
-Every metric of mc.evaluate is supported and exact (nothing is binned or
-sampled):
+Every metric of mc.evaluate that its registry entry lets Spark combine
+(:attr:`metrics_core.registry.Metric.spark`) is exact (nothing is binned or
+sampled); the others are refused with one line giving the entry's
+``spark_refusal``:
 
 - ranking metrics, ILS and novelty: per user, then the mean over evaluated
   users; ``hit_ratio@k``: pooled sums of hits and relevant items;
