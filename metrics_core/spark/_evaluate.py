@@ -39,11 +39,10 @@ from ..conventions import defaults as convention_defaults, resolve as resolve_co
 from ..evaluate import check_beta, check_needs
 from ..presets import parse_metrics as preset_parse_metrics, settings as preset_settings, settings_groups
 from .. import reductions
-from ..registry import parse_metrics
 from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
-from ._range_plan import RangePlan, plan_ranges
 from ._keywords import given_conventions, with_conventions
+from ._range_plan import RangePlan, plan_ranges
 from ._range_reads import range_task
 from ._ranks import exact_auc_ap, merge_splits
 from ._support import LOCAL_ONLY, missing_features_diagnosed, refuse_unsupported
@@ -225,8 +224,9 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     ``qrels_df``: ``user_id, item_id, relevance`` (or ``label``), or None when
     the run carries relevance. Every convention keyword of
     :data:`metrics_core.conventions.CONVENTIONS` means what it means in mc.evaluate
-    (a keyword left out takes the ``preset``'s value, else its default); ``preset`` too. ``item_features`` / ``interactions`` may be
-    pandas or Spark DataFrames (item features are broadcast to every task).
+    (a keyword left out takes the ``preset``'s value, else its default); ``preset``
+    too. ``item_features`` / ``interactions`` may be pandas or Spark DataFrames
+    (item features are broadcast to every task).
     ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``, or
     about 4M run rows per group on the key-range path); each group is evaluated
     in one task and must fit in its memory.
