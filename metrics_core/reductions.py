@@ -287,6 +287,8 @@ EXPLAINED_VARIANCE = RowReduction(_variance_partial, _explained_variance_final)
 ECE = RowReduction(_ece_partial, _ece_final)
 ROC_AUC = RowReduction(_nothing, _whole_only, whole=lambda r: cls.roc_auc(r.label, r.score))
 AVERAGE_PRECISION = RowReduction(_nothing, _whole_only, whole=lambda r: cls.average_precision(r.label, r.score))
+#: the rank statistics, in the order of the Spark engine's exact pass (ROC AUC, then average precision)
+RANK_STATISTICS = (ROC_AUC, AVERAGE_PRECISION)
 
 
 def scored_partials(reductions: Iterable[RowReduction], rows: ScoredRows) -> dict:

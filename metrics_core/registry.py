@@ -2,12 +2,14 @@
 
 Each :class:`Metric` says what a metric is called (its name and the names
 other libraries give it), what kind of quantity it is, what it reads
-(:data:`NEEDS`), which direction is better, its formula and its meaning, and
-what computes it. The name parser (:func:`parse_metric`, with "did you mean"),
-``evaluate``'s dispatch, the Spark reduction, the command line's ``--help``,
-``stats``' direction of improvement, the dashboard's lists and tooltips and
-the README's metric table all read this table; ``tests/test_single_source.py``
-lists the places that still write a metric's name elsewhere, and why.
+(:data:`NEEDS`), which direction is better, its formula and its meaning, what
+computes it, and how the Spark engine combines it over groups of users or why
+it refuses it (``spark``, ``spark_refusal``, ``spark_catalogue``). The name
+parser (:func:`parse_metric`, with "did you mean"), ``evaluate``'s dispatch,
+the Spark engine, the command line's ``--help``, ``stats``' direction of
+improvement, the dashboard's lists and tooltips and the README's metric table
+all read this table; ``tests/test_single_source.py`` lists the places that
+still write a metric's name elsewhere, and why.
 
 Kinds:
 
@@ -58,6 +60,24 @@ HIGHER, LOWER = "higher", "lower"
 # cutoff rules: "optional" (name or name@k), "required" (only name@k selects this entry), "none"
 CUTOFF_OPTIONAL, CUTOFF_REQUIRED, CUTOFF_NONE = "optional", "required", "none"
 
+#: how the Spark engine (metrics_core.spark) combines a metric over groups of whole users
+SPARK_COMBINES = {
+    "user_mean": "per-user values of mc.evaluate on each group, averaged over the evaluated users",
+    "pooled_hits": "hits and relevant counts of each group, summed before dividing",
+    "row_sums": "partial sums of metrics_core.reductions over each group's scored rows",
+    "rank_counts": "positives and negatives per distinct score of each group, then exact rank statistics",
+    "item_coverage": "per-item top-k inclusion sums of each group, added per item, over the catalogue",
+    "item_pairs": "per-item top-k counts of each group, added per item: the pairs of users sharing an item",
+    "popularity": "per-user values of each group with item popularity counted over the whole data",
+    "refused": "not computed: spark_refusal says why",
+}
+#: the Spark combination of each kind, for entries that do not name theirs
+SPARK_BY_KIND = {"ranking": "user_mean", "pooled": "pooled_hits", "scored": "row_sums",
+                 "scored_per_user": "row_sums", "diversity": "refused"}
+#: the reason of a refused entry that gives none
+SPARK_REFUSAL = ("it needs item popularity, history or exposure over all groups of users, which the Spark engine "
+                 "does not combine yet")
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -94,10 +114,32 @@ class Metric:
     reduction: RowReduction | None = None
     compute: Callable | None = None
 
+    #: how the Spark engine combines the metric over its groups of users: a key of SPARK_COMBINES;
+    #: None takes SPARK_BY_KIND[kind]
+    spark: str | None = None
+    #: why the Spark engine refuses the metric (spark == "refused"); "" takes SPARK_REFUSAL
+    spark_refusal: str = ""
+    #: on Spark the catalogue of N items must be the item-features table (all groups then agree on N)
+    spark_catalogue: bool = False
+
+    def __post_init__(self):
+        # the Spark fields left out take the defaults of the kind (frozen: set through object)
+        if self.spark is None:
+            object.__setattr__(self, "spark", SPARK_BY_KIND[self.kind])
+        if self.spark not in SPARK_COMBINES:
+            raise ValueError(f"metric {self.name}: spark must be one of {', '.join(SPARK_COMBINES)}")
+        if self.spark == "refused" and not self.spark_refusal:
+            object.__setattr__(self, "spark_refusal", SPARK_REFUSAL)
+
     @property
     def tables(self) -> tuple[str, ...]:
         """The tables the metric reads: the run, then those of its ``needs`` (see :data:`NEEDS`)."""
         return tuple(dict.fromkeys(("run", *(NEED_TABLES[n] for n in self.needs))))
+
+    @property
+    def on_spark(self) -> bool:
+        """Whether the Spark engine computes the metric (else :attr:`spark_refusal` says why not)."""
+        return self.spark != "refused"
 
     @property
     def higher_is_better(self) -> bool:
@@ -119,10 +161,9 @@ class Metric:
         return f"{self.meaning} {self.formula}. {self.direction.capitalize()} is better."
 
 
-def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=CUTOFF_OPTIONAL,
-             needs=("relevance",), derive=None):
+def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=CUTOFF_OPTIONAL, **fields):
     return Metric(name=name, kind="ranking", direction=HIGHER, formula=formula, meaning=meaning, aliases=aliases,
-                  cutoff=cutoff, family=family, per_user=True, convention=convention, needs=needs, derive=derive)
+                  cutoff=cutoff, family=family, per_user=True, convention=convention, **fields)
 
 
 METRICS: tuple[Metric, ...] = (
@@ -154,11 +195,11 @@ METRICS: tuple[Metric, ...] = (
     Metric("auc", "scored", HIGHER, "ROC AUC over all scored rows, ties count one half",
            "Chance that a random positive row scores above a random negative row.", aliases=("roc_auc",),
            cutoff=CUTOFF_NONE, convention="label = relevance >= threshold",
-           reduction=reductions.ROC_AUC),
+           reduction=reductions.ROC_AUC, spark="rank_counts"),
     Metric("pr_auc", "scored", HIGHER, "average precision as scikit-learn's `average_precision_score`",
            "Area under the precision-recall curve over all scored rows.",
            aliases=("average_precision", "ap_score"), cutoff=CUTOFF_NONE,
-           reduction=reductions.AVERAGE_PRECISION),
+           reduction=reductions.AVERAGE_PRECISION, spark="rank_counts"),
     Metric("logloss", "scored", LOWER, "`-mean(y log p + (1-y) log(1-p))`, p clipped to `[eps, 1-eps]`",
            "Cross-entropy of the scores read as probabilities of the label.", aliases=("log_loss",),
            needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE, convention="scores must be in [0, 1]",
@@ -207,28 +248,29 @@ METRICS: tuple[Metric, ...] = (
            "How similar the items of a list are to each other (lower means more diverse lists).",
            aliases=("intra_list_similarity",), needs=("item_features",), per_user=True,
            convention="needs `item_features`",
-           compute=diversity.ils),
+           compute=diversity.ils, spark="user_mean"),
     Metric("ild", "diversity", HIGHER,
            "mean pairwise Hamming distance of the top-k items: feature columns whose values differ, or tags in "
            "one set only",
            "How different the items of a list are from each other, in features (RecTools `IntraListDiversity`).",
            aliases=("intra_list_diversity",), needs=("item_features",), per_user=True,
            convention="needs `item_features`; a top k of one item: `short_lists`",
-           compute=diversity.ild),
+           compute=diversity.ild,
+           spark_refusal="the Spark engine does not pass its per-user values through the groups yet (ils@k it does)"),
     Metric("coverage", "diversity", HIGHER, "distinct items in evaluated users' top-k / catalogue size",
            "Share of the catalogue that some user sees in the top k.",
            convention="catalogue = item features, else all items seen",
            needs=("catalogue",),
-           compute=diversity.coverage),
+           compute=diversity.coverage, spark="item_coverage"),
     Metric("novelty", "diversity", HIGHER,
            "mean `-log2 pop(i)` over the top k, `pop` = share of users who interacted with i",
            "How unpopular, hence unexpected, the recommended items are.", needs=("relevance", "interactions"),
            per_user=True, convention="popularity from `interactions`, else the relevant ground truth",
-           compute=diversity.novelty),
+           compute=diversity.novelty, spark="popularity"),
     Metric("personalization", "diversity", HIGHER, "`1 - mean_{u<v} |L_u ∩ L_v| / k`",
            "How different the top-k lists of two users are.", needs=(),
            convention="exact for any number of users (`sum_i C(c_i, 2)` shared pairs)",
-           compute=diversity.personalization),
+           compute=diversity.personalization, spark="item_pairs"),
     Metric("r2", "scored", HIGHER, "`1 - sum (relevance - score)^2 / sum (relevance - mean relevance)^2` over "
            "scored rows (NaN for a constant relevance)",
            "Coefficient of determination of the score as a prediction of the relevance (scikit-learn `r2_score`).",
@@ -257,12 +299,12 @@ METRICS: tuple[Metric, ...] = (
              "Matthews correlation between 'in the top k' and 'relevant' over the catalogue of N items.",
              aliases=("matthews",), cutoff=CUTOFF_REQUIRED,
              convention="N = catalogue: items of `item_features`, else all items seen (RecTools `MCC`)",
-             derive=derived.MCC, needs=("relevance", "catalogue")),
+             derive=derived.MCC, needs=("relevance", "catalogue"), spark_catalogue=True),
     _ranking("accuracy", "accuracy", "`(tp + tn) / N` with `tp = hits@K`, `tn = N - k - (R - tp)`",
              "Share of the catalogue's N items classified right by 'in the top k' vs 'relevant'.",
              cutoff=CUTOFF_REQUIRED,
              convention="N = catalogue: items of `item_features`, else all items seen (RecTools `Accuracy`)",
-             derive=derived.ACCURACY, needs=("relevance", "catalogue")),
+             derive=derived.ACCURACY, needs=("relevance", "catalogue"), spark_catalogue=True),
     _ranking("pauc", "pauc",
              "`1/(k R) sum_{relevant x} max(k - f(x), 0)`, `f(x)` = non-relevant items ranked above x",
              "ROC AUC of all relevant items against the top k non-relevant ones (partial AUC).",

@@ -51,6 +51,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/plot/__init__.py", "calibration"): "the metric shown in the calibration figure's title",
     ("metrics_core/plot/__init__.py", "pr"): "the metric shown in the precision-recall figure's title",
     ("metrics_core/plot/__init__.py", "roc"): "the metric shown in the ROC figure's title",
+    ("metrics_core/spark/__init__.py", "evaluate_files"): "the documented default of the metrics argument (as mc.evaluate)",
+    ("metrics_core/spark/_evaluate.py", "evaluate"): "the documented default of the metrics argument (as mc.evaluate)",
+    ("metrics_core/spark/_files.py", "evaluate_files"): "the documented default of the metrics argument (as mc.evaluate)",
+    ("metrics_core/spark/_bucket.py", "_diversity_parts"): "the kind of an output row (\"p\": an item's personalization part)",
+    ("metrics_core/spark/_evaluate.py", "_personalization"): "the kind of an output row (\"p\": an item's personalization part)",
     ("metrics_core/kernels/classification.py", "_log_loss_sum"): "a local variable name in numba code",
     ("metrics_core/kernels/ranking.py", "KERNEL_FAMILIES"):
         "the ranking kernel's own columns, compile-time constants of the numba kernels",
@@ -72,19 +77,6 @@ PENDING: dict[tuple[str, str], frozenset[str]] = {
     ("metrics_core/commands/report.py", "DEFAULT_METRICS"): frozenset(
         {"auc", "gauc", "hit_rate@10", "map@10", "mrr@10", "ndcg@10", "pr_auc", "precision@10", "r_precision",
          "recall@10"}),
-    ("metrics_core/spark/__init__.py", "evaluate"): frozenset({"ndcg@10"}),
-    ("metrics_core/spark/__init__.py", "evaluate_files"): frozenset({"ndcg@10"}),
-    ("metrics_core/spark/_bucket.py", "_bucket_from_ranked"): frozenset({"novelty"}),
-    ("metrics_core/spark/_bucket.py", "_diversity_parts"): frozenset({"coverage", "ils", "p", "personalization"}),
-    ("metrics_core/spark/_bucket.py", "_empty_list_values"): frozenset({"accuracy", "gauc", "ils", "mcc", "novelty"}),
-    ("metrics_core/spark/_evaluate.py", "CATALOGUE_RANKING"): frozenset({"accuracy", "mcc"}),
-    ("metrics_core/spark/_evaluate.py", "NOT_ON_SPARK"): frozenset(
-        {"aplt", "arp", "entropy", "gini", "ild", "serendipity_pop", "serendipity_sim"}),
-    ("metrics_core/spark/_evaluate.py", "_combine"): frozenset(
-        {"auc", "coverage", "gauc", "ils", "novelty", "personalization", "pr_auc"}),
-    ("metrics_core/spark/_evaluate.py", "_personalization"): frozenset({"p"}),
-    ("metrics_core/spark/_evaluate.py", "evaluate"): frozenset({"ndcg@10", "novelty"}),
-    ("metrics_core/spark/_files.py", "evaluate_files"): frozenset({"ndcg@10"}),
     ("metrics_core/warmup.py", "BEYOND_ACCURACY"): frozenset(
         {"coverage@2", "ils@2", "novelty@2", "personalization@2", "serendipity_pop@2"}),
     ("metrics_core/warmup.py", "RANKING"): frozenset({"hit_ratio@2", "map", "mrr", "ndcg@2", "pap@2", "pauc@2"}),

@@ -18,8 +18,10 @@ ground truth) is evaluated in one Spark task by the single-machine code
 Inputs read from local Parquet files in user order are cut into ranges of user
 ids that each task reads from the files (no shuffle); any other DataFrame is
 hashed by user and shuffled.
-Every metric of mc.evaluate is supported and exact (nothing is binned or
-sampled):
+Every metric of mc.evaluate that its registry entry lets Spark combine
+(:attr:`metrics_core.registry.Metric.spark`) is exact (nothing is binned or
+sampled); the others are refused with one line giving the entry's
+``spark_refusal``:
 
 - ranking metrics, ILS and novelty: per user, then the mean over evaluated
   users; ``hit_ratio@k``: pooled sums of hits and relevant items;
@@ -42,17 +44,11 @@ saying what to install.
 from __future__ import annotations
 
 from ._env import get_session, require_pyspark
+from ._evaluate import SparkEvaluation, evaluate
 from ._ship import package_zip, ship_package
 
 __all__ = ["SparkEvaluation", "evaluate", "evaluate_files", "get_session", "package_zip", "require_pyspark",
            "ship_package"]
-
-
-def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), **conventions):
-    """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate`; see :func:`._evaluate.evaluate`."""
-    from ._evaluate import evaluate as _evaluate
-
-    return _evaluate(run_df, qrels_df, metrics, **conventions)
 
 
 def evaluate_files(run_paths, qrels_path=None, metrics=("ndcg@10",), master: str = "local[*]", **conventions):
@@ -62,10 +58,3 @@ def evaluate_files(run_paths, qrels_path=None, metrics=("ndcg@10",), master: str
 
     return _evaluate_files(run_paths, qrels_path, metrics, master=master, **conventions)
 
-
-def __getattr__(name):
-    if name == "SparkEvaluation":
-        from ._evaluate import SparkEvaluation
-
-        return SparkEvaluation
-    raise AttributeError(name)

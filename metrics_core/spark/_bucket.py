@@ -34,15 +34,16 @@ import numpy as np
 import pandas as pd
 
 from .. import reductions
-from ..evaluate import (_positions, evaluate, evaluated_users, novelty_values, personalization_k,
-                        personalization_users, ranking_table)
+from ..conventions import settle
+from ..diversity import novelty_values, personalization_k, personalization_users, positions as _positions
+from ..evaluate import evaluate, evaluated_users, ranking_table
 from ..diagnostics import diagnose
 from ..features import align_features
 from ..kernels import diversity as div
 from ..kernels import topk_confusion as topk
-from ..kernels.ranking import FAMILY_INDEX
 from ..registry import MetricSpec
 from ..layout import Ranked, prepare
+from ._support import missing_features_diagnosed
 
 USER, ITEM, SCORE = "user_id", "item_id", "score"
 QUANTILE_POINTS = 32  # score quantiles each group reports for the exact-AUC ranges
@@ -150,17 +151,17 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
     ev_run = evaluated & ranked.in_run
     stats["top_rows"] = float(np.minimum(ranked.list_lengths, plan.diag_k)[ev_run].sum())
 
-    # per-user metric columns from mc.evaluate itself
+    # per-user metric columns from mc.evaluate itself, except those with popularity over the whole data
     per_user_specs = plan.per_user_specs
     if len(ev_codes) and per_user_specs:
-        names = [s.label for s in per_user_specs if s.name not in ("novelty",)]
+        names = [s.label for s in per_user_specs if s.entry.spark != "popularity"]
         ev = None
         if names:
             ev = evaluate(ranked, metrics=names, **dict(conv, relevance_threshold=thr),
                           item_features=_value(plan.item_features))
         data = {}
         for i, s in enumerate(per_user_specs):
-            if s.name == "novelty":
+            if s.entry.spark == "popularity":
                 data[f"m{i}"] = _novelty(ranked, s.k, plan, ev_codes)
             else:
                 data[f"m{i}"] = ev.per_user[s.label].to_numpy(dtype=np.float64)
@@ -175,8 +176,8 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
     # pooled hit_ratio@k: sum of hits and of relevant counts over evaluated users
     for s in specs:
         if s.kind == "pooled":
-            hits = ranking_table(ranked, s.k, gain=conv["gain"], ideal=conv["ideal"], ap_norm=conv["ap_norm"],
-                                 ties=conv["ties"], relevance_threshold=thr)[ev_codes, FAMILY_INDEX["hits"]]
+            hits = ranking_table(ranked, s.k, settle(**dict(conv, relevance_threshold=thr)),
+                                 families=("hits",))[ev_codes, 0]
             stats[f"hits@{s.k}"] = float(hits.sum())
     stats["n_rel"] = float(n_rel[ev_codes].sum())
 
@@ -194,11 +195,11 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
     conv = plan.conventions
     rows = reductions.scored_rows(ranked, thr, float(conv["threshold"]), conv["gauc_weight"],
                                   judged_only=conv["unjudged_rows"] == "exclude")
-    names = [s.name for s in plan.specs if s.entry.on_scored_rows]
-    stats["scored"] = reductions.scored_partials(names, rows)
+    reduced = [s.entry.reduction for s in plan.specs if s.entry.on_scored_rows]
+    stats["scored"] = reductions.scored_partials(reduced, rows)
     stats["scored_rows"] = rows.n
     stats["scored_positives"] = float(rows.label.sum())
-    if set(names) & set(reductions.RANK_STATISTICS) and rows.n:
+    if any(r.whole is not None for r in reduced) and rows.n:
         values, positives, totals = reductions.score_counts(rows.score, rows.label)
         parts.append(_frame("s", len(values), columns, score=values, a=positives, b=totals - positives))
         # evenly spaced (by row count) scores: the driver merges them into score ranges of similar size
@@ -243,18 +244,20 @@ def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, sta
     ev_mask[ev_codes] = True
     ev_rows = np.repeat(ev_mask, ranked.list_lengths)
     for j, s in enumerate(plan.specs):
-        if s.name not in ("coverage", "personalization", "ils"):
+        combine = s.entry.spark
+        features_missing = missing_features_diagnosed(s)
+        if combine not in ("item_coverage", "item_pairs") and not features_missing:
             continue
         if items is None:
             items = _positions(ranked, ties)
         weight = np.where(ev_rows, _inclusion(ranked, s.k, ties), 0.0)
         n_items = len(ranked.item_ids)
-        if s.name == "coverage":
+        if combine == "item_coverage":
             certain, log_miss = reductions.coverage_partial(items, weight, n_items)
             codes = np.flatnonzero((certain > 0) | (log_miss < 0))  # items in some top k with p > 0
             parts.append(_frame("c", len(codes), columns, item_id=np.asarray(ranked.item_ids[codes], dtype=object),
                                 a=certain[codes].astype(np.int64), x=log_miss[codes], spec=[j] * len(codes)))
-        elif s.name == "personalization":
+        elif combine == "item_pairs":
             users = personalization_users(ranked, ev_codes)
             s1, s2 = reductions.personalization_partial(items, weight, n_items)
             codes = np.flatnonzero(s1 > 0)
@@ -262,23 +265,26 @@ def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, sta
                                 x=s1[codes], y=s2[codes], spec=[j] * len(codes)))
             stats[f"pers_users@{j}"] = int(len(users))
             stats[f"pers_maxlen@{j}"] = personalization_k(ranked, users, 0)
-        elif s.name == "ils" and plan.item_features is not None and "ils_missing" not in stats:
+        elif features_missing and plan.item_features is not None and "items_missing_features" not in stats:
             features = align_features(_value(plan.item_features), ranked.item_ids)
             rec = np.unique(items[weight > 0])
             missing = ranked.item_ids[rec[~features.known[rec]]]
-            stats["ils_missing"] = int(len(missing))
+            stats["items_missing_features"] = int(len(missing))
             parts.append(_frame("f", len(missing), columns, item_id=np.asarray(missing, dtype=object)))
 
 
 def _empty_list_values(spec: MetricSpec, n_rel: np.ndarray, plan: BucketPlan) -> np.ndarray:
     """A per-user metric for users missing from the run (an empty list, as mc.evaluate's kernels see it):
-    NaN for GAUC, ILS and novelty, the hits = 0 value for MCC@k and accuracy@k (catalogue: the
-    item-features table, which the Spark backend requires for them), else 0."""
-    if spec.name in ("gauc", "ils", "novelty"):
+    NaN for the per-user metrics that are not ranking ones (GAUC, ILS, novelty: no rows to score); for a
+    ranking metric over the catalogue (``spark_catalogue``: MCC@k, accuracy@k) the hits = 0 value of the
+    top-k confusion kernel of its family, the catalogue being the item-features table, which the Spark
+    backend requires for them; else 0."""
+    entry = spec.entry
+    if entry.kind != "ranking":
         return np.full(len(n_rel), np.nan)
-    if spec.kind == "ranking" and spec.name in ("mcc", "accuracy"):
+    if entry.spark_catalogue:
         catalogue = len(pd.unique(_value(plan.item_features)[ITEM]))
-        confusion = topk.mcc if spec.name == "mcc" else topk.accuracy
+        confusion = getattr(topk, entry.family)
         return confusion(np.zeros(len(n_rel)), n_rel.astype(np.float64), spec.k, catalogue)
     return np.zeros(len(n_rel))
 

@@ -35,15 +35,17 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..conventions import defaults as convention_defaults, resolve as resolve_conventions
-from ..evaluate import check_beta, check_needs
-from ..presets import parse_metrics as preset_parse_metrics, settings as preset_settings, settings_groups
+from ..conventions import defaults as convention_defaults, settle
+from ..evaluate import check_needs
+from ..presets import parse_metrics as preset_parse_metrics, settings_groups
 from .. import reductions
-from ..registry import parse_metrics
 from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
+from ._keywords import given_conventions, with_conventions
 from ._range_plan import RangePlan, plan_ranges
 from ._range_reads import range_task
+from ._ranks import exact_auc_ap, merge_splits
+from ._support import LOCAL_ONLY, missing_features_diagnosed, refuse_unsupported
 from ._threads import limit_threads
 
 
@@ -194,27 +196,37 @@ def _output_schema(plan: BucketPlan, user_type, item_type):
 
 
 CONVENTION_DEFAULTS = convention_defaults()
+#: the keywords of evaluate that are not conventions (suggested for a misspelt keyword too)
+OTHER_KEYWORDS = ("preset", "item_features", "interactions", "n_buckets", "score_ranges", "read_parquet_ranges")
 
 
-def explicit_names(**keywords) -> set[str]:
-    """The convention keywords given explicitly (not None)."""
-    return {name for name, value in keywords.items() if value is not None}
+def _refuse_local_only(conventions: dict, given: dict, specs) -> None:
+    """One-line MetricsError naming the conventions set to other than their default that the Spark engine does
+    not implement: those of :data:`._support.LOCAL_ONLY` (the ones a preset sets count only when a diversity
+    metric is asked for) and ``run_only_users`` (each group's users are chosen by the engine itself)."""
+    diversity = any(s.kind == "diversity" for s in specs)
+    local_only = [name for name in LOCAL_ONLY if conventions[name] != CONVENTION_DEFAULTS[name]
+                  and (diversity or specs and given[name] is not None)]
+    if conventions["run_only_users"] != CONVENTION_DEFAULTS["run_only_users"]:
+        local_only.append("run_only_users")
+    if local_only:
+        raise MetricsError(f"{', '.join(local_only)} other than the default are not on the Spark engine yet; "
+                           "use --engine local")
 
 
-def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=None, ideal=None, ap_norm=None,
-             precision_norm=None, ties=None, relevance_threshold=None, empty_users=None, missing_users=None,
-             run_only_users=None, unjudged_rows=None, novelty_popularity=None, novelty_average=None,
-             beyond_users=None,
-             short_lists=None, threshold=None, gauc_weight=None, beta=None, item_features=None, interactions=None,
+@with_conventions
+def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_features=None, interactions=None,
              n_buckets: int | None = None, score_ranges: int | None = None,
-             read_parquet_ranges: bool = True) -> SparkEvaluation:
+             read_parquet_ranges: bool = True, **conventions) -> SparkEvaluation:
     """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate` evaluates pandas ones.
 
     ``run_df``: ``user_id, item_id, score`` [, ``relevance`` or ``label``];
     ``qrels_df``: ``user_id, item_id, relevance`` (or ``label``), or None when
-    the run carries relevance. Every convention keyword means what it means in
-    mc.evaluate (see its docstring), ``preset`` too. ``item_features`` / ``interactions`` may be
-    pandas or Spark DataFrames (item features are broadcast to every task).
+    the run carries relevance. Every convention keyword of
+    :data:`metrics_core.conventions.CONVENTIONS` means what it means in mc.evaluate
+    (a keyword left out takes the ``preset``'s value, else its default); ``preset``
+    too. ``item_features`` / ``interactions`` may be pandas or Spark DataFrames
+    (item features are broadcast to every task).
     ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``, or
     about 4M run rows per group on the key-range path); each group is evaluated
     in one task and must fit in its memory.
@@ -228,35 +240,17 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
     _env.require_pyspark()
     from pyspark.sql import functions as F
 
-    conventions = resolve_conventions(
-        dict(gain=gain, ideal=ideal, ap_norm=ap_norm, precision_norm=precision_norm, ties=ties,
-             relevance_threshold=relevance_threshold, empty_users=empty_users, missing_users=missing_users,
-             run_only_users=run_only_users,
-             unjudged_rows=unjudged_rows, novelty_popularity=novelty_popularity, novelty_average=novelty_average,
-             beyond_users=beyond_users, short_lists=short_lists, threshold=threshold, gauc_weight=gauc_weight,
-             beta=beta),
-        preset_settings(preset))
-    conventions["beta"] = check_beta(conventions["beta"])
+    given = given_conventions(conventions, OTHER_KEYWORDS)
+    conventions = dict(settle(preset, **given))  # resolved and validated, as mc.evaluate's
     specs = preset_parse_metrics(metrics, preset)  # results keep the names given (a library's under a preset)
-    # the diversity conventions a preset sets matter only when a diversity metric is asked for
-    local_only = [name for name in ("novelty_popularity", "novelty_average", "beyond_users")
-                  if conventions[name] != CONVENTION_DEFAULTS[name]
-                  and (any(s.kind == "diversity" for s in specs) or specs and name in explicit_names(
-                      novelty_popularity=novelty_popularity, novelty_average=novelty_average,
-                      beyond_users=beyond_users))]
-    if conventions["run_only_users"] != CONVENTION_DEFAULTS["run_only_users"]:
-        local_only.append("run_only_users")
-    if local_only:
-        raise MetricsError(f"{', '.join(local_only)} other than the default are not on the Spark engine yet; "
-                           "use --engine local")
+    _refuse_local_only(conventions, given, specs)
     fixed = [s.label for fixed, group in settings_groups(specs, preset, {}) if fixed for s in group]
     if fixed:
         raise MetricsError(f"{', '.join(fixed)} under preset {preset} sets its own conventions, which the Spark "
                            "engine does not compute yet; use --engine local")
     thr, threshold, ties = conventions["relevance_threshold"], conventions["threshold"], conventions["ties"]
-    names = {s.name for s in specs}
     check_needs(specs, item_features=item_features, interactions=interactions)
-    _refuse_unsupported(specs, item_features)
+    refuse_unsupported(specs, item_features)
 
     _require(run_df, [USER, ITEM, SCORE], "run")
     truth_in_run = qrels_df is None
@@ -292,7 +286,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, gain=N
         if item_features is not None:
             features = spark.sparkContext.broadcast(_pandas_or_spark_to_pandas(item_features, "item_features"))
         counts, n_inter_users = None, 0
-        if "novelty" in names:
+        if any(s.entry.spark == "popularity" for s in specs):
             source = run if truth_in_run else truth
             counts, n_inter_users = _novelty_counts(source, rel_col, thr, interactions)
             counts = spark.sparkContext.broadcast(counts)
@@ -334,22 +328,6 @@ def _key_range_output(spark, plan: BucketPlan, schema, ranges: RangePlan):
     return spark.range(0, ranges.ranges, 1, ranges.ranges).mapInArrow(task, schema)
 
 
-#: metrics that need item popularity, history or exposure over all groups, not combined by this backend yet
-NOT_ON_SPARK = ("entropy", "gini", "arp", "aplt", "serendipity_pop", "serendipity_sim", "ild")
-#: ranking metrics over a catalogue: the groups agree on it only when it is the item-features table
-CATALOGUE_RANKING = ("mcc", "accuracy")
-
-
-def _refuse_unsupported(specs, item_features) -> None:
-    for s in specs:
-        if s.name in NOT_ON_SPARK:
-            raise MetricsError(f"{s.label} is not available in the Spark backend yet; compute it with "
-                               "mc.evaluate on a pandas sample or drop it")
-        if s.kind == "ranking" and s.name in CATALOGUE_RANKING and item_features is None:
-            raise MetricsError(f"{s.label} on Spark needs item_features (its catalogue of N items); "
-                               "pass the item table or compute it with mc.evaluate")
-
-
 def _ratio(num: float, den: float, empty: float = float("nan")) -> float:
     return float(num / den) if den > 0 else empty
 
@@ -377,38 +355,35 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
     auc_ap = None
     n_rel = sum(s["n_rel"] for s in stats)
     for spec in specs:
-        name, label = spec.name, spec.label
-        if spec.kind == "ranking":
-            total, _ = col_sums[label]
-            summary[label] = float(total / n_ev)
-        elif spec.kind == "pooled":
+        name, label, combine = spec.name, spec.label, spec.entry.spark
+        if combine in ("user_mean", "popularity"):
+            total, count = col_sums[label]
+            # a ranking metric has a value for every evaluated user; others (ILS, novelty) skip users without one
+            summary[label] = (float(total / n_ev) if spec.kind == "ranking"
+                              else reductions.finalize_mean({"sum": total, "count": count}))
+        elif combine == "pooled_hits":
             hits = sum(s[f"hits@{spec.k}"] for s in stats)
             summary[label] = _ratio(hits, n_rel, 0.0)
-        elif name in ("ils", "novelty"):
-            total, count = col_sums[label]
-            summary[label] = reductions.finalize_mean({"sum": total, "count": count})
-        elif name in reductions.RANK_STATISTICS:
+        elif combine == "rank_counts":  # both come from one pass, in the order of reductions.RANK_STATISTICS
             if auc_ap is None:
                 auc_ap = _auc_ap(out, score_ranges, spark, stats,
-                                 any(x.name == "pr_auc" for x in specs))
-            summary[label] = auc_ap[0] if name == "auc" else auc_ap[1]
-        elif spec.entry.on_scored_rows:
-            summary[label] = reductions.finalize_scored(name, scored)
-        elif name == "coverage":
+                                 any(x.entry.reduction is reductions.RANK_STATISTICS[1] for x in specs))
+            summary[label] = auc_ap[reductions.RANK_STATISTICS.index(spec.entry.reduction)]
+        elif combine == "row_sums":
+            summary[label] = spec.entry.reduction.finalize(scored)
+        elif combine == "item_coverage":
             summary[label] = _coverage(out, specs.index(spec), run, truth, item_features)
-        elif name == "personalization":
+        elif combine == "item_pairs":
             summary[label] = _personalization(out, specs.index(spec), spec.k, stats)
-    if "ils" in {s.name for s in specs}:
+    if any(missing_features_diagnosed(s) for s in specs):
         diagnostics.items_missing_features = out.filter(F.col("kind") == "f").select(ITEM).distinct().count()
-    if "gauc" in {s.name for s in specs}:
+    if any(s.kind == "scored_per_user" for s in specs):
         diagnostics.gauc_users_skipped = int(scored.get("gauc_skipped", 0))
     return summary, diagnostics, n_ev
 
 
 def _auc_ap(out, score_ranges, spark, stats, want_ap: bool):
     from pyspark.sql import functions as F
-
-    from ._ranks import exact_auc_ap, merge_splits
 
     rows = out.filter(F.col("kind") == "s").select(SCORE, "a", "b")
     n_rows = sum(s.get("scored_rows", 0) for s in stats)
