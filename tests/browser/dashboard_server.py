@@ -18,6 +18,17 @@ import urllib.request
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def screenshot_dir() -> Path:
+    """Where the browser tests save their screenshots: ``docs/screenshots`` (the README's pictures)
+    only when ``METRICS_CORE_SCREENSHOTS=docs`` asks for them, else a folder of the system's
+    temporary directory, so a test run never changes the checkout."""
+    import tempfile
+
+    if os.environ.get("METRICS_CORE_SCREENSHOTS") == "docs":
+        return REPO_ROOT / "docs" / "screenshots"
+    return Path(tempfile.gettempdir()) / "metrics-core-screenshots"
 if str(REPO_ROOT / "tests") not in sys.path:  # the benchmarks import this module from outside the tests
     sys.path.append(str(REPO_ROOT / "tests"))
 import _deadlines as deadlines  # noqa: E402

@@ -16,11 +16,11 @@ import pytest
 
 from dashboard import demo
 
-from dashboard_server import REPO_ROOT, assert_no_exception, click_table_row, goto, wait_rerun
+from dashboard_server import screenshot_dir, assert_no_exception, click_table_row, goto, wait_rerun
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
+SCREENSHOTS = screenshot_dir()
 VIEW = {"width": 1400, "height": 1000}
 
 

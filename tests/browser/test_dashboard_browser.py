@@ -18,11 +18,11 @@ import metrics_core as mc
 from dashboard import demo
 from metrics_core.io import read_table
 
-from dashboard_server import REPO_ROOT, assert_no_exception, wait_idle
+from dashboard_server import screenshot_dir, assert_no_exception, wait_idle
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
+SCREENSHOTS = screenshot_dir()
 OWN_PAGES = ["Brief", "Overview", "Data", "Curves", "Distributions", "Failures"]
 PLOTTED = {"Overview", "Curves", "Distributions"}
 
