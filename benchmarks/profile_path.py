@@ -89,7 +89,7 @@ def steps(names: list[str], attributes: list[str]):
 
     def drill(at):
         # what a click on the first row of "Largest regressions" does: the page asks for the drill-down
-        frame = next(df.value for df in at.dataframe if list(df.value.columns) == ["user_id", names[0], names[1]])
+        frame = next(df.value for df in at.dataframe if list(df.value.columns)[:3] == ["user_id", names[0], names[1]])
         at.session_state[_FOCUS] = (names[1], frame["user_id"].iloc[0], names[0])
         return at.switch_page("views/failures.py")
 
