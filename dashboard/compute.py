@@ -279,6 +279,14 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure
 
 
+def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0) -> Any:
+    """A chart built once per ``key``, a string naming everything it draws (the models' content
+    keys and every option), for charts of several tables where hashing the data would cost more
+    than the key: ``build(*args)``, shared between sessions (draw it, never change it)."""
+    estimate = 2 * data_bytes + FIGURE_OVERHEAD_BYTES
+    return cache.SHARED.get_or_compute(f"figure|{name}|{key}", lambda: build(*args), size=lambda _figure: estimate)
+
+
 def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any = None) -> bytes:
     """``metrics_core.report.build_report`` of ``evals`` (evaluated over every user:
     ``evaluate_all(..., counted=False)``, in the analysis' order so each model keeps its colour)

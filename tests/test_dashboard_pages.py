@@ -294,6 +294,27 @@ def test_curves_page_values_and_threshold():
     assert shown["recall"] == pytest.approx(acc["recall"], abs=1e-12)
 
 
+def test_curves_figures_follow_their_options_and_are_reused_otherwise():
+    """ROC / PR figures are built once per models and options: the recall basis changes the PR
+    curve only, and a move of the threshold slider draws the same figures again."""
+    import json
+
+    def specs(at):
+        return {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+    at = app()
+    page(at, "curves")
+    first = specs(at)
+    at.slider(key="curves_threshold").set_value(0.3).run()
+    again = specs(at)
+    assert again["curves_roc"] == first["curves_roc"] and again["curves_pr"] == first["curves_pr"]
+    at.radio(key="curves_recall").set_value("retrieved relevant rows").run()
+    moved = specs(at)
+    assert moved["curves_roc"] == first["curves_roc"] and moved["curves_pr"] != first["curves_pr"]
+    at.radio(key="curves_recall").set_value("all relevant items").run()
+    assert specs(at)["curves_pr"] == first["curves_pr"]
+
+
 def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_path):
     d = small_demo()
     at = app()
