@@ -225,7 +225,8 @@ def open_snapshot(browser, link: str, url: str, timeout_ms: int) -> list[Timing]
       const lines = [...main.querySelectorAll('li')].some(l => fresh(l) && /ndcg/.test(l.textContent));
       const heads = ['Where a challenger loses', 'What explains the loss'].every(t =>
         [...main.querySelectorAll('h3')].some(h => fresh(h) && h.textContent.includes(t)));
-      const pending = /Resampled statistics are running|being compared on the server|being computed on the server/.test(main.innerText);
+      const pending = /Resampled statistics are running|being (compared|computed) on the server/
+        .test(main.innerText);
       const busy = document.querySelector('[data-testid="stSpinner"], [data-testid="stSkeleton"]');
       return [h1 && lines, h1 && lines && heads && !pending && !busy];
     }"""

@@ -106,7 +106,8 @@ def steps(names: list[str], attributes: list[str]):
             for t in ("wilcoxon", "randomization", "t")]
     out += [(f"Compare: segment attribute {a}", lambda at, a=a: at.selectbox(key="compare_segment").set_value(a))
             for a in order]
-    out += [("Compare: users counted", lambda at, u=u: at.selectbox(key="users").set_value(u)) for u in ("served", "all")]
+    out += [("Compare: users counted", lambda at, u=u: at.selectbox(key="users").set_value(u))
+            for u in ("served", "all")]
     out += [("Compare: open Failures from a regression row", drill)]
     out += [(f"open {t}", lambda at, f=f: at.switch_page(f"views/{f}.py"))
             for t, f in (("Brief", "brief"), ("Distributions", "distributions"), ("Curves", "curves"),

@@ -33,7 +33,8 @@ from metrics_core.encode import ids_in
 from metrics_core.errors import MetricsError
 from metrics_core.verdicts import CORRECTION_NAMES, SAME, TEST_NAMES, WORSE, lift_text, marker, sentence
 
-__all__ = ["Decision", "Brief", "build_brief", "brief_segments", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER", "FAILURE_GROUPS"]
+__all__ = ["Decision", "Brief", "build_brief", "brief_segments", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER",
+           "FAILURE_GROUPS"]
 
 NOT_SERVED = "not served"
 SCORES_ZERO = "nothing relevant found"

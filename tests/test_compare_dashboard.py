@@ -374,7 +374,8 @@ def _attributes_csv() -> bytes:
     """Every user of the ground truth with a ``tier`` (3 values) and a ``tenure`` in months (30
     values: an attribute with many segments)."""
     users = frame(files()["qrels.csv"])["user_id"].drop_duplicates().sort_values().reset_index(drop=True)
-    return demo.to_csv_bytes(pd.DataFrame({"user_id": users, "tier": [("a", "b", "c")[i % 3] for i in range(len(users))],
+    return demo.to_csv_bytes(pd.DataFrame({"user_id": users,
+                                           "tier": [("a", "b", "c")[i % 3] for i in range(len(users))],
                                            "tenure": [1 + (7 * i) % 30 for i in range(len(users))]}))
 
 

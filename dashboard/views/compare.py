@@ -187,7 +187,8 @@ if attr_cols:
                + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
                   if any(t.attrs["pending"] for t in by_segment.values()) else ""))
 
-background.refresh_when_ready([*table.attrs["pending"], *overlap_pending, *(k for t in by_base.values() for k in t.attrs["pending"]),
+background.refresh_when_ready([*table.attrs["pending"], *overlap_pending,
+                               *(k for t in by_base.values() for k in t.attrs["pending"]),
                                *(k for t in by_segment.values() for k in t.attrs["pending"])])
 
 st.subheader("Per user", anchor=False)
