@@ -257,6 +257,28 @@ def _curve_cached(kind: str, model_key: str, options: tuple, _ranked: mc.Ranked)
                                        lambda: _CURVES[kind](_ranked, **dict(options)))
 
 
+def prefetch_curves(models: dict, relevance_threshold: float, calibration_bins: int = 10) -> None:
+    """Start, on the server thread, the score curves the Curves page opens with (ROC, precision-recall
+    over all relevant items, and for scores in [0, 1] the calibration and the confusion matrix's
+    opening threshold) of every model of more than ``background.FOREGROUND_USERS`` users, under the
+    keys :func:`curve` reads: computed once per upload and settings, before the page is opened."""
+    from . import background
+
+    keys = model_keys()
+    for name, ranked in models.items():
+        if ranked.n_users <= background.FOREGROUND_USERS:
+            continue
+        probabilistic = scores_are_probabilities(ranked)
+        wanted = [("roc", {}), ("pr", {"recall_over": "all_relevant"}),
+                  ("opening_threshold", {"probabilistic": probabilistic})]
+        if probabilistic:
+            wanted.append(("calibration", {"n_bins": calibration_bins}))
+        for kind, extra in wanted:
+            options = tuple(sorted({**extra, "relevance_threshold": relevance_threshold}.items()))
+            background.start(f"curve|{kind}|{keys.get(name, name)}|{options!r}",
+                             lambda k=kind, r=ranked, o=options: _CURVES[k](r, **dict(o)))
+
+
 def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFrame:
     """metrics_core's ``roc`` / ``pr`` / ``calibration`` curve or ``confusion``
     matrix of a model, or the confusion matrix's ``opening_threshold`` (cached by the model's content key and the options)."""

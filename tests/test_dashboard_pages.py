@@ -9,6 +9,7 @@ file uploaders).
 from __future__ import annotations
 
 import _deadlines as deadlines
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -573,3 +574,34 @@ def test_counts_agree_with_their_nouns():
         page(at, name)
         for c in at.caption:
             assert not re.search(r"(?<![\d.,])1 (comparisons|users|models|tests|columns|items)\b", c.value), c.value
+
+
+def test_overview_of_large_models_prepares_the_curves_page_on_the_server_thread(monkeypatch):
+    """Above background.FOREGROUND_USERS the Overview starts the Curves page's ROC, precision-recall
+    and opening threshold of every model on the server thread; the Curves page then reads them
+    from the cache (the same values as computed for it), and shows metrics_core's AUCs."""
+    from dashboard import background, cache
+
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    cache.SHARED.clear()
+    at = app()
+    assert not at.exception
+    deadline = time.monotonic() + deadlines.SCRIPT_RUN  # until the server thread has nothing queued
+    while time.monotonic() < deadline:
+        with background._LOCK:
+            if not background._QUEUED:
+                break
+        time.sleep(0.05)
+    started = {k.split("|")[1] for k in cache.SHARED.keys() if k.startswith("curve|")}
+    assert started >= {"roc", "pr", "opening_threshold"}, started
+    roc_keys = [k for k in cache.SHARED.keys() if k.startswith("curve|roc|")]
+    assert len(roc_keys) == len(demo.MODEL_NAMES)
+    before = set(cache.SHARED.keys())
+    page(at, "curves")
+    assert not at.exception
+    # the page computed no ROC or precision-recall curve of its own: its keys were the prefetched ones
+    assert not {k for k in set(cache.SHARED.keys()) - before if k.startswith(("curve|roc|", "curve|pr|"))}
+    table = frame_with(at, "gauc")
+    ref = reference(full_demo(), ["auc", "pr_auc"])
+    for name in demo.MODEL_NAMES:
+        assert table.loc[name, "auc"] == pytest.approx(ref[name]["auc"], abs=1e-12)
