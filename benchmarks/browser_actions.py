@@ -39,7 +39,10 @@ PAGES = {
     "Compare": ("Verdict", PLOT),
     "Explain": ("As each library reports it", TABLE),
     "Share": ("Per-user metrics", TABLE),
+    "Brief": ("What explains the loss", None),
 }
+#: page title -> its h1 where the two differ (the Brief of an analysis without a title)
+H1 = {"Brief": "Decision brief"}
 
 _WATCH = """() => {
   const b = window.__bench || (window.__bench = {});
@@ -111,6 +114,7 @@ class Timing:
     timed_out: bool = False
     exceptions: list[str] = field(default_factory=list)
     why: dict | None = None  # the page's state when no answer came
+    session: int = 0  # which concurrent session (``--sessions``), 0 for the only one
 
 
 class Driver:
@@ -131,7 +135,8 @@ class Driver:
         seen and the ``perf_counter`` time of the answer (the settling pause after it is
         not counted, unless a second run starts in it). ``grace_ms``: how long to look for the
         run's start (default :data:`GRACE_MS`, read at call time)."""
-        args = {"grace": GRACE_MS if grace_ms is None else grace_ms, "title": ready.title, "heading": ready.heading, "selector": ready.selector}
+        args = {"grace": GRACE_MS if grace_ms is None else grace_ms, "title": H1.get(ready.title, ready.title),
+                "heading": ready.heading, "selector": ready.selector}
         self.page.wait_for_function(_DONE, arg=args, polling=50, timeout=self.timeout_ms)
         end = time.perf_counter()
         seen = bool(self.page.evaluate("() => window.__bench.saw"))
@@ -145,7 +150,8 @@ class Driver:
 
     def shows(self, ready: Ready) -> bool:
         """True when the page shows what ``ready`` waits for (checked once, no waiting)."""
-        args = {"grace": 0, "title": ready.title, "heading": ready.heading, "selector": ready.selector}
+        args = {"grace": 0, "title": H1.get(ready.title, ready.title), "heading": ready.heading,
+                "selector": ready.selector}
         self.start_watch()
         return bool(self.page.evaluate(f"({_DONE})({json.dumps(args)})"))
 
@@ -215,6 +221,13 @@ class Driver:
             box.locator('button[aria-label="Open"]').first.click()
             choice.wait_for(timeout=3000)
         return choice
+
+    def open_expander(self, label: str) -> None:
+        """Open the sidebar expander ``label`` (untimed) when it is closed."""
+        box = self.page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]', has_text=label).first
+        if box.locator("details").first.get_attribute("open") is None:
+            box.locator("summary").first.click()
+            self.page.wait_for_timeout(200)
 
     def select(self, key: str, option: str) -> Callable[[], None]:
         """Open the select box ``key``; the trigger clicks ``option``."""

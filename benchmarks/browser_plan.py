@@ -1,5 +1,11 @@
-"""What the browser benchmark does in one round: every page opened twice, then each
-page's controls changed to a new value and back (``benchmarks/dashboard_browser.py``).
+"""What the browser benchmark does in one round (``benchmarks/dashboard_browser.py``).
+
+Two plans: :func:`path_steps` (the default, ``--plan path``) is the reviewer's path through
+a comparison, Compare first on a fresh server, every control of it, each user attribute in
+turn, the users counted, Failures opened from a regression row, the Brief, Distributions,
+Curves and Explain, then K, gain, ties and a library preset; :func:`round_steps`
+(``--plan full``) opens every page twice, then changes each page's controls to a new value
+and back.
 
 A step names its action (the row of the results table), the page it runs on, the
 value it sets, how to reach the trigger (:class:`benchmarks.browser_actions.Driver`
@@ -15,6 +21,7 @@ from typing import Callable
 
 from benchmarks.browser_actions import PLOT, TABLE, Driver, Ready
 
+PRESET_NEW = ("trec_eval", "ranx")
 PAGE_ORDER = ["Data", "Curves", "Distributions", "Failures", "Compare", "Explain", "Share", "Overview"]
 K_DEFAULT = 10
 K_NEW = (20, 5, 50, 30, 15, 40)
@@ -142,3 +149,56 @@ def round_steps(round_: int, names: list[str]) -> list[Step]:
     steps += _pair("Share: build report", "Share",
                    [("build", lambda d: d.key("share_build_report", "button").click)] * 2, [report, report])
     return steps
+
+
+def _repick(page: str) -> Step:
+    """A new K (or a preset's) drops Compare's chosen metric when its label changes (ndcg@10 ->
+    ndcg@5): the page then asks for a metric and it is picked again (skipped when it survived)."""
+    return Step("Compare: metric picked again after K", page, "add ndcg@10",
+                lambda d: d.multiselect_add("compare_metrics", "ndcg@10"),
+                needed=lambda d: not d.shows(Ready.page(page)))
+
+
+def path_steps(round_: int, names: list[str], attributes: list[str]) -> list[Step]:
+    """The reviewer's path for models ``names`` (at least two) and user-attribute columns
+    ``attributes``, in order; every step is one click or key press timed to its answer."""
+    page = "Compare"
+    segment = Ready(page, "By segment", TABLE)
+    failures = Ready.page("Failures")
+    k = K_NEW[round_ % len(K_NEW)]
+    gain, ties, preset = GAIN_NEW[round_ % 2], TIES_NEW[round_ % 2], PRESET_NEW[round_ % 2]
+    # the attribute shown first is the first column; each other one in turn, then back to it
+    order = [*attributes[1:], *attributes[:1]] if len(attributes) > 1 else []
+
+    def preset_pick(value: str):
+        def prepare(d: Driver):
+            d.open_expander("Conventions")
+            return d.select("preset", value)
+        return prepare
+
+    return ([_open(page)]
+            + _pair("Compare: baseline", page, [(names[1], lambda d: d.select("compare_baseline", names[1])),
+                                                (names[0], lambda d: d.select("compare_baseline", names[0]))])
+            + _pair("Compare: challengers", page, [
+                ("remove the last", lambda d: d.multiselect_remove_last("compare_challengers")),
+                ("add it back", lambda d: d.multiselect_first_option("compare_challengers"))])
+            + _pair("Compare: per-user metric", page, [
+                ("add map@10", lambda d: d.multiselect_add("compare_metrics", "map@10")),
+                ("remove map@10", lambda d: d.multiselect_remove("compare_metrics", "map@10"))])
+            + _pair("Compare: test", page, [
+                (label, lambda d, v=label: d.select("compare_test", v))
+                for label in ("Wilcoxon signed-rank", "Fisher randomization", "paired t-test")])
+            + _pair("Compare: segment attribute", page, [
+                (attr, lambda d, v=attr: d.select("compare_segment", v)) for attr in order], [segment] * len(order))
+            + _pair("Compare: users counted", page, [("served", lambda d: d.select("users", "served")),
+                                                      ("all", lambda d: d.select("users", "all"))])
+            + [Step("Compare: open Failures from a regression row", page, "row 1",
+                    lambda d: d.table_row("compare_regressions", 0), failures)]
+            + [_open(title) for title in ("Brief", "Distributions", "Curves", "Explain", page)]
+            + [Step("Compare: K", page, str(k), lambda d: d.number("k", k), Ready(page)), _repick(page),
+               Step("Compare: K", page, str(K_DEFAULT), lambda d: d.number("k", K_DEFAULT), Ready(page)),
+               _repick(page)]
+            + _pair("Compare: gain", page, [(v, lambda d, v=v: d.select("gain", v)) for v in (gain, "linear")])
+            + _pair("Compare: ties", page, [(v, lambda d, v=v: d.select("ties", v)) for v in (ties, "average")])
+            + [Step("Compare: preset", page, preset, preset_pick(preset), Ready(page)), _repick(page),
+               Step("Compare: preset", page, "none", preset_pick("none"), Ready(page)), _repick(page)])

@@ -1,20 +1,32 @@
 """Click-to-answer times of the dashboard in a real browser, on 3 models x 1M rows.
 
-    python3 -m benchmarks.dashboard_browser [--users 20000] [--items 50] [--rounds 2]
-        [--format parquet|csv] [--repo DIR] [--only REGEX] [--json PATH] [--timeout 1800]
+    python3 -m benchmarks.dashboard_browser [--users 20000] [--items 50] [--rounds 1]
+        [--formats trec,csv,parquet] [--plan path|full] [--sessions N] [--snapshot]
+        [--repo DIR] [--only REGEX] [--json PATH] [--timeout 1800]
 
 1. Data (``benchmarks/browser_data.py``): three models' results of ``--users`` x ``--items``
-   rows each (default 20,000 x 50 = 1M rows per model), graded ground truth and a
-   user-attributes file (``segment``, ``activity``), deterministic, written as files.
+   rows each (default 20,000 x 50 = 1M rows per model), one file per format of ``--formats``
+   (default one TREC run, one CSV file, one Parquet file; string ids), a ground truth of 5
+   judged rows per user (100,000 rows at 20,000 users) and a user-attributes file
+   (``segment``, ``activity``, ``country``, ``tenure`` in months), deterministic.
 2. The command line on the same files (``python3 -m metrics_core evaluate`` as a process,
    the Overview's metrics at K = 10), ``--cli-repeats`` times, for the upload's ratio.
 3. ``streamlit run dashboard/app.py`` of ``--repo`` on 127.0.0.1 with a private analysis
-   store (``METRICS_CORE_STORE_DIR`` in a temporary directory); stopped by its PID at the end.
+   store (``METRICS_CORE_STORE_DIR`` in a temporary directory), fresh: no click before the
+   measured ones; stopped by its PID at the end.
 4. One headless Chromium (Debian's, 1400 x 1000, every host but 127.0.0.1 unresolvable):
    upload the three files and the ground truth on the Data page and open the Overview
    (one action, the sum of its three steps), upload the attributes, then ``--rounds``
-   rounds of the steps in ``benchmarks/browser_plan.py``, each timed by
+   rounds of the steps of ``--plan`` (``benchmarks/browser_plan.py``: ``path`` is the
+   reviewer's path through Compare, ``full`` every page and control), each timed by
    ``benchmarks/browser_actions.py`` from the click or key press to the answer.
+5. ``--sessions N`` (N > 1): after the upload in one context, N browser contexts (each its
+   own Chromium in its own thread) open the app, upload the same files (answered from the
+   server's content-keyed cache) and run the plan at once; the table is over every session.
+6. ``--snapshot``: the analysis is shared from the Share page, the server is restarted (same
+   store, a new process that has not seen it), and the link is opened in a new browser
+   context: the seconds until the brief is readable (title, verdict lines) and until it is
+   complete (segments and failure groups drawn, no resampling pending).
 
 Prints action -> n, p50, p95, max seconds; overall p50 / p95 / max of every interaction
 after the upload, how many took over 1 s and 2 s, exceptions shown by the app, load
@@ -44,8 +56,8 @@ for _path in (ROOT, ROOT / "tests" / "browser"):
         sys.path.insert(0, str(_path))
 
 from benchmarks.browser_actions import Driver, Ready, Timing  # noqa: E402
-from benchmarks.browser_data import BenchFiles, write_files  # noqa: E402
-from benchmarks.browser_plan import round_steps  # noqa: E402
+from benchmarks.browser_data import FORMATS, BenchFiles, parse_formats, write_files  # noqa: E402
+from benchmarks.browser_plan import path_steps, round_steps  # noqa: E402
 from benchmarks.datagen import MAX_RELEVANT as MIN_ITEMS  # noqa: E402
 from dashboard_server import chromium_path, start_server, stop_process  # noqa: E402
 
@@ -54,7 +66,11 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networkin
                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 UPLOAD = "upload to Overview (3 runs + truth)"
 UPLOAD_PARTS = ("upload: 3 run files", "upload: ground truth", "upload: open Overview")
-NOT_INTERACTIONS = {UPLOAD, *UPLOAD_PARTS, "open app (demo data)", "upload: user attributes"}
+SNAPSHOT_READABLE = "snapshot link, new server: brief readable"
+SNAPSHOT_COMPLETE = "snapshot link, new server: brief complete"
+NOT_INTERACTIONS = {UPLOAD, *UPLOAD_PARTS, "open app (demo data)", "upload: user attributes", "share: create the link",
+                    SNAPSHOT_READABLE, SNAPSHOT_COMPLETE}
+ATTRIBUTES = ["segment", "activity", "country", "tenure"]
 ACTION_TIMEOUT_S = 300
 
 
@@ -122,13 +138,17 @@ def upload(d: Driver, files: BenchFiles) -> None:
         page, "User attributes").set_input_files(str(files.attributes)), Ready("Data"), wait_upload)
 
 
+def steps_of(plan: str, round_: int, names: list[str]):
+    return path_steps(round_, names, ATTRIBUTES) if plan == "path" else round_steps(round_, names)
+
+
 def run_steps(d: Driver, rounds: int, names: list[str], only: re.Pattern | None, deadline: float,
-              errors: list[str], action_timeout: float) -> None:
+              errors: list[str], action_timeout: float, plan: str = "path") -> None:
     """Every round's steps matching ``only``, until done or ``deadline`` (monotonic seconds)."""
     visited = {"Overview"}  # its first visit is the end of the upload
     last_page = None
     for r in range(rounds):
-        for step in round_steps(r, names):
+        for step in steps_of(plan, r, names):
             action = step.action
             if action.startswith("open "):
                 action += " (again)" if step.page in visited else " (first visit)"
@@ -147,9 +167,9 @@ def run_steps(d: Driver, rounds: int, names: list[str], only: re.Pattern | None,
                     continue
                 trigger = step.prepare(d)
                 result = d.time(action, r, step.value, trigger, step.answer())
-                last_page = step.page
+                last_page = d.current  # the page the answer is on (Failures, after a regression row)
                 d.page.keyboard.press("Escape")  # a multiselect's list stays open after a pick
-                visited.add(step.page)
+                visited.add(d.current or step.page)
                 if result.timed_out:
                     errors.append(f"round {r + 1}, {action} = {step.value}: no answer within "
                                   f"{d.timeout_ms / 1000:.0f} s")
@@ -161,28 +181,134 @@ def run_steps(d: Driver, rounds: int, names: list[str], only: re.Pattern | None,
                 d.current = None
 
 
-def drive(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, deadline: float,
-          action_timeout: float) -> tuple[list, list]:
+def new_page(browser):
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.set_default_timeout(30_000)  # clicks and fills; script runs have their own timeout
+    return page
+
+
+def open_app(d: Driver, url: str, label: str = "open app (demo data)") -> None:
+    start = time.perf_counter()
+    d.page.goto(url)
+    d.page.wait_for_selector('[data-testid="stApp"]')
+    d.start_watch()
+    _, end = d.wait_done(Ready.page("Overview"), grace_ms=0)
+    d.record(Timing(label, 0, "demo", end - start, True))
+
+
+def share_link(d: Driver) -> str:
+    """Share the analysis from the Share page; the link it shows."""
+    d.go("Share")
+    d.page.locator(".st-key-share_title input, [data-testid='stTextInput'] input").first.fill("Benchmark decision")
+    button = d.page.get_by_role("button", name=re.compile("create a read-only link"))
+    d.time("share: create the link", 0, "Share", button.click, Ready("Share", "Share a snapshot"))
+    code = d.page.locator('[data-testid="stCode"]', has_text="analysis=").first
+    code.wait_for(timeout=120_000)
+    return code.inner_text().strip()
+
+
+def open_snapshot(browser, link: str, url: str, timeout_ms: int) -> list[Timing]:
+    """The link (its host replaced by ``url``) in a new context: seconds to a readable brief (its
+    title and verdict lines) and to a complete one (segments and failure groups, nothing pending)."""
+    page = new_page(browser)
+    target = url + link[link.index("/?"):]
+    d = Driver(page, timeout_ms)
+    start = time.perf_counter()
+    page.goto(target)
+    readable = complete = None
+    end_by = time.monotonic() + timeout_ms / 1000
+    js = """() => {
+      const main = document.querySelector('[data-testid="stMain"]');
+      if (!main) return [false, false];
+      const fresh = e => !e.closest('[data-stale="true"]');
+      const h1 = [...main.querySelectorAll('h1')].some(h => fresh(h) && h.textContent.includes('Benchmark decision'));
+      const lines = [...main.querySelectorAll('li')].some(l => fresh(l) && /ndcg/.test(l.textContent));
+      const heads = ['Where a challenger loses', 'What explains the loss'].every(t =>
+        [...main.querySelectorAll('h3')].some(h => fresh(h) && h.textContent.includes(t)));
+      const pending = /Resampled statistics are running|being (compared|computed) on the server/
+        .test(main.innerText);
+      const busy = document.querySelector('[data-testid="stSpinner"], [data-testid="stSkeleton"]');
+      return [h1 && lines, h1 && lines && heads && !pending && !busy];
+    }"""
+    while time.monotonic() < end_by and complete is None:
+        ok_read, ok_all = page.evaluate(js)
+        now = time.perf_counter() - start
+        if ok_read and readable is None:
+            readable = now
+        if ok_all:
+            complete = now
+        page.wait_for_timeout(50)
+    page.context.close()
+    return [Timing(SNAPSHOT_READABLE, 0, "brief", readable or float("nan"), True, readable is None),
+            Timing(SNAPSHOT_COMPLETE, 0, "brief", complete or float("nan"), True, complete is None)]
+
+
+def session(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, deadline: float,
+            action_timeout: float, plan: str, upload_files: bool = True) -> tuple[list, list]:
+    """One browser, one context: open the app, upload, run the plan."""
     from playwright.sync_api import sync_playwright
 
     errors: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS, headless=True)
         try:
-            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            page.set_default_timeout(30_000)  # clicks and fills; script runs have their own timeout
-            d = Driver(page, int(1000 * (deadline - time.monotonic())))  # the demo and the upload: no limit of their own
-            start = time.perf_counter()
-            page.goto(url)
-            page.wait_for_selector('[data-testid="stApp"]')
-            d.start_watch()
-            _, end = d.wait_done(Ready.page("Overview"), grace_ms=0)
-            d.record(Timing("open app (demo data)", 0, "demo", end - start, True))
-            upload(d, files)
-            run_steps(d, rounds, list(files.runs), only, deadline, errors, action_timeout)
+            d = Driver(new_page(browser), int(1000 * (deadline - time.monotonic())))  # no limit of their own
+            open_app(d, url)
+            if upload_files:
+                upload(d, files)
+            run_steps(d, rounds, list(files.runs), only, deadline, errors, action_timeout, plan)
         finally:
             browser.close()
     return d.results, errors
+
+
+def drive(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, deadline: float,
+          action_timeout: float, plan: str = "path", sessions: int = 1, snapshot: bool = False,
+          restart=None) -> tuple[list, list]:
+    """One session (or ``sessions`` at once, after a first upload); then the snapshot link."""
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS, headless=True)
+        try:
+            d = Driver(new_page(browser), int(1000 * (deadline - time.monotonic())))  # no limit of their own
+            open_app(d, url)
+            upload(d, files)
+            if sessions <= 1:
+                run_steps(d, rounds, list(files.runs), only, deadline, errors, action_timeout, plan)
+            else:
+                d.results += concurrent(url, files, rounds, only, deadline, action_timeout, plan, sessions, errors)
+            if snapshot:
+                link = share_link(d)
+                url = restart()
+                d.results += open_snapshot(browser, link, url, int(1000 * max(60, deadline - time.monotonic())))
+        finally:
+            browser.close()
+    return d.results, errors
+
+
+def concurrent(url: str, files: BenchFiles, rounds: int, only, deadline: float, action_timeout: float,
+               plan: str, n: int, errors: list[str]) -> list[Timing]:
+    """``n`` sessions at once, each its own thread and browser; their results, tagged by session."""
+    out: list[list] = [[] for _ in range(n)]
+
+    def one(i: int) -> None:
+        try:
+            results, errs = session(url, files, rounds, only, deadline, action_timeout, plan)
+        except Exception as exc:  # noqa: BLE001 - a session that fails is reported, the others go on
+            results, errs = [], [f"session {i + 1}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"]
+        for r in results:
+            r.session = i + 1
+        out[i] = results
+        errors.extend(f"session {i + 1}: {e}" for e in errs)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(max(1.0, deadline - time.monotonic()))
+    return [r for results in out for r in results]
 
 
 def counted(r: Timing) -> bool:
@@ -242,20 +368,22 @@ def watchdog(seconds: float, proc_holder: list) -> threading.Timer:
     return timer
 
 
-def run(users: int = 20_000, items: int = 50, rounds: int = 2, fmt: str = "parquet", repo: Path = ROOT,
+def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tuple = FORMATS, repo: Path = ROOT,
         only: str | None = None, timeout: float = 1800, cli_repeats: int = 3, work: Path | None = None,
-        action_timeout: float = ACTION_TIMEOUT_S) -> dict:
+        action_timeout: float = ACTION_TIMEOUT_S, plan: str = "path", sessions: int = 1,
+        snapshot: bool = False) -> dict:
     """The whole benchmark; the results as a dict (``timings`` holds every raw measurement)."""
     started = time.monotonic()
     deadline = started + timeout
     procs: list = []
     timer = watchdog(timeout + 60, procs)
-    out: dict = {"users": users, "items": items, "rounds": rounds, "format": fmt, "repo": str(repo),
-                 "load_start": load()}
+    formats = parse_formats(formats) if isinstance(formats, str) else tuple(formats)
+    out: dict = {"users": users, "items": items, "rounds": rounds, "format": ",".join(formats), "repo": str(repo),
+                 "plan": plan, "sessions": sessions, "load_start": load()}
     with tempfile.TemporaryDirectory(prefix="dashboard_browser_", dir=work) as tmp:
         tmp = Path(tmp)
         t = time.perf_counter()
-        files = write_files(tmp / "data", users, items, fmt)
+        files = write_files(tmp / "data", users, items, formats)
         out["data"] = {"seconds": time.perf_counter() - t, "rows_per_model": files.rows_per_model,
                        "users": files.users, "judgments": files.judgments,
                        "bytes": {p.name: p.stat().st_size for p in [*files.runs.values(), files.qrels, files.attributes]}}
@@ -266,18 +394,32 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 2, fmt: str = "parqu
         out["warmup_seconds"] = time.perf_counter() - t
         say("timing the command line")
         out["cli_seconds"] = time_cli(repo, files, cli_repeats) if cli_repeats else []
-        proc, url = start_server(repo / "dashboard" / "app.py", cwd=repo, log_path=tmp / "server.log",
-                                 extra_env={"METRICS_CORE_STORE_DIR": str(tmp / "store"), "PYTHONPATH": str(repo)})
+        env = {"METRICS_CORE_STORE_DIR": str(tmp / "store"), "PYTHONPATH": str(repo)}
+        proc, url = start_server(repo / "dashboard" / "app.py", cwd=repo, log_path=tmp / "server.log", extra_env=env)
         procs.append(proc)
+        peaks: list[float] = []
+
+        def restart() -> str:
+            """A new server process on the same store (the snapshot link's first opening)."""
+            nonlocal proc
+            peaks.append(peak_rss_mib(proc.pid))
+            stop_process(proc)
+            proc, new_url = start_server(repo / "dashboard" / "app.py", cwd=repo, log_path=tmp / "server2.log",
+                                         extra_env=env)
+            procs.append(proc)
+            return new_url
+
         say(f"server at {url} (pid {proc.pid}); driving the browser")
         try:
-            results, errors = drive(url, files, rounds, re.compile(only) if only else None, deadline, action_timeout)
-            out["server_peak_rss_mib"] = peak_rss_mib(proc.pid)
+            results, errors = drive(url, files, rounds, re.compile(only) if only else None, deadline, action_timeout,
+                                    plan, sessions, snapshot, restart)
+            out["server_peak_rss_mib"] = max([*peaks, peak_rss_mib(proc.pid)])
             out["server_alive"] = proc.poll() is None
         finally:
-            stop_process(proc)
+            for p in procs:
+                stop_process(p)
             timer.cancel()
-        log = (tmp / "server.log").read_text(errors="replace")
+        log = "".join(f.read_text(errors="replace") for f in sorted(tmp.glob("server*.log")))
         out["server_log_problems"] = [line for line in log.splitlines()
                                       if re.search(r"Traceback|Error|Warning", line)][:50]
     out.update(load_end=load(), seconds=time.monotonic() - started, errors=errors,
@@ -293,6 +435,7 @@ def report(out: dict) -> str:
     d = out["data"]
     lines = [f"data: 3 models x {d['users']:,} users x {out['items']} items = {d['rows_per_model']:,} rows per model, "
              f"{d['judgments']:,} judgments, {out['format']} (generated in {d['seconds']:.1f} s)",
+             f"plan {out['plan']}, {out['rounds']} round(s), {out['sessions']} concurrent session(s)",
              f"load average at start {out['load_start']}, at end {out['load_end']}; "
              f"server peak RSS {out.get('server_peak_rss_mib', float('nan')):,.0f} MiB; "
              f"whole run {out['seconds']:.0f} s", "", markdown(out["summary"]), ""]
@@ -312,8 +455,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--users", type=int, default=20_000)
     ap.add_argument("--items", type=int, default=50, help="rows per user and model")
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--formats", default=",".join(FORMATS),
+                    help="one format per model file, comma-separated (trec, csv, parquet); one name: every file")
+    ap.add_argument("--plan", choices=["path", "full"], default="path",
+                    help="path: the reviewer's path through Compare; full: every page and control")
+    ap.add_argument("--sessions", type=int, default=1, help="concurrent browser sessions running the plan")
+    ap.add_argument("--snapshot", action="store_true",
+                    help="share the analysis, restart the server, time the link in a new browser context")
     ap.add_argument("--repo", type=Path, default=ROOT, help="repository whose dashboard is measured")
     ap.add_argument("--only", default=None, help="regular expression: run only the actions it matches")
     ap.add_argument("--timeout", type=float, default=1800, help="stop after this many seconds")
@@ -325,16 +474,20 @@ def main() -> None:
     repo = args.repo.resolve()
     if not (repo / "dashboard" / "app.py").is_file():
         ap.error(f"{repo} has no dashboard/app.py")
-    if args.items < MIN_ITEMS or args.users < 2 or args.rounds < 1:
+    if args.items < MIN_ITEMS or args.users < 2 or args.rounds < 1 or args.sessions < 1:
         ap.error(f"--items must be at least {MIN_ITEMS} (the generator gives a user up to {MIN_ITEMS} "
-                 "relevant items), --users at least 2, --rounds at least 1")
+                 "relevant items), --users at least 2, --rounds and --sessions at least 1")
+    try:
+        formats = parse_formats(args.formats)
+    except ValueError as exc:
+        ap.error(f"--formats: {exc}")
     if args.only:
         try:
             re.compile(args.only)
         except re.error as exc:
             ap.error(f"--only is not a regular expression: {exc}")
-    out = run(args.users, args.items, args.rounds, args.format, repo, args.only, args.timeout, args.cli_repeats,
-              action_timeout=args.action_timeout)
+    out = run(args.users, args.items, args.rounds, formats, repo, args.only, args.timeout, args.cli_repeats,
+              action_timeout=args.action_timeout, plan=args.plan, sessions=args.sessions, snapshot=args.snapshot)
     print(report(out))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

@@ -88,3 +88,37 @@ def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None
     table["significant"] = (table["p_adjusted"] < alpha).fillna(False).astype(bool)
     table.attrs.update({**parts[0].attrs, "correction": correction, "alpha": alpha, "pending": pending})
     return table
+
+
+def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col: str, metrics: tuple,
+                        baseline: str | None, test: str, alpha: float, opt_key: tuple) -> dict:
+    """``{segment: comparison}`` of the users of each value of ``labels`` (user id as text -> value
+    of the attribute ``seg_col``), without a correction (the caller corrects over every segment),
+    segments with fewer than two users in a model left out. Each segment's rows are cached like
+    :func:`comparison`'s (``keys`` + the attribute and the segment); the tables are split once
+    (:func:`metrics_core.segments.split_by_label`), not once per segment."""
+    from metrics_core.segments import split_by_label
+
+    out = {}
+    for seg, part in split_by_label(per_user, labels).items():
+        if min(len(t) for t in part.values()) >= 2:
+            out[seg] = comparison(keys + (seg_col, seg), part, metrics, baseline, test, "none", alpha, opt_key,
+                                  bootstrap=False)
+    return out
+
+
+def prefetch_segments(keys: tuple, per_user: dict, attributes: dict, metrics: tuple, baseline: str | None,
+                      test: str, alpha: float, opt_key: tuple) -> None:
+    """Compute :func:`segment_comparisons` of every attribute of ``attributes`` (name -> a function
+    giving its labels, called on the server thread) in the background, one job per attribute, so
+    that choosing another attribute reads them from the cache. Only for the tests that need no
+    resampling (the randomization test's sign flips would queue a job per segment)."""
+    if test == "randomization":
+        return
+    for seg_col, labels in attributes.items():
+        key = f"segments|{keys!r}|{seg_col}|{metrics!r}|{baseline}|{test}|{alpha}|{opt_key!r}"
+
+        def job(col=seg_col, of=labels) -> bool:
+            segment_comparisons(keys, per_user, of(), col, metrics, baseline, test, alpha, opt_key)
+            return True
+        background.start(key, job)

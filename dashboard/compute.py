@@ -257,6 +257,28 @@ def _curve_cached(kind: str, model_key: str, options: tuple, _ranked: mc.Ranked)
                                        lambda: _CURVES[kind](_ranked, **dict(options)))
 
 
+def prefetch_curves(models: dict, relevance_threshold: float, calibration_bins: int = 10) -> None:
+    """Start, on the server thread, the score curves the Curves page opens with (ROC, precision-recall
+    over all relevant items, and for scores in [0, 1] the calibration and the confusion matrix's
+    opening threshold) of every model of more than ``background.FOREGROUND_USERS`` users, under the
+    keys :func:`curve` reads: computed once per upload and settings, before the page is opened."""
+    from . import background
+
+    keys = model_keys()
+    for name, ranked in models.items():
+        if ranked.n_users <= background.FOREGROUND_USERS:
+            continue
+        probabilistic = scores_are_probabilities(ranked)
+        wanted = [("roc", {}), ("pr", {"recall_over": "all_relevant"}),
+                  ("opening_threshold", {"probabilistic": probabilistic})]
+        if probabilistic:
+            wanted.append(("calibration", {"n_bins": calibration_bins}))
+        for kind, extra in wanted:
+            options = tuple(sorted({**extra, "relevance_threshold": relevance_threshold}.items()))
+            background.start(f"curve|{kind}|{keys.get(name, name)}|{options!r}",
+                             lambda k=kind, r=ranked, o=options: _CURVES[k](r, **dict(o)))
+
+
 def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFrame:
     """metrics_core's ``roc`` / ``pr`` / ``calibration`` curve or ``confusion``
     matrix of a model, or the confusion matrix's ``opening_threshold`` (cached by the model's content key and the options)."""
@@ -279,6 +301,14 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure
 
 
+def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0) -> Any:
+    """A chart built once per ``key``, a string naming everything it draws (the models' content
+    keys and every option), for charts of several tables where hashing the data would cost more
+    than the key: ``build(*args)``, shared between sessions (draw it, never change it)."""
+    estimate = 2 * data_bytes + FIGURE_OVERHEAD_BYTES
+    return cache.SHARED.get_or_compute(f"figure|{name}|{key}", lambda: build(*args), size=lambda _figure: estimate)
+
+
 def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any = None) -> bytes:
     """``metrics_core.report.build_report`` of ``evals`` (evaluated over every user:
     ``evaluate_all(..., counted=False)``, in the analysis' order so each model keeps its colour)
@@ -295,14 +325,22 @@ def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any
         users=users(), brief=brief).encode("utf-8"))
 
 
-def decision_brief(decision: Any, title: str = "", notes: str = "") -> Any:
+def decision_brief(decision: Any, title: str = "", notes: str = "", progressive: bool = False) -> Any:
     """The decision brief (:func:`metrics_core.brief.build_brief`) of every loaded model under
     ``decision``, over the analysis' users counted. Its verdicts are the Compare page's rows
     (``dashboard.comparisons``, the same cache entries): the two pages show the same numbers and
     opening one after the other computes nothing new. Cached by the models, the decision, the
     conventions and the attributes; while resampled statistics run on a server thread, the brief is
-    built from the quick rows and again when they are done (``attrs["pending"]``)."""
-    from metrics_core.brief import build_brief
+    built from the quick rows and again when they are done (``attrs["pending"]``).
+
+    The segment rows (every attribute's segments compared, the slow part) are cached on their own,
+    keyed without the pending statistics, so they are computed once per decision. ``progressive``:
+    on more than ``background.FOREGROUND_USERS`` users they are computed on the server thread and
+    the brief comes at once without them: ``verdicts.attrs["segments_pending"]`` is then True and
+    their cache key is among the pending keys."""
+    from metrics_core.brief import brief_segments, build_brief
+
+    from . import background
 
     from . import comparisons
     from .loading import user_attributes
@@ -320,21 +358,42 @@ def decision_brief(decision: Any, title: str = "", notes: str = "") -> Any:
     attributes = user_attributes()
     attr_key = (None if attributes is None else
                 int(pd.util.hash_pandas_object(attributes, index=False).sum()) & (2**64 - 1))
-    key = (f"brief|{tuple(keys.get(n, n) for n in evals)!r}|{decision!r}|{opt_key!r}|{attr_key}|"
-           f"{title!r}|{notes!r}|{tuple(table.attrs['pending'])!r}")
+    models_key = tuple(keys.get(n, n) for n in evals)
+    segments_key = f"brief_segments|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}"
+    pending = list(table.attrs["pending"])
+    segments = None
+    if attributes is not None:
+        compute_segments = (lambda: brief_segments(evals, decision, attributes=attributes))
+        if progressive and segments_key not in cache.SHARED and max(map(len, per_user.values())) > \
+                background.FOREGROUND_USERS:
+            background.start(segments_key, compute_segments)
+            pending.append(segments_key)
+        else:
+            segments = cache.SHARED.get_or_compute(segments_key, compute_segments)
+    waiting = attributes is not None and segments is None
+    key = (f"brief|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}|"
+           f"{title!r}|{notes!r}|{tuple(table.attrs['pending'])!r}|{waiting}")
     built = cache.SHARED.get_or_compute(key, lambda: build_brief(
-        evals, decision, attributes=attributes, title=title, notes=notes, comparison=table))
-    built.verdicts.attrs["pending"] = list(table.attrs["pending"])
+        evals, decision, attributes=None if waiting else attributes, title=title, notes=notes, comparison=table,
+        segments=segments))
+    built.verdicts.attrs["pending"] = pending
+    built.verdicts.attrs["segments_pending"] = waiting
     return built
 
 
-def overlap_with_baseline(baseline: str, challengers: Sequence[str], k: int) -> tuple[dict[str, float], str]:
+def overlap_with_baseline(baseline: str, challengers: Sequence[str], k: int,
+                          pending: list[str] | None = None) -> tuple[dict[str, float | None], str]:
     """Each challenger's mean share of its top ``k`` found in ``baseline``'s top ``k`` of the same
     user (:func:`metrics_core.intersection`, RecTools' ``Intersection``), over the users the
     challenger served, and the tie rule used: the sidebar's when it gives one order per list,
-    else ``input`` (the files' row order). Cached by the models, K and the tie rule."""
+    else ``input`` (the files' row order). Cached by the models, K and the tie rule.
+
+    With a ``pending`` list, a model of more than ``background.FOREGROUND_USERS`` users whose
+    overlap is not cached yet is computed on the server thread: its value is None and its cache
+    key is appended to ``pending`` (the page shows the rest and updates itself)."""
     from metrics_core.intersection import TIES, intersection
 
+    from . import background
     from .loading import get_models
 
     models = get_models()
@@ -344,6 +403,11 @@ def overlap_with_baseline(baseline: str, challengers: Sequence[str], k: int) -> 
     out = {}
     for name in challengers:
         key = f"overlap|{keys.get(name, name)}|{keys.get(baseline, baseline)}|{int(k)}|{ties}"
-        out[name] = cache.SHARED.get_or_compute(key, lambda n=name: intersection(models[n], models[baseline], int(k),
-                                                                                 ties=ties))
+        compute = (lambda n=name: intersection(models[n], models[baseline], int(k), ties=ties))
+        if pending is not None and key not in cache.SHARED and models[name].n_users > background.FOREGROUND_USERS:
+            background.start(key, compute)
+            pending.append(key)
+            out[name] = None
+        else:
+            out[name] = cache.SHARED.get_or_compute(key, compute)
     return out, ties

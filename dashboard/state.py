@@ -19,8 +19,9 @@ Cached objects are shared between sessions: never mutate a returned frame or Ran
 
 from __future__ import annotations
 
-from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_all, metric_curves,  # noqa: F401
-                      metric_curves_unless_compiling, overlap_with_baseline, report_html)
+from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_all, keyed_figure,  # noqa: F401
+                      metric_curves, metric_curves_unless_compiling, overlap_with_baseline, prefetch_curves,
+                      report_html)
 from .controls import (  # noqa: F401
     apply_view, controls, conventions, evaluation_options, render_controls, settings, settings_slug, users)
 from .loading import (  # noqa: F401

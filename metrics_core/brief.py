@@ -33,7 +33,8 @@ from metrics_core.encode import ids_in
 from metrics_core.errors import MetricsError
 from metrics_core.verdicts import CORRECTION_NAMES, SAME, TEST_NAMES, WORSE, lift_text, marker, sentence
 
-__all__ = ["Decision", "Brief", "build_brief", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER", "FAILURE_GROUPS"]
+__all__ = ["Decision", "Brief", "build_brief", "brief_segments", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER",
+           "FAILURE_GROUPS"]
 
 NOT_SERVED = "not served"
 SCORES_ZERO = "nothing relevant found"
@@ -141,6 +142,7 @@ def _attribute_labels(attributes: pd.DataFrame | None) -> list[pd.Series]:
 def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, labels: list[pd.Series],
                   n_permutations: int, seed: int) -> pd.DataFrame:
     from metrics_core.compare import compare
+    from metrics_core.segments import split_by_label
 
     frames = []
     baseline_ids = counted[decision.baseline].index
@@ -148,9 +150,7 @@ def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, label
         found = attribute.reindex(pd.Index(baseline_ids).astype(str)).fillna("(missing)")
         sizes = found.value_counts()
         order = sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))[:MAX_SEGMENTS_PER_ATTRIBUTE]
-        for segment in order:
-            ids = found.index[found.to_numpy() == segment]
-            part = {n: t[ids_in(t.index, ids)] for n, t in counted.items()}
+        for segment, part in split_by_label(counted, found, order).items():
             if min(len(t) for t in part.values()) < MIN_SEGMENT_USERS:
                 continue
             rows = compare(part, baseline=decision.baseline, metrics=list(decision.metrics), test=decision.test,
@@ -197,23 +197,11 @@ def _failure_groups(counted: Mapping[str, pd.DataFrame], decision: Decision, uns
                            kind="stable").reset_index(drop=True)
 
 
-def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attributes: pd.DataFrame | None = None,
-                title: str = "", notes: str = "", n_resamples: int = 1000, n_permutations: int = 10000,
-                seed: int = 0, comparison: pd.DataFrame | None = None) -> Brief:
-    """The brief of ``decision`` over ``evaluations`` (``{model: Evaluation}``, every model of the
-    analysis, each with its per-user metrics; see :func:`metrics_core.evaluate`).
-
-    ``attributes``: a user-attributes table (``user_id`` and one column per attribute) whose
-    segments are compared; ``title``/``notes``: the analysis' own words, kept as given.
-    ``n_resamples``/``n_permutations``/``seed``: as :func:`metrics_core.compare.compare`.
-    ``comparison``: the :func:`metrics_core.compare.compare` table of this decision over the users
-    counted, when the caller already has it (the dashboard's Compare page does): its verdicts are
-    then the caller's, row for row.
-    """
-    from metrics_core.compare import compare, per_user_table
+def _counted(evaluations: Mapping[str, Any], decision: Decision):
+    """The checked decision, the population and each chosen model's per-user metrics over it."""
+    from metrics_core.compare import per_user_table
     from metrics_core.population import population
 
-    evaluations = {str(k): v for k, v in evaluations.items()}
     decision = decision.checked(list(evaluations))
     for name in (decision.baseline, *decision.challengers):
         columns = list(per_user_table(evaluations[name]).columns)
@@ -223,7 +211,37 @@ def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attribute
                                "metric (only per-user metrics, such as ndcg@10 or recall@20, make a brief)")
     pop = population(evaluations, decision.users)
     chosen = [decision.baseline, *decision.challengers]
-    counted = {n: pop.table(per_user_table(evaluations[n]))[list(decision.metrics)] for n in chosen}
+    return decision, pop, {n: pop.table(per_user_table(evaluations[n]))[list(decision.metrics)] for n in chosen}
+
+
+def brief_segments(evaluations: Mapping[str, Any], decision: Decision, *, attributes: pd.DataFrame | None = None,
+                   n_permutations: int = 10000, seed: int = 0) -> pd.DataFrame:
+    """The segment rows of :func:`build_brief` (``Brief.segments``) alone, for a caller that
+    computes them apart (on another thread) and hands them to ``build_brief(..., segments=)``."""
+    evaluations = {str(k): v for k, v in evaluations.items()}
+    decision, _, counted = _counted(evaluations, decision)
+    return _segment_rows(counted, decision, _attribute_labels(attributes), n_permutations, seed)
+
+
+def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attributes: pd.DataFrame | None = None,
+                title: str = "", notes: str = "", n_resamples: int = 1000, n_permutations: int = 10000,
+                seed: int = 0, comparison: pd.DataFrame | None = None,
+                segments: pd.DataFrame | None = None) -> Brief:
+    """The brief of ``decision`` over ``evaluations`` (``{model: Evaluation}``, every model of the
+    analysis, each with its per-user metrics; see :func:`metrics_core.evaluate`).
+
+    ``attributes``: a user-attributes table (``user_id`` and one column per attribute) whose
+    segments are compared; ``title``/``notes``: the analysis' own words, kept as given.
+    ``n_resamples``/``n_permutations``/``seed``: as :func:`metrics_core.compare.compare`.
+    ``comparison``: the :func:`metrics_core.compare.compare` table of this decision over the users
+    counted, when the caller already has it (the dashboard's Compare page does): its verdicts are
+    then the caller's, row for row. ``segments``: :func:`brief_segments` of the same evaluations,
+    decision and attributes, when the caller computed them apart.
+    """
+    from metrics_core.compare import compare
+
+    evaluations = {str(k): v for k, v in evaluations.items()}
+    decision, pop, counted = _counted(evaluations, decision)
     if comparison is None:
         table = compare(counted, baseline=decision.baseline, metrics=list(decision.metrics), test=decision.test,
                         correction=decision.correction, alpha=decision.alpha, n_resamples=n_resamples,
@@ -237,7 +255,8 @@ def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attribute
                             sentence=[sentence(r, len(table), decision.correction, decision.alpha)
                                       for _, r in table.iterrows()])
     labels = _attribute_labels(attributes)
-    segments = _segment_rows(counted, decision, labels, n_permutations, seed)
+    if segments is None:
+        segments = _segment_rows(counted, decision, labels, n_permutations, seed)
     overall = {(r["model"], r["metric"]): r["verdict"] for _, r in verdicts.iterrows()}
     if len(segments):
         losing = [(m == WORSE) and overall.get((c, met)) != WORSE

@@ -144,10 +144,10 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     for m in metric_names:
         higher = registry.higher_is_better(m)
         for base, other in pairs:
-            a = tables[base][resolved[m][base]]
-            b = tables[other][resolved[m][other]]
+            # paired once: the test is given the aligned values (finite in both, in the baseline's order)
+            av, bv, _ = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
             r = stats.paired_comparison(
-                a, b, test=run_tests[0], confidence=confidence, n_resamples=0,
+                av, bv, test=run_tests[0], confidence=confidence, n_resamples=0,
                 n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=run_tests)
             row = {
                 "metric": m, "baseline": base, "model": other, "n": r.n,
@@ -156,7 +156,6 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
                 "p_value": r.p_value, "effect_size": r.effect_size,
                 "wins": r.wins, "ties": r.ties, "losses": r.losses,
             }
-            av, bv, _ = stats.align_pairs(a, b)
             differences.append(bv - av)
             row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
             row["mde"] = stats.minimum_detectable_effect(differences[-1], alpha=alpha, power=POWER)

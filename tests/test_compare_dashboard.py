@@ -368,3 +368,96 @@ def test_compare_states_each_challengers_overlap_with_the_baseline(monkeypatch, 
         want = mc.intersection(frame(f[f"{name}.csv"]), base, 10, ties="input")
         assert f"{_plain(text.md(name))} {100 * want:.1f}%" in caption, (name, want, caption)
     assert "ties in input order" in caption
+
+
+def _attributes_csv() -> bytes:
+    """Every user of the ground truth with a ``tier`` (3 values) and a ``tenure`` in months (30
+    values: an attribute with many segments)."""
+    users = frame(files()["qrels.csv"])["user_id"].drop_duplicates().sort_values().reset_index(drop=True)
+    return demo.to_csv_bytes(pd.DataFrame({"user_id": users,
+                                           "tier": [("a", "b", "c")[i % 3] for i in range(len(users))],
+                                           "tenure": [1 + (7 * i) % 30 for i in range(len(users))]}))
+
+
+def test_large_data_overlap_and_other_segments_come_from_the_server_thread(monkeypatch, tmp_path):
+    """Above background.FOREGROUND_USERS the overlap is computed beside the page (it says so, then
+    shows mc.intersection's value); the segments of the attributes not shown are computed on the
+    server thread, and choosing one shows the same rows as compare() over its users."""
+    from dashboard import background, cache
+
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    at = uploaded_app(monkeypatch, tmp_path)
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    ok(at.run())
+    cache.SHARED.clear()  # nothing of an earlier test: every overlap is new
+    ok(at.switch_page("views/compare.py").run())
+    caption = next(_plain(c.value) for c in at.caption if "Overlap with the baseline" in c.value)
+    assert "being computed on the server" in caption
+    _wait_idle(background)
+    ok(at.run())
+    caption = next(_plain(c.value) for c in at.caption if "Overlap with the baseline" in c.value)
+    f = files()
+    base = frame(f["popularity.csv"])
+    for name in (XSS, "two_tower"):
+        want = mc.intersection(frame(f[f"{name}.csv"]), base, 10, ties="input")
+        assert f"{_plain(text.md(name))} {100 * want:.1f}%" in caption, (name, want, caption)
+    # tenure's 30 segments were computed on the server thread while "tier" was shown
+    _wait_idle(background)
+    computed = {k for k in cache.SHARED.keys() if k.startswith("compare|") and "'tenure'" in k}
+    assert len(computed) == 30, len(computed)  # one entry per segment (its rows of the one metric)
+    ok(at.selectbox(key="compare_segment").set_value("tenure").run())
+    shown = frame_with(at, "segment")
+    assert sorted(set(shown["segment"]), key=int) == [str(t) for t in range(1, 31)]
+    attrs = pd.read_csv(io.BytesIO(_attributes_csv()), dtype={"user_id": str})
+    ev = reference(["ndcg@10"])
+    per_user = {n: ev[n].per_user[["ndcg@10"]] for n in ("popularity", XSS, "two_tower")}
+    users = per_user["popularity"].index.astype(str)
+    label = attrs.set_index("user_id")["tenure"].astype(str)
+    for tenure in ("1", "17", "30"):
+        ids = users[label.reindex(users).to_numpy() == tenure]
+        part = {n: t[t.index.astype(str).isin(ids)] for n, t in per_user.items()}
+        want = mc.compare(part, baseline="popularity", metrics=["ndcg@10"], test="t", correction="none",
+                          n_resamples=0, n_permutations=0)
+        rows = shown[shown["segment"] == tenure]
+        for _, w in want.iterrows():
+            row = rows[rows["challenger"] == w["model"]].iloc[0]
+            assert row["users paired"] == f"{int(w['n']):,}"
+
+
+def _wait_idle(background) -> None:
+    """Until the server thread has nothing queued (a probe of the background jobs, no timing)."""
+    import time
+
+    deadline = time.monotonic() + deadlines.SCRIPT_RUN
+    while time.monotonic() < deadline:
+        with background._LOCK:
+            if not background._QUEUED:
+                return
+        time.sleep(0.05)
+    raise AssertionError("the server thread did not finish its jobs")
+
+
+def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_them(monkeypatch, tmp_path):
+    """On large data the Brief comes without its segments (it says they follow), then with the
+    segments metrics_core.build_brief finds over the same users and attributes."""
+    from dashboard import background, cache
+    from metrics_core import brief as mb
+
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    at = uploaded_app(monkeypatch, tmp_path)
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    ok(at.run())
+    cache.SHARED.clear()
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.switch_page("views/brief.py").run())
+    assert len([m for m in at.markdown if m.value.startswith("- ")]) == 2  # the verdicts are there at once
+    assert any("being compared on the server" in c.value for c in at.caption)
+    _wait_idle(background)
+    ok(at.run())
+    assert not any("being compared on the server" in c.value for c in at.caption)
+    note = next(_plain(c.value) for c in at.caption if "segment test" in c.value)
+    attrs = pd.read_csv(io.BytesIO(_attributes_csv()), dtype={"user_id": str})
+    evals = reference(["ndcg@10"])
+    decision = mb.Decision(baseline="popularity", challengers=(XSS, "two_tower"), metrics=("ndcg@10",))
+    want = mb.build_brief(evals, decision, attributes=attrs)
+    assert note == _plain(text.md(mb.segment_note(want), limit=600))

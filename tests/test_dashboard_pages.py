@@ -9,6 +9,7 @@ file uploaders).
 from __future__ import annotations
 
 import _deadlines as deadlines
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -294,6 +295,27 @@ def test_curves_page_values_and_threshold():
     assert shown["recall"] == pytest.approx(acc["recall"], abs=1e-12)
 
 
+def test_curves_figures_follow_their_options_and_are_reused_otherwise():
+    """ROC / PR figures are built once per models and options: the recall basis changes the PR
+    curve only, and a move of the threshold slider draws the same figures again."""
+    import json
+
+    def specs(at):
+        return {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+    at = app()
+    page(at, "curves")
+    first = specs(at)
+    at.slider(key="curves_threshold").set_value(0.3).run()
+    again = specs(at)
+    assert again["curves_roc"] == first["curves_roc"] and again["curves_pr"] == first["curves_pr"]
+    at.radio(key="curves_recall").set_value("retrieved relevant rows").run()
+    moved = specs(at)
+    assert moved["curves_roc"] == first["curves_roc"] and moved["curves_pr"] != first["curves_pr"]
+    at.radio(key="curves_recall").set_value("all relevant items").run()
+    assert specs(at)["curves_pr"] == first["curves_pr"]
+
+
 def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_path):
     d = small_demo()
     at = app()
@@ -552,3 +574,34 @@ def test_counts_agree_with_their_nouns():
         page(at, name)
         for c in at.caption:
             assert not re.search(r"(?<![\d.,])1 (comparisons|users|models|tests|columns|items)\b", c.value), c.value
+
+
+def test_overview_of_large_models_prepares_the_curves_page_on_the_server_thread(monkeypatch):
+    """Above background.FOREGROUND_USERS the Overview starts the Curves page's ROC, precision-recall
+    and opening threshold of every model on the server thread; the Curves page then reads them
+    from the cache (the same values as computed for it), and shows metrics_core's AUCs."""
+    from dashboard import background, cache
+
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    cache.SHARED.clear()
+    at = app()
+    assert not at.exception
+    deadline = time.monotonic() + deadlines.SCRIPT_RUN  # until the server thread has nothing queued
+    while time.monotonic() < deadline:
+        with background._LOCK:
+            if not background._QUEUED:
+                break
+        time.sleep(0.05)
+    started = {k.split("|")[1] for k in cache.SHARED.keys() if k.startswith("curve|")}
+    assert started >= {"roc", "pr", "opening_threshold"}, started
+    roc_keys = [k for k in cache.SHARED.keys() if k.startswith("curve|roc|")]
+    assert len(roc_keys) == len(demo.MODEL_NAMES)
+    before = set(cache.SHARED.keys())
+    page(at, "curves")
+    assert not at.exception
+    # the page computed no ROC or precision-recall curve of its own: its keys were the prefetched ones
+    assert not {k for k in set(cache.SHARED.keys()) - before if k.startswith(("curve|roc|", "curve|pr|"))}
+    table = frame_with(at, "gauc")
+    ref = reference(full_demo(), ["auc", "pr_auc"])
+    for name in demo.MODEL_NAMES:
+        assert table.loc[name, "auc"] == pytest.approx(ref[name]["auc"], abs=1e-12)

@@ -36,7 +36,9 @@ if len(names) < 2:
 
 decision = current_decision(names)
 with state.guard():
-    brief = state.decision_brief(decision, title if snapshot else "", notes)
+    # the segments (every attribute's values compared) follow from the server thread on large data
+    brief = state.decision_brief(decision, title if snapshot else "", notes, progressive=True)
+segments_pending = brief.verdicts.attrs.get("segments_pending", False)
 
 st.caption(text.md(f"{mb.headline(brief)} Over {brief.population}.", limit=900))
 for line in mb.verdict_lines(brief):
@@ -47,10 +49,14 @@ for line in brief.coverage:
 left, right = st.columns(2)
 with left:
     st.subheader("Where a challenger loses", anchor=False)
-    losses = mb.segment_loss_rows(brief, limit=5)
-    if len(losses):
-        st.dataframe(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
-    st.caption(text.md(mb.segment_note(brief), limit=600))
+    if segments_pending:
+        st.caption("The segments of every user attribute are being compared on the server; they appear here "
+                   "when that is done (the page updates itself).")
+    else:
+        losses = mb.segment_loss_rows(brief, limit=5)
+        if len(losses):
+            st.dataframe(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
+        st.caption(text.md(mb.segment_note(brief), limit=600))
 with right:
     st.subheader("What explains the loss", anchor=False)
     groups = mb.failure_rows(brief, per_pair=3)
@@ -72,7 +78,7 @@ with right:
         st.caption("No challenger scores below the baseline for any user.")
 
 pending = list(brief.verdicts.attrs.get("pending", []))
-if pending:
+if pending and not (segments_pending and len(pending) == 1):
     st.caption("Resampled statistics are running on the server; the brief updates itself when they are done.")
 background.refresh_when_ready(pending)
 links = st.columns(4)

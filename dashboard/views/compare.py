@@ -17,7 +17,6 @@ import streamlit as st
 from dashboard import background, compare_charts as cc, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
 from dashboard.decision import ALPHAS
 from metrics_core import registry
-from metrics_core.encode import ids_in
 from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
 
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
@@ -120,12 +119,14 @@ st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_ve
                                      "baseline mean")}, placeholder=fmt.EMPTY)
 for line in readable["sentence"]:
     st.markdown("- " + text.md(line, limit=600))
+overlap_pending: list[str] = []  # overlaps of many users still computed on the server thread
 with state.guard():
-    overlap, overlap_ties = state.overlap_with_baseline(baseline, challengers, k)
+    overlap, overlap_ties = state.overlap_with_baseline(baseline, challengers, k, overlap_pending)
 st.caption(text.md(f"Overlap with the baseline: the share of a challenger's top {k} also in {baseline}'s top {k} "
                    "for the same user, averaged over the users the challenger served (RecTools Intersection@K; "
                    f"ties in {overlap_ties} order): "
-                   + "; ".join(f"{name} {fmt.percent(value, signed_=False)}" for name, value in overlap.items())
+                   + "; ".join(f"{name} {fmt.percent(value, signed_=False)}" if value is not None
+                               else f"{name} being computed on the server" for name, value in overlap.items())
                    + ".", limit=900), help="metrics_core.intersection(run, baseline_run, k)")
 
 with st.expander("Full statistics"):
@@ -168,15 +169,17 @@ if attr_cols:
     st.subheader("By segment", anchor=False)
     seg_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="compare_segment"),
                         "compare_segment", attr_cols[0], options=attr_cols)
-    labels, _ = state.user_segments(pd.Index(per_user[baseline].index.astype(str)), models, attrs, seg_col)
-    with state.guard():
-        for seg in sorted(labels.unique()):
-            ids = labels.index[labels == seg]
-            part = {n: per_user[n][ids_in(per_user[n].index, ids)] for n in chosen}
-            if min(len(t) for t in part.values()) >= 2:
-                by_segment[seg] = _comparison(tuple(keys.get(n, n) for n in chosen) + (seg_col, seg), part,
-                                              tuple(metrics), baseline, test, "none", float(alpha), opt_key,
-                                              bootstrap=False)
+    baseline_ids = pd.Index(per_user[baseline].index.astype(str))
+    labels, _ = state.user_segments(baseline_ids, models, attrs, seg_col)
+    chosen_keys = tuple(keys.get(n, n) for n in chosen)
+    with state.guard(), st.spinner(f"Running the {TEST_LABELS[test]} per segment..."):
+        by_segment = comparisons.segment_comparisons(chosen_keys, {n: per_user[n] for n in chosen}, labels, seg_col,
+                                                     tuple(metrics), baseline, test, float(alpha), opt_key)
+    # the other attributes' segments are computed on the server thread, for the next choice
+    comparisons.prefetch_segments(
+        chosen_keys, {n: per_user[n] for n in chosen},
+        {c: (lambda c=c: state.user_segments(baseline_ids, models, attrs, c)[0]) for c in attr_cols if c != seg_col},
+        tuple(metrics), baseline, test, float(alpha), opt_key)
     st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments",
                  placeholder=fmt.EMPTY)
     st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
@@ -184,7 +187,8 @@ if attr_cols:
                + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
                   if any(t.attrs["pending"] for t in by_segment.values()) else ""))
 
-background.refresh_when_ready([*table.attrs["pending"], *(k for t in by_base.values() for k in t.attrs["pending"]),
+background.refresh_when_ready([*table.attrs["pending"], *overlap_pending,
+                               *(k for t in by_base.values() for k in t.attrs["pending"]),
                                *(k for t in by_segment.values() for k in t.attrs["pending"])])
 
 st.subheader("Per user", anchor=False)

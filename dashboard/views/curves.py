@@ -55,8 +55,13 @@ with state.guard():
     pr = {n: state.curve("pr", n, r, relevance_threshold=threshold_rel, recall_over=recall_over)
           for n, r in models.items()}
 left, right = st.columns(2)
-left.plotly_chart(charts.roc(roc, {n: evals[n].summary["auc"] for n in roc}, colors), key="curves_roc")
-right.plotly_chart(charts.pr(pr, {n: evals[n].summary["pr_auc"] for n in pr}, colors), key="curves_pr")
+# the figures are built once per models, labels and conventions (what the curves and their AUCs depend on)
+drawn = (f"{tuple((n, state.model_keys().get(n, n)) for n in models)!r}|{threshold_rel}|{state.users()}|"
+         f"{sorted(state.evaluation_options().items())!r}")
+left.plotly_chart(state.keyed_figure("curves_roc", drawn, charts.roc, roc, {n: evals[n].summary["auc"] for n in roc},
+                                     colors), key="curves_roc")
+right.plotly_chart(state.keyed_figure("curves_pr", f"{drawn}|{recall_over}", charts.pr, pr,
+                                      {n: evals[n].summary["pr_auc"] for n in pr}, colors), key="curves_pr")
 
 st.subheader("Calibration", anchor=False)
 calibrated = {n: r for n, r in models.items() if probabilistic[n]}
@@ -68,7 +73,8 @@ else:
     with state.guard():
         cal = {n: state.curve("calibration", n, r, n_bins=n_bins, relevance_threshold=threshold_rel)
                for n, r in calibrated.items()}
-    st.plotly_chart(charts.calibration(cal, {n: evals[n].summary["pcopc"] for n in cal}, colors),
+    st.plotly_chart(state.keyed_figure("curves_calibration", f"{drawn}|{n_bins}", charts.calibration, cal,
+                                       {n: evals[n].summary["pcopc"] for n in cal}, colors),
                     key="curves_calibration")
     st.caption("Rows per score bin (a point from a few rows says little):")
     st.dataframe(curve_tables.calibration_counts(cal, n_bins), key="curves_bin_counts",

@@ -150,3 +150,5 @@ if compiling:
     background.refresh_when_ready([compiling])
 else:
     st.plotly_chart(state.cached_figure("metric_vs_k", long, charts.metric_vs_k, colors), key="overview_vs_k")
+# the Curves page's score curves of large models, computed on the server thread once per upload and settings
+state.prefetch_curves(models, tables.relevance_threshold(state.conventions()))

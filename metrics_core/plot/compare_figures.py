@@ -19,6 +19,9 @@ from metrics_core.formats import plural
 WEBGL_ABOVE = 5000
 #: above this many users the scatter becomes a density of users (points would hide each other)
 DENSITY_ABOVE = 4000
+#: cells of the density (per axis) and bars of the differences' histogram, counted before drawing
+DENSITY_BINS = 40
+HISTOGRAM_BINS = 60
 WTL_COLORS = {"wins": "#2e7d32", "ties": "#9e9e9e", "losses": "#c62828"}
 SEGMENT_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                    "#7f7f7f", "#bcbd22", "#17becf"]
@@ -66,10 +69,15 @@ def pair_scatter(pairs: pd.DataFrame, metric: str, baseline: str, challenger: st
 
 
 def _density(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str) -> go.Figure:
-    """Users per cell of baseline (x) x challenger (y) values, for many users."""
-    fig = go.Figure(go.Histogram2d(x=pairs["baseline"], y=pairs["challenger"], nbinsx=40, nbinsy=40,
-                                   colorscale="Blues", colorbar=dict(title="users"),
-                                   hovertemplate="baseline %{x}<br>challenger %{y}<br>%{z} users<extra></extra>"))
+    """Users per cell of baseline (x) x challenger (y) values, for many users: counted here
+    (40 x 40 cells of equal width), so the browser gets 1,600 counts, not every user's pair."""
+    x, y = pairs["baseline"].to_numpy(dtype=float), pairs["challenger"].to_numpy(dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    counts, x_edges, y_edges = np.histogram2d(x[keep], y[keep], bins=DENSITY_BINS)
+    fig = go.Figure(go.Heatmap(
+        z=np.where(counts.T > 0, counts.T, np.nan), x=(x_edges[:-1] + x_edges[1:]) / 2,
+        y=(y_edges[:-1] + y_edges[1:]) / 2, colorscale="Blues", colorbar=dict(title="users"),
+        hovertemplate="baseline ≈ %{x:.4f}<br>challenger ≈ %{y:.4f}<br>%{z} users<extra></extra>"))
     lo = float(min(pairs["baseline"].min(), pairs["challenger"].min(), 0.0))
     hi = float(max(pairs["baseline"].max(), pairs["challenger"].max(), 1.0))
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="equal", showlegend=False,
@@ -83,8 +91,17 @@ def diff_histogram(diff: np.ndarray, metric: str, baseline: str, challenger: str
                    ci: tuple[float, float] | None = None) -> go.Figure:
     """Histogram of per-user differences (challenger - baseline), mean and its CI marked."""
     d = np.asarray(diff, dtype=float)
-    fig = go.Figure(go.Histogram(x=d, nbinsx=60, marker_color="#5c6bc0", name="users",
-                                 hovertemplate="difference %{x}<br>%{y} users<extra></extra>"))
+    d = d[np.isfinite(d)]
+    if d.size > DENSITY_ABOVE:  # counted here: the browser gets 60 bars, not every user's difference
+        counts, edges = np.histogram(d, bins=HISTOGRAM_BINS)
+        fig = go.Figure(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=counts, width=np.diff(edges),
+                               customdata=np.column_stack([edges[:-1], edges[1:]]), marker_color="#5c6bc0",
+                               name="users", hovertemplate="difference %{customdata[0]:.4f} to %{customdata[1]:.4f}"
+                                                           "<br>%{y} users<extra></extra>"))
+        fig.update_layout(bargap=0)
+    else:
+        fig = go.Figure(go.Histogram(x=d, nbinsx=HISTOGRAM_BINS, marker_color="#5c6bc0", name="users",
+                                     hovertemplate="difference %{x}<br>%{y} users<extra></extra>"))
     fig.add_vline(x=0, line_color="#999", line_dash="dot")
     if d.size:
         fig.add_vline(x=float(d.mean()), line_color="#1b5e20",

@@ -37,7 +37,8 @@ def test_tiny_benchmark_times_every_action_without_exceptions(tmp_path, monkeypa
     # on a thread of its own: in the browser suite Playwright's sync API already runs an event
     # loop on the main thread (the session's browser), where a second sync Playwright is refused
     with ThreadPoolExecutor(max_workers=1) as pool:
-        out = pool.submit(bench.run, users=200, items=20, rounds=1, only=ONLY, timeout=deadlines.SUBPROCESS, cli_repeats=1,
+        out = pool.submit(bench.run, users=200, items=20, rounds=1, plan="full", only=ONLY,
+                          timeout=deadlines.SUBPROCESS, cli_repeats=1,
                           action_timeout=deadlines.SCRIPT_RUN, work=tmp_path).result()
     actions = out["summary"]["actions"]
     assert out["errors"] == []

@@ -1,0 +1,39 @@
+"""Per-user tables split by a label of each user (a user-attribute value), every table at once.
+
+``split_by_label(tables, labels)`` gives, for each label value, the rows of every table whose
+user carries that value: the same rows, in the same order, as selecting
+``table[ids_in(table.index, labels.index[labels == value])]`` value by value, but each table's
+users are looked up once (one hash join per table) instead of once per value, which matters
+when an attribute has many values (a tenure in months: 60 segments).
+
+Users are matched by their id as text (``str``), as the label series is indexed; a user of a
+table without a label belongs to no segment.
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def label_codes(index: pd.Index, labels: pd.Series, values: Sequence[Hashable]) -> np.ndarray:
+    """For each user of ``index``: the position of its label in ``values`` (-1: no label or
+    another value). ``labels`` is indexed by user id as text, one row per user."""
+    position = pd.Series(np.arange(len(values), dtype=np.int64), index=pd.Index(values, dtype=object))
+    codes = pd.Series(labels.map(position).to_numpy(), index=labels.index)  # NaN: a value not in ``values``
+    found = codes.reindex(pd.Index(pd.Series(index).astype(str).to_numpy()))
+    return found.fillna(-1).to_numpy(dtype=np.int64)
+
+
+def split_by_label(tables: Mapping[str, pd.DataFrame], labels: pd.Series,
+                   values: Sequence[Hashable] | None = None) -> dict[Hashable, dict[str, pd.DataFrame]]:
+    """``{value: {name: rows of tables[name] whose user is labelled value}}`` for each of ``values``
+    (default: every label value, sorted), in that order; each table keeps its row order."""
+    if labels.index.has_duplicates:
+        labels = labels[~labels.index.duplicated(keep="first")]
+    values = sorted(labels.unique()) if values is None else list(values)
+    codes = {name: label_codes(table.index, labels, values) for name, table in tables.items()}
+    return {value: {name: table[codes[name] == i] for name, table in tables.items()}
+            for i, value in enumerate(values)}
