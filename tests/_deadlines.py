@@ -27,3 +27,7 @@ ACTION_MS = int(60_000 * SCALE)  # a click, a fill, a locator appearing
 # taking it that the action started none: a probe, not a deadline; the rerun's end is then awaited
 # with SCRIPT_RUN_MS.
 RERUN_START_MS = int(2_000 * SCALE)
+# How long to look for the message a browser action sends to ask the server for a rerun (a widget's
+# new value, a page switch: sent at once, a slider's after a 0.2 s debounce) before taking it that
+# the action asked for none: a probe, like RERUN_START_MS, which is then skipped.
+RERUN_REQUEST_MS = int(700 * SCALE)

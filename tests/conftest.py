@@ -59,14 +59,28 @@ def pytest_sessionstart(session):
 
 # Modules whose tests are long and independent of each other: pytest-xdist spreads their tests
 # over the workers. Every other module runs whole on one worker (``--dist loadgroup``), so its
-# module-scoped fixtures (a Spark session, a PostgreSQL server, a prepared data set) start once.
+# module-scoped fixtures (a PostgreSQL server, a prepared data set) start once; a module's Spark
+# tests run as two groups, one per master, each starting its own session.
 SPREAD_MODULES = {"test_dashboard_random_walk.py"}
+
+
+def xdist_group_of(item) -> str | None:
+    """The group a test runs in: its module, or the module and Spark master for a test taking the
+    module-scoped ``spark`` fixture (the two masters' sessions are independent: each group starts
+    one), or None (any worker) for a module of :data:`SPREAD_MODULES`."""
+    if item.path.name in SPREAD_MODULES:
+        return None
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "spark" in callspec.params:
+        return f"{item.path.name}[{callspec.params['spark']}]"
+    return item.path.name
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name not in SPREAD_MODULES:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
+        group = xdist_group_of(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture

@@ -33,14 +33,44 @@ TEXTS = ["", "K=5 check", "![x](http://127.0.0.1:9/p.png)", "=1+1", "line\nbreak
 SKIP_BUTTONS = re.compile(r"Deploy|Download|Browse files|Clear|Main menu|Collapse|Expand|Close", re.I)
 
 
-def rerun_done(page, where: str) -> None:
-    """Wait for the rerun an action may start (0.2-0.5 s later), then for it to finish."""
+# messages each page has sent to the server over its websockets (see watch_messages)
+SENT: dict = {}
+
+
+def watch_messages(page) -> None:
+    """Count what ``page`` sends to the server: an action that changes a widget or the page sends
+    a message asking for a rerun; an action that sends nothing starts none (see rerun_done)."""
+    SENT[page] = 0
+
+    def on_socket(socket):
+        def on_frame(_payload):
+            SENT[page] += 1
+        socket.on("framesent", on_frame)
+    page.on("websocket", on_socket)
+
+
+def asked_for_rerun(page, sent_before: int) -> bool:
+    """Whether ``page`` sent the server a message since it had sent ``sent_before``, looking for up to
+    RERUN_REQUEST_MS (the page's events are handled while it waits)."""
+    end = time.monotonic() + deadlines.RERUN_REQUEST_MS / 1000
+    while SENT[page] <= sent_before:
+        if time.monotonic() >= end:
+            return False
+        page.wait_for_timeout(25)
+    return True
+
+
+def rerun_done(page, where: str, sent_before: int | None = None) -> None:
+    """Wait for the rerun an action may start (0.2-0.5 s later), then for it to finish. With
+    ``sent_before`` (the page's count of sent messages before the action), an action that sent
+    the server nothing is taken to have started no rerun, without waiting for one."""
     running = '[data-testid="stApp"][data-test-script-state="running"]'
     idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-    try:
-        page.wait_for_selector(running, timeout=deadlines.RERUN_START_MS)
-    except Exception:  # noqa: BLE001 - the action started no rerun
-        pass
+    if sent_before is None or asked_for_rerun(page, sent_before):
+        try:
+            page.wait_for_selector(running, timeout=deadlines.RERUN_START_MS)
+        except Exception:  # noqa: BLE001 - the action started no rerun
+            pass
     try:
         page.wait_for_selector(idle, timeout=RUN_TIMEOUT)
         page.wait_for_timeout(120)  # a switch_page or st.rerun starts a second run at once
@@ -215,6 +245,7 @@ def upload_small(page, tmp_path) -> None:
 def new_context(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = context.new_page()
+    watch_messages(page)
     page.set_default_timeout(4_000)  # for clicks and fills; script runs have RUN_TIMEOUT
     page.set_default_navigation_timeout(deadlines.ACTION_MS)
     return context, page
@@ -234,16 +265,19 @@ def test_random_walk_shows_no_exception(browser, streamlit_server, tmp_path, see
         funcs, weights = zip(*ACTIONS)
         for step in range(steps):
             t0 = time.monotonic()
+            sent_before = SENT[page]
             roll = rng.random()
             if roll < 0.04:
                 what = "reload"
                 page.reload()
+                sent_before = None  # a new session: its first run is awaited as at the start
             elif roll < 0.07:
                 what = "reopen the address in a new context"
                 address = page.url
                 context.close()
                 context, page = new_context(browser)
                 page.goto(address)
+                sent_before = None
             else:
                 action = rng.choices(funcs, weights)[0]
                 try:
@@ -255,7 +289,7 @@ def test_random_walk_shows_no_exception(browser, streamlit_server, tmp_path, see
                     what = act_page(page, rng)
             log.append(f"{step}: {what} @ {page.url.split('/', 3)[-1][:120]}")
             t1 = time.monotonic()
-            rerun_done(page, f"seed {seed}, step {step} ({what})\n" + "\n".join(log[-8:]))
+            rerun_done(page, f"seed {seed}, step {step} ({what})\n" + "\n".join(log[-8:]), sent_before)
             if PROFILE:
                 print(f"{t1 - t0:5.2f} {time.monotonic() - t1:5.2f} {log[-1][:90]}")
     finally:
