@@ -1,14 +1,14 @@
 """The decision brief as HTML, the first section of the report: the same lines and tables the
-dashboard's Brief page shows (:mod:`metrics_core.brief`), every string escaped."""
+dashboard's Brief page shows (:mod:`metrics_core.brief_text`), every string escaped."""
 
 from __future__ import annotations
 
 import html
-from typing import Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 
-from metrics_core import brief as mb
+from metrics_core import brief_text as bt
 
 
 def _e(value) -> str:
@@ -28,14 +28,14 @@ def _table(frame: pd.DataFrame, table_id: str, colors: Mapping[str, str]) -> str
     return f"<table id='{table_id}'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def brief_html(brief: mb.Brief, colors: Mapping[str, str]) -> str:
+def brief_html(brief: Any, colors: Mapping[str, str]) -> str:
     """The brief's section: notes, decision, verdict lines, coverage, segments, failure groups."""
     parts = ["<section id='brief'>"]
     if brief.notes:
         parts.append(f"<p id='notes' class='notes'>{_e(brief.notes)}</p>")
-    parts.append(f"<p class='meta' id='decision'>{_e(mb.headline(brief))} Over {_e(brief.population)}.</p>")
+    parts.append(f"<p class='meta' id='decision'>{_e(bt.headline(brief))} Over {_e(brief.population)}.</p>")
     lines = []
-    for line, (_, r) in zip(mb.verdict_lines(brief), brief.verdicts.iterrows()):
+    for line, (_, r) in zip(bt.verdict_lines(brief), brief.verdicts.iterrows()):
         cls = {"▲": " class='sig-up'", "▼": " class='sig-down'"}.get(str(r["verdict"])[:1], "")
         swatch = f"<span class='swatch' style='background:{_e(colors.get(r['model'], '#888'))}'></span>"
         lines.append(f"<li{cls}>{swatch}{_e(line)}</li>")
@@ -44,12 +44,12 @@ def brief_html(brief: mb.Brief, colors: Mapping[str, str]) -> str:
         parts.append("<ul id='brief-coverage'>" + "".join(f"<li class='warn'>{_e(c)}</li>" for c in brief.coverage)
                      + "</ul>")
     parts.append("<h3>Where a challenger loses</h3>")
-    losses = mb.segment_loss_rows(brief, limit=8)
+    losses = bt.segment_loss_rows(brief, limit=8)
     if len(losses):
         parts.append(_table(losses, "brief-segments", colors))
-    parts.append(f"<p class='note'>{_e(mb.segment_note(brief))}</p>")
+    parts.append(f"<p class='note'>{_e(bt.segment_note(brief))}</p>")
     parts.append("<h3>What explains the loss</h3>")
-    groups = mb.failure_rows(brief, per_pair=3)
+    groups = bt.failure_rows(brief, per_pair=3)
     if len(groups):
         parts.append(_table(groups, "brief-failures", colors))
         parts.append("<p class='note'>Users where the challenger scores below the baseline, by what went wrong, "

@@ -26,7 +26,8 @@ from urllib.parse import urlencode
 
 from . import conventions as conv
 from . import registry
-from .brief import Brief, Decision, build_brief, headline, verdict_lines
+from .brief import Brief, Decision, build_brief
+from .brief_text import headline, verdict_lines
 from .errors import MetricsError
 
 #: Environment variable naming the dashboard's address (else :data:`DEFAULT_BASE_URL`).

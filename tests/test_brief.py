@@ -19,6 +19,7 @@ from statsmodels.stats.multitest import multipletests
 
 import metrics_core as mc
 from metrics_core import brief as mb
+from metrics_core import brief_text as bt
 from metrics_core.brief import Decision, build_brief
 from metrics_core.errors import MetricsError
 from metrics_core.report import build_report
@@ -96,7 +97,7 @@ def test_verdicts_equal_scipy_and_statsmodels(data, users, test, correction):
     assert list(got["n"]) == [expected_n] * 4
     np.testing.assert_allclose(got["lift"], lifts, rtol=1e-12)
     np.testing.assert_allclose(got["p_adjusted"], adjusted, rtol=1e-9, atol=1e-300)
-    lines = mb.verdict_lines(brief)
+    lines = bt.verdict_lines(brief)
     for line, lift in zip(lines, lifts):
         assert f"{100 * lift:+.1f}%" in line
     gappy = [line for line in lines if line.startswith("gappy")]
@@ -127,7 +128,7 @@ def test_segments_corrected_over_every_segment_test(data):
     by_key = {(r["attribute"], r["segment"]): r["p_adjusted"] for _, r in brief.segments.iterrows()}
     for (attr, val, _, _), p in zip(rows, adjusted):
         assert by_key[(attr, val)] == pytest.approx(p, rel=1e-9)
-    note = mb.segment_note(brief)
+    note = bt.segment_note(brief)
     assert "5 segment tests over segment, tier, Holm correction over all of them" in note
 
 
@@ -159,9 +160,9 @@ def test_the_report_opens_on_the_same_brief(data):
     start = page.index("<section id='brief'>")
     assert start < page.index("<h2>Summary</h2>")
     section = page[start:page.index("</section>")]
-    for line in mb.verdict_lines(brief):
+    for line in bt.verdict_lines(brief):
         assert html.escape(line, quote=True) in section
-    for value in mb.failure_rows(brief)["share of loss"]:
+    for value in bt.failure_rows(brief)["share of loss"]:
         assert value in section
     # the rest of the report is over the same users and baseline
     assert "only those every model served" in page[page.index("<h2>Users</h2>"):]
@@ -198,5 +199,5 @@ def test_cli_report_and_library_tell_the_same_brief(data, tmp_path):
     page = out.read_text(encoding="utf-8")
     evals = {n: mc.evaluate(r, qrels, ["ndcg@10", "recall@10"]) for n, r in runs.items()}
     brief = build_brief(evals, Decision("base", ("good", "gappy"), ("recall@10",)), attributes=attributes)
-    for line in mb.verdict_lines(brief):
+    for line in bt.verdict_lines(brief):
         assert html.escape(line, quote=True) in page

@@ -442,6 +442,7 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     segments metrics_core.build_brief finds over the same users and attributes."""
     from dashboard import background, cache
     from metrics_core import brief as mb
+    from metrics_core import brief_text as bt
 
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
     at = uploaded_app(monkeypatch, tmp_path)
@@ -460,4 +461,4 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     evals = reference(["ndcg@10"])
     decision = mb.Decision(baseline="popularity", challengers=(XSS, "two_tower"), metrics=("ndcg@10",))
     want = mb.build_brief(evals, decision, attributes=attrs)
-    assert note == _plain(text.md(mb.segment_note(want), limit=600))
+    assert note == _plain(text.md(bt.segment_note(want), limit=600))

@@ -18,6 +18,7 @@ import pytest
 import _deadlines as deadlines
 import metrics_core as mc
 from metrics_core import brief as mb
+from metrics_core import brief_text as bt
 from metrics_core import formats as fmt
 from metrics_core.errors import MetricsError
 
@@ -89,7 +90,7 @@ def test_the_example_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
                            title="Two-tower against popularity")
     shown = _outputs(code[3])["text/html"]
     assert "Two-tower against popularity" in shown
-    for line in mb.verdict_lines(brief):
+    for line in bt.verdict_lines(brief):
         assert html.escape(line, quote=True) in shown
 
     ex = mc.explain(runs["two_tower"], qrels, "ndcg@10", presets=["trec_eval", "sklearn", "ranx"])
@@ -119,7 +120,7 @@ def test_reprs_escape_every_user_string():
     shown = brief._repr_html_()
     assert "<script" not in shown and "<img" not in shown and "<b>A" not in shown
     assert html.escape(hostile) in shown and "&lt;b&gt;A &amp; B&lt;/b&gt;" in shown
-    assert all(html.escape(line) in shown for line in mb.verdict_lines(brief))
+    assert all(html.escape(line) in shown for line in bt.verdict_lines(brief))
     shown = mc.compare(evals, baseline="base")._repr_html_()  # a DataFrame: pandas escapes its cells
     assert "<script" not in shown and html.escape(hostile, quote=False) in shown
     shown = evals[hostile]._repr_html_()

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 import metrics_core as mc  # noqa: E402
 from dashboard import demo  # noqa: E402
 from metrics_core import brief as mb  # noqa: E402
+from metrics_core import brief_text as bt
 from metrics_core.cli import main  # noqa: E402
 from metrics_core.store import AnalysisStore, StoreError  # noqa: E402
 
@@ -87,7 +88,7 @@ def test_the_published_link_opens_on_the_same_brief(backend, files, capsys, monk
     assert parse_qs(urlsplit(delete_link).query)["analysis"] == [aid]
     assert urlsplit(delete_link).path == "/share"
 
-    expected = mb.verdict_lines(_reference_brief(files, ["ndcg@5", "recall@5"], users="served", gain="exponential"))
+    expected = bt.verdict_lines(_reference_brief(files, ["ndcg@5", "recall@5"], users="served", gain="exponential"))
     assert lines[3:] == expected  # the command prints the verdicts the link shows
     title, notes, shown = _shown_brief(_open(link))
     assert (title, notes) == (TITLE, NOTES)
@@ -117,8 +118,8 @@ def test_mc_publish_from_python_with_the_default_choices(files, tmp_path):
         "compare_test": "t", "compare_correction": "holm", "compare_alpha": "0.05"}
     assert [f.data for f in saved.files_with_role("run")] == [files[n].read_bytes() for n in
                                                                ("popularity", "two_tower", "matrix_factorization")]
-    expected = mb.verdict_lines(_reference_brief(files, ["ndcg@10"]))
-    assert mb.verdict_lines(published.brief) == expected
+    expected = bt.verdict_lines(_reference_brief(files, ["ndcg@10"]))
+    assert bt.verdict_lines(published.brief) == expected
     store.close()
 
 

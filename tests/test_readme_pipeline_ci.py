@@ -63,6 +63,7 @@ def test_in_a_notebook(folder):
     import metrics_core as mc
     import pandas as pd
     from metrics_core import brief as mb
+    from metrics_core import brief_text as bt
     from metrics_core import formats as fmt
 
     blocks = section_blocks("In a notebook")
@@ -77,7 +78,7 @@ def test_in_a_notebook(folder):
     for metric, value in evals["predictions"].summary.items():
         assert f"<td>{metric}</td><td class='n'>{fmt.metric(value)}</td>" in shown.stdout
     brief = mb.build_brief(evals, mc.Decision("baseline", ("predictions",), ("ndcg@10",)), title="Nightly")
-    assert all(html.escape(line, quote=True) in shown.stdout for line in mb.verdict_lines(brief))
+    assert all(html.escape(line, quote=True) in shown.stdout for line in bt.verdict_lines(brief))
     assert shown.stdout.split()[-1] == "1"
 
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from dashboard import background, format as fmt, sources, state, text, triage, url
 from dashboard.decision import current as current_decision
-from metrics_core import brief as mb
+from metrics_core import brief as mb, brief_text as bt
 
 #: The Failures group a brief's failure group opens on ("all": sorted by the gap).
 FAILURES_GROUP = {mb.NOT_SERVED: triage.NOT_SERVED, mb.SCORES_ZERO: triage.NO_HIT, mb.RANKED_LOWER: "all"}
@@ -40,8 +40,8 @@ with state.guard():
     brief = state.decision_brief(decision, title if snapshot else "", notes, progressive=True)
 segments_pending = brief.verdicts.attrs.get("segments_pending", False)
 
-st.caption(text.md(f"{mb.headline(brief)} Over {brief.population}.", limit=900))
-for line in mb.verdict_lines(brief):
+st.caption(text.md(f"{bt.headline(brief)} Over {brief.population}.", limit=900))
+for line in bt.verdict_lines(brief):
     st.markdown("- " + text.md(line, limit=600))
 for line in brief.coverage:
     st.warning(text.md(line, limit=600), icon=":material/person_off:")
@@ -53,13 +53,13 @@ with left:
         st.caption("The segments of every user attribute are being compared on the server; they appear here "
                    "when that is done (the page updates itself).")
     else:
-        losses = mb.segment_loss_rows(brief, limit=5)
+        losses = bt.segment_loss_rows(brief, limit=5)
         if len(losses):
             st.dataframe(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
-        st.caption(text.md(mb.segment_note(brief), limit=600))
+        st.caption(text.md(bt.segment_note(brief), limit=600))
 with right:
     st.subheader("What explains the loss", anchor=False)
-    groups = mb.failure_rows(brief, per_pair=3)
+    groups = bt.failure_rows(brief, per_pair=3)
     if len(groups):
         picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
                               selection_mode="single-row", placeholder=fmt.EMPTY)

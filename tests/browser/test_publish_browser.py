@@ -12,6 +12,7 @@ import pytest
 import metrics_core as mc
 from dashboard import demo
 from metrics_core import brief as mb
+from metrics_core import brief_text as bt
 from metrics_core.cli import main
 
 from dashboard_server import REPO_ROOT, assert_no_exception, goto, start_server, stop_process, wait_idle
@@ -40,7 +41,7 @@ def test_a_published_link_opens_on_its_brief(browser, tmp_path, capsys, monkeypa
     evaluations = {n: mc.evaluate(pd.read_csv(paths[n], dtype={"user_id": str, "item_id": str}), truth,
                                   metrics=["ndcg@5", "recall@5"], gain="exponential")
                    for n in ("popularity", "two_tower", "matrix_factorization")}
-    expected = mb.verdict_lines(mb.build_brief(
+    expected = bt.verdict_lines(mb.build_brief(
         evaluations, mc.Decision("popularity", ("two_tower", "matrix_factorization"), ("ndcg@5", "recall@5"))))
 
     proc, base = start_server(APP, extra_env={"METRICS_CORE_STORE_DIR": str(store)}, log_path=tmp_path / "server.log")

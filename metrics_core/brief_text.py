@@ -1,0 +1,98 @@
+"""The decision brief as text: the sentences and readable tables the dashboard's Brief page, the
+HTML report and a notebook show, one set of strings, so all of them read the same digits.
+
+Each function reads a :class:`metrics_core.brief.Brief` (built by :func:`metrics_core.brief.build_brief`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from metrics_core import formats as fmt
+from metrics_core.verdicts import CORRECTION_NAMES, SAME, TEST_NAMES, lift_text
+
+
+def headline(brief: Any) -> str:
+    """``Baseline popularity; challengers two_tower, reranker; ndcg@10 and recall@10; paired t-test,
+    Holm correction, α = 0.05.``"""
+    d = brief.decision
+    metrics = " and ".join(d.metrics) if len(d.metrics) <= 2 else ", ".join(d.metrics)
+    return (f"Baseline {d.baseline}; {'challenger' if len(d.challengers) == 1 else 'challengers'} "
+            f"{', '.join(d.challengers)}; {metrics}; {TEST_NAMES.get(d.test, d.test)}, "
+            f"{CORRECTION_NAMES.get(d.correction, d.correction)} correction, α = {d.alpha:g}.")
+
+
+def verdict_lines(brief: Any) -> list[str]:
+    """One line per challenger x metric: the verdict, the lift with its interval, the adjusted
+    p-value, the detectable lift, the users compared and the challenger's coverage."""
+    lines = []
+    for _, r in brief.verdicts.iterrows():
+        mark = r["verdict"]
+        if mark == SAME:
+            head = f"{r['model']}: no significant difference from {r['baseline']} on {r['metric']}"
+        else:
+            word = "better" if mark.startswith("▲") else "worse"
+            head = f"{r['model']}: {mark.split(' ')[0]} {word} than {r['baseline']} on {r['metric']}"
+        served = brief.served.get(r["model"])
+        coverage = ("" if served is None or served == brief.n_evaluated else
+                    f"; served {fmt.count(served)} of {fmt.count(brief.n_evaluated)} users")
+        lines.append(f"{head}: {lift_text(r['lift'], r['lift_ci_low'], r['lift_ci_high'])}, "
+                     f"adjusted p {fmt.pvalue(r['p_adjusted'])}, detectable lift "
+                     f"{fmt.percent(r['mde_relative'], signed_=False)}, {fmt.plural(r['n'], 'user')} compared"
+                     f"{coverage}")
+    return lines
+
+
+def verdict_rows(brief: Any) -> pd.DataFrame:
+    """One readable row per challenger x metric."""
+    v = brief.verdicts
+    return pd.DataFrame({
+        "challenger": v["model"].astype(str), "metric": v["metric"].astype(str), "verdict": v["verdict"],
+        "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(v["lift"], v["lift_ci_low"], v["lift_ci_high"])],
+        "adjusted p": [fmt.pvalue(p) for p in v["p_adjusted"]],
+        "baseline mean": [fmt.metric(x) for x in v["baseline_mean"]],
+        "challenger mean": [fmt.metric(x) for x in v["model_mean"]],
+        "detectable lift": [fmt.percent(x, signed_=False) for x in v["mde_relative"]],
+        "users": [fmt.count(n) for n in v["n"]],
+    })
+
+
+def segment_loss_rows(brief: Any, limit: int = 8) -> pd.DataFrame:
+    """The segments where a challenger loses (largest loss first), at most ``limit``; the metric
+    column only when the brief has several primary metrics."""
+    s = brief.segment_losses.head(limit)
+    out = pd.DataFrame({
+        "segment": [f"{a}: {v}" for a, v in zip(s["attribute"].astype(str), s["segment"].astype(str))],
+        "challenger": s["model"].astype(str), "metric": s["metric"].astype(str),
+        "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(s["lift"], s["lift_ci_low"], s["lift_ci_high"])],
+        "adjusted p": [fmt.pvalue(p) for p in s["p_adjusted"]],
+        "users": [fmt.count(n) for n in s["n"]],
+    })
+    return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")
+
+
+def segment_note(brief: Any) -> str:
+    """What the segment rows are about: how many tests, which correction."""
+    d = brief.decision
+    if not brief.attributes:
+        return "No user attributes: no segment was compared."
+    tests = fmt.plural(brief.n_segment_tests, "segment test")
+    found = len(brief.segment_losses)
+    lead = (f"{fmt.plural(found, 'segment row')} where a challenger that does not lose overall is significantly worse"
+            if found else "No segment where a challenger that does not lose overall is significantly worse")
+    return (f"{lead}: {tests} over {', '.join(brief.attributes)}, "
+            f"{CORRECTION_NAMES.get(d.correction, d.correction)} correction over all of them, α = {d.alpha:g}.")
+
+
+def failure_rows(brief: Any, per_pair: int = 3) -> pd.DataFrame:
+    """For each challenger x metric with a loss, its failure groups, largest share of the loss first;
+    the metric column only when the brief has several primary metrics."""
+    f = brief.failures.groupby(["challenger", "metric"], sort=False).head(per_pair)
+    out = pd.DataFrame({
+        "challenger": f["challenger"].astype(str), "metric": f["metric"].astype(str), "group": f["group"],
+        "users": [fmt.count(n) for n in f["users"]],
+        "share of loss": [fmt.percent(x, signed_=False) for x in f["share"]],
+    })
+    return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")
