@@ -12,6 +12,7 @@ dashboard's widgets (:func:`widget_specs`) and the README's conventions table
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import math
 from collections.abc import Mapping
@@ -190,10 +191,11 @@ def check(name: str, value):
     return BY_NAME[name].check(value)
 
 
-def _unknown(names) -> MetricsError:
-    """One-line error for unknown convention keywords, with the closest known name."""
+def _unknown(names, others=()) -> MetricsError:
+    """One-line error for unknown convention keywords, with the closest known name (a convention,
+    or one of ``others``: the other keywords of the function called)."""
     name = sorted(names)[0]
-    close = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(BY_NAME) + list(others), n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(BY_NAME)}"
     return MetricsError(f"unknown convention {str(name)[:80]!r}{hint}")
 
@@ -269,14 +271,27 @@ def settle(preset: str | None = None, **keywords) -> Settings:
 def takes_conventions(func):
     """Give ``func(..., **conventions)`` a signature listing every convention of :data:`CONVENTIONS`
     as a keyword (default None: the preset's value, else the convention's default) and a docstring
-    section with each one's values and default, so ``help()`` and editors show them."""
+    section with each one's values and default, so ``help()`` and editors show them.
+    A keyword that is neither a convention nor one of ``func``'s own is refused with one line
+    suggesting the closest of both."""
     signature = inspect.signature(func)
     params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    params += [inspect.Parameter(c.name, inspect.Parameter.KEYWORD_ONLY, default=None) for c in CONVENTIONS]
-    func.__signature__ = signature.replace(parameters=params)
-    func.__doc__ = (func.__doc__ or "").rstrip() + "\n\n    Conventions (None: the preset's value, else the default):\n\n" + \
+    own = [p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+
+    @functools.wraps(func)
+    def with_conventions(*args, **keywords):
+        unknown = [name for name in keywords if name not in BY_NAME and name not in own]
+        if unknown:
+            raise _unknown(unknown, own)
+        return func(*args, **keywords)
+
+    with_conventions.__signature__ = signature.replace(
+        parameters=params + [inspect.Parameter(c.name, inspect.Parameter.KEYWORD_ONLY, default=None)
+                             for c in CONVENTIONS])
+    with_conventions.__doc__ = (func.__doc__ or "").rstrip() + \
+        "\n\n    Conventions (None: the preset's value, else the default):\n\n" + \
         "\n".join(f"    - ``{c.name}``: {_values(c)}; {_plain(c.help)}" for c in CONVENTIONS) + "\n"
-    return func
+    return with_conventions
 
 
 def _values(c: Convention) -> str:

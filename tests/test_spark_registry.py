@@ -159,10 +159,10 @@ def test_one_group_writes_the_per_item_blocks_the_entries_ask_for(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- conventions
-def test_signature_lists_every_convention_with_its_default_and_every_keyword_of_mc_evaluate():
+def test_signature_lists_every_convention_and_every_keyword_of_mc_evaluate():
     params = inspect.signature(mcs.evaluate).parameters
-    for c in CONVENTIONS:
-        assert params[c.name].kind is inspect.Parameter.KEYWORD_ONLY and params[c.name].default == c.default
+    for c in CONVENTIONS:  # None: the preset's value, else the default (as mc.evaluate)
+        assert params[c.name].kind is inspect.Parameter.KEYWORD_ONLY and params[c.name].default is None
     local = set(inspect.signature(mc.evaluate).parameters) - {"run", "qrels"}
     spark_only = {"run_df", "qrels_df", "n_buckets", "score_ranges", "read_parquet_ranges"}
     assert set(params) - spark_only == local
@@ -170,10 +170,13 @@ def test_signature_lists_every_convention_with_its_default_and_every_keyword_of_
 
 @pytest.mark.parametrize("keyword, hint", [("gian", "did you mean 'gain'?"),
                                            ("item_feature", "did you mean 'item_features'?"),
-                                           ("zzzzzz", "conventions: gain, ideal")])
+                                           ("zzzzzz", "known: gain, ideal")])
 def test_an_unknown_keyword_is_one_line_with_a_suggestion(keyword, hint):
     message = spark_message(["ndcg@10"], **{keyword: "x"})
-    assert "\n" not in message and f"unknown keyword '{keyword}'" in message and hint in message
+    assert "\n" not in message and f"unknown convention '{keyword}'" in message and hint in message
+    with pytest.raises(mc.MetricsError) as local:  # the same line as mc.evaluate's
+        mc.evaluate(pd.DataFrame(), None, ["ndcg@10"], **{keyword: "x"})
+    assert str(local.value) == message
 
 
 def test_a_bad_convention_value_is_refused_as_mc_evaluate_refuses_it():

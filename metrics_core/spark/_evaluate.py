@@ -35,13 +35,12 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..conventions import defaults as convention_defaults, settle
+from ..conventions import CONVENTIONS, defaults as convention_defaults, settle, takes_conventions
 from ..evaluate import check_needs
 from ..presets import parse_metrics as preset_parse_metrics, settings_groups
 from .. import reductions
 from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
-from ._keywords import given_conventions, with_conventions
 from ._range_plan import RangePlan, plan_ranges
 from ._range_reads import range_task
 from ._ranks import exact_auc_ap, merge_splits
@@ -196,8 +195,6 @@ def _output_schema(plan: BucketPlan, user_type, item_type):
 
 
 CONVENTION_DEFAULTS = convention_defaults()
-#: the keywords of evaluate that are not conventions (suggested for a misspelt keyword too)
-OTHER_KEYWORDS = ("preset", "item_features", "interactions", "n_buckets", "score_ranges", "read_parquet_ranges")
 
 
 def _refuse_local_only(conventions: dict, given: dict, specs) -> None:
@@ -214,7 +211,7 @@ def _refuse_local_only(conventions: dict, given: dict, specs) -> None:
                            "use --engine local")
 
 
-@with_conventions
+@takes_conventions
 def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_features=None, interactions=None,
              n_buckets: int | None = None, score_ranges: int | None = None,
              read_parquet_ranges: bool = True, **conventions) -> SparkEvaluation:
@@ -240,8 +237,8 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     _env.require_pyspark()
     from pyspark.sql import functions as F
 
-    given = given_conventions(conventions, OTHER_KEYWORDS)
-    conventions = dict(settle(preset, **given))  # resolved and validated, as mc.evaluate's
+    given = {c.name: conventions.get(c.name) for c in CONVENTIONS}  # None: not given
+    conventions = dict(settle(preset, **conventions))  # resolved and validated, as mc.evaluate's
     specs = preset_parse_metrics(metrics, preset)  # results keep the names given (a library's under a preset)
     _refuse_local_only(conventions, given, specs)
     fixed = [s.label for fixed, group in settings_groups(specs, preset, {}) if fixed for s in group]
