@@ -24,6 +24,7 @@ import pandas as pd
 
 from metrics_core import stats
 from metrics_core.compare import POWER, compare
+from metrics_core.encode import ids_in
 
 from . import background, cache
 
@@ -88,3 +89,15 @@ def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None
     table["significant"] = (table["p_adjusted"] < alpha).fillna(False).astype(bool)
     table.attrs.update({**parts[0].attrs, "correction": correction, "alpha": alpha, "pending": pending})
     return table
+
+
+def users_among(per_user: pd.DataFrame, ids) -> pd.DataFrame:
+    """The rows of a per-user table whose user id is one of ``ids`` (ids compared exactly, as strings
+    or integers as they were read)."""
+    return per_user[ids_in(per_user.index, ids)]
+
+
+def paired(baseline: pd.Series, challenger: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """The two models' values on the users both have a finite value for
+    (:func:`metrics_core.stats.align_pairs`): ``(baseline values, challenger values, user ids)``."""
+    return stats.align_pairs(baseline, challenger)

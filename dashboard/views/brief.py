@@ -5,19 +5,15 @@ on Compare (and saved with the analysis): one verdict line per challenger and me
 model's coverage, the segments where a challenger that does not lose overall is significantly
 worse, and the failure groups that explain its loss, each opening Failures already filtered.
 Everything comes from :func:`metrics_core.brief.build_brief` (the HTML report starts with the
-same brief); this page only arranges it.
+same brief), read through :mod:`dashboard.brief_text`; this page only arranges it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, format as fmt, sources, state, text, triage, url
+from dashboard import background, brief_text as mb, format as fmt, sources, state, text, url
 from dashboard.decision import current as current_decision
-from metrics_core import brief as mb
-
-#: The Failures group a brief's failure group opens on ("all": sorted by the gap).
-FAILURES_GROUP = {mb.NOT_SERVED: triage.NOT_SERVED, mb.SCORES_ZERO: triage.NO_HIT, mb.RANKED_LOWER: "all"}
 
 opened = sources.current()
 snapshot = opened is not None and opened.kind == sources.SNAPSHOT
@@ -66,7 +62,7 @@ with right:
             url.remember("failures_model", row["challenger"])
             url.remember("failures_other", decision.baseline)
             url.remember("failures_metric", row["metric"] if "metric" in groups.columns else decision.metrics[0])
-            url.remember("failures_group", FAILURES_GROUP.get(row["group"], "all"))
+            url.remember("failures_group", mb.FAILURES_GROUP.get(row["group"], "all"))
             url.switch_page("views/failures.py")
     else:
         st.caption("No challenger scores below the baseline for any user.")
