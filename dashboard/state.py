@@ -25,7 +25,8 @@ from __future__ import annotations
 from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_all, explanation,  # noqa: F401
                       metric_curves, metric_curves_unless_compiling, overlap_with_baseline, presets, report_html)
 from .controls import (  # noqa: F401
-    apply_view, controls, conventions, evaluation_options, render_controls, settings, settings_slug, users)
+    apply_view, at_default, controls, conventions, evaluation_options, render_controls, settings, settings_slug,
+    users)
 from .loading import (  # noqa: F401
     app_icon, get_models, is_large, item_features, load_report, model_keys, read_mapping,
     scores_are_probabilities, user_attributes)

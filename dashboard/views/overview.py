@@ -78,7 +78,7 @@ st.subheader("Scored-row metrics")
 probabilistic = {name: state.scores_are_probabilities(r) for name, r in models.items()}
 needs = list(metric_lists.NEEDS_PROBABILITIES)
 REGRESSION = list(metric_lists.ERRORS)
-if state.conventions()["threshold"] == 0.5:  # the default threshold only means something for probabilities
+if state.at_default("threshold"):  # the default threshold (0.5) only means something for probabilities
     needs += metric_lists.THRESHOLD
 scored_all = state.summary_table(ev_scored, scored).set_index("model")
 scored_wide, hidden, raw_models = tables.needs_probabilities_view(scored_all, probabilistic, needs)
