@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, brief_text as mb, format as fmt, sources, state, text, url
+from dashboard import background, brief_text, format as fmt, sources, state, text, url
 from dashboard.decision import current as current_decision
 
 opened = sources.current()
@@ -34,8 +34,8 @@ decision = current_decision(names)
 with state.guard():
     brief = state.decision_brief(decision, title if snapshot else "", notes)
 
-st.caption(text.md(f"{mb.headline(brief)} Over {brief.population}.", limit=900))
-for line in mb.verdict_lines(brief):
+st.caption(text.md(f"{brief_text.headline(brief)} Over {brief.population}.", limit=900))
+for line in brief_text.verdict_lines(brief):
     st.markdown("- " + text.md(line, limit=600))
 for line in brief.coverage:
     st.warning(text.md(line, limit=600), icon=":material/person_off:")
@@ -43,13 +43,13 @@ for line in brief.coverage:
 left, right = st.columns(2)
 with left:
     st.subheader("Where a challenger loses", anchor=False)
-    losses = mb.segment_loss_rows(brief, limit=5)
+    losses = brief_text.segment_loss_rows(brief, limit=5)
     if len(losses):
         st.dataframe(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
-    st.caption(text.md(mb.segment_note(brief), limit=600))
+    st.caption(text.md(brief_text.segment_note(brief), limit=600))
 with right:
     st.subheader("What explains the loss", anchor=False)
-    groups = mb.failure_rows(brief, per_pair=3)
+    groups = brief_text.failure_rows(brief, per_pair=3)
     if len(groups):
         picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
                               selection_mode="single-row", placeholder=fmt.EMPTY)
@@ -62,7 +62,7 @@ with right:
             url.remember("failures_model", row["challenger"])
             url.remember("failures_other", decision.baseline)
             url.remember("failures_metric", row["metric"] if "metric" in groups.columns else decision.metrics[0])
-            url.remember("failures_group", mb.FAILURES_GROUP.get(row["group"], "all"))
+            url.remember("failures_group", brief_text.FAILURES_GROUP.get(row["group"], "all"))
             url.switch_page("views/failures.py")
     else:
         st.caption("No challenger scores below the baseline for any user.")
