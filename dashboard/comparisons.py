@@ -24,6 +24,7 @@ import pandas as pd
 
 from metrics_core import stats
 from metrics_core.compare import POWER, compare
+from metrics_core.encode import ids_in
 
 from . import background, cache
 
@@ -122,3 +123,15 @@ def prefetch_segments(keys: tuple, per_user: dict, attributes: dict, metrics: tu
             segment_comparisons(keys, per_user, of(), col, metrics, baseline, test, alpha, opt_key)
             return True
         background.start(key, job)
+
+
+def users_among(per_user: pd.DataFrame, ids) -> pd.DataFrame:
+    """The rows of a per-user table whose user id is one of ``ids`` (ids compared exactly, as strings
+    or integers as they were read)."""
+    return per_user[ids_in(per_user.index, ids)]
+
+
+def paired(baseline: pd.Series, challenger: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """The two models' values on the users both have a finite value for
+    (:func:`metrics_core.stats.align_pairs`): ``(baseline values, challenger values, user ids)``."""
+    return stats.align_pairs(baseline, challenger)

@@ -28,8 +28,6 @@ from . import cache, curve_tables, metric_lists
 from .controls import controls, evaluation_options, users
 from .loading import _entries, _features_key, item_features, model_keys, scores_are_probabilities
 
-#: metrics that read the item-features table
-FEATURE_METRICS = ("ils", "ild")
 
 
 def evaluation_size(ev) -> int:
@@ -42,7 +40,7 @@ def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
                      features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
     def compute():
         kwargs = dict(options)
-        if any(mc.parse_metric(m).name in FEATURE_METRICS for m in metrics):
+        if any(mc.parse_metric(m).name in metric_lists.NEEDS_FEATURES for m in metrics):
             kwargs["item_features"] = _features
         return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
     key = f"evaluate|{model_key}|{metrics!r}|{options!r}|{features_key}"
@@ -58,7 +56,7 @@ def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
         base = mc.parse_metric(m).name
         if base in metric_lists.NEEDS_PROBABILITIES and not scores_are_probabilities(ranked):
             continue
-        if base in FEATURE_METRICS and item_features() is None:
+        if base in metric_lists.NEEDS_FEATURES and item_features() is None:
             continue
         out.append(m)
     return tuple(out)
@@ -411,3 +409,18 @@ def overlap_with_baseline(baseline: str, challengers: Sequence[str], k: int,
         else:
             out[name] = cache.SHARED.get_or_compute(key, compute)
     return out, ties
+
+
+def presets() -> pd.DataFrame:
+    """Every library preset, one row each (:func:`metrics_core.presets`)."""
+    return mc.presets()
+
+
+def explanation(model: str, metric: str, ranked: mc.Ranked, settings: dict[str, dict]) -> Any:
+    """``metric`` of ``model`` as every library would report it, and the path between two
+    (:func:`metrics_core.explain`), with the named convention sets ``settings`` beside the presets.
+    Cached by the model's content, the metric and those conventions."""
+    keyed = {name: sorted(values.items()) for name, values in settings.items()}
+    key = f"explain|{model_keys().get(model, model)}|{metric}|{sorted(keyed.items())!r}"
+    return cache.SHARED.get_or_compute(key, lambda: mc.explain(ranked, metric=metric, settings=settings),
+                                       size=lambda e: cache.nbytes(e.values) + cache.nbytes(e.steps))

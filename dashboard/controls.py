@@ -25,23 +25,15 @@ from metrics_core.presets import PRESETS, settings as preset_settings
 
 K_DEFAULT = 10
 K_MAX = 1000
-#: Conventions drawn at the top of the sidebar (the others go in the expander).
-TOP = ("gain", "ties")
-GAINS = conv.BY_NAME["gain"].choices
-TIES = conv.BY_NAME["ties"].choices
-GAIN_LABELS = {"linear": "linear: rel", "exponential": "exponential: 2^rel - 1",
-               "binary": "binary: 1 if relevant"}
-TIE_LABELS = {
-    "average": "average over tied orders",
-    "trec": "trec_eval: score as float32, then item id",
-    "input": "input row order",
-    "score_id": "trectools: score, then item id",
-}
 #: Widget key and URL parameter of the users counted (``?users=served``).
 USERS_KEY = "users"
 PRESET_KEY = "preset"
 NO_PRESET = "none"
 _SPECS = {spec["name"]: spec for spec in conv.widget_specs()}
+#: Conventions (names in :data:`metrics_core.conventions.CONVENTIONS`) drawn at the top of the sidebar,
+#: under K (the others go in the expander); with K they are what ``controls()`` returns and what every
+#: metric's help states.
+TOP = ("gain", "ties")
 #: Conventions a page sets itself (the Curves page's threshold slider) are still shown here.
 EXPANDER = tuple(name for name in _SPECS if name not in TOP)
 
@@ -78,14 +70,8 @@ def render_controls() -> None:
         bind="query-params", help="Cutoff of the @K metrics: only the top K items of each list count. "
                                   "Changing it never re-reads the files.")
     # No format_func: the URL holds the option text itself (?gain=exponential).
-    st.sidebar.selectbox(
-        "Gain", GAINS, key="gain", bind="query-params",
-        help="Gain of a relevance grade in CG/DCG/NDCG: linear = rel, exponential = 2^rel - 1, "
-             "binary = 1 when the item is relevant (relevance threshold) else 0.")
-    st.sidebar.selectbox(
-        "Ties", TIES, key="ties", bind="query-params",
-        help="Tied scores: average = exact expectation over every order of the ties; "
-             "trec = score, then item id descending (trec_eval); input = the file's row order.")
+    for name in TOP:
+        _draw(_SPECS[name], st.sidebar)
     st.sidebar.selectbox(
         "Users counted", USERS, key=USERS_KEY, bind="query-params",
         help=f"Which users every page, table, chart, verdict and file counts. all: {USERS_HELP['all']}. "
@@ -160,9 +146,9 @@ def overridden() -> list[str]:
 
 
 def controls() -> dict[str, Any]:
-    """Current ``k``, ``gain`` and ``ties`` (defaults when not yet drawn)."""
+    """Current ``k`` and the :data:`TOP` conventions, ``gain`` and ``ties`` (defaults when not yet drawn)."""
     k = st.session_state.get("k", K_DEFAULT)
-    return {"k": int(k if k is not None else K_DEFAULT), "gain": _current("gain"), "ties": _current("ties")}
+    return {"k": int(k if k is not None else K_DEFAULT), **{name: _current(name) for name in TOP}}
 
 
 def users() -> str:
@@ -176,6 +162,11 @@ def evaluation_options() -> dict[str, Any]:
     return conventions()
 
 
+def at_default(name: str) -> bool:
+    """Whether the convention ``name`` is at metrics_core's default."""
+    return conventions()[name] == _SPECS[name]["default"]
+
+
 def non_default() -> dict[str, Any]:
     """Conventions that differ from metrics_core's defaults."""
     defaults = conv.defaults()
@@ -185,7 +176,7 @@ def non_default() -> dict[str, Any]:
 def settings() -> dict[str, Any]:
     """What a metric's help states as "computed with": K, gain, ties, the preset and
     every convention that is not at its default."""
-    out: dict[str, Any] = {"K": controls()["k"], "gain": _current("gain"), "ties": _current("ties")}
+    out: dict[str, Any] = {"K": controls()["k"], **{name: _current(name) for name in TOP}}
     if preset():
         out["preset"] = preset()
     if users() != DEFAULT_USERS:

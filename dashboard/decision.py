@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from metrics_core.brief import Decision
 from metrics_core.publish import ALPHAS as _ALPHAS
-from metrics_core.stats import CORRECTIONS, TESTS
+from metrics_core.stats import CORRECTIONS, TESTS  # noqa: F401 - Compare offers these
 
 from . import metric_lists, url
 from .controls import controls, users

@@ -4,7 +4,7 @@ one can fix the problem (pure functions, no Streamlit)."""
 from __future__ import annotations
 
 from metrics_core.errors import MetricsError
-from metrics_core.io import ROLES
+from metrics_core.io import ROLES, SUPPORTED_FORMATS  # noqa: F401 - the Data page names the formats read
 from metrics_core.io import formats as F
 from metrics_core.io.columns import ALIASES, detect, normalise
 from metrics_core.io.delimited import first_line, header_names

@@ -1,13 +1,13 @@
 """Which metrics the dashboard offers, and the help text shown beside each.
 
 The lists come from :mod:`metrics_core.registry`, the one table that declares
-every metric, so a metric added there joins the lists below without editing them.
-Only orders and selections are named here or in a page: the order ranking
-metrics are offered in (``_FIRST``), the metrics drawn against K (``CURVES``),
-and a few pages' default or fixed selections (Overview's error metrics, Curves'
-scored-row metrics, Explain's metrics, Share's report defaults). A metric's help
-is its meaning, its formula, its direction and the settings it is computed
-with right now (K, gain, tie rule and any convention that shapes it).
+every metric: a metric's ``sections`` say on which pages it is shown and where it
+is a default selection, so a metric added there joins the lists below without
+editing them, and no page names a metric. Ranking metrics are offered with the
+``headline`` ones first (the first is each selector's default), then the others,
+each in the registry's order. A metric's help is its meaning, its formula, its
+direction and the settings it is computed with right now (K, gain, tie rule and
+any convention that shapes it).
 """
 
 from __future__ import annotations
@@ -18,31 +18,61 @@ from metrics_core import registry
 from metrics_core.plot import CURVE_METRICS
 from metrics_core.errors import MetricsError
 
-#: Order in which the pages offer ranking metrics (the first is each selector's default);
-#: metrics the registry adds later follow in the registry's order.
-_FIRST = ("ndcg", "map", "recall", "precision", "f1", "mrr", "hit_rate", "dcg", "cg", "r_precision")
+_HEADLINE = {m.name for m in registry.metrics_in("headline", "ranking")}
 
 
-def _ordered(names) -> tuple[str, ...]:
-    names = list(dict.fromkeys(names))
-    return tuple(sorted(names, key=lambda n: (_FIRST.index(n) if n in _FIRST else len(_FIRST), names.index(n))))
+def _names(section: str, *kinds: str) -> tuple[str, ...]:
+    """Names of the metrics of ``section`` (of ``kinds``), in the registry's order."""
+    return tuple(dict.fromkeys(m.name for m in registry.metrics_in(section, *kinds)))
+
+
+def _offered(names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` with the headline ranking metrics first, the order of each part kept."""
+    return (*(n for n in names if n in _HEADLINE), *(n for n in names if n not in _HEADLINE))
 
 
 #: Ranking metrics with one value per user (Overview, Distributions, Failures, Compare, Share).
-PER_USER = _ordered(m.name for m in registry.metrics_of_kind("ranking") if m.per_user)
-#: The Overview's ranking table adds the pooled metrics (one value over all users).
-RANKING = PER_USER + tuple(m.name for m in registry.metrics_of_kind("pooled"))
+PER_USER = _offered(_names("per_user", "ranking"))
+#: The Overview's ranking table: its per-user ranking metrics, then the pooled ones (one value over all users).
+RANKING = _offered(_names("overview", "ranking")) + _names("overview", "pooled")
 #: Metrics over scored rows (classification, regression, calibration) and per-user AUC.
-SCORED = tuple(dict.fromkeys(m.name for m in registry.metrics_of_kind("scored", "scored_per_user")))
+SCORED = _names("overview", "scored", "scored_per_user")
 #: Beyond-accuracy metrics of the top-k lists. The dashboard has no upload for a user history
-#: table, so metrics that require one (Microsoft Recommenders' serendipity) are not offered;
-#: popularity comes from the ground truth, as ``mc.evaluate`` does without an interactions table.
-DIVERSITY = tuple(m.name for m in registry.metrics_of_kind("diversity") if "history" not in m.needs)
+#: table: a metric that requires one is in no section; popularity comes from the ground truth,
+#: as ``mc.evaluate`` does without an interactions table.
+DIVERSITY = _names("overview", "diversity")
 #: Metrics drawn against K on the metric-vs-K panels (cheap, per user, one kernel pass); mc.plot draws the same.
 CURVES = CURVE_METRICS
+#: The Curves page's chart of the metric at every cutoff K.
+CURVES_K = _names("curves_k")
+#: The Curves page's table over every scored row pooled.
+POOLED_ROWS = _names("pooled_rows")
+#: Scored-row metrics that classify a row at the ``threshold`` convention (the confusion matrix's table).
+THRESHOLD = _names("threshold")
+#: Scored-row metrics that compare the score with the relevance grade (the Overview's error metrics).
+ERRORS = _names("errors")
+#: The metrics the Explain page offers.
+EXPLAIN = _offered(_names("explain"))
+#: The Share page's default metrics of the HTML report.
+SHARE_DEFAULT = _names("share_default")
 #: Scored-row metrics that read the score as a probability of the label.
 NEEDS_PROBABILITIES = tuple(dict.fromkeys(
     m.name for m in registry.METRICS if "probabilities" in m.needs))
+#: Metrics that read the item-features table (left out while none is uploaded).
+NEEDS_FEATURES = tuple(dict.fromkeys(m.name for m in registry.METRICS if "item_features" in m.needs))
+
+
+def one(section: str) -> str:
+    """The one metric a page shows in ``section`` (``roc``: the value named beside the ROC curves)."""
+    names = _names(section)
+    if len(names) != 1:
+        raise MetricsError(f"metric section {section!r} holds {len(names)} metrics; the page shows one")
+    return names[0]
+
+
+def higher_is_better(metric_label: str) -> bool:
+    """Whether a larger value of this metric is better (unknown labels: higher)."""
+    return registry.higher_is_better(metric_label)
 
 
 def label(name: str, k: int) -> str:

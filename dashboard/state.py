@@ -8,22 +8,26 @@ The work is split by purpose, and this module only re-exports the functions the 
 * :mod:`dashboard.sources`: what the user loaded, kept in the analysis store.
 * :mod:`dashboard.loading`: reading (``metrics_core.io``) and preparing every file,
   cached by content hash; side tables; each file's problems.
-* :mod:`dashboard.compute`: cached evaluations, curves and bootstrap intervals.
+* :mod:`dashboard.compute`: cached evaluations, curves, bootstrap intervals and explanations.
 * :mod:`dashboard.tables`: pure table builders (tested without Streamlit).
 * :mod:`dashboard.metric_lists` / :mod:`dashboard.format` (imported by the pages
   directly): which metrics are offered, their help, and number formats.
 * :mod:`dashboard.page`: the one-line error guard, required models, drill-down.
+
+Pages import no ``metrics_core`` module: what they need of it comes through this module or
+another dashboard module (``tests/test_dashboard_layers.py`` checks both rules).
 
 Cached objects are shared between sessions: never mutate a returned frame or Ranked.
 """
 
 from __future__ import annotations
 
-from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_all, keyed_figure,  # noqa: F401
-                      metric_curves, metric_curves_unless_compiling, overlap_with_baseline, prefetch_curves,
-                      report_html)
+from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_all, explanation,  # noqa: F401
+                      keyed_figure, metric_curves, metric_curves_unless_compiling, overlap_with_baseline,
+                      prefetch_curves, presets, report_html)
 from .controls import (  # noqa: F401
-    apply_view, controls, conventions, evaluation_options, render_controls, settings, settings_slug, users)
+    apply_view, at_default, controls, conventions, evaluation_options, render_controls, settings, settings_slug,
+    users)
 from .loading import (  # noqa: F401
     app_icon, get_models, is_large, item_features, load_report, model_keys, read_mapping,
     scores_are_probabilities, user_attributes)

@@ -9,7 +9,9 @@ parser (:func:`parse_metric`, with "did you mean"), ``evaluate``'s dispatch,
 the Spark engine, the command line's ``--help``, ``stats``' direction of
 improvement, the dashboard's lists and tooltips and the README's metric table
 all read this table; ``tests/test_single_source.py`` lists the places that
-still write a metric's name elsewhere, and why.
+still write a metric's name elsewhere, and why. Where a metric is shown, and
+whether it is a default selection (the dashboard's pages, the report's default
+metrics, the kernel warm-up), is its ``sections``.
 
 Kinds:
 
@@ -78,6 +80,37 @@ SPARK_BY_KIND = {"ranking": "user_mean", "pooled": "pooled_hits", "scored": "row
 SPARK_REFUSAL = ("it needs item popularity, history or exposure over all groups of users, which the Spark engine "
                  "does not combine yet")
 
+#: Where a metric is shown or selected by default (``Metric.sections``), and what each place is.
+#: The dashboard's pages, the report's default metrics and the kernel warm-up read these; none of
+#: them names a metric itself.
+SECTIONS = {
+    "overview": "the Overview's tables (ranking, scored rows, beyond accuracy); the warm-up compiles "
+                "them first",
+    "per_user": "the per-user metric selectors of Distributions, Failures, Compare and Share",
+    "headline": "selected by default: the report's default metrics (the command line at K=10), offered "
+                "first in the ranking lists (the first one is each selector's default)",
+    "share_default": "the Share page's default metrics of the HTML report",
+    "explain": "the Explain page's metric selector",
+    "curves_k": "the Curves page's chart of the metric at every cutoff K",
+    "pooled_rows": "the Curves page's table over pooled scored rows",
+    "roc": "the value named beside the ROC curves",
+    "pr_curve": "the value named beside the precision-recall curves",
+    "calibration": "the value named beside the reliability plot",
+    "threshold": "classification at the threshold: the confusion matrix's table (Curves); the Overview "
+                 "marks them as needing probabilities at the default threshold",
+    "errors": "the Overview's error metrics, shown where the scores predict the relevance grade",
+    "triage": "whether a user has a relevant item in the top K (the Failures triage)",
+}
+#: The sections of a metric that does not set its own: every metric is in the Overview, and the
+#: per-user ranking metrics are in the per-user selectors.
+KIND_SECTIONS = {
+    "ranking": ("overview", "per_user"),
+    "pooled": ("overview",),
+    "scored": ("overview",),
+    "scored_per_user": ("overview",),
+    "diversity": ("overview",),
+}
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -97,6 +130,8 @@ class Metric:
     tables). ``per_user`` metrics give one value per evaluated user (a column of
     ``Evaluation.per_user``). ``convention`` names the defaults that shape the
     value (README column).
+    ``sections`` names where the metric is shown or selected by default (keys of
+    :data:`SECTIONS`); left out, it is :data:`KIND_SECTIONS` of its ``kind``.
     """
 
     name: str
@@ -121,15 +156,23 @@ class Metric:
     spark_refusal: str = ""
     #: on Spark the catalogue of N items must be the item-features table (all groups then agree on N)
     spark_catalogue: bool = False
+    #: where the metric is shown or selected by default (keys of SECTIONS); None takes KIND_SECTIONS[kind]
+    sections: tuple[str, ...] | None = None
 
     def __post_init__(self):
-        # the Spark fields left out take the defaults of the kind (frozen: set through object)
+        # the fields left out take the defaults of the kind (frozen: set through object.__setattr__)
         if self.spark is None:
             object.__setattr__(self, "spark", SPARK_BY_KIND[self.kind])
         if self.spark not in SPARK_COMBINES:
             raise ValueError(f"metric {self.name}: spark must be one of {', '.join(SPARK_COMBINES)}")
         if self.spark == "refused" and not self.spark_refusal:
             object.__setattr__(self, "spark_refusal", SPARK_REFUSAL)
+        sections = KIND_SECTIONS[self.kind] if self.sections is None else tuple(self.sections)
+        unknown = [s for s in sections if s not in SECTIONS]
+        if unknown:
+            raise ValueError(f"metric {self.name}: unknown section(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(SECTIONS)}")
+        object.__setattr__(self, "sections", sections)
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -166,40 +209,50 @@ def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=C
                   cutoff=cutoff, family=family, per_user=True, convention=convention, **fields)
 
 
+#: sections of a per-user ranking metric with more places than its kind's
+_RANKED = KIND_SECTIONS["ranking"]
+_SCORED = KIND_SECTIONS["scored"]
+
+
 METRICS: tuple[Metric, ...] = (
     _ranking("cg", "cg", "`sum_{i<=K} g(rel_i)`", "Cumulative gain of the top k.", convention="linear gain"),
     _ranking("dcg", "dcg", "`sum_{i<=K} g(rel_i) / log2(i+1)`", "Discounted cumulative gain of the top k.",
              convention="linear gain"),
     _ranking("ndcg", "ndcg", "`DCG@k / IDCG@k` (0 when IDCG = 0)",
              "DCG of the top k relative to the best possible order.", aliases=("ndcg_cut", "ndcg_score"),
-             convention="ideal from all judged items (`ideal=\"judged\"`)"),
+             convention="ideal from all judged items (`ideal=\"judged\"`)",
+             sections=(*_RANKED, "headline", "share_default", "explain")),
     _ranking("map", "ap", "AP@k `= (1/D) sum_{i<=K} h_i P@i`",
              "Mean over users of the average precision at each relevant position.",
-             aliases=("map_cut", "ap"), convention="`D = R` (`ap_norm=\"relevant\"`, trec_eval `map_cut`)"),
+             aliases=("map_cut", "ap"), convention="`D = R` (`ap_norm=\"relevant\"`, trec_eval `map_cut`)",
+             sections=(*_RANKED, "headline", "share_default", "explain")),
     _ranking("mrr", "rr", "`1 / rank of the first relevant item <= K`, else 0",
-             "Mean reciprocal rank of the first relevant item.", aliases=("recip_rank", "rr")),
+             "Mean reciprocal rank of the first relevant item.", aliases=("recip_rank", "rr"),
+             sections=(*_RANKED, "headline", "explain")),
     _ranking("precision", "precision", "`hits@K / k` (whole list: `/ n`)",
              "Share of the top k that is relevant.", aliases=("p",),
              convention="divides by k even for short lists (trec_eval)", cutoff=CUTOFF_REQUIRED,
-             derive=derived.PRECISION_MIN_K),
+             derive=derived.PRECISION_MIN_K, sections=(*_RANKED, "headline", "explain", "curves_k")),
     _ranking("recall", "recall", "`hits@K / R`", "Share of the relevant items found in the top k.",
-             aliases=("r",), cutoff=CUTOFF_REQUIRED),
+             aliases=("r",), cutoff=CUTOFF_REQUIRED, sections=(*_RANKED, "headline", "share_default", "explain", "curves_k")),
     _ranking("f1", "f1", "harmonic mean of the user's P@k and R@k `= 2 hits / (k + R)`",
              "Balance of precision and recall at k.", cutoff=CUTOFF_REQUIRED),
     _ranking("hit_rate", "hit", "1 if `hits@K > 0`", "Share of users with at least one relevant item in the top k.",
-             aliases=("success", "hr", "hit")),
+             aliases=("success", "hr", "hit"), sections=(*_RANKED, "headline", "explain", "triage")),
     _ranking("r_precision", "r_precision", "`hits@R / R`", "Precision at the user's number of relevant items.",
-             aliases=("rprec",), cutoff=CUTOFF_NONE),
+             aliases=("rprec",), cutoff=CUTOFF_NONE, sections=(*_RANKED, "headline", "explain")),
     Metric("hit_ratio", "pooled", HIGHER, "pooled over all users: `sum_u hits@K / sum_u R`",
            "Relevant items found in the top k over all relevant items, pooled over users.", family="hits"),
     Metric("auc", "scored", HIGHER, "ROC AUC over all scored rows, ties count one half",
            "Chance that a random positive row scores above a random negative row.", aliases=("roc_auc",),
            cutoff=CUTOFF_NONE, convention="label = relevance >= threshold",
-           reduction=reductions.ROC_AUC, spark="rank_counts"),
+           reduction=reductions.ROC_AUC, spark="rank_counts",
+           sections=(*_SCORED, "headline", "share_default", "pooled_rows", "roc")),
     Metric("pr_auc", "scored", HIGHER, "average precision as scikit-learn's `average_precision_score`",
            "Area under the precision-recall curve over all scored rows.",
            aliases=("average_precision", "ap_score"), cutoff=CUTOFF_NONE,
-           reduction=reductions.AVERAGE_PRECISION, spark="rank_counts"),
+           reduction=reductions.AVERAGE_PRECISION, spark="rank_counts",
+           sections=(*_SCORED, "headline", "pooled_rows", "pr_curve")),
     Metric("logloss", "scored", LOWER, "`-mean(y log p + (1-y) log(1-p))`, p clipped to `[eps, 1-eps]`",
            "Cross-entropy of the scores read as probabilities of the label.", aliases=("log_loss",),
            needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE, convention="scores must be in [0, 1]",
@@ -211,38 +264,47 @@ METRICS: tuple[Metric, ...] = (
            reduction=reductions.BRIER),
     Metric("rmse", "scored", LOWER, "`sqrt(mean((score - relevance)^2))` over scored rows",
            "Root mean squared error of the score as a prediction of the relevance.", cutoff=CUTOFF_NONE,
-           reduction=reductions.RMSE),
+           reduction=reductions.RMSE,
+           sections=(*_SCORED, "errors")),
     Metric("mse", "scored", LOWER, "`mean((score - relevance)^2)` over scored rows",
            "Mean squared error of the score as a prediction of the relevance (scikit-learn `mean_squared_error`).",
            aliases=("mean_squared_error",), cutoff=CUTOFF_NONE,
-           reduction=reductions.MSE),
+           reduction=reductions.MSE,
+           sections=(*_SCORED, "errors")),
     Metric("mae", "scored", LOWER, "`mean(|score - relevance|)` over scored rows",
            "Mean absolute error of the score as a prediction of the relevance.", aliases=("mean_absolute_error",),
            cutoff=CUTOFF_NONE,
-           reduction=reductions.MAE),
+           reduction=reductions.MAE,
+           sections=(*_SCORED, "errors")),
     Metric("accuracy", "scored", HIGHER, "`(tp + tn) / rows`, predicted positive when `score >= threshold`",
            "Share of scored rows whose predicted class is the label.", cutoff=CUTOFF_NONE,
            convention="`threshold=0.5`",
-           reduction=reductions.ACCURACY),
+           reduction=reductions.ACCURACY,
+           sections=(*_SCORED, "threshold")),
     Metric("precision", "scored", HIGHER, "`tp / (tp + fp)` (0 without predicted positives)",
            "Share of rows predicted positive that are positive.", aliases=("p",), cutoff=CUTOFF_NONE,
            convention="`threshold=0.5`",
-           reduction=reductions.PRECISION),
+           reduction=reductions.PRECISION,
+           sections=(*_SCORED, "threshold")),
     Metric("recall", "scored", HIGHER, "`tp / (tp + fn)` (0 without positives)",
            "Share of positive rows predicted positive.", aliases=("r",), cutoff=CUTOFF_NONE,
            convention="`threshold=0.5`",
-           reduction=reductions.RECALL),
+           reduction=reductions.RECALL,
+           sections=(*_SCORED, "threshold")),
     Metric("f1", "scored", HIGHER, "`2 tp / (2 tp + fp + fn)`", "Harmonic mean of classification precision and recall.",
            cutoff=CUTOFF_NONE, convention="`threshold=0.5`",
-           reduction=reductions.F1),
+           reduction=reductions.F1,
+           sections=(*_SCORED, "threshold")),
     Metric("gauc", "scored_per_user", HIGHER, "`sum_u w_u AUC_u / sum_u w_u` over users with both classes",
            "ROC AUC within each user's rows, averaged with weights.", cutoff=CUTOFF_NONE, per_user=True,
            convention="`gauc_weight=\"rows\"` (or `positives`, `uniform`); single-class users skipped and counted",
-           reduction=reductions.GAUC),
+           reduction=reductions.GAUC,
+           sections=(*KIND_SECTIONS["scored_per_user"], "headline", "pooled_rows")),
     Metric("pcopc", "scored", HIGHER, "`sum(score) / sum(label)` (1.0 = calibrated)",
            "Predicted over observed positives: calibration of click-through scores (1.0 = calibrated).",
            aliases=("copc", "ctr_calibration"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
-           reduction=reductions.PCOPC),
+           reduction=reductions.PCOPC,
+           sections=(*_SCORED, "pooled_rows", "calibration")),
     Metric("ils", "diversity", LOWER,
            "mean pairwise similarity of the top-k items: cosine of feature vectors, or Jaccard of tag sets",
            "How similar the items of a list are to each other (lower means more diverse lists).",
@@ -275,12 +337,14 @@ METRICS: tuple[Metric, ...] = (
            "scored rows (NaN for a constant relevance)",
            "Coefficient of determination of the score as a prediction of the relevance (scikit-learn `r2_score`).",
            aliases=("r2_score", "rsquared"), cutoff=CUTOFF_NONE,
-           reduction=reductions.R2),
+           reduction=reductions.R2,
+           sections=(*_SCORED, "errors")),
     Metric("explained_variance", "scored", HIGHER,
            "`1 - Var(relevance - score) / Var(relevance)` over scored rows (NaN for a constant relevance)",
            "Share of the relevance's variance the score explains (scikit-learn `explained_variance_score`).",
            aliases=("explained_variance_score", "exp_var"), cutoff=CUTOFF_NONE,
-           reduction=reductions.EXPLAINED_VARIANCE),
+           reduction=reductions.EXPLAINED_VARIANCE,
+           sections=(*_SCORED, "errors")),
     Metric("ece", "scored", LOWER,
            "`sum_b (n_b / n) |mean(label)_b - mean(score)_b|` over 10 equal-width score bins "
            "`[0, .1], (.1, .2], ..., (.9, 1]`",
@@ -362,7 +426,8 @@ METRICS: tuple[Metric, ...] = (
            "Serendipity as Microsoft Recommenders defines it: relevant items unlike the user's history.",
            aliases=("serendipity_ms", "user_serendipity"), needs=("relevance", "history"), per_user=True,
            convention="needs `interactions`; users without history left out",
-           compute=diversity.serendipity_sim),
+           compute=diversity.serendipity_sim,
+           sections=()),  # needs a user history table, which the dashboard does not take
 )
 
 METRIC_NAMES: list[str] = sorted({m.name for m in METRICS})
@@ -502,6 +567,20 @@ def higher_is_better(label: str) -> bool:
 def metrics_of_kind(*kinds: str) -> tuple[Metric, ...]:
     """Entries of the given kinds, in table order."""
     return tuple(m for m in METRICS if m.kind in kinds)
+
+
+def metrics_in(section: str, *kinds: str) -> tuple[Metric, ...]:
+    """Entries shown in ``section`` (a key of :data:`SECTIONS`), of the given kinds (all when none),
+    in table order."""
+    if section not in SECTIONS:
+        raise MetricsError(f"unknown metric section {section!r}; known: {', '.join(SECTIONS)}")
+    return tuple(m for m in METRICS if section in m.sections and (not kinds or m.kind in kinds))
+
+
+def label_at(metric: Metric, k: int) -> str:
+    """The label ``metric`` is requested with at cutoff ``k``: ``ndcg@10``; a metric that takes no
+    cutoff (``r_precision``, the scored-row metrics) by its name."""
+    return metric.name if metric.cutoff == CUTOFF_NONE else f"{metric.name}@{k}"
 
 
 def ranking_columns() -> dict[str, str]:

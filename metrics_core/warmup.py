@@ -24,6 +24,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from . import registry
 from .kernels._jit import PARALLEL, SERIAL, use_variant
 from .kernels.input_checks import first_whole_decimal
 from .kernels.json_depth import first_too_deep
@@ -40,50 +41,66 @@ def _tiny_data():
     })
     shuffled = run.iloc[[3, 0, 5, 1, 4, 2]]
     qrels = run[["user_id", "item_id", "relevance"]]
-    features = pd.DataFrame({"item_id": ["x", "y", "z"], "f1": [1.0, 0.0, 1.0], "f2": [0.0, 1.0, 1.0]})
+    features = pd.DataFrame({"item_id": ["x", "y", "z"], "dim_a": [1.0, 0.0, 1.0], "dim_b": [0.0, 1.0, 1.0]})
     tags = pd.DataFrame({"item_id": ["x", "y", "z"], "tags": ["a|b", "b", "c"]})
     interactions = run[["user_id", "item_id"]]
     return run, shuffled, qrels, features, tags, interactions
 
 
-RANKING = ["ndcg@2", "map", "mrr", "hit_ratio@2", "pauc@2", "pap@2"]
-SCORED = ["auc", "pr_auc", "logloss", "gauc", "pcopc", "accuracy"]
-BEYOND_ACCURACY = ["novelty@2", "coverage@2", "personalization@2", "ils@2", "serendipity_pop@2"]
+#: the cutoff of the warm-up's metrics (the tiny lists hold up to three items)
+K = 2
+
+
+def _labels(metrics) -> list[str]:
+    """Each metric at cutoff ``K``, and by its name alone where the cutoff is optional (the whole list)."""
+    labels = [registry.label_at(m, K) for m in metrics]
+    labels += [m.name for m in metrics if m.cutoff == registry.CUTOFF_OPTIONAL]
+    return list(dict.fromkeys(labels))
+
+
+#: every metric of the registry: each kernel it reaches is compiled
+EVERY = _labels(registry.METRICS)
+#: the metrics that read item features, evaluated again on tag sets (another kernel)
+ON_TAGS = [registry.label_at(m, K) for m in registry.METRICS if "item_features" in m.needs]
+#: the ranking metrics drawn against K, by name
+CURVES = list(dict.fromkeys(m.name for m in registry.metrics_of_kind("ranking", "pooled")))
 
 
 def _first_page(mc) -> None:
     """The serial kernels of the Overview after its layout (ties averaged, the default).
 
-    The page asks for ranking metrics, then scored-row metrics and beyond-accuracy
-    metrics; the metric curves it leaves to its worker thread while they are not
-    compiled. Here they come in the reverse order, the curves after the metrics
+    The page asks for its ranking metrics, then scored-row metrics and beyond-accuracy
+    metrics (the ``overview`` section of the registry); the metric curves it leaves to its
+    worker thread while they are not compiled. Here they come in the reverse order, the curves after the metrics
     the page waits for: the page compiles what it reaches first, the warm-up works
     from the other end, and a kernel one of them is compiling is waited for by the
     other (see :func:`metrics_core.kernels._jit.compile_lock`), so they meet in
     the middle instead of compiling the same kernels side by side.
     """
     from .layout.build import prepare_plain
+    from .plot import CURVE_METRICS
 
     run, _, qrels, features, _, interactions = _tiny_data()
+    page = {kind: [registry.label_at(m, K) for m in registry.metrics_in("overview", *kind)]
+            for kind in (("ranking", "pooled"), ("scored", "scored_per_user"), ("diversity",))}
     with use_variant(SERIAL):
         ranked = prepare_plain(run.drop(columns="relevance"), qrels)
-        for names in (BEYOND_ACCURACY, SCORED):
-            mc.evaluate(ranked, metrics=names, ties="average", item_features=features, interactions=interactions)
-        mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties="average")
-        mc.evaluate(ranked, metrics=RANKING, ties="average")
+        for kind in (("diversity",), ("scored", "scored_per_user")):
+            mc.evaluate(ranked, metrics=page[kind], ties="average", item_features=features, interactions=interactions)
+        mc.metric_curve(ranked, list(CURVE_METRICS), k_max=3, ties="average")
+        mc.evaluate(ranked, metrics=page[("ranking", "pooled")], ties="average")
 
 
 def _exercise(mc) -> None:
     """Evaluate a tiny data set with every metric family and tie rule."""
     run, shuffled, qrels, features, tags, interactions = _tiny_data()
-    names = RANKING + SCORED + BEYOND_ACCURACY
     for ties in ("average", "trec", "input"):
         for frame in (run, shuffled):
             ranked = mc.prepare(frame.drop(columns="relevance"), qrels)
             # curves first: a page computes them last, so a warm-up running beside it has them ready
-            mc.metric_curve(ranked, ["ndcg", "map", "r_precision"], k_max=3, ties=ties)
-            mc.evaluate(ranked, metrics=names, ties=ties, item_features=features, interactions=interactions)
-            mc.evaluate(ranked, metrics=["ils@2"], ties=ties, item_features=tags)
+            mc.metric_curve(ranked, CURVES, k_max=3, ties=ties)
+            mc.evaluate(ranked, metrics=EVERY, ties=ties, item_features=features, interactions=interactions)
+            mc.evaluate(ranked, metrics=ON_TAGS, ties=ties, item_features=tags)
     # integer item ids: the layout kernel is compiled once per id form (strings above)
     mc.prepare(run.assign(item_id=run["item_id"].map({"x": 1, "y": 2, "z": 3})))
     ranked = mc.prepare(run)

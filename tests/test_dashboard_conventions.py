@@ -53,6 +53,23 @@ def reference(data, **kw) -> dict[str, dict[str, float]]:
             for name, run in data.runs.items()}
 
 
+def test_the_sidebar_draws_every_convention_as_declared():
+    # one widget per convention of metrics_core.conventions: its label, its choices in order and its default
+    from metrics_core.conventions import CONVENTIONS
+
+    at = app()
+    for c in CONVENTIONS:
+        if c.is_number:
+            widget = at.number_input(key=c.name)
+        else:
+            widget = at.selectbox(key=c.name)
+            assert list(widget.options) == list(c.choices), c.name
+        assert widget.label == c.label, c.name
+        assert widget.value == c.default, c.name
+    top = [w.key for w in at.sidebar.selectbox]
+    assert top[:2] == ["gain", "ties"], "gain and ties sit at the top of the sidebar, under K"
+
+
 def test_choosing_a_preset_sets_every_convention_and_the_numbers(data):
     at = app()
     at.selectbox(key="preset").set_value("rectools").run()

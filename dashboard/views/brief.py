@@ -5,19 +5,15 @@ on Compare (and saved with the analysis): one verdict line per challenger and me
 model's coverage, the segments where a challenger that does not lose overall is significantly
 worse, and the failure groups that explain its loss, each opening Failures already filtered.
 Everything comes from :func:`metrics_core.brief.build_brief` (the HTML report starts with the
-same brief); this page only arranges it.
+same brief), read through :mod:`dashboard.brief_text`; this page only arranges it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, format as fmt, sources, state, text, triage, url
+from dashboard import background, brief_text, format as fmt, sources, state, text, url
 from dashboard.decision import current as current_decision
-from metrics_core import brief as mb, brief_text as bt
-
-#: The Failures group a brief's failure group opens on ("all": sorted by the gap).
-FAILURES_GROUP = {mb.NOT_SERVED: triage.NOT_SERVED, mb.SCORES_ZERO: triage.NO_HIT, mb.RANKED_LOWER: "all"}
 
 opened = sources.current()
 snapshot = opened is not None and opened.kind == sources.SNAPSHOT
@@ -40,8 +36,8 @@ with state.guard():
     brief = state.decision_brief(decision, title if snapshot else "", notes, progressive=True)
 segments_pending = brief.verdicts.attrs.get("segments_pending", False)
 
-st.caption(text.md(f"{bt.headline(brief)} Over {brief.population}.", limit=900))
-for line in bt.verdict_lines(brief):
+st.caption(text.md(f"{brief_text.headline(brief)} Over {brief.population}.", limit=900))
+for line in brief_text.verdict_lines(brief):
     st.markdown("- " + text.md(line, limit=600))
 for line in brief.coverage:
     st.warning(text.md(line, limit=600), icon=":material/person_off:")
@@ -53,13 +49,13 @@ with left:
         st.caption("The segments of every user attribute are being compared on the server; they appear here "
                    "when that is done (the page updates itself).")
     else:
-        losses = bt.segment_loss_rows(brief, limit=5)
+        losses = brief_text.segment_loss_rows(brief, limit=5)
         if len(losses):
             st.dataframe(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
-        st.caption(text.md(bt.segment_note(brief), limit=600))
+        st.caption(text.md(brief_text.segment_note(brief), limit=600))
 with right:
     st.subheader("What explains the loss", anchor=False)
-    groups = bt.failure_rows(brief, per_pair=3)
+    groups = brief_text.failure_rows(brief, per_pair=3)
     if len(groups):
         picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
                               selection_mode="single-row", placeholder=fmt.EMPTY)
@@ -72,7 +68,7 @@ with right:
             url.remember("failures_model", row["challenger"])
             url.remember("failures_other", decision.baseline)
             url.remember("failures_metric", row["metric"] if "metric" in groups.columns else decision.metrics[0])
-            url.remember("failures_group", FAILURES_GROUP.get(row["group"], "all"))
+            url.remember("failures_group", brief_text.FAILURES_GROUP.get(row["group"], "all"))
             url.switch_page("views/failures.py")
     else:
         st.caption("No challenger scores below the baseline for any user.")

@@ -15,9 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import background, compare_charts as cc, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
-from dashboard.decision import ALPHAS
-from metrics_core import registry
-from metrics_core.stats import CORRECTIONS, TESTS, align_pairs
+from dashboard.decision import ALPHAS, CORRECTIONS, TESTS
 
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
 CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
@@ -200,7 +198,7 @@ focus_metric = url.bound(lambda: right.selectbox("Metric", metrics, key="compare
                                                      st.session_state.get("compare_focus_metric", metrics[0]),
                                                      settings)),
                          "compare_focus_metric", metrics[0], options=metrics)
-a_vals, b_vals, users = align_pairs(per_user[baseline][focus_metric], per_user[focus_model][focus_metric])
+a_vals, b_vals, users = comparisons.paired(per_user[baseline][focus_metric], per_user[focus_model][focus_metric])
 pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challenger": b_vals})
 row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
 segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
@@ -221,7 +219,7 @@ st.subheader("Largest regressions", anchor=False)
 n_show = url.bound(lambda: st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5,
                                            key="compare_n_regressions"),
                    "compare_n_regressions", 20, kind=int, low=5, high=500)
-worst = verdict.regressions(pairs, registry.higher_is_better(focus_metric), int(n_show))
+worst = verdict.regressions(pairs, metric_lists.higher_is_better(focus_metric), int(n_show))
 worst = worst.rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})
 if worst.empty:
     st.success(text.md(f"{focus_model} is never worse than {baseline} on {focus_metric} for the users compared."))

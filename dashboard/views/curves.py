@@ -21,7 +21,7 @@ st.caption("The ranking view: for each K, the mean over users of precision@K (re
            "and recall@K (relevant items in the top K / all the user's relevant items, retrieved or not). "
            "This is what the @K metrics report.")
 with state.guard():
-    long = state.metric_curves(["precision", "recall"], k_max=50)
+    long = state.metric_curves(list(metric_lists.CURVES_K), k_max=50)
 st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, charts.metric_vs_k, colors), key="curves_vs_k")
 
 st.subheader("Pooled over every scored row", anchor=False)
@@ -32,11 +32,11 @@ st.caption(f"Every row of the results is one prediction, labelled positive when 
            "another and get a high pooled AUC while its per-user lists are poor; GAUC (AUC within each user) "
            "and the @K metrics judge the lists.")
 with state.guard():
-    evals = state.evaluate_all(["auc", "gauc", "pr_auc", "pcopc"])
+    evals = state.evaluate_all(list(metric_lists.POOLED_ROWS))
     roc = {n: state.curve("roc", n, r, relevance_threshold=threshold_rel) for n, r in models.items()}
 probabilistic = {n: state.scores_are_probabilities(r) for n, r in models.items()}
 table, hidden, raw = tables.needs_probabilities_view(
-    state.summary_table(evals, ["auc", "gauc", "pr_auc", "pcopc"]).set_index("model"), probabilistic,
+    state.summary_table(evals, list(metric_lists.POOLED_ROWS)).set_index("model"), probabilistic,
     list(metric_lists.NEEDS_PROBABILITIES))
 st.dataframe(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary",
              placeholder=fmt.EMPTY)
@@ -58,10 +58,10 @@ left, right = st.columns(2)
 # the figures are built once per models, labels and conventions (what the curves and their AUCs depend on)
 drawn = (f"{tuple((n, state.model_keys().get(n, n)) for n in models)!r}|{threshold_rel}|{state.users()}|"
          f"{sorted(state.evaluation_options().items())!r}")
-left.plotly_chart(state.keyed_figure("curves_roc", drawn, charts.roc, roc, {n: evals[n].summary["auc"] for n in roc},
+left.plotly_chart(state.keyed_figure("curves_roc", drawn, charts.roc, roc, {n: evals[n].summary[metric_lists.one("roc")] for n in roc},
                                      colors), key="curves_roc")
 right.plotly_chart(state.keyed_figure("curves_pr", f"{drawn}|{recall_over}", charts.pr, pr,
-                                      {n: evals[n].summary["pr_auc"] for n in pr}, colors), key="curves_pr")
+                                      {n: evals[n].summary[metric_lists.one("pr_curve")] for n in pr}, colors), key="curves_pr")
 
 st.subheader("Calibration", anchor=False)
 calibrated = {n: r for n, r in models.items() if probabilistic[n]}
@@ -74,7 +74,7 @@ else:
         cal = {n: state.curve("calibration", n, r, n_bins=n_bins, relevance_threshold=threshold_rel)
                for n, r in calibrated.items()}
     st.plotly_chart(state.keyed_figure("curves_calibration", f"{drawn}|{n_bins}", charts.calibration, cal,
-                                       {n: evals[n].summary["pcopc"] for n in cal}, colors),
+                                       {n: evals[n].summary[metric_lists.one("calibration")] for n in cal}, colors),
                     key="curves_calibration")
     st.caption("Rows per score bin (a point from a few rows says little):")
     st.dataframe(curve_tables.calibration_counts(cal, n_bins), key="curves_bin_counts",
@@ -97,13 +97,13 @@ threshold = url.bound(lambda: st.slider(
     f"{low:.4g} to {high:.4g})", min_value=low, max_value=high, value=default, step=(high - low) / 200,
     key="curves_threshold"), "curves_threshold", default, kind=float, low=low, high=high)
 with state.guard():
-    cm_eval = state.evaluate_all(["accuracy", "precision", "recall", "f1"], threshold=threshold)[cm_model]
+    cm_eval = state.evaluate_all(list(metric_lists.THRESHOLD), threshold=threshold)[cm_model]
     cm = state.curve("confusion", cm_model, models[cm_model], threshold=threshold, relevance_threshold=threshold_rel)
 left, right = st.columns([2, 3])
 left.plotly_chart(charts.confusion(cm, cm_model), key="curves_cm")
 s = cm_eval.summary
-right.dataframe({"metric": ["accuracy", "precision", "recall", "f1"],
-                 "value": [s.get(m, float("nan")) for m in ("accuracy", "precision", "recall", "f1")]},
+right.dataframe({"metric": list(metric_lists.THRESHOLD),
+                 "value": [s.get(m, float("nan")) for m in metric_lists.THRESHOLD]},
                 hide_index=True, key="curves_cm_metrics",
                 column_config={"value": st.column_config.NumberColumn(format="%.4f")}, placeholder=fmt.EMPTY)
 right.caption(f"Threshold {threshold:.4g}; counts over every scored row of {text.md(cm_model)}. The slider "

@@ -8,11 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import background, cache, files, format as fmt, sources, state, tables, text, uploads
-from metrics_core.io import SUPPORTED_FORMATS
+from dashboard import background, cache, files, format as fmt, metric_lists, sources, state, tables, text, uploads
 
 st.title("Data")
-st.caption(f"Supported formats: {SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
+st.caption(f"Supported formats: {files.SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
            f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()} "
            f"{background.limits_text()}")
 
@@ -121,7 +120,8 @@ st.write(f"Item features: {features_said}"
 st.subheader("Diagnostics")
 c = state.controls()
 with state.guard():
-    evals = state.evaluate_all([f"ndcg@{c['k']}"])
+    # the diagnostics of an evaluation at the current K (the first per-user metric offered)
+    evals = state.evaluate_all(metric_lists.labels(metric_lists.PER_USER[:1], c["k"]))
 diags = {name: ev.diagnostics for name, ev in evals.items()}
 st.dataframe(tables.diagnostics_table(diags), key="data_diagnostics", placeholder=fmt.EMPTY)
 for sentence in tables.diagnostics_facts(diags):

@@ -8,8 +8,7 @@ import re
 
 import streamlit as st
 
-import metrics_core as mc
-from dashboard import cache, explain_tables, format as fmt, metric_lists, state, text, url
+from dashboard import explain_tables, format as fmt, metric_lists, state, text, url
 
 st.title("Explain")
 st.caption("When a paper's number, another tool's and ours disagree, this page shows why: the same metric "
@@ -19,8 +18,8 @@ models = state.require_models()
 names = list(models)
 k = state.controls()["k"]
 settings = state.settings()
-metrics = metric_lists.labels(("ndcg", "map", "precision", "recall", "mrr", "hit_rate", "r_precision"), k)
-presets = mc.presets()
+metrics = metric_lists.labels(metric_lists.EXPLAIN, k)
+presets = state.presets()
 # the sidebar's conventions: the Overview's number is a row, and a start or end of the path
 own = {explain_tables.THIS_DASHBOARD: state.conventions()}
 choices = [explain_tables.THIS_DASHBOARD, *presets.index]
@@ -34,16 +33,8 @@ metric = url.bound(lambda: right.selectbox("Metric", metrics, key="explain_metri
                    "explain_metric", metrics[0], options=metrics)
 
 
-def _explanation(model_key: str, label: str, ranked) -> mc.Explanation:
-    """Every preset's value of ``label`` and the sidebar's (cached per model content, metric and
-    sidebar conventions)."""
-    key = f"explain|{model_key}|{label}|{sorted(own[explain_tables.THIS_DASHBOARD].items())!r}"
-    return cache.SHARED.get_or_compute(key, lambda: mc.explain(ranked, metric=label, settings=own),
-                                       size=lambda e: cache.nbytes(e.values) + cache.nbytes(e.steps))
-
-
 with state.guard(), st.spinner("Computing the metric as every library would..."):
-    explanation = _explanation(state.model_keys().get(model, model), metric, models[model])
+    explanation = state.explanation(model, metric, models[model], own)
 
 st.subheader("As each library reports it", anchor=False)
 values = explain_tables.values_table(explanation, presets)

@@ -57,7 +57,7 @@ n = url.bound(lambda: right.number_input("Users shown", min_value=5, max_value=1
                                         key="failures_n"),
               "failures_n", 25, kind=int, low=5, high=1000)
 
-hit_label = metric_lists.label("hit_rate", k)
+hit_label = metric_lists.label(metric_lists.one("triage"), k)
 all_metrics = metric_lists.labels(metric_lists.PER_USER, k)
 with state.guard():
     state.show_population(warn=False)

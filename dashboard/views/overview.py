@@ -77,9 +77,9 @@ if show_ci:
 st.subheader("Scored-row metrics")
 probabilistic = {name: state.scores_are_probabilities(r) for name, r in models.items()}
 needs = list(metric_lists.NEEDS_PROBABILITIES)
-REGRESSION = ["rmse", "mse", "mae", "r2", "explained_variance"]
-if state.conventions()["threshold"] == 0.5:  # the default threshold only means something for probabilities
-    needs += ["accuracy", "precision", "recall", "f1"]
+REGRESSION = list(metric_lists.ERRORS)
+if state.at_default("threshold"):  # the default threshold (0.5) only means something for probabilities
+    needs += metric_lists.THRESHOLD
 scored_all = state.summary_table(ev_scored, scored).set_index("model")
 scored_wide, hidden, raw_models = tables.needs_probabilities_view(scored_all, probabilistic, needs)
 # the error metrics compare the score with the relevance grade: only meaningful when the scores
@@ -122,8 +122,10 @@ if show_div:
     div_wide = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all")
     st.dataframe(div_wide, column_config=fmt.metric_columns(list(div_wide.columns), settings),
                  key="overview_diversity_table", placeholder=fmt.EMPTY)
-    if f"ils@{k}" not in div_wide.columns:
-        st.caption("ILS and ILD need an item-features table (upload one on the Data page).")
+    if metric_lists.NEEDS_FEATURES and not set(metric_lists.labels(metric_lists.NEEDS_FEATURES, k)) & set(
+            div_wide.columns):
+        st.caption(f"{' and '.join(n.upper() for n in metric_lists.NEEDS_FEATURES)} need an item-features table "
+                   "(upload one on the Data page).")
 
 div_all = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all") if show_div else None
 all_metrics = ranking + list(scored_wide.columns) + (list(div_all.columns) if show_div else [])

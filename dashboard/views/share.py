@@ -98,7 +98,7 @@ st.caption("One self-contained file (charts included, no internet needed): the u
            "per-user distributions, over the same users as the other pages (the sidebar's \"Users counted\").")
 left, right = st.columns([3, 2])
 report_metrics = left.multiselect("Metrics in the report", per_user_metrics + metric_lists.scored_labels(),
-                                  default=[m for m in (f"ndcg@{k}", f"recall@{k}", f"map@{k}", "auc")
+                                  default=[m for m in metric_lists.labels(metric_lists.SHARE_DEFAULT, k)
                                            if m in per_user_metrics + metric_lists.scored_labels()],
                                   key="share_report_metrics",
                                   help="Every metric's definition is on the Overview (hover its column); "

@@ -11,8 +11,8 @@ The file (see :mod:`metrics_core.report`) holds the settings, every metric with 
 ROC/precision-recall curves and per-user distributions, every per-user number over the users
 ``--users`` counts (said at the top with each run's coverage). plotly.js is inlined: the file opens
 offline and can be mailed or attached as it is. Without ``--metrics`` the report holds
-``DEFAULT_METRICS`` (the per-user ranking metrics at K=10 and the rank-based scored-row
-metrics, which need no probabilities). Inputs are named by file name only: a report goes to
+``DEFAULT_METRICS``: the registry's ``headline`` metrics (the usual per-user ranking metrics at
+K=10 and the rank-based scored-row metrics, which need no probabilities). Inputs are named by file name only: a report goes to
 other teams, and local paths say nothing to them.
 """
 
@@ -21,13 +21,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .. import registry
 from ..errors import MetricsError
 from .compare import add_test_arguments, check_test_arguments, evaluate_runs, print_notes
 from .evaluate import (add_convention_arguments, add_input_arguments, metric_labels,
                        resolved_conventions)
 
-DEFAULT_METRICS = ("ndcg@10", "map@10", "mrr@10", "precision@10", "recall@10", "hit_rate@10",
-                   "r_precision", "auc", "pr_auc", "gauc")
+#: the cutoff of the default metrics that take one
+DEFAULT_K = 10
+DEFAULT_METRICS = tuple(registry.label_at(m, DEFAULT_K) for m in registry.metrics_in("headline"))
 
 HELP = "write a self-contained HTML report (summary with CIs, comparisons, curves)"
 
