@@ -6,8 +6,7 @@ code that dispatches on a metric's name instead of reading its registry entry.
 Read with ``ast``: docstrings and longer text do not count, only whole strings
 and f-strings. A literal that is legitimately not such dispatch is listed in
 ``ALLOWED`` with its reason, by file and enclosing definition (the function,
-class or module-level name it sits in). ``PENDING`` lists today's literals of
-files being reworked elsewhere: each entry is to be emptied, never added to.
+class or module-level name it sits in).
 """
 
 from __future__ import annotations
@@ -72,20 +71,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/single.py", "reciprocal_rank"): "a kernel column read by the single-list helper",
 }
 
-#: files reworked on other branches (Spark; the report command and the warm-up): today's literals, to be emptied
-PENDING: dict[tuple[str, str], frozenset[str]] = {
-    ("metrics_core/commands/report.py", "DEFAULT_METRICS"): frozenset(
-        {"auc", "gauc", "hit_rate@10", "map@10", "mrr@10", "ndcg@10", "pr_auc", "precision@10", "r_precision",
-         "recall@10"}),
-    ("metrics_core/warmup.py", "BEYOND_ACCURACY"): frozenset(
-        {"coverage@2", "ils@2", "novelty@2", "personalization@2", "serendipity_pop@2"}),
-    ("metrics_core/warmup.py", "RANKING"): frozenset({"hit_ratio@2", "map", "mrr", "ndcg@2", "pap@2", "pauc@2"}),
-    ("metrics_core/warmup.py", "SCORED"): frozenset({"accuracy", "auc", "gauc", "logloss", "pcopc", "pr_auc"}),
-    ("metrics_core/warmup.py", "_exercise"): frozenset({"ils@2", "map", "ndcg", "r_precision"}),
-    ("metrics_core/warmup.py", "_first_page"): frozenset({"map", "ndcg", "r_precision"}),
-    ("metrics_core/warmup.py", "_tiny_data"): frozenset({"f1"}),
-}
-
 
 def is_metric_name(text: str) -> bool:
     """A whole metric name or alias, or one with a cutoff (``@10``, ``@k``, an f-string's ``@{k}``)."""
@@ -133,14 +118,14 @@ def hits() -> dict[tuple[str, str], set[str]]:
 
 def test_metric_names_are_written_only_in_the_registry():
     unexpected = {f"{path}:{scope}": sorted(names) for (path, scope), names in hits().items()
-                  if (path, scope) not in ALLOWED and not names <= PENDING.get((path, scope), frozenset())}
+                  if (path, scope) not in ALLOWED}
     assert not unexpected, ("metric names written outside metrics_core/registry.py (read the registry entry "
                             f"instead, or allow the literal with its reason): {unexpected}")
 
 
 def test_every_allowance_is_still_needed():
     found = hits()
-    stale = [key for key in list(ALLOWED) + list(PENDING) if key not in found]
+    stale = [key for key in list(ALLOWED) if key not in found]
     assert not stale, f"allowed literals no longer there (remove them from the lists): {stale}"
     assert all(reason.strip() for reason in ALLOWED.values())
 
