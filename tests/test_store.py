@@ -697,7 +697,7 @@ def test_a_store_of_the_previous_version_gains_owners_revisions_and_sizes(backen
     digest = hashlib.sha256(data).hexdigest()
     working, snapshot = "W" * 32, "S" * 32
     with engine.begin() as conn:
-        for table in ("store_files", "store_chunks", "store_analyses", "store_blobs", "store_meta"):
+        for table in ("store_briefs", "store_files", "store_chunks", "store_analyses", "store_blobs", "store_meta"):
             conn.execute(sa.text(f"DROP TABLE {table}"))
         V1_METADATA.create_all(conn)
         t = V1_METADATA.tables
