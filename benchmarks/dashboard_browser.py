@@ -26,7 +26,9 @@
 6. ``--snapshot``: the analysis is shared from the Share page, the server is restarted (same
    store, a new process that has not seen it), and the link is opened in a new browser
    context: the seconds until the brief is readable (title, verdict lines) and until it is
-   complete (segments and failure groups drawn, no resampling pending).
+   complete (segments and failure groups drawn, no resampling pending). The restart waits until
+   the snapshot's brief is kept in the store (computed once sharing, see
+   ``dashboard/snapshot_brief.py``), and the report says how long that took.
 
 Prints action -> n, p50, p95, max seconds; overall p50 / p95 / max of every interaction
 after the upload, how many took over 1 s and 2 s, exceptions shown by the app, load
@@ -36,6 +38,7 @@ average at start and end, the server's peak RSS. Nothing is asserted (the machin
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import faulthandler
 import json
 import os
@@ -243,6 +246,23 @@ def open_snapshot(browser, link: str, url: str, timeout_ms: int) -> list[Timing]
             Timing(SNAPSHOT_COMPLETE, 0, "brief", complete or float("nan"), True, complete is None)]
 
 
+def wait_for_kept_brief(db: Path, deadline: float) -> float | None:
+    """Seconds until the shared snapshot's brief is kept in the store (the server computes it once
+    its resampled statistics and segments are done; a restart before that would lose it), or None
+    when it is not kept by the deadline (the link then computes it from the files)."""
+    start = time.perf_counter()
+    while time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+                if conn.execute("SELECT COUNT(*) FROM store_briefs").fetchone()[0]:
+                    return time.perf_counter() - start
+        except sqlite3.Error:  # no such table (a version without kept briefs) or the file is busy
+            if time.perf_counter() - start > 120:
+                return None
+        time.sleep(0.1)
+    return None
+
+
 def session(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, deadline: float,
             action_timeout: float, plan: str, upload_files: bool = True) -> tuple[list, list]:
     """One browser, one context: open the app, upload, run the plan."""
@@ -403,6 +423,7 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
             """A new server process on the same store (the snapshot link's first opening)."""
             nonlocal proc
             peaks.append(peak_rss_mib(proc.pid))
+            out["brief_kept_seconds"] = wait_for_kept_brief(tmp / "store" / "analyses.sqlite3", deadline)
             stop_process(proc)
             proc, new_url = start_server(repo / "dashboard" / "app.py", cwd=repo, log_path=tmp / "server2.log",
                                          extra_env=env)
@@ -439,6 +460,10 @@ def report(out: dict) -> str:
              f"load average at start {out['load_start']}, at end {out['load_end']}; "
              f"server peak RSS {out.get('server_peak_rss_mib', float('nan')):,.0f} MiB; "
              f"whole run {out['seconds']:.0f} s", "", markdown(out["summary"]), ""]
+    if "brief_kept_seconds" in out:
+        kept = out["brief_kept_seconds"]
+        lines.append("snapshot's brief kept in the store " + (f"{kept:.1f} s after the link was shown (the server "
+                     "was restarted then)" if kept is not None else "never: the link computed it from the files"))
     if out.get("cli_median"):
         lines.append(f"command line (`python3 -m metrics_core evaluate`, 3 runs + truth, {len(cli_metrics())} metrics): "
                      f"{', '.join(f'{s:.2f}' for s in out['cli_seconds'])} s (median {out['cli_median']:.2f} s); "

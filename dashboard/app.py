@@ -17,7 +17,8 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import kernel_warmup, owner, preload, sources, state, tables, text, uploads, url, url_numbers  # noqa: E402
+from dashboard import (kernel_warmup, owner, preload, snapshot_brief, sources, state, tables, text,  # noqa: E402
+                       uploads, url, url_numbers)
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -86,7 +87,8 @@ if state.is_demo() and nav.title != "Data":
     st.info("**Demo data**: three synthetic models (popularity baseline, matrix factorization, "
             "two-tower) on 2,400 users with graded relevance. Upload your own results with "
             "**Add files** in the sidebar.", icon=":material/science:")
-if nav.title != "Data":
+# (not on a snapshot's Brief before its files are prepared: the kept brief shows without them)
+if nav.title != "Data" and not snapshot_brief.opening_without_data(nav.title):
     lengths = np.concatenate([ranked.list_lengths for ranked in state.get_models().values()] or [[]])
     notice = tables.k_exceeds_lists(lengths, state.controls()["k"])
     if notice:

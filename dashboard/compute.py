@@ -336,24 +336,52 @@ def decision_brief(decision: Any, title: str = "", notes: str = "", progressive:
     on more than ``background.FOREGROUND_USERS`` users they are computed on the server thread and
     the brief comes at once without them: ``verdicts.attrs["segments_pending"]`` is then True and
     their cache key is among the pending keys."""
-    from metrics_core.brief import brief_segments, build_brief
+    return _assemble_brief(_brief_inputs(decision), decision, title, notes, progressive)
 
+
+def complete_brief_later(decision: Any, title: str = "", notes: str = ""):
+    """A function of no argument, callable on any thread, that waits for every pending result of
+    :func:`decision_brief` and returns the complete brief (the same numbers the page shows once
+    nothing is pending). The session's part (which models, conventions, attributes) is read now."""
     from . import background
 
-    from . import comparisons
+    inputs = _brief_inputs(decision)
+
+    def complete() -> Any:
+        while True:
+            built = _assemble_brief(inputs, decision, title, notes, progressive=True)
+            pending = list(built.verdicts.attrs.get("pending", []))
+            if not pending:
+                return built
+            if not background.wait(pending):  # a job failed or was dropped: no complete brief
+                return None
+    return complete
+
+
+def _brief_inputs(decision: Any) -> dict[str, Any]:
+    """What the brief reads from the session: the evaluations, the users counted, the content keys,
+    the conventions and the attributes (each cached; the rest needs no session)."""
     from .loading import user_attributes
 
     metrics = list(decision.metrics)
     evals = evaluate_all(metrics, counted=False)
-    counted = population()
+    return {"evals": evals, "counted": population(), "keys": model_keys(),
+            "opt_key": (users(), tuple(sorted(evaluation_options().items()))), "attributes": user_attributes()}
+
+
+def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: str, progressive: bool) -> Any:
+    from metrics_core.brief import brief_segments, build_brief
+
+    from . import background, comparisons
+
+    metrics = list(decision.metrics)
+    evals, counted, keys, opt_key = inputs["evals"], inputs["counted"], inputs["keys"], inputs["opt_key"]
     chosen = [decision.baseline, *decision.challengers]
-    keys = model_keys()
-    opt_key = (users(), tuple(sorted(evaluation_options().items())))
     per_user = {n: counted.table(evals[n].per_user[metrics]) for n in chosen}
     table = comparisons.comparison(tuple(keys.get(n, n) for n in chosen), per_user, tuple(metrics),
                                    decision.baseline, decision.test, decision.correction, float(decision.alpha),
                                    opt_key)
-    attributes = user_attributes()
+    attributes = inputs["attributes"]
     attr_key = (None if attributes is None else
                 int(pd.util.hash_pandas_object(attributes, index=False).sum()) & (2**64 - 1))
     models_key = tuple(keys.get(n, n) for n in evals)

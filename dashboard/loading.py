@@ -23,7 +23,7 @@ from metrics_core.io.checks import check_run_duplicates
 
 from . import cache, text
 from . import demo as demo_mod
-from .sources import Blob, sources
+from .sources import Blob, Sources, sources
 
 # ----------------------------------------------------------------------------
 # Cached reading and preparation (keyed by content hash, never by DataFrame)
@@ -58,8 +58,16 @@ def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
     :func:`_prepare`), as the command line does.
     """
     key = f"read|{kind}|{blob.key}|{blob.name}"
-    with st.spinner(text.md(f"Reading {blob.name}...")) if key not in cache.SHARED else contextlib.nullcontext():
+    with st.spinner(text.md(f"Reading {blob.name}...")) if _spin(key) else contextlib.nullcontext():
         return cache.SHARED.get_or_compute(key, lambda: _read(blob, kind))
+
+
+def _spin(key: str) -> bool:
+    """Whether to show a spinner while ``key`` is computed: when it is not cached and a page's
+    script runs this thread (:func:`warm` runs on the server's worker thread, with no page)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    return key not in cache.SHARED and get_script_run_ctx(suppress_warning=True) is not None
 
 
 def _first_line(exc: Exception) -> str:
@@ -98,7 +106,7 @@ def _prepare(blob: Blob, qrels_key: str, name: str, run: pd.DataFrame, mapping: 
             detail = _first_line(exc)
             raise MetricsError(f"cannot prepare this model ({detail})") from None
     key = f"prepare|{blob.key}|{qrels_key}|{name}"
-    with st.spinner("Sorting each user's list...") if key not in cache.SHARED else contextlib.nullcontext():
+    with st.spinner("Sorting each user's list...") if _spin(key) else contextlib.nullcontext():
         return cache.SHARED.get_or_compute(key, compute)
 
 
@@ -157,9 +165,10 @@ def _entries() -> tuple[list[ModelEntry], list[tuple[str | None, str]]]:
     return report.entries, [(p.model, p.message) for p in report.problems if p.role in ("run", "qrels")]
 
 
-def load_report() -> LoadReport:
-    """Read and prepare every loaded file (cached): see :class:`LoadReport`."""
-    src = sources()
+def load_report(src: Sources | None = None) -> LoadReport:
+    """Read and prepare every loaded file (cached): see :class:`LoadReport`. ``src``: the
+    session's sources unless given (:func:`warm` gives them, off the page's thread)."""
+    src = sources() if src is None else src
     if not src.runs:
         params = demo_data().params
         pkey = "demo:" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
@@ -170,7 +179,7 @@ def load_report() -> LoadReport:
                 read_blob(src.qrels, "qrels")
             except MetricsError as exc:
                 problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
-        return LoadReport(entries, problems + _side_problems(), [])
+        return LoadReport(entries, problems + _side_problems(src), [])
     problems: list[Problem] = []
     qrels_df = None
     qrels_key = ""
@@ -197,7 +206,14 @@ def load_report() -> LoadReport:
             problems.append(Problem("run", name, blob.name, f"Model {name}: {exc}"))
             continue
         out.append(ModelEntry(name, f"{blob.key}#{qrels_key}", ranked))
-    return LoadReport(out, problems + _side_problems(), waiting)
+    return LoadReport(out, problems + _side_problems(src), waiting)
+
+
+def warm(src: Sources) -> int:
+    """Read and prepare every file of ``src`` into the server cache, without a page (on the
+    server's worker thread: a snapshot whose brief was kept opens at once while its data
+    loads here); the number of models prepared."""
+    return len(load_report(src).entries)
 
 
 def load_errors() -> list[str]:
@@ -308,9 +324,9 @@ def user_attributes() -> pd.DataFrame | None:
         return None
 
 
-def _side_problems() -> list[Problem]:
+def _side_problems(src: Sources | None = None) -> list[Problem]:
     """Problems of the item-features and user-attributes files."""
-    src = sources()
+    src = sources() if src is None else src
     out = []
     for role, col in (("item_features", "item_id"), ("user_attributes", "user_id")):
         blob = getattr(src, role)

@@ -17,7 +17,8 @@ tab changed meanwhile gets a message instead of overwriting it.
 
 Store API used (``metrics_core.store.AnalysisStore``): ``create_working``,
 ``update_working``, ``copy``, ``save_snapshot``, ``load``, ``delete_snapshot``,
-``check_can_store``, ``usage``. Nothing else in the dashboard imports the store.
+``check_can_store``, ``usage``, and a snapshot's kept brief (``stored_brief``,
+``keep_brief``; see :mod:`dashboard.snapshot_brief`). Nothing else in the dashboard imports the store.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
            "reset_to_demo", "upload_generation", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
            "refused_uploads", "upload_limits_text", "read_only", "make_own_copy", "save_conflict",
-           "replaced_working_copy"]
+           "replaced_working_copy", "stored_brief", "keep_brief"]
 
 ROLES = ("qrels", "item_features", "user_attributes")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
@@ -477,3 +478,24 @@ def delete_snapshot(analysis_id: str, delete_token: str) -> None:
     opened = current()
     if opened is not None and opened.id == analysis_id:
         reset_to_demo()
+
+
+def stored_brief(analysis_id: str, settings_key: str, format_version: str) -> str | None:
+    """The brief kept with a snapshot under these settings and format (its JSON), or None,
+    also when the store cannot be read (the brief is then computed from the files)."""
+    try:
+        return _store().stored_brief(analysis_id, settings_key, format_version)
+    except StoreError:
+        return None
+
+
+def keep_brief(analysis_id: str, settings_key: str, format_version: str, content: str) -> Future:
+    """Keep a snapshot's brief in the store, on the store thread (the page does not wait). A
+    brief the store refuses (full, too large) is simply not kept: the next opening computes it."""
+    def save(store: AnalysisStore) -> bool:
+        try:
+            store.keep_brief(analysis_id, settings_key, format_version, content)
+        except StoreError:
+            return False
+        return True
+    return _SAVER.submit(save, _store())

@@ -697,7 +697,7 @@ def test_a_store_of_the_previous_version_gains_owners_revisions_and_sizes(backen
     digest = hashlib.sha256(data).hexdigest()
     working, snapshot = "W" * 32, "S" * 32
     with engine.begin() as conn:
-        for table in ("store_files", "store_chunks", "store_analyses", "store_blobs", "store_meta"):
+        for table in ("store_briefs", "store_files", "store_chunks", "store_analyses", "store_blobs", "store_meta"):
             conn.execute(sa.text(f"DROP TABLE {table}"))
         V1_METADATA.create_all(conn)
         t = V1_METADATA.tables
@@ -732,6 +732,45 @@ def test_a_store_of_the_previous_version_gains_owners_revisions_and_sizes(backen
 
 
 # ---------------------------------------------------------------------------- deletion is real
+def test_a_snapshot_keeps_one_brief_counted_with_its_record(backend):
+    """A snapshot keeps one brief: read back only under the settings key and format it was kept
+    with, replaced by the next, counted with the record against its saver's share, removed with it;
+    a working copy keeps none, and a brief over the size limit or the quota is refused in one line."""
+    store = backend.store(quota_bytes="200KiB", client_share=1)
+    settings = {"view": {"k": "10"}}
+    receipt = store.save_snapshot({"a.csv": b"user_id,item_id,score\n"}, settings, title="T", owner="alice")
+    base = record(settings, "T", "", [("a.csv", "")])
+    content = json.dumps({"verdicts": ["écart ▲"] * 50})
+    key, other = "a" * 64, "b" * 64
+    assert store.stored_brief(receipt.id, key, "brief-1") is None
+    store.keep_brief(receipt.id, key, "brief-1", content)
+    assert store.stored_brief(receipt.id, key, "brief-1") == content
+    assert store.stored_brief(receipt.id, other, "brief-1") is None  # other settings
+    assert store.stored_brief(receipt.id, key, "brief-2") is None  # another format: computed again
+    kept = 128 + len(content.encode("utf-8"))
+    assert store.usage().used_bytes == len(b"user_id,item_id,score\n") + base + kept
+    assert store.usage(owner="alice").client_used_bytes == store.usage().used_bytes
+    assert store.usage(owner="bob").client_used_bytes == 0  # kept by whoever opened it: counts for its saver
+    # the next brief replaces it: one row, counted once
+    store.keep_brief(receipt.id, other, "brief-1", "{}")
+    assert backend.count("store_briefs") == 1 and store.stored_brief(receipt.id, key, "brief-1") is None
+    assert store.usage().used_bytes == len(b"user_id,item_id,score\n") + base + 128 + 2
+    # limits, each one line, and nothing changed
+    working = store.create_working({}, {})
+    with pytest.raises(StoreError, match="only a snapshot keeps its brief"):
+        store.keep_brief(working, key, "brief-1", "{}")
+    with pytest.raises(StoreError, match="more than the 2,097,152 kept per snapshot") as info:
+        store.keep_brief(receipt.id, key, "brief-1", "x" * (2 * 1024 * 1024 + 1))
+    assert "\n" not in str(info.value)
+    with pytest.raises(StoreFullError, match="is full"):
+        store.keep_brief(receipt.id, key, "brief-1", "y" * 204_500)  # under the quota, over what is left
+    assert store.stored_brief(receipt.id, other, "brief-1") == "{}"
+    with pytest.raises(StoreError, match="no saved analysis"):
+        store.keep_brief(new_analysis_id(), key, "brief-1", "{}")
+    store.delete_snapshot(receipt.id, receipt.delete_token)
+    assert backend.count("store_briefs") == 0
+
+
 def _postgres_bytes(backend) -> int:
     """Disk size of the chunk table (with its TOAST data) after a VACUUM, which is what
     autovacuum does on its own: deleted rows' pages are cut off the end of the table."""

@@ -5,14 +5,16 @@ on Compare (and saved with the analysis): one verdict line per challenger and me
 model's coverage, the segments where a challenger that does not lose overall is significantly
 worse, and the failure groups that explain its loss, each opening Failures already filtered.
 Everything comes from :func:`metrics_core.brief.build_brief` (the HTML report starts with the
-same brief), read through :mod:`dashboard.brief_text`; this page only arranges it.
+same brief), read through :mod:`dashboard.brief_text`; this page only arranges it. A snapshot's
+brief kept in the store is drawn from there at once while its files load on the server
+(:mod:`dashboard.snapshot_brief`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, brief_text, format as fmt, sources, state, text, url
+from dashboard import background, brief_text, format as fmt, snapshot_brief, sources, state, text, url
 from dashboard.decision import current as current_decision
 
 opened = sources.current()
@@ -22,18 +24,35 @@ notes = opened.notes if snapshot and opened.notes else ""
 st.title(text.md(title, limit=120), anchor=False)
 if notes:
     st.text(notes)
-models = state.require_models()
-names = list(models)
-if len(names) < 2:
-    st.info("A decision needs at least two models: add another ranked-results file under **Add files** in "
-            "the sidebar. The Overview shows every metric of this one.")
-    st.page_link("views/overview.py", label="Overview", icon=":material/leaderboard:")
-    st.stop()
-
-decision = current_decision(names)
-with state.guard():
-    # the segments (every attribute's values compared) follow from the server thread on large data
-    brief = state.decision_brief(decision, title if snapshot else "", notes, progressive=True)
+# A snapshot's brief kept in the store comes at once, without reading its files; they load meanwhile.
+kept = None
+run_names = list(sources.sources().runs)
+if snapshot and len(run_names) >= 2:
+    decision = current_decision(run_names)
+    kept = snapshot_brief.stored(decision, title, notes)
+if kept is None:
+    models = state.require_models()
+    names = list(models)
+    if snapshot:
+        snapshot_brief.mark_loaded()
+    if len(names) < 2:
+        st.info("A decision needs at least two models: add another ranked-results file under **Add files** in "
+                "the sidebar. The Overview shows every metric of this one.")
+        st.page_link("views/overview.py", label="Overview", icon=":material/leaderboard:")
+        st.stop()
+    decision = current_decision(names)
+    with state.guard():
+        # the segments (every attribute's segments compared) follow from the server thread on large data
+        brief = state.decision_brief(decision, title if snapshot else "", notes, progressive=True)
+    if snapshot:
+        snapshot_brief.keep(decision, title, notes, brief)
+else:
+    brief = kept
+    if not snapshot_brief.data_loaded():
+        with st.container(key="brief_from_snapshot"):
+            st.caption("As computed when this snapshot was made; its files are being loaded on the server for "
+                       "the other pages.")
+        background.refresh_when_ready([snapshot_brief.load_data_later()])
 segments_pending = brief.verdicts.attrs.get("segments_pending", False)
 
 st.caption(text.md(f"{brief_text.headline(brief)} Over {brief.population}.", limit=900))

@@ -38,7 +38,7 @@ Storage
 * The quota, ``$METRICS_CORE_STORE_QUOTA`` (default 10 GiB; e.g. ``500MB``, ``20GiB``),
   counts everything stored: each distinct content once, and every record (512 bytes, plus
   its settings as JSON, title and notes, plus 128 bytes and the name and role of each of its
-  files; see :mod:`metrics_core.store.accounting`). One client may fill at most
+  files, plus a snapshot's kept brief; see :mod:`metrics_core.store.accounting`). One client may fill at most
   ``$METRICS_CORE_STORE_CLIENT_SHARE`` of it (default 0.25): its own records and, once each,
   every content they use. A save that does not fit raises :class:`StoreFullError` with one
   line saying how full the store (or the client's share) is and what to do; a save that adds
@@ -71,6 +71,8 @@ API (``store = AnalysisStore()``)
 ``store.exists(id)``                                          live analysis with that id?
 ``store.delete_snapshot(id, delete_token)``                   wrong token: StoreError
 ``store.delete_working(id, owner=)`` / ``store.delete(id, token=None, owner=)``  -> whether it existed
+``store.keep_brief(id, settings_key, format_version, content)``  a snapshot's brief (JSON, at most 2 MiB)
+``store.stored_brief(id, settings_key, format_version)``     -> its JSON when kept under those, else None
 ``store.check_can_store(nbytes, owner=, sha256=)``           upload-time quota check (also ``can_store``)
 ``store.usage(owner=)``                                       -> :class:`StoreUsage` (store and client)
 ``store.purge_expired()``                                     remove expired working copies

@@ -3,8 +3,10 @@
 * A **content** (a file's bytes) counts its size once, however many analyses use it.
 * A **record** (a working copy or snapshot) counts :data:`ANALYSIS_RECORD_BYTES` plus the
   UTF-8 bytes of its settings (as JSON), title and notes, plus for each of its files
-  :data:`FILE_RECORD_BYTES` and the UTF-8 bytes of the file's name and role. The figure is
-  kept in the record's ``meta_bytes`` column when it is written.
+  :data:`FILE_RECORD_BYTES` and the UTF-8 bytes of the file's name and role, plus, for a
+  snapshot whose brief is kept (``store_briefs``), :data:`BRIEF_RECORD_BYTES` and the UTF-8
+  bytes of the brief's JSON. The figure is kept in the record's ``meta_bytes`` column when it
+  is written.
 
 The store's total is the sum of both. A **client** (the owner secret given by the caller;
 all calls without one form one client) counts its own records and, once each, every content
@@ -20,23 +22,28 @@ from sqlalchemy.engine import Connection
 
 from metrics_core.store import schema
 
-__all__ = ["ANALYSIS_RECORD_BYTES", "FILE_RECORD_BYTES", "record_bytes", "owned_by", "total_used",
+__all__ = ["ANALYSIS_RECORD_BYTES", "FILE_RECORD_BYTES", "BRIEF_RECORD_BYTES", "record_bytes", "owned_by", "total_used",
            "client_used", "client_uses"]
 
 #: Bytes each working copy or snapshot counts for its row, besides the texts it holds.
 ANALYSIS_RECORD_BYTES = 512
 #: Bytes each file entry of an analysis counts, besides its name and role.
 FILE_RECORD_BYTES = 128
+#: Bytes a kept brief counts for its row, besides its JSON.
+BRIEF_RECORD_BYTES = 128
 
 
 def _utf8(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def record_bytes(settings_json: str, title: str, notes: str, files: Iterable[tuple[str, str]]) -> int:
-    """What one record counts: ``files`` are its files' ``(name, role)``."""
+def record_bytes(settings_json: str, title: str, notes: str, files: Iterable[tuple[str, str]],
+                 brief: str | None = None) -> int:
+    """What one record counts: ``files`` are its files' ``(name, role)``, ``brief`` the JSON of its
+    kept brief (None: none kept)."""
     return (ANALYSIS_RECORD_BYTES + _utf8(settings_json) + _utf8(title) + _utf8(notes)
-            + sum(FILE_RECORD_BYTES + _utf8(name) + _utf8(role) for name, role in files))
+            + sum(FILE_RECORD_BYTES + _utf8(name) + _utf8(role) for name, role in files)
+            + (0 if brief is None else BRIEF_RECORD_BYTES + _utf8(brief)))
 
 
 def owned_by(owner_hash: str | None):

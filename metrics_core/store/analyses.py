@@ -24,7 +24,7 @@ from metrics_core.store.ids import (hash_delete_token, hash_owner, new_analysis_
 from metrics_core.store.records import (SNAPSHOT, WORKING, SavedAnalysis, SavedFile, SnapshotReceipt,
                                         StoreUsage)
 
-__all__ = ["DB_NAME", "MAX_TITLE_CHARS", "MAX_NOTES_CHARS", "MAX_SETTINGS_BYTES", "MAX_NAME_CHARS",
+__all__ = ["DB_NAME", "MAX_BRIEF_BYTES", "MAX_TITLE_CHARS", "MAX_NOTES_CHARS", "MAX_SETTINGS_BYTES", "MAX_NAME_CHARS",
            "MAX_ROLE_CHARS", "AnalysisStore"]
 
 #: The SQLite file's name inside the store directory.
@@ -36,6 +36,10 @@ MAX_SETTINGS_BYTES = 64 * 1024
 #: A file's name and role, in characters.
 MAX_NAME_CHARS = 1_000
 MAX_ROLE_CHARS = 100
+#: A snapshot's kept brief (a few tables of at most a few hundred rows, as JSON): 2 MiB at most.
+MAX_BRIEF_BYTES = 2 * 1024 * 1024
+#: Lengths of a kept brief's settings key (a SHA-256 in hex) and format version.
+_BRIEF_KEY_CHARS, _BRIEF_FORMAT_CHARS = 64, 32
 # A working copy's expiry is written back on use at most this often (seconds).
 _REFRESH_EVERY = 60.0
 
@@ -305,6 +309,7 @@ class AnalysisStore:
         """Delete an analysis and the contents nothing else uses; return bytes freed (+1 so
         that removing an analysis without files still counts as a change)."""
         digests = self._drop_files(conn, analysis_id)
+        conn.execute(schema.briefs.delete().where(schema.briefs.c.analysis_id == analysis_id))
         conn.execute(schema.analyses.delete().where(schema.analyses.c.id == analysis_id))
         return blobs.collect_garbage(conn, digests) + 1
 
@@ -335,7 +340,9 @@ class AnalysisStore:
         a, f = schema.analyses.c, schema.files.c
         row = conn.execute(sa.select(a.settings, a.title, a.notes).where(a.id == analysis_id)).one()
         names = conn.execute(sa.select(f.name, f.role).where(f.analysis_id == analysis_id)).all()
-        size = accounting.record_bytes(row.settings, row.title, row.notes, [(n.name, n.role) for n in names])
+        brief = conn.execute(sa.select(schema.briefs.c.content)
+                             .where(schema.briefs.c.analysis_id == analysis_id)).scalar()
+        size = accounting.record_bytes(row.settings, row.title, row.notes, [(n.name, n.role) for n in names], brief)
         conn.execute(schema.analyses.update().where(a.id == analysis_id).values(meta_bytes=size))
 
     def _finish(self, conn: Connection, analysis_id: str, before: tuple[int, int], owner_hash: str | None,
@@ -501,6 +508,45 @@ class AnalysisStore:
         kept anywhere, so only :meth:`operator_delete` can remove it). New code uses
         :meth:`save_snapshot` or :meth:`snapshot`."""
         return self.save_snapshot(files, settings, title=title, owner=owner).id
+
+    # ------------------------------------------------------------------ kept briefs
+    def stored_brief(self, analysis_id: str, settings_key: str, format_version: str) -> str | None:
+        """The brief kept with snapshot ``analysis_id`` (its JSON text) when it was computed under
+        ``settings_key`` and ``format_version``; ``None`` when none is kept, or one under other
+        settings or another format (the caller computes it again). The text is what the server
+        stored: the caller still checks its shape before using it."""
+        validate_analysis_id(analysis_id)
+        b = schema.briefs.c
+        with self._errors("read from"), engine.read_transaction(self._engine()) as conn:
+            return conn.execute(sa.select(b.content).where(
+                b.analysis_id == analysis_id, b.settings_key == str(settings_key),
+                b.format == str(format_version))).scalar()
+
+    def keep_brief(self, analysis_id: str, settings_key: str, format_version: str, content: str) -> None:
+        """Keep ``content`` (a brief's JSON, at most :data:`MAX_BRIEF_BYTES`) with snapshot
+        ``analysis_id``, replacing the one kept before: one brief per snapshot, computed by the
+        server from the snapshot's own files (anyone who can open the snapshot may have it kept).
+        It counts with the snapshot's record, against the share of the client that saved it
+        (:class:`StoreFullError` when it does not fit); working copies keep none (they change)."""
+        validate_analysis_id(analysis_id)
+        key = _text(settings_key, "brief's settings key", _BRIEF_KEY_CHARS)
+        fmt = _text(format_version, "brief's format version", _BRIEF_FORMAT_CHARS)
+        size = len(str(content).encode("utf-8", "surrogatepass"))
+        if size > MAX_BRIEF_BYTES:
+            raise StoreError(f"the brief takes {size:,} bytes as JSON, more than the {MAX_BRIEF_BYTES:,} kept "
+                             "per snapshot; it is computed from the files instead")
+
+        def work(conn, now, _freed):
+            row = self._live_row(conn, analysis_id, now)
+            if row.kind != SNAPSHOT:
+                raise StoreError(f"{analysis_id} is a working copy; only a snapshot keeps its brief")
+            before = self._measure(conn, row.owner_sha256)
+            conn.execute(schema.briefs.delete().where(schema.briefs.c.analysis_id == analysis_id))
+            conn.execute(schema.briefs.insert().values(analysis_id=analysis_id, settings_key=key, format=fmt,
+                                                       content=str(content), created_at=now))
+            self._count_record(conn, analysis_id)
+            self._check_growth(conn, before, row.owner_sha256)
+        self._write("save in", work)
 
     # ------------------------------------------------------------------ deleting
     def delete_snapshot(self, analysis_id: str, delete_token: str) -> None:

@@ -6,6 +6,9 @@
   settings as JSON, the hash of a snapshot's delete token, the hash of the owner's secret,
   a working copy's revision, and the bytes its record counts against the quota).
 * ``store_files``: the files of an analysis, in order, each pointing at a blob.
+* ``store_briefs``: what a snapshot's first screen shows (its decision brief as JSON), at most one
+  per snapshot, with the key of the settings it was computed under and the brief's format version;
+  computed by the server, so a link opens without reading the files.
 * ``store_meta``: the schema version; its ``lock`` row serialises writers (``FOR UPDATE`` on
   PostgreSQL; SQLite writers take the database lock with ``BEGIN IMMEDIATE``).
 
@@ -13,13 +16,14 @@ Times are UTC seconds since the epoch (floats).
 
 Version 2 added ``owner_sha256``, ``revision`` and ``meta_bytes`` to ``store_analyses``;
 :mod:`metrics_core.store.migrate` adds them to a version-1 store when it is opened.
+``store_briefs`` came later in version 2: a store without it gains the (empty) table when opened.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["SCHEMA_VERSION", "VERSION_KEY", "LOCK_KEY", "metadata", "meta", "blobs", "chunks", "analyses", "files"]
+__all__ = ["SCHEMA_VERSION", "VERSION_KEY", "LOCK_KEY", "metadata", "meta", "blobs", "chunks", "analyses", "files", "briefs"]
 
 SCHEMA_VERSION = "2"
 VERSION_KEY = "schema_version"
@@ -76,4 +80,15 @@ files = sa.Table(
     sa.Column("role", sa.Text, nullable=False),
     sa.Column("sha256", sa.String(64), sa.ForeignKey("store_blobs.sha256"), nullable=False),
     sa.Index("ix_store_files_sha256", "sha256"),
+)
+
+briefs = sa.Table(
+    "store_briefs", metadata,
+    sa.Column("analysis_id", sa.String(32), sa.ForeignKey("store_analyses.id"), primary_key=True),
+    # SHA-256 of everything the brief was computed under (decision, conventions, users, format version)
+    sa.Column("settings_key", sa.String(64), nullable=False),
+    # metrics_core.brief_record.FORMAT_VERSION of the content
+    sa.Column("format", sa.String(32), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False),
 )
