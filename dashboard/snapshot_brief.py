@@ -116,8 +116,11 @@ def keep_when_shared(analysis_id: str, decision: Any, title: str, notes: str) ->
     from .compute import complete_brief_later
 
     title = title or "Decision brief"
-    key = settings_key(analysis_id, decision, title, notes)
-    complete = complete_brief_later(decision, title, notes)
+    try:
+        key = settings_key(analysis_id, decision, title, notes)
+        complete = complete_brief_later(decision, title, notes)
+    except MetricsError:  # not kept: the link's first opening computes it from the files
+        return
 
     def run() -> None:
         try:

@@ -13,7 +13,6 @@ self-contained HTML report and per-user exports.
 
 from __future__ import annotations
 
-import contextlib
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -21,7 +20,6 @@ import streamlit as st
 
 from dashboard import format as fmt, metric_lists, snapshot_brief, sources, state, text, url
 from dashboard.decision import current as current_decision
-from metrics_core.errors import MetricsError
 
 _SHARED = "share_snapshot_link"
 _DELETE = "share_delete_link"
@@ -64,9 +62,8 @@ if submitted:
     with state.guard():
         receipt = sources.share(title.strip(), notes.strip(), view)
     if len(state.get_models()) >= 2:  # the brief the link opens on, kept with the snapshot once complete
-        with contextlib.suppress(MetricsError):  # not kept: the link's first opening computes it
-            snapshot_brief.keep_when_shared(receipt.id, current_decision(list(state.get_models())),
-                                            title.strip(), notes.strip())
+        snapshot_brief.keep_when_shared(receipt.id, current_decision(list(state.get_models())),
+                                        title.strip(), notes.strip())
     base = _base_url()
     st.session_state[_SHARED] = f"{base}/?{urlencode({url.ANALYSIS: receipt.id, **view}, doseq=True)}"
     st.session_state[_DELETE] = f"{base}/share?{urlencode({url.ANALYSIS: receipt.id, 'delete': receipt.delete_token})}"
