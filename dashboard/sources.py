@@ -59,8 +59,11 @@ class Blob:
     mapping: tuple[tuple[str, str], ...] = ()
 
     @staticmethod
-    def of(name: str, data: bytes, mapping: dict | None = None) -> "Blob":
-        return Blob(name=name, data=bytes(data), sha256=hashlib.sha256(data).hexdigest(),
+    def of(name: str, data: bytes, mapping: dict | None = None, sha256: str = "") -> "Blob":
+        """The blob of ``data``; ``sha256``: its digest when already known and checked (a file the
+        analysis store read back), else computed here."""
+        data = data if isinstance(data, bytes) else bytes(data)
+        return Blob(name=name, data=data, sha256=sha256 or hashlib.sha256(data).hexdigest(),
                     mapping=tuple(sorted((mapping or {}).items())))
 
     @property
@@ -403,13 +406,14 @@ def _from_saved(saved) -> tuple[Sources, dict]:
     runs = {}
     for i, f in enumerate(saved.files_with_role("run")):
         meta = runs_meta[i] if i < len(runs_meta) and isinstance(runs_meta[i], dict) else {}
-        runs[str(meta.get("model") or model_name(f.name))] = Blob.of(f.name, f.data, meta.get("mapping"))
+        runs[str(meta.get("model") or model_name(f.name))] = Blob.of(f.name, f.data, meta.get("mapping"),
+                                                                     getattr(f, "sha256", ""))
     others = {}
     for role in ROLES:
         found = saved.files_with_role(role)
         if found:
             meta = settings.get("files", {}).get(role, {})
-            others[role] = Blob.of(found[0].name, found[0].data, meta.get("mapping"))
+            others[role] = Blob.of(found[0].name, found[0].data, meta.get("mapping"), getattr(found[0], "sha256", ""))
     return Sources(runs=runs, **others), settings
 
 

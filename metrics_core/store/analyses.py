@@ -200,7 +200,8 @@ class AnalysisStore:
             expires = self._refresh(engine_, analysis_id, now) or expires
         return SavedAnalysis(
             id=analysis_id, created=_iso(row.created_at), settings=json.loads(row.settings),
-            files=tuple(SavedFile(name=f.name, role=f.role, data=contents[f.sha256]) for f in file_rows),
+            files=tuple(SavedFile(name=f.name, role=f.role, data=contents[f.sha256], sha256=f.sha256)
+                        for f in file_rows),
             title=row.title, notes=row.notes, kind=row.kind, updated=_iso(row.updated_at),
             expires=_iso(expires) if row.kind == WORKING else None, revision=int(row.revision),
             editable=row.kind == WORKING and row.owner_sha256 == owner_hash)

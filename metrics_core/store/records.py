@@ -14,11 +14,13 @@ SNAPSHOT = "snapshot"
 
 @dataclass(frozen=True)
 class SavedFile:
-    """One stored file: its original ``name``, its ``role`` (e.g. ``"run"``) and exact bytes."""
+    """One stored file: its original ``name``, its ``role`` (e.g. ``"run"``) and exact bytes;
+    ``sha256``, when loaded from the store, is the hex SHA-256 of ``data`` (checked as it was read)."""
 
     name: str
     data: bytes
     role: str = ""
+    sha256: str = field(default="", repr=False, compare=False)
 
 
 @dataclass(frozen=True)
