@@ -58,7 +58,6 @@ pages = [
 nav = st.navigation(pages)
 # a number in the address that metrics_core refuses (?k=inf) is dropped before any control reads it
 url_problems = url_numbers.check_url_numbers()
-preload.start()  # heavy imports of later pages, in the background
 conflict_slot = st.empty()  # a change another tab made first: said above every page
 
 
@@ -102,3 +101,5 @@ finally:
     replaced = sources.replaced_working_copy()
     if replaced:
         replaced_slot.warning(text.md(replaced, limit=600), icon=":material/history:")
+    # the heavy imports of later pages, in the background once this page is drawn (not beside it)
+    preload.start()
