@@ -57,7 +57,6 @@ pages = [
 nav = st.navigation(pages)
 # a number in the address that metrics_core refuses (?k=inf) is dropped before any control reads it
 url_problems = url_numbers.check_url_numbers()
-preload.start()  # heavy imports of later pages, in the background
 conflict_slot = st.empty()  # a change another tab made first: said above every page
 
 
@@ -95,6 +94,9 @@ show_conflict()
 try:
     nav.run()
 finally:
+    # heavy imports of later pages, in the background once this page is drawn: a thread started
+    # before would hold the interpreter lock for about half of the first page's run
+    preload.start()
     sources.finish_saving()  # the URL names what was saved before the run ends
     show_conflict()
     replaced = sources.replaced_working_copy()

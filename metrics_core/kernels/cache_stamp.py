@@ -40,12 +40,18 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def stamp_path() -> Path | None:
-    """Where the stamp is kept: the kernels' numba cache folder (None when numba has none)."""
+def folder() -> Path | None:
+    """The kernels' numba cache folder (None when numba has none)."""
     try:
-        return Path(parallel_chunks._cache._cache_path) / STAMP_NAME
+        return Path(parallel_chunks._cache._cache_path)
     except AttributeError:
         return None
+
+
+def stamp_path() -> Path | None:
+    """Where the stamp is kept: in :func:`folder`."""
+    where = folder()
+    return None if where is None else where / STAMP_NAME
 
 
 def write() -> None:
