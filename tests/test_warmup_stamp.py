@@ -138,3 +138,13 @@ def test_the_warmup_reaches_both_variants_of_every_parallel_kernel():
                if not k.cached_on_disk(v)]
     assert missing == []
     assert cache_stamp.is_current()
+
+
+def test_a_package_imported_from_a_zip_never_has_a_current_stamp(package, monkeypatch, tmp_path):
+    """Spark executors import the package from a zip: no source times to compare, so no stamp."""
+    cache_stamp.write()
+    monkeypatch.setattr(cache_stamp, "PACKAGE", tmp_path / "metrics_core.zip" / "metrics_core")
+    assert not cache_stamp.is_current()
+    (tmp_path / "cache" / cache_stamp.STAMP_NAME).unlink()
+    cache_stamp.write()
+    assert not (tmp_path / "cache" / cache_stamp.STAMP_NAME).exists()

@@ -55,9 +55,10 @@ def stamp_path() -> Path | None:
 
 
 def write() -> None:
-    """Record that every kernel is in the cache now (nothing when the folder is not writable)."""
+    """Record that every kernel is in the cache now (nothing when the folder is not writable, or
+    the package is imported from a zip, as on Spark executors: its sources have no times there)."""
     path = stamp_path()
-    if path is None:
+    if path is None or not PACKAGE.is_dir():
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,7 +74,7 @@ def is_current() -> bool:
     kernel have an index on disk (numba would then load every kernel instead of compiling)."""
     path = stamp_path()
     try:
-        if path is None or path.read_text() != fingerprint():
+        if path is None or not PACKAGE.is_dir() or path.read_text() != fingerprint():
             return False
     except OSError:
         return False
