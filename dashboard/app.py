@@ -96,10 +96,11 @@ show_conflict()
 try:
     nav.run()
 finally:
+    # heavy imports of later pages, in the background once this page is drawn: a thread started
+    # before would hold the interpreter lock for about half of the first page's run
+    preload.start()
     sources.finish_saving()  # the URL names what was saved before the run ends
     show_conflict()
     replaced = sources.replaced_working_copy()
     if replaced:
         replaced_slot.warning(text.md(replaced, limit=600), icon=":material/history:")
-    # the heavy imports of later pages, in the background once this page is drawn (not beside it)
-    preload.start()

@@ -11,6 +11,9 @@ load them instead of compiling. It is a separate process because numba
 compiles one function at a time per process: a compile in a thread of the
 server would make the pages wait. It ends with the server and never changes
 a result: a kernel loaded from the cache is the one the server would compile.
+A restarted server whose kernel cache is complete (the stamp the warm-up writes
+when it has done every kernel still matches the sources) starts no warm-up: it
+would only load every kernel again beside the first page.
 """
 
 from __future__ import annotations
@@ -21,15 +24,24 @@ import sys
 import threading
 from pathlib import Path
 
+from metrics_core.kernels import cache_stamp
+
 ROOT = Path(__file__).resolve().parent.parent
 _LOCK = threading.Lock()
 _started: subprocess.Popen | None = None
+_cache_complete: bool | None = None  # every kernel on disk when the server started
 
 
 def start_once() -> subprocess.Popen | None:
-    """Start the background warm-up unless this server already did; returns its process."""
-    global _started
+    """Start the background warm-up unless this server already did, or the kernel cache is
+    complete already (a restarted server: :func:`metrics_core.kernels.cache_stamp.is_current`,
+    checked once per server process); returns its process (None when none runs)."""
+    global _started, _cache_complete
     with _LOCK:
+        if _cache_complete is None:
+            _cache_complete = cache_stamp.is_current()
+        if _cache_complete:
+            return None
         if _started is None:
             try:
                 _started = subprocess.Popen([sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page",

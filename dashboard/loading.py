@@ -21,7 +21,7 @@ import metrics_core as mc
 from metrics_core.errors import MetricsError
 from metrics_core.io.checks import check_run_duplicates
 
-from . import cache, text
+from . import cache, demo_cache, text
 from . import demo as demo_mod
 from .sources import Blob, Sources, sources
 
@@ -43,8 +43,9 @@ def app_icon():
 
 @st.cache_resource(show_spinner="Building the demo dataset...")
 def demo_data() -> demo_mod.DemoData:
-    """The bundled demo dataset (deterministic; built once per server)."""
-    return demo_mod.make_demo()
+    """The bundled demo dataset (deterministic; built once per server, read back from the disk
+    cache of :mod:`dashboard.demo_cache` by a restarted one)."""
+    return demo_cache.cached("data", demo_mod.make_demo)
 
 
 def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
@@ -124,12 +125,15 @@ def _demo_ranked(name: str) -> mc.Ranked:
     """A demo model, prepared once per server. On a fresh install (the layout kernel not
     compiled yet) the layout pass runs in plain Python, a third of a second per demo model,
     same result: the first page does not wait about 3 s for the compile, which the background
-    warm-up (:mod:`dashboard.kernel_warmup`) does for later uploads."""
+    warm-up (:mod:`dashboard.kernel_warmup`) does for later uploads. A restarted server reads
+    it back from :mod:`dashboard.demo_cache`."""
     from metrics_core.layout.build import layout_kernel_cached, prepare_plain
 
-    d = demo_data()
-    prepare = mc.prepare if layout_kernel_cached() else prepare_plain
-    return prepare(d.runs[name], d.qrels, name=name)
+    def compute() -> mc.Ranked:
+        d = demo_data()
+        prepare = mc.prepare if layout_kernel_cached() else prepare_plain
+        return prepare(d.runs[name], d.qrels, name=name)
+    return demo_cache.cached(f"ranked-{name}", compute)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 ``scipy.stats`` (the Compare page's tests and intervals) takes one to two seconds to
 import, and the report builder pulls in plotly's offline bundle; a user opening
 those pages for the first time would wait for the import. :func:`start` imports them
-once per server process on a background thread; a page that needs a module before
-the thread has finished simply waits for Python's import lock (never imports twice).
+once per server process on a background thread, started when the first page has been
+drawn (imports hold the interpreter lock: beside the first page they would slow it down);
+a page that needs a module before the thread has finished simply waits for Python's
+import lock (never imports twice).
 """
 
 from __future__ import annotations

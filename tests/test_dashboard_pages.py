@@ -504,6 +504,7 @@ def test_fresh_install_lays_the_demo_out_in_python_and_leaves_the_metric_curves_
 
     monkeypatch.setattr(build, "layout_kernel_cached", lambda: False)
     monkeypatch.setattr(build, "prepare_plain", plain)
+    monkeypatch.setattr(loading.demo_cache, "cached", lambda kind, compute: compute())  # nothing on disk yet
     monkeypatch.setattr(mc_evaluate, "metric_curve_compiled", lambda: False)
     loading._demo_ranked.clear()
     cache.SHARED.clear()

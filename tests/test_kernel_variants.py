@@ -198,6 +198,7 @@ def test_dashboard_starts_its_background_warmup_once(monkeypatch):
             started.append(args)
 
     monkeypatch.setattr(kernel_warmup, "_started", None)
+    monkeypatch.setattr(kernel_warmup, "_cache_complete", False)  # a cache without every kernel
     monkeypatch.setattr(kernel_warmup.subprocess, "Popen", FakeProcess)
     first = kernel_warmup.start_once()
     assert kernel_warmup.start_once() is first

@@ -118,6 +118,9 @@ class SizedKernel:
     arguments only.
     """
 
+    #: every parallel kernel defined so far (:mod:`metrics_core.kernels.cache_stamp` checks their cache)
+    instances: list["SizedKernel"] = []
+
     def __init__(self, fn, work: str, writes: tuple[str, ...], options: dict):
         names = list(inspect.signature(fn).parameters)
         unknown = [n for n in (work, *writes) if n not in names]
@@ -130,6 +133,7 @@ class SizedKernel:
         self.serial = nb.njit(**options)(_renamed(fn, "_serial"))
         self._called = {SERIAL: False, PARALLEL: False}
         functools.update_wrapper(self, fn)
+        SizedKernel.instances.append(self)
 
     def variant_for(self, args) -> str:
         """Which variant a call with ``args`` runs."""

@@ -21,7 +21,18 @@ ITEM = "item_id"
 _NO_INT = np.zeros(1, dtype=np.int64)  # placeholder for the permutation of grouped input
 
 
-class InputRows:
+class _Lazy:
+    """A value built on first use under a lock; picklable (the lock is made anew on load)."""
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+class InputRows(_Lazy):
     """The input row number of each position of a CSR layout, built on first use.
 
     Position ``j`` of user ``u`` (``offsets[u] <= j < offsets[u + 1]``) comes
@@ -73,7 +84,7 @@ class InputRows:
         return self._full
 
 
-class ItemCodes:
+class ItemCodes(_Lazy):
     """Item codes of a Ranked, computed when first needed.
 
     Ranking and classification metrics never need global item codes (the ground

@@ -1,0 +1,150 @@
+"""The kernel-cache stamp: written by a complete warm-up, current while the sources and versions
+are unchanged, and what lets a restarted dashboard skip its background warm-up."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from metrics_core import warmup as warmup_mod
+from metrics_core.kernels import cache_stamp
+from metrics_core.kernels._jit import PARALLEL, SERIAL, SizedKernel
+
+
+class FakeKernel:
+    def __init__(self, on_disk: bool):
+        self.on_disk = on_disk
+
+    def cached_on_disk(self, variant: str) -> bool:
+        return self.on_disk
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A two-file package and a stamp file of its own, no parallel kernel."""
+    src = tmp_path / "pkg"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.py").write_text("x = 1\n")
+    (src / "sub" / "b.py").write_text("y = 2\n")
+    monkeypatch.setattr(cache_stamp, "PACKAGE", src)
+    monkeypatch.setattr(cache_stamp, "stamp_path", lambda: tmp_path / "cache" / cache_stamp.STAMP_NAME)
+    monkeypatch.setattr(SizedKernel, "instances", [])
+    return src
+
+
+def test_no_stamp_is_not_current(package):
+    assert not cache_stamp.is_current()
+
+
+def test_a_written_stamp_is_current(package):
+    cache_stamp.write()
+    assert cache_stamp.is_current()
+
+
+def test_a_source_file_changed_since_makes_it_stale(package):
+    cache_stamp.write()
+    stat = (package / "sub" / "b.py").stat()
+    os.utime(package / "sub" / "b.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert not cache_stamp.is_current()
+
+
+def test_a_new_source_file_makes_it_stale(package):
+    cache_stamp.write()
+    (package / "c.py").write_text("z = 3\n")
+    assert not cache_stamp.is_current()
+
+
+def test_another_numba_version_makes_it_stale(package, monkeypatch):
+    cache_stamp.write()
+    monkeypatch.setattr(cache_stamp.numba, "__version__", "0.0.0")
+    assert not cache_stamp.is_current()
+
+
+def test_a_parallel_kernel_missing_from_disk_makes_it_stale(package, monkeypatch):
+    cache_stamp.write()
+    monkeypatch.setattr(SizedKernel, "instances", [FakeKernel(True), FakeKernel(False)])
+    assert not cache_stamp.is_current()
+    monkeypatch.setattr(SizedKernel, "instances", [FakeKernel(True)])
+    assert cache_stamp.is_current()
+
+
+def test_an_unwritable_cache_folder_is_no_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(cache_stamp, "stamp_path", lambda: blocker / "sub" / cache_stamp.STAMP_NAME)
+    cache_stamp.write()
+    assert not cache_stamp.is_current()
+
+
+@pytest.fixture
+def calls(package, monkeypatch):
+    """The warm-up's phases, recorded instead of run."""
+    done = []
+    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc: done.append("exercise"))
+    monkeypatch.setattr(warmup_mod, "_first_page", lambda mc: done.append("first page"))
+    return done
+
+
+def test_a_complete_warmup_writes_the_stamp_and_the_next_one_does_nothing(calls):
+    warmup_mod.warmup(first_page=True)
+    assert calls == ["first page", "exercise", "exercise"]
+    assert cache_stamp.is_current()
+    warmup_mod.warmup(first_page=True)
+    assert calls == ["first page", "exercise", "exercise"]
+    warmup_mod.warmup(force=True)
+    assert calls == ["first page", "exercise", "exercise", "exercise", "exercise"]
+
+
+def test_a_warmup_of_one_variant_writes_no_stamp(calls):
+    warmup_mod.warmup(variants=(SERIAL,))
+    assert calls == ["exercise"]
+    assert not cache_stamp.is_current()
+
+
+def test_the_dashboard_starts_no_warmup_on_a_complete_cache(monkeypatch):
+    from dashboard import kernel_warmup
+
+    started = []
+    monkeypatch.setattr(kernel_warmup, "_started", None)
+    monkeypatch.setattr(kernel_warmup, "_cache_complete", None)
+    monkeypatch.setattr(kernel_warmup.subprocess, "Popen", lambda args, **kw: started.append(args))
+    monkeypatch.setattr(kernel_warmup.cache_stamp, "is_current", lambda: True)
+    assert kernel_warmup.start_once() is None
+    assert started == []
+
+
+def test_the_dashboard_starts_its_warmup_on_a_stale_cache(monkeypatch):
+    from dashboard import kernel_warmup
+
+    started = []
+    monkeypatch.setattr(kernel_warmup, "_started", None)
+    monkeypatch.setattr(kernel_warmup, "_cache_complete", None)
+    monkeypatch.setattr(kernel_warmup.subprocess, "Popen", lambda args, **kw: started.append(args) or "process")
+    monkeypatch.setattr(kernel_warmup.cache_stamp, "is_current", lambda: False)
+    assert kernel_warmup.start_once() == "process"
+    assert started == [[sys.executable, "-m", "metrics_core.warmup", "--background", "--first-page",
+                        "--parent", str(os.getpid())]]
+
+
+def test_the_warmup_reaches_both_variants_of_every_parallel_kernel():
+    """What the stamp stands for: after a complete warm-up numba's cache holds every parallel
+    kernel's two variants (a kernel the warm-up never calls would be compiled by a page)."""
+    import metrics_core  # noqa: F401 - every kernel module
+
+    warmup_mod.warmup(force=True)
+    missing = [(k.py_func.__qualname__, v) for k in SizedKernel.instances for v in (SERIAL, PARALLEL)
+               if not k.cached_on_disk(v)]
+    assert missing == []
+    assert cache_stamp.is_current()
+
+
+def test_a_package_imported_from_a_zip_never_has_a_current_stamp(package, monkeypatch, tmp_path):
+    """Spark executors import the package from a zip: no source times to compare, so no stamp."""
+    cache_stamp.write()
+    monkeypatch.setattr(cache_stamp, "PACKAGE", tmp_path / "metrics_core.zip" / "metrics_core")
+    assert not cache_stamp.is_current()
+    (tmp_path / "cache" / cache_stamp.STAMP_NAME).unlink()
+    cache_stamp.write()
+    assert not (tmp_path / "cache" / cache_stamp.STAMP_NAME).exists()
