@@ -55,6 +55,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/spark/_files.py", "evaluate_files"): "the documented default of the metrics argument (as mc.evaluate)",
     ("metrics_core/spark/_bucket.py", "_diversity_parts"): "the kind of an output row (\"p\": an item's personalization part)",
     ("metrics_core/spark/_evaluate.py", "_personalization"): "the kind of an output row (\"p\": an item's personalization part)",
+    ("metrics_core/brief_record.py", "to_record"): "the brief's field of coverage lines (Brief.coverage), not the metric",
+    ("metrics_core/brief_record.py", "from_record"): "the brief's field of coverage lines (Brief.coverage), not the metric",
     ("metrics_core/kernels/classification.py", "_log_loss_sum"): "a local variable name in numba code",
     ("metrics_core/kernels/ranking.py", "KERNEL_FAMILIES"):
         "the ranking kernel's own columns, compile-time constants of the numba kernels",
