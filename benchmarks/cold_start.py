@@ -8,7 +8,7 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
   --metrics ndcg@10,map@100,mrr@10,precision@10,recall@100`` on a small CSV pair
   (``--users`` users x 100 candidates of :mod:`benchmarks.datagen`), from process
   start to exit; then the same command again on the cache the first one left.
-* **dashboard cold**: ``python3 -m streamlit run dashboard/app.py`` (headless, a
+* **dashboard cold**: ``python3 -m streamlit run dashboard/serve.py`` (headless, a
   free port on 127.0.0.1) until the Overview of the bundled demo is usable in
   headless Chromium: ``/_stcore/health`` answers "ok", then the page's script has
   finished (``[data-testid="stApp"][data-test-script-state="notRunning"]``), the
@@ -120,7 +120,7 @@ def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path) -> tupl
     with tempfile.TemporaryDirectory(prefix="cold_start_store_") as store:
         env = process_env(root, cache_dir, Path(store))
         start = time.perf_counter()
-        proc, url = start_server(root / "dashboard" / "app.py", cwd=root, log_path=log_path,
+        proc, url = start_server(root / "dashboard" / "serve.py", cwd=root, log_path=log_path,
                                  extra_env={k: env[k] for k in ("PYTHONPATH", "NUMBA_CACHE_DIR",
                                                                 "METRICS_CORE_STORE_DIR")})
         try:

@@ -11,7 +11,7 @@
    (``segment``, ``activity``, ``country``, ``tenure`` in months), deterministic.
 2. The command line on the same files (``python3 -m metrics_core evaluate`` as a process,
    the Overview's metrics at K = 10), ``--cli-repeats`` times, for the upload's ratio.
-3. ``streamlit run dashboard/app.py`` of ``--repo`` on 127.0.0.1 with a private analysis
+3. ``streamlit run dashboard/serve.py`` of ``--repo`` on 127.0.0.1 with a private analysis
    store (``METRICS_CORE_STORE_DIR`` in a temporary directory), fresh: no click before the
    measured ones; stopped by its PID at the end.
 4. One headless Chromium (Debian's, 1400 x 1000, every host but 127.0.0.1 unresolvable):
@@ -415,7 +415,7 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
         say("timing the command line")
         out["cli_seconds"] = time_cli(repo, files, cli_repeats) if cli_repeats else []
         env = {"METRICS_CORE_STORE_DIR": str(tmp / "store"), "PYTHONPATH": str(repo)}
-        proc, url = start_server(repo / "dashboard" / "app.py", cwd=repo, log_path=tmp / "server.log", extra_env=env)
+        proc, url = start_server(repo / "dashboard" / "serve.py", cwd=repo, log_path=tmp / "server.log", extra_env=env)
         procs.append(proc)
         peaks: list[float] = []
 
@@ -425,7 +425,7 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
             peaks.append(peak_rss_mib(proc.pid))
             out["brief_kept_seconds"] = wait_for_kept_brief(tmp / "store" / "analyses.sqlite3", deadline)
             stop_process(proc)
-            proc, new_url = start_server(repo / "dashboard" / "app.py", cwd=repo, log_path=tmp / "server2.log",
+            proc, new_url = start_server(repo / "dashboard" / "serve.py", cwd=repo, log_path=tmp / "server2.log",
                                          extra_env=env)
             procs.append(proc)
             return new_url
@@ -497,8 +497,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="write the raw results here")
     args = ap.parse_args()
     repo = args.repo.resolve()
-    if not (repo / "dashboard" / "app.py").is_file():
-        ap.error(f"{repo} has no dashboard/app.py")
+    if not (repo / "dashboard" / "serve.py").is_file():
+        ap.error(f"{repo} has no dashboard/serve.py")
     if args.items < MIN_ITEMS or args.users < 2 or args.rounds < 1 or args.sessions < 1:
         ap.error(f"--items must be at least {MIN_ITEMS} (the generator gives a user up to {MIN_ITEMS} "
                  "relevant items), --users at least 2, --rounds and --sessions at least 1")

@@ -26,7 +26,7 @@ Two clients (``--client``):
   Eight renderers on the same cores take most of the CPU, so this measures what a
   user on this machine would see, not what the server does.
 
-It starts its own server (``streamlit run dashboard/app.py`` on a free port) unless
+It starts its own server (``streamlit run dashboard/serve.py`` on a free port) unless
 ``--url`` names one; it never contacts another host. ``--ttl S`` starts that server
 with disconnected sessions and cache entries kept S seconds
 (``STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL``, ``METRICS_CORE_DASHBOARD_CACHE_TTL``)
@@ -290,7 +290,7 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
     if url is None:
         log_dir = Path(tempfile.mkdtemp(prefix="load_test_"))
         env.setdefault("METRICS_CORE_STORE_DIR", str(log_dir / "store"))
-        proc, url = start_server(ROOT / "dashboard" / "app.py", extra_env=env, log_path=log_dir / "server.log")
+        proc, url = start_server(ROOT / "dashboard" / "serve.py", extra_env=env, log_path=log_dir / "server.log")
     try:
         pid = proc.pid if proc is not None else None
         _in_thread(warm_up(url, page, timeout), timeout)

@@ -146,7 +146,7 @@ def profile(page: str, changes: int, rate: int, timeout: float) -> dict:
     if spy is None:
         raise RuntimeError("py-spy is not installed (pip install py-spy)")
     work = Path(tempfile.mkdtemp(prefix="profile_rerun_"))
-    proc, url = start_server(ROOT / "dashboard" / "app.py", log_path=work / "server.log",
+    proc, url = start_server(ROOT / "dashboard" / "serve.py", log_path=work / "server.log",
                              extra_env={"METRICS_CORE_STORE_DIR": str(work / "store")})
     loop = asyncio.new_event_loop()
     ks = PROFILE_CUTOFFS[:changes]

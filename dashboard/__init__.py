@@ -1,1 +1,1 @@
-"""Streamlit dashboard of metrics_core (``streamlit run dashboard/app.py``)."""
+"""Streamlit dashboard of metrics_core (``streamlit run dashboard/serve.py``)."""

@@ -19,7 +19,7 @@ import streamlit as st
 MODULES = ("scipy.stats", "metrics_core.stats", "metrics_core.compare", "metrics_core.report", "plotly.express")
 
 
-def _import_all() -> None:
+def import_all() -> None:
     for name in MODULES:
         try:
             importlib.import_module(name)
@@ -30,6 +30,6 @@ def _import_all() -> None:
 @st.cache_resource(show_spinner=False)
 def start() -> threading.Thread:
     """Start the background imports (once per server process)."""
-    thread = threading.Thread(target=_import_all, name="metrics-core-preload", daemon=True)
+    thread = threading.Thread(target=import_all, name="metrics-core-preload", daemon=True)
     thread.start()
     return thread

@@ -1,6 +1,6 @@
 """Fixtures for end-to-end tests in headless Chromium.
 
-``streamlit_server``: a ``streamlit run dashboard/app.py`` process on a free
+``streamlit_server``: a ``streamlit run dashboard/serve.py`` process on a free
 port (session scope), started from the repository root so that
 ``.streamlit/config.toml`` applies; ready when ``/_stcore/health`` answers
 "ok", with its analysis store in a temporary directory. Stopped with SIGTERM, then SIGKILL if it has not exited in 5 s.
@@ -19,13 +19,13 @@ from __future__ import annotations
 import _deadlines as deadlines
 import pytest
 
-from dashboard_server import CHROMIUM_ARGS, REPO_ROOT, chromium_path, start_server, stop_process
+from dashboard_server import SERVER_SCRIPT, CHROMIUM_ARGS, REPO_ROOT, chromium_path, start_server, stop_process
 
 
 @pytest.fixture(scope="session")
 def streamlit_server(tmp_path_factory):
     work = tmp_path_factory.mktemp("streamlit")
-    proc, url = start_server(REPO_ROOT / "dashboard" / "app.py", log_path=work / "server.log",
+    proc, url = start_server(SERVER_SCRIPT, log_path=work / "server.log",
                              extra_env={"METRICS_CORE_STORE_DIR": str(work / "store")})
     try:
         yield url

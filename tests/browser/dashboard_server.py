@@ -18,6 +18,8 @@ import urllib.request
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: the README's entry point: ``streamlit run dashboard/serve.py`` (its startup hook, then dashboard/app.py)
+SERVER_SCRIPT = REPO_ROOT / "dashboard" / "serve.py"
 
 
 def screenshot_dir() -> Path:

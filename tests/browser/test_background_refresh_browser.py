@@ -9,7 +9,7 @@ import _deadlines as deadlines
 import pytest
 
 from dashboard import demo
-from dashboard_server import (REPO_ROOT, assert_no_exception, goto, open_page, start_server, stop_process,
+from dashboard_server import SERVER_SCRIPT, (REPO_ROOT, assert_no_exception, goto, open_page, start_server, stop_process,
                               wait_idle)
 
 pytestmark = pytest.mark.browser
@@ -27,7 +27,7 @@ def saw_then_lost(page, text: str, timeout_ms: int = deadlines.SCRIPT_RUN_MS) ->
 
 
 def test_pages_show_the_approximation_then_update_themselves(browser, tmp_path):
-    proc, url = start_server(REPO_ROOT / "dashboard" / "app.py", log_path=tmp_path / "server.log",
+    proc, url = start_server(SERVER_SCRIPT, log_path=tmp_path / "server.log",
                              extra_env={"METRICS_CORE_STORE_DIR": str(tmp_path / "store"),
                                         "METRICS_CORE_DASHBOARD_FOREGROUND_USERS": "50"})
     context = browser.new_context(viewport={"width": 1400, "height": 1000})

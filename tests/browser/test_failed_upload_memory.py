@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dashboard_server import REPO_ROOT, start_server, stop_process, wait_idle, wait_rerun
+from dashboard_server import SERVER_SCRIPT, REPO_ROOT, start_server, stop_process, wait_idle, wait_rerun
 from test_session_memory import rss_mb, settle
 
 pytestmark = pytest.mark.browser
@@ -63,7 +63,7 @@ def test_memory_returns_after_failed_uploads(browser, tmp_path):
     bombs = [write_bomb(tmp_path / f"bomb_{seed}.parquet", seed) for seed in range(SESSIONS + 1)]
     late = [write_late_failure(tmp_path / f"late_{seed}.csv", seed) for seed in range(SESSIONS + 1)]
     proc, url = start_server(
-        REPO_ROOT / "dashboard" / "app.py", log_path=tmp_path / "server.log",
+        SERVER_SCRIPT, log_path=tmp_path / "server.log",
         extra_env={"METRICS_CORE_STORE_DIR": str(tmp_path / "store"),
                    "METRICS_CORE_DASHBOARD_CACHE_TTL": "8",
                    "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "4"})

@@ -17,11 +17,11 @@ import pytest
 from dashboard import demo, owner
 from metrics_core.store import AnalysisStore
 
-from dashboard_server import REPO_ROOT, assert_no_exception, goto, start_server, stop_process, wait_rerun
+from dashboard_server import SERVER_SCRIPT, REPO_ROOT, assert_no_exception, goto, start_server, stop_process, wait_rerun
 
 pytestmark = pytest.mark.browser
 
-APP = REPO_ROOT / "dashboard" / "app.py"
+APP = SERVER_SCRIPT
 
 
 def new_page(context):

@@ -15,11 +15,11 @@ from metrics_core import brief as mb
 from metrics_core import brief_text as bt
 from metrics_core.cli import main
 
-from dashboard_server import REPO_ROOT, assert_no_exception, goto, start_server, stop_process, wait_idle
+from dashboard_server import SERVER_SCRIPT, REPO_ROOT, assert_no_exception, goto, start_server, stop_process, wait_idle
 
 pytestmark = pytest.mark.browser
 
-APP = REPO_ROOT / "dashboard" / "app.py"
+APP = SERVER_SCRIPT
 TITLE = "Nightly *two-tower* <b>v3</b>"
 NOTES = "trained on last week's clicks <img src=x onerror=alert(1)>"
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard_server import REPO_ROOT, open_page, start_server, stop_process, wait_idle, wait_rerun
+from dashboard_server import SERVER_SCRIPT, REPO_ROOT, open_page, start_server, stop_process, wait_idle, wait_rerun
 
 pytestmark = pytest.mark.browser
 
@@ -94,7 +94,7 @@ def settle(url: str, pid: int, timeout: float = deadlines.BACKGROUND) -> float:
 def test_memory_returns_after_sessions_close(browser, tmp_path):
     files = [write_files(tmp_path, seed) for seed in range(SESSIONS + 1)]
     proc, url = start_server(
-        REPO_ROOT / "dashboard" / "app.py", log_path=tmp_path / "server.log",
+        SERVER_SCRIPT, log_path=tmp_path / "server.log",
         extra_env={"METRICS_CORE_STORE_DIR": str(tmp_path / "store"),
                    "METRICS_CORE_DASHBOARD_CACHE_TTL": "8",
                    "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "4"})

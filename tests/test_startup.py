@@ -1,0 +1,53 @@
+"""The dashboard server's startup hook (``dashboard/serve.py`` -> :mod:`dashboard.startup`): it
+imports every dashboard module the entry script and the pages import, before the first visitor."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from dashboard import startup
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = [ROOT / "dashboard" / "app.py", *sorted((ROOT / "dashboard" / "views").glob("*.py"))]
+
+
+def dashboard_imports(path: Path) -> set[str]:
+    """The ``dashboard.*`` modules a script imports at its top level (``from dashboard import x``,
+    ``from dashboard.x import y``)."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module == "dashboard":
+            names |= {f"dashboard.{a.name}" for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dashboard."):
+            names.add(node.module)
+    return names
+
+
+def test_every_module_a_page_imports_is_imported_at_startup():
+    wanted = set().union(*(dashboard_imports(p) for p in SCRIPTS))
+    assert wanted, "the scan found the pages' imports"
+    # the format module is imported as "format as fmt"; the warm-up and preload are started, not imported only
+    missing = wanted - set(startup.PAGE_MODULES) - {"dashboard.format", "dashboard.kernel_warmup",
+                                                   "dashboard.preload"}
+    assert not missing, f"add to dashboard.startup.PAGE_MODULES: {sorted(missing)}"
+
+
+def test_the_startup_imports_succeed_in_a_fresh_interpreter():
+    code = ("import json, sys; from dashboard import startup; failed = startup.import_pages(); "
+            "print(json.dumps([failed, [m for m in startup.PAGE_MODULES if m not in sys.modules]]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    failed, not_loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert failed == [] and not_loaded == []
+
+
+def test_the_entry_point_is_an_st_app_running_the_entry_script():
+    tree = ast.parse((ROOT / "dashboard" / "serve.py").read_text())
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "App"]
+    assert len(calls) == 1 and calls[0].args[0].value == "app.py"
+    assert (ROOT / "dashboard" / calls[0].args[0].value).is_file()
+    assert any(k.arg == "lifespan" for k in calls[0].keywords)
