@@ -18,6 +18,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from _spark_cluster import CLUSTER, LOCAL, module_session
 from _trec import TREC_EVAL_DIR
+from _xdist_groups import xdist_group_of
 
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
 
@@ -55,25 +56,6 @@ def pytest_sessionstart(session):
     from metrics_core.warmup import warmup
 
     warmup()
-
-
-# Modules whose tests are long and independent of each other: pytest-xdist spreads their tests
-# over the workers. Every other module runs whole on one worker (``--dist loadgroup``), so its
-# module-scoped fixtures (a PostgreSQL server, a prepared data set) start once; a module's Spark
-# tests run as two groups, one per master, each starting its own session.
-SPREAD_MODULES = {"test_dashboard_random_walk.py"}
-
-
-def xdist_group_of(item) -> str | None:
-    """The group a test runs in: its module, or the module and Spark master for a test taking the
-    module-scoped ``spark`` fixture (the two masters' sessions are independent: each group starts
-    one), or None (any worker) for a module of :data:`SPREAD_MODULES`."""
-    if item.path.name in SPREAD_MODULES:
-        return None
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and "spark" in callspec.params:
-        return f"{item.path.name}[{callspec.params['spark']}]"
-    return item.path.name
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,4 +1,4 @@
-"""How the suite's tests are grouped on pytest-xdist workers (``tests/conftest.py``): a module runs
+"""How the suite's tests are grouped on pytest-xdist workers (``tests/_xdist_groups.py``): a module runs
 whole on one worker, a Spark module as one group per master, a spread module anywhere."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-import conftest
+import _xdist_groups as groups
 from _spark_cluster import CLUSTER, LOCAL
 
 
@@ -16,19 +16,19 @@ def item(module: str, **params):
 
 
 def test_a_module_is_one_group():
-    assert conftest.xdist_group_of(item("test_store.py")) == "test_store.py"
-    assert conftest.xdist_group_of(item("test_store.py", backend="postgresql")) == "test_store.py"
+    assert groups.xdist_group_of(item("test_store.py")) == "test_store.py"
+    assert groups.xdist_group_of(item("test_store.py", backend="postgresql")) == "test_store.py"
 
 
 def test_a_spark_module_is_one_group_per_master():
-    local = conftest.xdist_group_of(item("test_spark.py", spark=LOCAL, conv=1))
-    cluster = conftest.xdist_group_of(item("test_spark.py", spark=CLUSTER, conv=1))
+    local = groups.xdist_group_of(item("test_spark.py", spark=LOCAL, conv=1))
+    cluster = groups.xdist_group_of(item("test_spark.py", spark=CLUSTER, conv=1))
     assert local != cluster
-    assert local == conftest.xdist_group_of(item("test_spark.py", spark=LOCAL, conv=2))
+    assert local == groups.xdist_group_of(item("test_spark.py", spark=LOCAL, conv=2))
     assert local.startswith("test_spark.py") and cluster.startswith("test_spark.py")
-    assert conftest.xdist_group_of(item("test_spark_ship.py", spark=LOCAL)) != local
+    assert groups.xdist_group_of(item("test_spark_ship.py", spark=LOCAL)) != local
 
 
 def test_a_spread_module_has_no_group():
-    for module in conftest.SPREAD_MODULES:
-        assert conftest.xdist_group_of(item(module)) is None
+    for module in groups.SPREAD_MODULES:
+        assert groups.xdist_group_of(item(module)) is None
