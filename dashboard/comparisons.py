@@ -125,6 +125,37 @@ def prefetch_segments(keys: tuple, per_user: dict, attributes: dict, metrics: tu
         background.start(key, job)
 
 
+def prefetch_tests(tests: tuple, test: str, keys: tuple, per_user: dict, metrics: tuple, baseline: str | None,
+                   all_keys: tuple, all_per_user: dict, matrix_metric: str, opt_key: tuple,
+                   segments: tuple | None = None) -> None:
+    """On many users, compute what the page shows under each test of ``tests`` other than ``test``
+    on the server thread, so choosing another test reads it from the cache: the rows of every
+    metric without resampling (those the page shows while the resampled ones run: see the module
+    docstring), the all-pairs matrix of ``matrix_metric`` over ``all_per_user`` (every model as
+    baseline) and, with ``segments`` = ``(labels, attribute)``, the segment comparisons of that
+    attribute (not for the randomization test, whose sign flips would queue a job per segment)."""
+    if max(map(len, per_user.values())) <= background.FOREGROUND_USERS:
+        return  # computed at once when chosen
+    for other in tests:
+        if other == test:
+            continue
+        key = (f"prefetch-test|{other}|{keys!r}|{metrics!r}|{baseline}|{all_keys!r}|{matrix_metric!r}|{opt_key!r}|"
+               f"{segments[1] if segments else ''}")
+
+        def job(t=other) -> bool:
+            for m in metrics:
+                cache.SHARED.get_or_compute(_rows_key(keys, m, baseline, t, 0, 0, opt_key),
+                                            _rows(per_user, m, baseline, t, 0, 0))
+            for b in all_per_user:
+                cache.SHARED.get_or_compute(_rows_key(all_keys, matrix_metric, b, t, 0, 0, opt_key),
+                                            _rows(all_per_user, matrix_metric, b, t, 0, 0))
+            if segments is not None and t != "randomization":
+                segment_comparisons(keys, per_user, segments[0], segments[1], metrics, baseline, t,
+                                    REFERENCE_ALPHA, opt_key)
+            return True
+        background.start(key, job)
+
+
 def users_among(per_user: pd.DataFrame, ids) -> pd.DataFrame:
     """The rows of a per-user table whose user id is one of ``ids`` (ids compared exactly, as strings
     or integers as they were read)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _deadlines as deadlines
 import io
+import re
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -462,3 +463,37 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     decision = mb.Decision(baseline="popularity", challengers=(XSS, "two_tower"), metrics=("ndcg@10",))
     want = mb.build_brief(evals, decision, attributes=attrs)
     assert note == _plain(text.md(bt.segment_note(want), limit=600))
+
+
+def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypatch, tmp_path):
+    """Above the foreground size, Compare computes the other tests' rows, matrix and segments on the
+    server thread; choosing the Wilcoxon test then shows scipy's p-values from those rows."""
+    from scipy import stats as sps
+
+    from dashboard import background, cache
+
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    at = uploaded_app(monkeypatch, tmp_path, users="served")
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    ok(at.run())
+    cache.SHARED.clear()
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    _wait_idle(background)
+    ready = {k for k in cache.SHARED.keys() if k.startswith("compare|") and "|wilcoxon|0|0|" in k}
+    # the table's one metric x (popularity as baseline), the matrix's three baselines, the shown attribute's segments
+    assert any("'ndcg@10'|popularity|wilcoxon" in k for k in ready)
+    for base in ("popularity", XSS, "two_tower"):
+        assert any(f"|{base}|wilcoxon|0|0|" in k for k in ready), base
+    assert any("'tier'" in k for k in ready)
+    before = set(cache.SHARED.keys())
+    ok(at.selectbox(key="compare_test").set_value("wilcoxon").run())
+    # (the other attribute's segments under the new test are started on the server thread by the click)
+    computed_in_click = {k for k in set(cache.SHARED.keys()) - before if "|wilcoxon|0|0|" in k and "'tenure'" not in k}
+    assert not computed_in_click, [re.sub(r"[0-9a-f]{20,}", "#", k)[:400] for k in computed_in_click]
+    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    ev = reference(["ndcg@10"])
+    a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
+    both = sorted(set(a.index.astype(str)) & _served("popularity") & _served("two_tower"))
+    want = sps.wilcoxon(b.loc[both].to_numpy(), a.loc[both].to_numpy(), zero_method="wilcox").pvalue
+    assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(want, rel=1e-9)

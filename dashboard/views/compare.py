@@ -185,6 +185,10 @@ if attr_cols:
                + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
                   if any(t.attrs["pending"] for t in by_segment.values()) else ""))
 
+# the other tests' tables, matrix and segments are computed on the server thread, for the next choice
+comparisons.prefetch_tests(TESTS, test, tuple(keys.get(n, n) for n in chosen), {n: per_user[n] for n in chosen},
+                           tuple(metrics), baseline, tuple(keys.get(n, n) for n in names), per_user, matrix_metric,
+                           opt_key, (labels, seg_col) if attr_cols else None)
 background.refresh_when_ready([*table.attrs["pending"], *overlap_pending,
                                *(k for t in by_base.values() for k in t.attrs["pending"]),
                                *(k for t in by_segment.values() for k in t.attrs["pending"])])
