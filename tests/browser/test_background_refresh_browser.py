@@ -9,7 +9,7 @@ import _deadlines as deadlines
 import pytest
 
 from dashboard import demo
-from dashboard_server import SERVER_SCRIPT, (REPO_ROOT, assert_no_exception, goto, open_page, start_server, stop_process,
+from dashboard_server import (SERVER_SCRIPT, REPO_ROOT, assert_no_exception, goto, open_page, start_server, stop_process,
                               wait_idle)
 
 pytestmark = pytest.mark.browser

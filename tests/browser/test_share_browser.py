@@ -20,7 +20,7 @@ import metrics_core as mc
 from dashboard import demo
 from metrics_core.io import read_table
 
-from dashboard_server import SERVER_SCRIPT, (REPO_ROOT, assert_no_exception, click_table_row, goto, start_server,
+from dashboard_server import (SERVER_SCRIPT, REPO_ROOT, assert_no_exception, click_table_row, goto, start_server,
                               stop_process, wait_rerun)
 
 pytestmark = pytest.mark.browser
