@@ -171,6 +171,27 @@ def test_every_metric_matches_single_machine(spark, data):
     assert ld["share_users_ties_in_top_k"] > 0.3
 
 
+def registry_spark_metrics() -> list[str]:
+    """Every metric the registry says the Spark engine computes, at K = 5 where it takes a cutoff
+    (the user-history ones need an interactions table and are left to their own test)."""
+    from metrics_core import registry
+
+    names = [m.name if m.cutoff == registry.CUTOFF_NONE else f"{m.name}@5" for m in registry.METRICS
+             if m.on_spark and "history" not in m.needs]
+    return list(dict.fromkeys(names))
+
+
+def test_every_metric_the_registry_puts_on_spark_matches_single_machine(spark, data):
+    from metrics_core import spark as mcs
+
+    run, qrels, feats = data
+    metrics = registry_spark_metrics()
+    assert "bpref" in metrics and "mcc@5" in metrics and "ece" in metrics  # the list really is the registry's
+    local = mc.evaluate(run, qrels, metrics, item_features=feats)
+    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), metrics, item_features=feats, score_ranges=3)
+    assert_same(ev, local)
+
+
 @pytest.mark.parametrize("conv", [
     dict(gain="exponential", ideal="retrieved", ap_norm="min_k", ties="trec", relevance_threshold=2,
          empty_users="zero", threshold=0.4, gauc_weight="positives"),
