@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings as hypothesis_settings
-from _spark_cluster import CLUSTER, LOCAL, module_session
+from _spark_cluster import CLUSTER, LOCAL, module_session, use_test_jvm_options
 from _trec import TREC_EVAL_DIR
 from _xdist_groups import xdist_group_of
 
@@ -38,8 +38,10 @@ def trec_dir() -> Path:
 
 def pytest_configure(config):
     """Spark's local-cluster executors get their working directories in a temporary Spark home
-    (set before any test starts a JVM; see ``metrics_core/spark/_local_cluster.py``)."""
+    (set before any test starts a JVM; see ``metrics_core/spark/_local_cluster.py``), and every JVM
+    starts with the options of ``_spark_cluster.TEST_JVM_OPTIONS``."""
     use_private_spark_home()
+    use_test_jvm_options()
 
 
 def pytest_unconfigure(config):

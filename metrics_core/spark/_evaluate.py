@@ -296,9 +296,13 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
         else:
             out = _shuffled_output(run, truth, bucket, plan, schema).persist()
         stats = [json.loads(r["stats"]) for r in out.filter(F.col("kind") == "b").select("stats").collect()]
-        summary, diagnostics, n_users = _combine(specs, plan.per_user_specs, stats, out, run, truth, item_features,
-                                                 score_ranges, spark, thr, diag_k, truth_in_run)
-        per_user = out.filter(F.col("kind") == "u").select(
+        # The cached output holds one row per user and one per group: the jobs that read it again (ranks,
+        # per-item totals, coverage, per-user results) need no more tasks than cores, however many groups
+        # (key ranges or buckets) computed it; a task per group costs a Python round trip each.
+        out_read = out.coalesce(spark.sparkContext.defaultParallelism)
+        summary, diagnostics, n_users = _combine(specs, plan.per_user_specs, stats, out_read, run, truth,
+                                                 item_features, score_ranges, spark, thr, diag_k, truth_in_run)
+        per_user = out_read.filter(F.col("kind") == "u").select(
             F.col(USER), *[F.col(f"m{i}").alias(s.label) for i, s in enumerate(plan.per_user_specs)])
     return SparkEvaluation(summary=summary, per_user=per_user, diagnostics=diagnostics, n_users=n_users,
                            conventions=conventions, route="key ranges" if ranges is not None else "shuffle",
