@@ -24,9 +24,10 @@ from metrics_core.errors import MetricsError
 
 from metrics_core.reductions import scored_rows
 
-from . import cache, curve_tables, metric_lists
+from . import cache, curve_tables, demo_cache, metric_lists
 from .controls import controls, evaluation_options, users
-from .loading import _entries, _features_key, item_features, model_keys, scores_are_probabilities
+from .loading import (DEMO_KEY, _entries, _features_key, item_features, model_keys, scores_are_probabilities,
+                      showing_demo)
 
 
 
@@ -44,6 +45,13 @@ def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
             kwargs["item_features"] = _features
         return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
     key = f"evaluate|{model_key}|{metrics!r}|{options!r}|{features_key}"
+    if model_key.startswith(DEMO_KEY):
+        # a demo model's evaluation, kept on disk for a restarted server (without the prepared model,
+        # which is cached on its own: this process's copy is attached again)
+        def kept():
+            ev = demo_cache.result(key, lambda: replace(compute(), ranked=None))
+            return replace(ev, ranked=_ranked)
+        return cache.SHARED.get_or_compute(key, kept, size=evaluation_size)
     return cache.SHARED.get_or_compute(key, compute, size=evaluation_size)
 
 
@@ -64,9 +72,13 @@ def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
 
 def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple,
                         _ranked: mc.Ranked) -> pd.DataFrame:
-    return cache.SHARED.get_or_compute(
-        f"metric_curve|{model_key}|{metrics!r}|{k_max}|{options!r}",
-        lambda: mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options)))
+    key = f"metric_curve|{model_key}|{metrics!r}|{k_max}|{options!r}"
+
+    def compute() -> pd.DataFrame:
+        return mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options))
+    if model_key.startswith(DEMO_KEY):  # a demo model's curves: kept on disk for a restarted server
+        return cache.SHARED.get_or_compute(key, lambda: demo_cache.result(key, compute))
+    return cache.SHARED.get_or_compute(key, compute)
 
 
 _CURVE_KEYWORDS = frozenset(inspect.signature(mc.metric_curve).parameters) - {"ranked", "metrics", "k_max"}
@@ -212,6 +224,7 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     from . import background
 
     rows, pending = [], []
+    demo = showing_demo()
     for name, ev in evals.items():
         pu = ev.per_user
         with_ci = [m for m in metrics if m in pu.columns and len(pu) and abs(
@@ -220,9 +233,11 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
         if with_ci:
             matrix = np.ascontiguousarray(pu[with_ci].to_numpy(dtype=float))
             key = f"bootstrap|{hashlib.sha256(matrix.tobytes()).hexdigest()}{matrix.shape}"
+            exact = partial(bootstrap_ci_columns, matrix, n_resamples=1000, confidence=0.95, seed=0)
+            if demo:  # the demo's intervals: kept on disk for a restarted server
+                exact = partial(demo_cache.result, f"{key}|n_resamples=1000,confidence=0.95,seed=0", exact)
             (lows, highs), waiting = background.now_or_later(
-                key, partial(bootstrap_ci_columns, matrix, n_resamples=1000, confidence=0.95, seed=0),
-                partial(t_interval_columns, matrix, confidence=0.95), len(matrix))
+                key, exact, partial(t_interval_columns, matrix, confidence=0.95), len(matrix))
             pending += [waiting] if waiting else []
             bounds = {m: (float(lo), float(hi)) for m, lo, hi in zip(with_ci, lows, highs)}
         for m in metrics:

@@ -7,14 +7,22 @@ milliseconds instead. The files live in the kernels' cache folder
 installation, whose kernel cache is empty, starts without them too.
 
 Each file is named after a digest of everything its content depends on: the demo module's
-source, the package's sources (sizes and modification times, as for the kernel stamp) and the
-Python, NumPy and pandas versions. Any change gives a new name, so a stale file is never read
+source, the package's and the dashboard's sources (sizes and modification times, as for the kernel
+stamp) and the Python, NumPy and pandas versions. Any change gives a new name, so a stale file is never read
 (it is replaced: older files of the same kind are removed). A file that cannot be read or
 written is recomputed, never an error: the cache only saves time.
+
+:func:`result` keeps what the engine computed from the demo the same way (the Overview's
+evaluations, bootstrap intervals and metric curves, each under its full cache key), so a
+restarted server draws the Overview without loading a kernel; the numbers are those
+``metrics_core`` computed from the demo files with the current code, and any change of the demo
+module or of a package source (a kernel included) makes them computed again. At most
+:data:`MAX_RESULTS` result files are kept (the least recently used are removed).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -31,13 +39,25 @@ from . import demo
 
 T = TypeVar("T")
 PREFIX = "dashboard-demo-"
+#: the most result files (:func:`result`) kept on disk, about 0.3 MB each for the demo's 2,400 users
+MAX_RESULTS = 64
+RESULT = "result-"
 
 
+@functools.lru_cache(maxsize=1)
 def _digest() -> str:
-    """What the demo's tables and prepared models depend on (see the module's docstring)."""
-    parts = [Path(demo.__file__).read_bytes(), cache_stamp.fingerprint().encode(),
+    """What the demo's tables and prepared models depend on (see the module's docstring): read once
+    per process, so that what this process computes is filed under the sources it imported."""
+    parts = [Path(demo.__file__).read_bytes(), cache_stamp.fingerprint().encode(), _dashboard_sources().encode(),
              f"{sys.version}|{np.__version__}|{pd.__version__}".encode()]
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:32]
+
+
+def _dashboard_sources() -> str:
+    """The dashboard's own sources (path, size, modification time), which compute what is kept."""
+    folder = Path(__file__).resolve().parent
+    return "|".join(f"{p.relative_to(folder)}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
+                    for p in sorted(folder.rglob("*.py")))
 
 
 def cached(kind: str, compute: Callable[[], T]) -> T:
@@ -55,6 +75,35 @@ def cached(kind: str, compute: Callable[[], T]) -> T:
     value = compute()
     _write(where, kind, path, value)
     return value
+
+
+def result(key: str, compute: Callable[[], T]) -> T:
+    """``compute()`` of an engine result of the demo, kept on disk under ``key`` (every input of the
+    result other than the demo and the code: metrics, options, model), like :func:`cached`. The
+    files of other keys beyond the :data:`MAX_RESULTS` most recently used are removed."""
+    kind = RESULT + hashlib.sha256(key.encode()).hexdigest()[:32]
+    value = cached(kind, compute)
+    where = cache_stamp.folder()
+    if where is not None:
+        _keep_newest(where, kind)
+    return value
+
+
+def _keep_newest(where: Path, kind: str) -> None:
+    """Mark the file of ``kind`` as used now and remove the least recently used result files
+    beyond :data:`MAX_RESULTS`."""
+    try:
+        files = list(where.glob(f"{PREFIX}{RESULT}*.pkl"))
+        for path in files:
+            if path.name.startswith(f"{PREFIX}{kind}-"):
+                os.utime(path)
+        if len(files) <= MAX_RESULTS:
+            return
+        files.sort(key=lambda f: f.stat().st_mtime_ns, reverse=True)
+        for old in files[MAX_RESULTS:]:
+            old.unlink(missing_ok=True)
+    except OSError:  # another server removed a file meanwhile, or the folder is read-only
+        pass
 
 
 def _write(where: Path, kind: str, path: Path, value) -> None:

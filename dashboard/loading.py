@@ -29,6 +29,15 @@ from .sources import Blob, Sources, sources
 # Cached reading and preparation (keyed by content hash, never by DataFrame)
 # ----------------------------------------------------------------------------
 
+#: how the content key of a demo model starts (:func:`load_report`)
+DEMO_KEY = "demo:"
+
+
+def showing_demo() -> bool:
+    """Whether the models shown are the bundled demo's (nothing uploaded)."""
+    return not sources().runs
+
+
 @st.cache_resource(show_spinner=False)
 def app_icon():
     """The browser tab icon: three bars of a leaderboard, drawn here (no request to any other host)."""
@@ -132,7 +141,11 @@ def _demo_ranked(name: str) -> mc.Ranked:
     def compute() -> mc.Ranked:
         d = demo_data()
         prepare = mc.prepare if layout_kernel_cached() else prepare_plain
-        return prepare(d.runs[name], d.qrels, name=name)
+        ranked = prepare(d.runs[name], d.qrels, name=name)
+        # the parts a Ranked gathers on first use (a kernel) that the Overview reads, gathered here so
+        # that the copy on disk has them: a restarted server draws the Overview without loading a kernel
+        ranked.score, ranked.q_rel  # noqa: B018
+        return ranked
     return demo_cache.cached(f"ranked-{name}", compute)
 
 
@@ -175,7 +188,7 @@ def load_report(src: Sources | None = None) -> LoadReport:
     src = sources() if src is None else src
     if not src.runs:
         params = demo_data().params
-        pkey = "demo:" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+        pkey = DEMO_KEY + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
         entries = [ModelEntry(n, f"{pkey}:{n}", _demo_ranked(n)) for n in demo_data().runs]
         problems = []
         if src.qrels is not None:

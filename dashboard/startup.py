@@ -3,10 +3,13 @@
 :mod:`dashboard.serve` (the ``streamlit run`` entry point) calls :func:`prepare` from its
 startup hook. It imports the modules every page script imports (about 0.7 s of CPU that the
 first visitor would otherwise wait for inside the first script run: pandas, numba, the metric
-table, the analysis store), and starts the two background helpers the first page would
-otherwise start itself: the kernel warm-up process (:mod:`dashboard.kernel_warmup`, which
-returns at once when the kernel cache is complete) and the imports of later pages
-(:mod:`dashboard.preload`). Nothing here reads data or changes a result; ``dashboard/app.py``
+table, the analysis store), starts the kernel warm-up process (:mod:`dashboard.kernel_warmup`,
+which returns at once when the kernel cache is complete), then loads what the first page (the
+Overview) reads on its first run beyond those imports (:data:`FIRST_PAGE`: plotly's figure
+factory and its template, the image library of the tab's icon) on a thread, while the browser
+loads the page's code. The imports of later pages (:mod:`dashboard.preload`: scipy, the
+report) wait until the first page has been drawn: beside it they would hold the interpreter
+lock for half of its run. Nothing here reads data or changes a result; ``dashboard/app.py``
 run directly (as the tests' AppTest does) works the same, only its first run is slower.
 """
 
@@ -38,10 +41,33 @@ def import_pages() -> list[str]:
     return failed
 
 
-def prepare() -> None:
-    """Import the pages' modules, then start the kernel warm-up and the later pages' imports."""
-    from . import kernel_warmup, preload
+#: modules the Overview's first run imports beyond :data:`PAGE_MODULES` (its charts, the tab's icon)
+FIRST_PAGE = ("plotly.express", "plotly.io", "PIL.ImageDraw")
+
+
+def load_first_page() -> None:
+    """Import :data:`FIRST_PAGE` and load the chart template the figures use (plotly reads and
+    validates it on first use, about a quarter of a second). A failure is left to the page."""
+    for name in FIRST_PAGE:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the page that imports it reports the failure itself
+            return
+    try:
+        import plotly.io as pio
+
+        pio.templates["plotly_white"]  # noqa: B018 - loaded once, then shared by every figure
+    except Exception:  # noqa: BLE001 - as above
+        pass
+
+
+def prepare() -> threading.Thread:
+    """Import the pages' modules, start the kernel warm-up, then load what the first page reads on
+    a thread (returned)."""
+    from . import kernel_warmup
 
     import_pages()
     kernel_warmup.start_once()
-    threading.Thread(target=preload.import_all, name="metrics-core-preload", daemon=True).start()
+    thread = threading.Thread(target=load_first_page, name="metrics-core-first-page", daemon=True)
+    thread.start()
+    return thread

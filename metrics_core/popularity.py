@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .errors import MetricsError
 from .kernels.serendipity import serendipity_pop
@@ -110,6 +109,10 @@ def _popularity(ranked: Ranked, relevance_threshold: float, interactions) -> Pop
 def history_dissimilarity(ranked: Ranked, items: np.ndarray, rows: np.ndarray, interactions) -> np.ndarray:
     """For the ranked rows ``rows`` (items ``items[rows]``): 1 - mean cosine to the user's history (NaN
     for users without history). Sparse products: the users' history times the item-user matrix."""
+    # imported here, not with the module: scipy.sparse takes a few tenths of a second to import, and only
+    # serendipity against an interaction history needs it (the command line and the Overview do not)
+    import scipy.sparse as sp
+
     users, codes = interaction_pairs(ranked, 0.0, interactions)
     n_all = max(int(codes.max(initial=-1)) + 1, len(ranked.item_ids))
     user_codes, user_ids = pd.factorize(pd.Series(users))

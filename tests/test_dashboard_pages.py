@@ -606,3 +606,48 @@ def test_overview_of_large_models_prepares_the_curves_page_on_the_server_thread(
     ref = reference(full_demo(), ["auc", "pr_auc"])
     for name in demo.MODEL_NAMES:
         assert table.loc[name, "auc"] == pytest.approx(ref[name]["auc"], abs=1e-12)
+
+
+def test_a_restarted_server_draws_the_demo_overview_from_the_results_on_disk(monkeypatch, tmp_path):
+    """The engine's results for the demo are kept on disk: a restarted server (nothing in memory)
+    shows the same Overview without calling the engine; a changed source (a kernel edited) makes it
+    compute them again."""
+    from dashboard import cache, demo_cache, loading
+    from metrics_core import stats
+
+    def restart() -> None:
+        loading.demo_data.clear()
+        loading._demo_ranked.clear()
+        cache.SHARED.clear()
+        demo_cache._digest.cache_clear()
+
+    def shown(at: AppTest) -> list[pd.DataFrame]:
+        return [d.value for d in at.dataframe]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the engine was called although its result is on disk")
+
+    monkeypatch.setattr(demo_cache.cache_stamp, "folder", lambda: tmp_path)
+    restart()
+    try:
+        first = shown(app())
+        assert list(tmp_path.glob(f"{demo_cache.PREFIX}{demo_cache.RESULT}*.pkl"))
+        restart()
+        with monkeypatch.context() as m:
+            for module, name in ((mc, "evaluate"), (mc, "metric_curve"), (stats, "bootstrap_ci_columns")):
+                m.setattr(module, name, refuse)
+            again = app()
+            assert len(again.get("plotly_chart")) >= 2
+            for a, b in zip(first, shown(again), strict=True):
+                pd.testing.assert_frame_equal(a, b)
+        restart()
+        monkeypatch.setattr(demo_cache.cache_stamp, "fingerprint", lambda: "a kernel was edited")
+        calls = []
+        real = mc.evaluate
+        monkeypatch.setattr(mc, "evaluate", lambda *a, **k: calls.append(1) or real(*a, **k))
+        edited = shown(app())
+        assert calls, "the results kept for other sources were read"
+        for a, b in zip(first, edited, strict=True):
+            pd.testing.assert_frame_equal(a, b)
+    finally:
+        restart()

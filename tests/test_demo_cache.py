@@ -3,7 +3,9 @@ change of the sources gives a new file; a file that cannot be read or written co
 
 from __future__ import annotations
 
+import os
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +18,10 @@ from dashboard import demo, demo_cache
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     monkeypatch.setattr(demo_cache.cache_stamp, "folder", lambda: tmp_path)
-    return tmp_path
+    digest = demo_cache._digest  # read once per process: each test starts as a new server
+    digest.cache_clear()
+    yield tmp_path
+    digest.cache_clear()
 
 
 def small_demo() -> demo.DemoData:
@@ -55,38 +60,50 @@ def test_other_sources_compute_anew_and_replace_the_old_file(folder, monkeypatch
 def test_a_source_file_touched_changes_the_digest(folder, monkeypatch, tmp_path):
     before = demo_cache._digest()
     monkeypatch.setattr(demo_cache.cache_stamp, "fingerprint", lambda: "other sources")
+    assert demo_cache._digest() == before  # read once per process: the sources this process imported
+    demo_cache._digest.cache_clear()  # a restarted server
     assert demo_cache._digest() != before
 
 
-def test_a_damaged_file_is_computed_again(folder):
-    demo_cache.cached("data", small_demo)
-    path = next(folder.glob(f"{demo_cache.PREFIX}data-*.pkl"))
-    path.write_bytes(path.read_bytes()[:100])
-    assert_same_demo(demo_cache.cached("data", small_demo), small_demo())
-    assert_same_demo(demo_cache.cached("data", refuse), small_demo())  # rewritten whole
+def test_a_result_is_read_back_under_its_key_only(folder):
+    first = demo_cache.result("evaluate|a", lambda: {"ndcg@10": 0.25})
+    assert demo_cache.result("evaluate|a", refuse) == first == {"ndcg@10": 0.25}
+    assert demo_cache.result("evaluate|b", lambda: {"ndcg@10": 0.5}) == {"ndcg@10": 0.5}
+    assert len(list(folder.glob(f"{demo_cache.PREFIX}{demo_cache.RESULT}*.pkl"))) == 2
 
 
-def test_an_unwritable_folder_only_costs_the_computation(tmp_path, monkeypatch):
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    monkeypatch.setattr(demo_cache.cache_stamp, "folder", lambda: blocker / "sub")
-    assert_same_demo(demo_cache.cached("data", small_demo), small_demo())
-    monkeypatch.setattr(demo_cache.cache_stamp, "folder", lambda: None)
-    assert_same_demo(demo_cache.cached("data", small_demo), small_demo())
+def test_a_changed_source_computes_a_result_again(folder, monkeypatch):
+    """A kernel or the demo module changed: the stamp's fingerprint (or the demo's source) differs,
+    so the result kept by the previous code is not read, and its file is replaced."""
+    demo_cache.result("evaluate|a", lambda: 1)
+    monkeypatch.setattr(demo_cache.cache_stamp, "fingerprint", lambda: "a kernel was edited")
+    demo_cache._digest.cache_clear()
+    assert demo_cache.result("evaluate|a", lambda: 2) == 2
+    assert demo_cache.result("evaluate|a", refuse) == 2
+    assert len(list(folder.glob(f"{demo_cache.PREFIX}{demo_cache.RESULT}*.pkl"))) == 1
 
 
-@pytest.mark.parametrize("touch", [False, True], ids=["fresh", "lazy-parts-built"])
-def test_a_prepared_model_read_back_evaluates_exactly_as_the_original(touch):
-    """A Ranked survives the pickle round trip the cache makes: the same numbers, per user, for
-    ranking, scored-row and beyond-accuracy metrics (also once its lazily built parts exist)."""
-    d = small_demo()
-    ranked = mc.prepare(d.runs["two_tower"], d.qrels, name="two_tower")
-    if touch:
-        ranked.row, ranked.item, ranked.score, ranked.q_rel  # noqa: B018 - builds the lazy parts
-    again = pickle.loads(pickle.dumps(ranked, protocol=pickle.HIGHEST_PROTOCOL))
-    metrics = ["ndcg@5", "map@10", "mrr", "auc", "logloss", "coverage@5", "novelty@5", "ils@5"]
-    a = mc.evaluate(ranked, metrics=metrics, item_features=d.item_features)
-    b = mc.evaluate(again, metrics=metrics, item_features=d.item_features)
-    assert a.summary == pytest.approx(b.summary, nan_ok=True, rel=0, abs=0)
-    pd.testing.assert_frame_equal(a.per_user, b.per_user)
-    assert np.array_equal(again.row, ranked.row) and list(again.item_ids) == list(ranked.item_ids)
+def test_a_changed_demo_module_computes_a_result_again(folder, monkeypatch, tmp_path):
+    demo_cache.result("evaluate|a", lambda: 1)
+    edited = tmp_path / "demo_edited.py"
+    edited.write_bytes(Path(demo.__file__).read_bytes() + b"\n# another seed\n")
+    monkeypatch.setattr(demo, "__file__", str(edited))
+    demo_cache._digest.cache_clear()
+    assert demo_cache.result("evaluate|a", lambda: 2) == 2
+
+
+def test_only_the_most_recently_used_results_are_kept(folder, monkeypatch):
+    monkeypatch.setattr(demo_cache, "MAX_RESULTS", 3)
+    paths = {}
+    for i in range(3):
+        demo_cache.result(f"key{i}", lambda i=i: i)
+        paths[i] = max(folder.glob(f"{demo_cache.PREFIX}{demo_cache.RESULT}*.pkl"), key=lambda p: p.stat().st_mtime_ns)
+    for i, path in paths.items():  # last used in the order key0, key1, key2, long ago
+        os.utime(path, ns=(i + 1, i + 1))
+    assert demo_cache.result("key0", refuse) == 0  # used again: now the most recent
+    demo_cache.result("key3", lambda: 3)  # a fourth: the least recently used one (key1) is removed
+    assert len(list(folder.glob(f"{demo_cache.PREFIX}{demo_cache.RESULT}*.pkl"))) == 3
+    assert [demo_cache.result(f"key{i}", refuse) for i in (0, 2, 3)] == [0, 2, 3]
+    recomputed = []
+    assert demo_cache.result("key1", lambda: recomputed.append(1) or 1) == 1
+    assert recomputed == [1]

@@ -51,3 +51,28 @@ def test_the_entry_point_is_an_st_app_running_the_entry_script():
     assert len(calls) == 1 and calls[0].args[0].value == "app.py"
     assert (ROOT / "dashboard" / calls[0].args[0].value).is_file()
     assert any(k.arg == "lifespan" for k in calls[0].keywords)
+
+
+def test_the_hook_leaves_later_pages_imports_until_the_first_page_is_drawn(monkeypatch):
+    """``prepare`` starts the kernel warm-up and the first page's loads; the later pages' imports
+    (scipy, the report) are not started beside the first page (the entry script starts them once
+    the page is drawn)."""
+    from dashboard import kernel_warmup, preload
+
+    started = []
+    monkeypatch.setattr(kernel_warmup, "start_once", lambda: started.append("warm-up"))
+    monkeypatch.setattr(preload, "import_all", lambda: started.append("later pages"))
+    monkeypatch.setattr(startup, "load_first_page", lambda: started.append("first page"))
+    startup.prepare().join(timeout=60)
+    assert started == ["warm-up", "first page"]
+
+
+def test_the_first_page_loads_succeed_in_a_fresh_interpreter():
+    code = ("import json, sys; from dashboard import startup; startup.load_first_page(); "
+            "import plotly.io as pio; "
+            "print(json.dumps([[m for m in startup.FIRST_PAGE if m not in sys.modules], "
+            "type(pio.templates._templates.get('plotly_white')).__name__]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # plotly keeps a placeholder until a template is first read: loaded, it is a Template
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], "Template"]
