@@ -67,6 +67,22 @@ def _pair(action: str, page: str, values: list[tuple[str, Callable]], ready: lis
     return [Step(action, page, value, prepare, r) for (value, prepare), r in zip(values, ready)]
 
 
+def _compare_choices(page: str, names: list[str], metric_step: str) -> list:
+    """Compare's main choices, each changed and changed back: the baseline, a challenger removed and
+    added back, a per-user metric added and removed (steps named ``metric_step``), each test in turn."""
+    return (_pair("Compare: baseline", page, [(names[1], lambda d: d.select("compare_baseline", names[1])),
+                                              (names[0], lambda d: d.select("compare_baseline", names[0]))])
+            + _pair("Compare: challengers", page, [
+                ("remove the last", lambda d: d.multiselect_remove_last("compare_challengers")),
+                ("add it back", lambda d: d.multiselect_first_option("compare_challengers"))])
+            + _pair(metric_step, page, [
+                ("add map@10", lambda d: d.multiselect_add("compare_metrics", "map@10")),
+                ("remove map@10", lambda d: d.multiselect_remove("compare_metrics", "map@10"))])
+            + _pair("Compare: test", page, [
+                (label, lambda d, v=label: d.select("compare_test", v))
+                for label in ("Wilcoxon signed-rank", "Fisher randomization", "paired t-test")]))
+
+
 def _overview(round_: int) -> list[Step]:
     steps = _sidebar("Overview", round_, 0)
     extras = [("bootstrap CIs", "overview_ci_on", Ready("Overview", "Ranking metrics", PLOT)),
@@ -95,17 +111,7 @@ def _compare(round_: int, names: list[str]) -> list[Step]:
                   lambda d: d.multiselect_add("compare_metrics", "ndcg@10"),
                   needed=lambda d: not d.shows(Ready.page(page)))
     return (_sidebar(page, round_, 1, Ready(page))[:2] + [repick] + _sidebar(page, round_, 1)[2:]
-            + _pair("Compare: baseline", page, [(names[1], lambda d: d.select("compare_baseline", names[1])),
-                                                (names[0], lambda d: d.select("compare_baseline", names[0]))])
-            + _pair("Compare: challengers", page, [
-                ("remove the last", lambda d: d.multiselect_remove_last("compare_challengers")),
-                ("add it back", lambda d: d.multiselect_first_option("compare_challengers"))])
-            + _pair("Compare: metrics", page, [
-                ("add map@10", lambda d: d.multiselect_add("compare_metrics", "map@10")),
-                ("remove map@10", lambda d: d.multiselect_remove("compare_metrics", "map@10"))])
-            + _pair("Compare: test", page, [
-                (label, lambda d, v=label: d.select("compare_test", v))
-                for label in ("Wilcoxon signed-rank", "Fisher randomization", "paired t-test")])
+            + _compare_choices(page, names, "Compare: metrics")
             + _pair("Compare: correction", page, [
                 ("Benjamini-Hochberg (FDR)", lambda d: d.select("compare_correction", "Benjamini-Hochberg (FDR)")),
                 ("Holm-Bonferroni", lambda d: d.select("compare_correction", "Holm-Bonferroni"))])
@@ -177,17 +183,7 @@ def path_steps(round_: int, names: list[str], attributes: list[str]) -> list[Ste
         return prepare
 
     return ([_open(page)]
-            + _pair("Compare: baseline", page, [(names[1], lambda d: d.select("compare_baseline", names[1])),
-                                                (names[0], lambda d: d.select("compare_baseline", names[0]))])
-            + _pair("Compare: challengers", page, [
-                ("remove the last", lambda d: d.multiselect_remove_last("compare_challengers")),
-                ("add it back", lambda d: d.multiselect_first_option("compare_challengers"))])
-            + _pair("Compare: per-user metric", page, [
-                ("add map@10", lambda d: d.multiselect_add("compare_metrics", "map@10")),
-                ("remove map@10", lambda d: d.multiselect_remove("compare_metrics", "map@10"))])
-            + _pair("Compare: test", page, [
-                (label, lambda d, v=label: d.select("compare_test", v))
-                for label in ("Wilcoxon signed-rank", "Fisher randomization", "paired t-test")])
+            + _compare_choices(page, names, "Compare: per-user metric")
             + _pair("Compare: segment attribute", page, [
                 (attr, lambda d, v=attr: d.select("compare_segment", v)) for attr in order], [segment] * len(order))
             + _pair("Compare: users counted", page, [("served", lambda d: d.select("users", "served")),

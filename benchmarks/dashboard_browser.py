@@ -263,6 +263,15 @@ def wait_for_kept_brief(db: Path, deadline: float) -> float | None:
     return None
 
 
+def opened(browser, url: str, files: BenchFiles, deadline: float, upload_files: bool = True) -> "Driver":
+    """A new page of ``browser`` on the app at ``url``, with ``files`` uploaded unless told otherwise."""
+    d = Driver(new_page(browser), int(1000 * (deadline - time.monotonic())))  # no limit of their own
+    open_app(d, url)
+    if upload_files:
+        upload(d, files)
+    return d
+
+
 def session(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, deadline: float,
             action_timeout: float, plan: str, upload_files: bool = True) -> tuple[list, list]:
     """One browser, one context: open the app, upload, run the plan."""
@@ -272,10 +281,7 @@ def session(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, d
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS, headless=True)
         try:
-            d = Driver(new_page(browser), int(1000 * (deadline - time.monotonic())))  # no limit of their own
-            open_app(d, url)
-            if upload_files:
-                upload(d, files)
+            d = opened(browser, url, files, deadline, upload_files)
             run_steps(d, rounds, list(files.runs), only, deadline, errors, action_timeout, plan)
         finally:
             browser.close()
@@ -292,9 +298,7 @@ def drive(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, dea
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS, headless=True)
         try:
-            d = Driver(new_page(browser), int(1000 * (deadline - time.monotonic())))  # no limit of their own
-            open_app(d, url)
-            upload(d, files)
+            d = opened(browser, url, files, deadline)
             if sessions <= 1:
                 run_steps(d, rounds, list(files.runs), only, deadline, errors, action_timeout, plan)
             else:

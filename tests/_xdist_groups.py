@@ -20,3 +20,10 @@ def xdist_group_of(item) -> str | None:
     if callspec is not None and "spark" in callspec.params:
         return f"{item.path.name}[{callspec.params['spark']}]"
     return item.path.name
+
+
+def longest_first(items: list) -> list:
+    """``items`` with the tests marked ``spark`` first, otherwise in collection order. Their groups
+    are the suite's longest (a session per master, minutes each): collected last, as their file
+    names put them, they started when the other workers had little left and ran on alone at the end."""
+    return sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") is not None else 1)

@@ -32,3 +32,13 @@ def test_a_spark_module_is_one_group_per_master():
 def test_a_spread_module_has_no_group():
     for module in groups.SPREAD_MODULES:
         assert groups.xdist_group_of(item(module)) is None
+
+
+def test_spark_tests_go_first_and_the_rest_keep_their_order():
+    def marked(name: str, spark: bool):
+        marker = object() if spark else None
+        return SimpleNamespace(name=name, get_closest_marker=lambda wanted: marker if wanted == "spark" else None)
+
+    items = [marked("browser_a", False), marked("store", False), marked("spark_1", True), marked("stats", False),
+             marked("spark_2", True)]
+    assert [i.name for i in groups.longest_first(items)] == ["spark_1", "spark_2", "browser_a", "store", "stats"]
