@@ -17,8 +17,8 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import (kernel_warmup, owner, preload, snapshot_brief, sources, state, tables, text,  # noqa: E402
-                       uploads, url, url_numbers)
+from dashboard import (background, kernel_warmup, owner, preload, snapshot_brief, sources, state,  # noqa: E402
+                       tables, text, uploads, url, url_numbers)
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
@@ -33,6 +33,7 @@ PAGES = [
     ("share.py", "Share", ":material/share:"),
 ]
 
+background.page_started()  # the server thread's queued jobs wait until this page is drawn (the finally below)
 kernel_warmup.start_once()  # compile the kernels later pages need while this one renders
 # A drawn icon, not ":material/...:" (the browser would fetch that favicon from Google's servers).
 st.set_page_config(page_title="metrics_core workbench", page_icon=state.app_icon(), layout="wide")
@@ -96,6 +97,7 @@ show_conflict()
 try:
     nav.run()
 finally:
+    background.page_finished()
     # heavy imports of later pages, in the background once this page is drawn: a thread started
     # before would hold the interpreter lock for about half of the first page's run
     preload.start()

@@ -6,6 +6,11 @@ computation here with :func:`start`, and calls :func:`refresh_when_ready` so tha
 reruns by itself once every result it waits for is in the server cache
 (:mod:`dashboard.cache`, under the key given to :func:`start`). One worker thread runs
 the jobs in order; a key already cached or already queued is not started again.
+
+A job does not start while a page is being drawn (:func:`page_started` / :func:`page_finished`,
+called by ``app.py`` around every script run), for at most ``YIELD_SECONDS`` per job: on two
+cores the worker would otherwise take half of the processor time and of the interpreter lock
+from the click that queued it. A job already running is never paused (a page may wait for its key).
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-core-b
 _QUEUED: set[str] = set()
 _LOCK = threading.Lock()
 POLL_SECONDS = 1.0
+#: The longest a queued job waits for the pages being drawn before it starts anyway (so that many
+#: sessions drawing one after the other, or a long upload, never starve the worker).
+YIELD_SECONDS = 2.0
+_DRAWING: dict[int, float] = {}  # script thread id -> when its page started being drawn (monotonic)
 
 
 def limits_text() -> str:
@@ -49,7 +58,8 @@ def start(key: str, compute: Callable[[], Any]) -> None:
 
     def run() -> None:
         try:
-            cache.SHARED.get_or_compute(key, compute)
+            _yield_to_pages()
+            cache.SHARED.get_or_compute(key, compute)  # computed meanwhile by a page: read, not computed again
         except Exception:  # noqa: BLE001 - MetricsError is cached; anything else is retried on the next visit
             pass
         finally:
@@ -57,6 +67,31 @@ def start(key: str, compute: Callable[[], Any]) -> None:
                 _QUEUED.discard(key)
 
     _EXECUTOR.submit(run)
+
+
+def page_started() -> None:
+    """A script run of this thread begins drawing a page: queued jobs wait until it is drawn."""
+    with _LOCK:
+        _DRAWING[threading.get_ident()] = time.monotonic()
+
+
+def page_finished() -> None:
+    """The page of this thread's script run is drawn (or the run stopped): queued jobs may start."""
+    with _LOCK:
+        _DRAWING.pop(threading.get_ident(), None)
+
+
+def _drawing(now: float) -> bool:
+    """Whether a page started less than ``YIELD_SECONDS`` ago is still being drawn."""
+    with _LOCK:
+        return any(now - since < YIELD_SECONDS for since in _DRAWING.values())
+
+
+def _yield_to_pages() -> None:
+    """Wait until no page is being drawn, at most ``YIELD_SECONDS``."""
+    deadline = time.monotonic() + YIELD_SECONDS
+    while (now := time.monotonic()) < deadline and _drawing(now):
+        time.sleep(0.01)
 
 
 def now_or_later(key: str, exact: Callable[[], Any], quick: Callable[[], Any],

@@ -70,9 +70,13 @@ def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _curve_table_key(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple) -> str:
+    return f"metric_curve|{model_key}|{metrics!r}|{k_max}|{options!r}"
+
+
 def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple,
                         _ranked: mc.Ranked) -> pd.DataFrame:
-    key = f"metric_curve|{model_key}|{metrics!r}|{k_max}|{options!r}"
+    key = _curve_table_key(model_key, metrics, k_max, options)
 
     def compute() -> pd.DataFrame:
         return mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options))
@@ -274,10 +278,17 @@ def prefetch_curves(models: dict, relevance_threshold: float, calibration_bins: 
     """Start, on the server thread, the score curves the Curves page opens with (ROC, precision-recall
     over all relevant items, and for scores in [0, 1] the calibration and the confusion matrix's
     opening threshold) of every model of more than ``background.FOREGROUND_USERS`` users, under the
-    keys :func:`curve` reads: computed once per upload and settings, before the page is opened."""
+    keys :func:`curve` reads, and its precision and recall at every K (the keys :func:`metric_curves`
+    reads): computed once per upload and settings, before the page is opened."""
     from . import background
 
     keys = model_keys()
+    at_k_options = {key: value for key, value in evaluation_options().items() if key in _CURVE_KEYWORDS}
+    at_k = (tuple(metric_lists.CURVES_K), metric_lists.CURVES_K_MAX, tuple(sorted(at_k_options.items())))
+    for e in _entries()[0]:
+        if e.ranked.n_users > background.FOREGROUND_USERS:
+            background.start(_curve_table_key(e.key, *at_k),
+                             lambda r=e.ranked: mc.metric_curve(r, list(at_k[0]), k_max=at_k[1], **dict(at_k[2])))
     for name, ranked in models.items():
         if ranked.n_users <= background.FOREGROUND_USERS:
             continue

@@ -45,6 +45,8 @@ DIVERSITY = _names("overview", "diversity")
 CURVES = CURVE_METRICS
 #: The Curves page's chart of the metric at every cutoff K.
 CURVES_K = _names("curves_k")
+#: the largest K of the Curves page's precision and recall at every cutoff
+CURVES_K_MAX = 50
 #: The Curves page's table over every scored row pooled.
 POOLED_ROWS = _names("pooled_rows")
 #: Scored-row metrics that classify a row at the ``threshold`` convention (the confusion matrix's table).

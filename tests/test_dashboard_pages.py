@@ -577,13 +577,17 @@ def test_counts_agree_with_their_nouns():
             assert not re.search(r"(?<![\d.,])1 (comparisons|users|models|tests|columns|items)\b", c.value), c.value
 
 
-def test_overview_of_large_models_prepares_the_curves_page_on_the_server_thread(monkeypatch):
-    """Above background.FOREGROUND_USERS the Overview starts the Curves page's ROC, precision-recall
-    and opening threshold of every model on the server thread; the Curves page then reads them
-    from the cache (the same values as computed for it), and shows metrics_core's AUCs."""
-    from dashboard import background, cache
+@pytest.mark.parametrize("large", [False, True], ids=["vs-K section on", "large data: vs-K section off"])
+def test_overview_of_large_models_prepares_the_curves_page_on_the_server_thread(monkeypatch, large):
+    """Above background.FOREGROUND_USERS the Overview starts the Curves page's ROC, precision-recall,
+    opening threshold and precision / recall at every K of every model on the server thread, also on
+    large data where its own metrics-against-K section is off (the page ends early); the Curves page
+    then reads them from the cache (the same values as computed for it), and shows metrics_core's AUCs."""
+    from dashboard import background, cache, loading, metric_lists
 
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    if large:  # every model counts as large: the Overview's optional sections are off by default
+        monkeypatch.setattr(loading, "LARGE_ROWS", 0)
     cache.SHARED.clear()
     at = app()
     assert not at.exception
@@ -597,11 +601,17 @@ def test_overview_of_large_models_prepares_the_curves_page_on_the_server_thread(
     assert started >= {"roc", "pr", "opening_threshold"}, started
     roc_keys = [k for k in cache.SHARED.keys() if k.startswith("curve|roc|")]
     assert len(roc_keys) == len(demo.MODEL_NAMES)
+    curves_k = f"|{tuple(metric_lists.CURVES_K)!r}|{metric_lists.CURVES_K_MAX}|"
+    at_k = [k for k in cache.SHARED.keys() if k.startswith("metric_curve|") and curves_k in k]
+    assert len(at_k) == len(demo.MODEL_NAMES), at_k
+    if large:
+        assert not at.toggle(key="overview_curves_on").value
     before = set(cache.SHARED.keys())
     page(at, "curves")
     assert not at.exception
-    # the page computed no ROC or precision-recall curve of its own: its keys were the prefetched ones
-    assert not {k for k in set(cache.SHARED.keys()) - before if k.startswith(("curve|roc|", "curve|pr|"))}
+    # the page computed no ROC, precision-recall or vs-K curve of its own: its keys were the prefetched ones
+    assert not {k for k in set(cache.SHARED.keys()) - before
+                if k.startswith(("curve|roc|", "curve|pr|", "metric_curve|"))}
     table = frame_with(at, "gauc")
     ref = reference(full_demo(), ["auc", "pr_auc"])
     for name in demo.MODEL_NAMES:

@@ -162,20 +162,32 @@ st.caption(f"Cell: lift of the row's model over the column's model on {matrix_me
 
 attrs = state.user_attributes()
 attr_cols = [c for c in attrs.columns if c != "user_id"] if attrs is not None else []
-by_segment = {}
-if attr_cols:
+chosen_keys = tuple(keys.get(n, n) for n in chosen)
+chosen_per_user = {n: per_user[n] for n in chosen}
+
+
+def prefetch_other_tests(segments: tuple | None) -> None:
+    """The other tests' tables, matrix and (with ``segments`` = ``(labels, attribute)``) segments,
+    computed on the server thread for the next choice."""
+    comparisons.prefetch_tests(TESTS, test, chosen_keys, chosen_per_user, tuple(metrics), baseline,
+                               tuple(keys.get(n, n) for n in names), per_user, matrix_metric, opt_key, segments)
+
+
+@st.fragment
+def segment_section() -> None:
+    """Results per segment of a user attribute. A fragment: choosing another attribute reruns this
+    section only (the rest of the page is not rebuilt nor redrawn); what it reads is the page's."""
     st.subheader("By segment", anchor=False)
     seg_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="compare_segment"),
                         "compare_segment", attr_cols[0], options=attr_cols)
     baseline_ids = pd.Index(per_user[baseline].index.astype(str))
     labels, _ = state.user_segments(baseline_ids, models, attrs, seg_col)
-    chosen_keys = tuple(keys.get(n, n) for n in chosen)
     with state.guard(), st.spinner(f"Running the {TEST_LABELS[test]} per segment..."):
-        by_segment = comparisons.segment_comparisons(chosen_keys, {n: per_user[n] for n in chosen}, labels, seg_col,
+        by_segment = comparisons.segment_comparisons(chosen_keys, chosen_per_user, labels, seg_col,
                                                      tuple(metrics), baseline, test, float(alpha), opt_key)
     # the other attributes' segments are computed on the server thread, for the next choice
     comparisons.prefetch_segments(
-        chosen_keys, {n: per_user[n] for n in chosen},
+        chosen_keys, chosen_per_user,
         {c: (lambda c=c: state.user_segments(baseline_ids, models, attrs, c)[0]) for c in attr_cols if c != seg_col},
         tuple(metrics), baseline, test, float(alpha), opt_key)
     st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments",
@@ -184,58 +196,72 @@ if attr_cols:
                f"({fmt.plural(sum(len(t) for t in by_segment.values()), 'test')})."
                + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
                   if any(t.attrs["pending"] for t in by_segment.values()) else ""))
+    prefetch_other_tests((labels, seg_col))
+    background.refresh_when_ready([k for t in by_segment.values() for k in t.attrs["pending"]])
 
-# the other tests' tables, matrix and segments are computed on the server thread, for the next choice
-comparisons.prefetch_tests(TESTS, test, tuple(keys.get(n, n) for n in chosen), {n: per_user[n] for n in chosen},
-                           tuple(metrics), baseline, tuple(keys.get(n, n) for n in names), per_user, matrix_metric,
-                           opt_key, (labels, seg_col) if attr_cols else None)
+
 background.refresh_when_ready([*table.attrs["pending"], *overlap_pending,
-                               *(k for t in by_base.values() for k in t.attrs["pending"]),
-                               *(k for t in by_segment.values() for k in t.attrs["pending"])])
-
-st.subheader("Per user", anchor=False)
-left, right = st.columns(2)
-focus_model = url.bound(lambda: left.selectbox("Challenger", challengers, key="compare_focus_model"),
-                        "compare_focus_model", challengers[0], options=challengers)
-focus_metric = url.bound(lambda: right.selectbox("Metric", metrics, key="compare_focus_metric",
-                                                 help=metric_lists.help_for(
-                                                     st.session_state.get("compare_focus_metric", metrics[0]),
-                                                     settings)),
-                         "compare_focus_metric", metrics[0], options=metrics)
-a_vals, b_vals, users = comparisons.paired(per_user[baseline][focus_metric], per_user[focus_model][focus_metric])
-pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challenger": b_vals})
-row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
-segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
-                                            tables.relevance_threshold(state.conventions()))
-unserved = {n: counted.n_evaluated - (counted.served(n) or 0) for n in (baseline, focus_model)}
-st.caption(f"{fmt.plural(len(pairs), 'user')} paired ({text.md(who, limit=600)}); colour: {text.md(segment_name)}. "
-           f"Win / tie / loss: {fmt.count(row['wins'])} / {fmt.count(row['ties'])} / {fmt.count(row['losses'])}. "
-           + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
-                     f"{focus_model} {unserved[focus_model]:,}."))
-col_a, col_b = st.columns(2)
-plotted = pairs.assign(segment=pairs["user_id"].map(segment).to_numpy())
-col_a.plotly_chart(state.cached_figure("compare_scatter", plotted, cc.pair_scatter, focus_metric, baseline, focus_model),
-                   key="compare_scatter")
-col_b.plotly_chart(state.cached_figure("compare_hist", pairs, cc.pair_differences, focus_metric, baseline, focus_model,
-                                       float(row["ci_low"]), float(row["ci_high"])), key="compare_hist")
-
-st.subheader("Largest regressions", anchor=False)
-n_show = url.bound(lambda: st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5,
-                                           key="compare_n_regressions"),
-                   "compare_n_regressions", 20, kind=int, low=5, high=500)
-worst = verdict.regressions(pairs, metric_lists.higher_is_better(focus_metric), int(n_show))
-worst = worst.rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})
-if worst.empty:
-    st.success(text.md(f"{focus_model} is never worse than {baseline} on {focus_metric} for the users compared."))
+                               *(k for t in by_base.values() for k in t.attrs["pending"])])
+if attr_cols:
+    segment_section()
 else:
-    st.caption(text.md(f"Users where {focus_model} loses most against {baseline} on {focus_metric}, "
-                       f"largest loss first (of the users counted: {who}). ", limit=600)
-               + "Select a row to open that user on the Failures page, beside the baseline.")
-    picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
-                          key="compare_regressions",
-                          column_config={col: st.column_config.NumberColumn(format="%.4f")
-                                         for col in worst.columns if col != "user_id"}, placeholder=fmt.EMPTY)
-    user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
-    if user is not None:
-        state.request_drilldown(focus_model, user, baseline)
-        url.switch_page("views/failures.py", user=user)
+    prefetch_other_tests(None)
+
+
+@st.fragment
+def per_user_section() -> None:
+    """The per-user views of one challenger and metric, and its largest regressions. A fragment:
+    choosing another challenger, metric or number of users shown reruns this section only."""
+    st.subheader("Per user", anchor=False)
+    left, right = st.columns(2)
+    focus_model = url.bound(lambda: left.selectbox("Challenger", challengers, key="compare_focus_model"),
+                            "compare_focus_model", challengers[0], options=challengers)
+    focus_metric = url.bound(lambda: right.selectbox("Metric", metrics, key="compare_focus_metric",
+                                                     help=metric_lists.help_for(
+                                                         st.session_state.get("compare_focus_metric", metrics[0]),
+                                                         settings)),
+                             "compare_focus_metric", metrics[0], options=metrics)
+    a_vals, b_vals, users = comparisons.paired(per_user[baseline][focus_metric], per_user[focus_model][focus_metric])
+    pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challenger": b_vals})
+    row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
+    segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
+                                                tables.relevance_threshold(state.conventions()))
+    unserved = {n: counted.n_evaluated - (counted.served(n) or 0) for n in (baseline, focus_model)}
+    st.caption(f"{fmt.plural(len(pairs), 'user')} paired ({text.md(who, limit=600)}); "
+               f"colour: {text.md(segment_name)}. "
+               f"Win / tie / loss: {fmt.count(row['wins'])} / {fmt.count(row['ties'])} / "
+               f"{fmt.count(row['losses'])}. "
+               + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
+                         f"{focus_model} {unserved[focus_model]:,}."))
+    col_a, col_b = st.columns(2)
+    plotted = pairs.assign(segment=pairs["user_id"].map(segment).to_numpy())
+    col_a.plotly_chart(state.cached_figure("compare_scatter", plotted, cc.pair_scatter, focus_metric, baseline,
+                                           focus_model), key="compare_scatter")
+    col_b.plotly_chart(state.cached_figure("compare_hist", pairs, cc.pair_differences, focus_metric, baseline,
+                                           focus_model, float(row["ci_low"]), float(row["ci_high"])),
+                       key="compare_hist")
+
+    st.subheader("Largest regressions", anchor=False)
+    n_show = url.bound(lambda: st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5,
+                                               key="compare_n_regressions"),
+                       "compare_n_regressions", 20, kind=int, low=5, high=500)
+    worst = verdict.regressions(pairs, metric_lists.higher_is_better(focus_metric), int(n_show))
+    worst = worst.rename(columns={"baseline": f"{baseline}", "challenger": f"{focus_model}"})
+    if worst.empty:
+        st.success(text.md(f"{focus_model} is never worse than {baseline} on {focus_metric} "
+                           "for the users compared."))
+    else:
+        st.caption(text.md(f"Users where {focus_model} loses most against {baseline} on {focus_metric}, "
+                           f"largest loss first (of the users counted: {who}). ", limit=600)
+                   + "Select a row to open that user on the Failures page, beside the baseline.")
+        picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
+                              key="compare_regressions",
+                              column_config={col: st.column_config.NumberColumn(format="%.4f")
+                                             for col in worst.columns if col != "user_id"}, placeholder=fmt.EMPTY)
+        user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
+        if user is not None:
+            state.request_drilldown(focus_model, user, baseline)
+            url.switch_page("views/failures.py", user=user)
+
+
+per_user_section()

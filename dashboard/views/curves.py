@@ -21,7 +21,7 @@ st.caption("The ranking view: for each K, the mean over users of precision@K (re
            "and recall@K (relevant items in the top K / all the user's relevant items, retrieved or not). "
            "This is what the @K metrics report.")
 with state.guard():
-    long = state.metric_curves(list(metric_lists.CURVES_K), k_max=50)
+    long = state.metric_curves(list(metric_lists.CURVES_K), k_max=metric_lists.CURVES_K_MAX)
 st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, charts.metric_vs_k, colors), key="curves_vs_k")
 
 st.subheader("Pooled over every scored row", anchor=False)

@@ -138,6 +138,9 @@ st.download_button(f"Download summary CSV ({described})",
                    on_click="ignore", icon=":material/download:")
 st.caption(text.SPREADSHEET_NOTE)
 
+# the Curves page's tables of large models, computed on the server thread once per upload and settings
+# (before the optional section below, which is off on large data and ends the page when off)
+state.prefetch_curves(models, tables.relevance_threshold(state.conventions()))
 if not show_curves:
     st.stop()
 st.subheader("Metrics against K")
@@ -152,5 +155,3 @@ if compiling:
     background.refresh_when_ready([compiling])
 else:
     st.plotly_chart(state.cached_figure("metric_vs_k", long, charts.metric_vs_k, colors), key="overview_vs_k")
-# the Curves page's score curves of large models, computed on the server thread once per upload and settings
-state.prefetch_curves(models, tables.relevance_threshold(state.conventions()))

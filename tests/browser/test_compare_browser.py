@@ -82,3 +82,52 @@ def test_verdict_matches_scipy_and_the_users_switch(app_page, streamlit_server, 
     assert_no_exception(page, "Compare, users counted: served")
     every = set.intersection(*served.values()) & set(per_user["popularity"].index.astype(str))
     assert paired_caption() == len(every) < len(per_user["popularity"])
+
+
+def test_per_user_choice_reruns_its_section_with_the_url_and_numbers_of_a_full_run(app_page, streamlit_server,
+                                                                                    tmp_path):
+    """Choosing another challenger in "Per user" reruns that section alone (a fragment): the address
+    carries the choice, the rest of the page keeps its numbers, and the section shows what a full
+    run of the same address shows."""
+    page = app_page
+    d = demo.make_demo(n_users=300, n_items=200, list_length=20, seed=5)
+    paths = []
+    for name, run in d.runs.items():
+        paths.append(tmp_path / f"{name}.csv")
+        paths[-1].write_bytes(demo.to_csv_bytes(run))
+    (tmp_path / "qrels.csv").write_bytes(demo.to_csv_bytes(d.qrels))
+    page.goto(streamlit_server)
+    wait_idle(page)
+    open_page(page, "Data")
+    page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
+        'input[type="file"]').set_input_files([str(p) for p in paths])
+    wait_idle(page)
+    page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
+        'input[type="file"]').set_input_files(str(tmp_path / "qrels.csv"))
+    wait_idle(page)
+    open_page(page, "Compare")
+    page.wait_for_selector('h3:has-text("Largest regressions")')
+    wait_idle(page)
+    assert_no_exception(page, "Compare")
+
+    def shown() -> tuple[list[str], str]:
+        sentences = page.locator('[data-testid="stMarkdownContainer"] li').all_inner_texts()
+        paired = page.locator('[data-testid="stCaptionContainer"]', has_text="users paired (").first.inner_text()
+        return sentences, paired
+
+    verdict_before, _ = shown()
+    page.locator(".st-key-compare_focus_model [data-testid='stSelectbox']").click()
+    page.keyboard.type("two_tower")  # the list opens as one types (a click alone may only focus the box)
+    page.get_by_role("option", name="two_tower", exact=True).click()
+    wait_rerun(page)
+    assert_no_exception(page, "Compare, per-user challenger")
+    assert "compare_focus_model=two_tower" in page.url
+    verdict_after, paired_after = shown()
+    assert verdict_after == verdict_before
+    n_users = len(mc.evaluate(d.runs["two_tower"], d.qrels, metrics=["ndcg@10"]).per_user)
+    assert int(re.search(r"([\d,]+) users paired", paired_after).group(1).replace(",", "")) == n_users
+
+    page.goto(page.url)  # a full run of the same address (the analysis id keeps the uploads)
+    page.wait_for_selector('h3:has-text("Largest regressions")')
+    wait_idle(page)
+    assert shown() == (verdict_after, paired_after)

@@ -1,0 +1,64 @@
+"""The server thread's queued jobs wait while a page is being drawn (dashboard.background)."""
+
+from __future__ import annotations
+
+import _deadlines as deadlines
+import threading
+import time
+
+import pytest
+
+from dashboard import background, cache
+
+
+@pytest.fixture
+def drawing(monkeypatch):
+    """A page being drawn on this thread for the whole test (finished at its end)."""
+    monkeypatch.setattr(background, "_DRAWING", {})
+    background.page_started()
+    yield
+    background.page_finished()
+
+
+def test_a_queued_job_starts_only_once_the_page_is_drawn(monkeypatch, drawing):
+    monkeypatch.setattr(background, "YIELD_SECONDS", deadlines.BACKGROUND)  # the cap is not what releases it
+    order: list[str] = []
+    computed = threading.Event()
+    key = f"test-background-order|{time.monotonic_ns()}"
+
+    def job() -> int:
+        order.append("computed")
+        computed.set()
+        return 7
+
+    background.start(key, job)
+    # the worker has time to (wrongly) run the job while the page is still being drawn
+    assert not computed.wait(0.3)
+    order.append("page drawn")
+    background.page_finished()
+    assert background.wait([key], timeout=deadlines.BACKGROUND)
+    assert order == ["page drawn", "computed"]
+    assert cache.SHARED.get_or_compute(key, lambda: -1) == 7
+
+
+def test_a_page_that_never_says_it_is_drawn_holds_a_job_back_at_most_the_cap(monkeypatch, drawing):
+    monkeypatch.setattr(background, "YIELD_SECONDS", 0.05)
+    key = f"test-background-cap|{time.monotonic_ns()}"
+    background.start(key, lambda: "done")
+    assert background.wait([key], timeout=deadlines.BACKGROUND)  # the page is still "drawing"
+    assert cache.SHARED.get_or_compute(key, lambda: "recomputed") == "done"
+
+
+def test_a_page_computing_a_queued_key_itself_is_not_computed_twice(monkeypatch, drawing):
+    monkeypatch.setattr(background, "YIELD_SECONDS", deadlines.BACKGROUND)
+    calls: list[str] = []
+    key = f"test-background-twice|{time.monotonic_ns()}"
+    background.start(key, lambda: calls.append("worker") or "worker")
+    # the page needs the value now: it computes it while the queued job waits for the page
+    assert cache.SHARED.get_or_compute(key, lambda: calls.append("page") or "page") == "page"
+    background.page_finished()
+    deadline = time.monotonic() + deadlines.BACKGROUND  # until the worker has run the job
+    while time.monotonic() < deadline and key in background._QUEUED:
+        time.sleep(0.01)
+    assert key not in background._QUEUED
+    assert calls == ["page"]
