@@ -4,6 +4,8 @@ AppTest runs against metrics_core and pandas called here, and the pure table bui
 
 from __future__ import annotations
 
+import json
+
 import _deadlines as deadlines
 import io
 import re
@@ -187,6 +189,9 @@ def test_failures_explains_the_pair(monkeypatch, tmp_path):
     assert row["share of failing"] == pytest.approx(len(failing & new) / len(failing))
     assert row["share of all"] == pytest.approx(30 / 300)
     assert explained.iloc[0]["attribute"] == "tenure" and explained.iloc[0]["value"] == "new"
+    # counts are drawn with the reader's thousands separators, like every other count of the dashboard
+    config = next(json.loads(d.proto.columns) for d in at.dataframe if "share of failing" in d.value.columns)
+    assert {config[c]["type_config"]["format"] for c in ("failing users", "users")} == {"localized"}
     # any attribute filters the worst users and every attribute is a column
     worst = table_with(at, "gap")
     assert {"tenure", "country", "behind matrix_factorization"} <= set(worst.columns)

@@ -134,6 +134,8 @@ if other and attr_cols:
                        "its users among them and among all users counted; ratio = share of failing / share of "
                        "all (above 1: over-represented). Largest ratio first.", limit=800))
     st.dataframe(explained, hide_index=True, key="failures_explained", column_config={
+        "failing users": st.column_config.NumberColumn(format="localized"),
+        "users": st.column_config.NumberColumn(format="localized"),
         "share of failing": st.column_config.NumberColumn(format="percent"),
         "share of all": st.column_config.NumberColumn(format="percent"),
         "ratio": st.column_config.NumberColumn(format="%.2f")}, placeholder=fmt.EMPTY)
