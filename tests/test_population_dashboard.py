@@ -4,10 +4,9 @@ AppTest runs against metrics_core and pandas called here, and the pure table bui
 
 from __future__ import annotations
 
-import json
-
 import _deadlines as deadlines
 import io
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
