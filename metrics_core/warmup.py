@@ -89,6 +89,7 @@ def _first_page(mc) -> None:
             for kind in (("ranking", "pooled"), ("scored", "scored_per_user"), ("diversity",))}
     with use_variant(SERIAL):
         ranked = prepare_plain(run.drop(columns="relevance"), qrels)
+        ranked.score, ranked.q_rel  # noqa: B018 - gathered by the page's demo models before it draws
         for kind in (("diversity",), ("scored", "scored_per_user")):
             mc.evaluate(ranked, metrics=page[kind], ties="average", item_features=features, interactions=interactions)
         mc.metric_curve(ranked, list(CURVE_METRICS), k_max=3, ties="average")

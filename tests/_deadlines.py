@@ -23,6 +23,10 @@ SERVICE_STOP = 60 * SCALE  # a server asked to stop (PostgreSQL, Streamlit) befo
 # Milliseconds, for Playwright.
 SCRIPT_RUN_MS = int(SCRIPT_RUN * 1000)
 ACTION_MS = int(60_000 * SCALE)  # a click, a fill, a locator appearing
+# A random walk's click or fill on an element its last rerun may have removed or moved: a probe, not
+# a deadline; when it runs out the step is taken as a no-op and skipped. A click that must land (a
+# page of the sidebar) waits ACTION_MS.
+WALK_PROBE_MS = int(4_000 * SCALE)
 # How long to look for the rerun an action may start (0.2-0.5 s later on a quiet machine) before
 # taking it that the action started none: a probe, not a deadline; the rerun's end is then awaited
 # with SCRIPT_RUN_MS.

@@ -99,7 +99,8 @@ def main(page):
 
 def act_page(page, rng):
     title = rng.choice(PAGES)
-    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+    # the sidebar's links are always there: a click that waits (a busy renderer handles it late)
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click(timeout=deadlines.ACTION_MS)
     return f"page {title}"
 
 
@@ -246,7 +247,7 @@ def new_context(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = context.new_page()
     watch_messages(page)
-    page.set_default_timeout(4_000)  # for clicks and fills; script runs have RUN_TIMEOUT
+    page.set_default_timeout(deadlines.WALK_PROBE_MS)  # clicks and fills; script runs have RUN_TIMEOUT
     page.set_default_navigation_timeout(deadlines.ACTION_MS)
     return context, page
 
