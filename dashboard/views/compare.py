@@ -261,7 +261,20 @@ def per_user_section() -> None:
         user = tables.selected_value(worst, "user_id", picked.selection.rows if picked is not None else [])
         if user is not None:
             state.request_drilldown(focus_model, user, baseline)
-            url.switch_page("views/failures.py", user=user)
+            st.session_state[_DRILL_USER] = user
+            if not st.session_state.get(_WHOLE_PAGE):
+                # a rerun of this section alone: the page is switched from a run of the whole page,
+                # whose sidebar widgets keep their values (gain, K, ...) in the URL of the next page
+                st.rerun(scope="app")
 
 
-per_user_section()
+_DRILL_USER = "mcd_compare_drill_user"  # the user of a selected regression row, opened on Failures
+_WHOLE_PAGE = "mcd_compare_whole_page"  # set while the whole page runs (not one of its fragments)
+st.session_state[_WHOLE_PAGE] = True
+try:
+    per_user_section()
+finally:
+    st.session_state[_WHOLE_PAGE] = False
+drill_user = st.session_state.pop(_DRILL_USER, None)
+if drill_user is not None:
+    url.switch_page("views/failures.py", user=drill_user)
