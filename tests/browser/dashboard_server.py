@@ -140,6 +140,20 @@ def open_page(page, title: str) -> None:
     page.wait_for_selector(f'h1:has-text("{title}")')
 
 
+def upload_runs_and_truth(page, url: str, runs: list, truth) -> None:
+    """Open the app at ``url``, then on the Data page upload the ranked-results files ``runs`` and the
+    ground-truth file ``truth`` (paths), waiting for each upload's script run."""
+    page.goto(url)
+    wait_idle(page)
+    open_page(page, "Data")
+    page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
+        'input[type="file"]').set_input_files([str(p) for p in runs])
+    wait_idle(page)
+    page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
+        'input[type="file"]').set_input_files(str(truth))
+    wait_idle(page)
+
+
 ROW_HEIGHT = 35
 
 

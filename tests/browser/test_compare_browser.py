@@ -12,7 +12,7 @@ import pytest
 
 import metrics_core as mc
 from dashboard import demo
-from dashboard_server import assert_no_exception, open_page, wait_idle, wait_rerun
+from dashboard_server import assert_no_exception, open_page, upload_runs_and_truth, wait_idle, wait_rerun
 
 pytestmark = pytest.mark.browser
 
@@ -96,15 +96,7 @@ def test_per_user_choice_reruns_its_section_with_the_url_and_numbers_of_a_full_r
         paths.append(tmp_path / f"{name}.csv")
         paths[-1].write_bytes(demo.to_csv_bytes(run))
     (tmp_path / "qrels.csv").write_bytes(demo.to_csv_bytes(d.qrels))
-    page.goto(streamlit_server)
-    wait_idle(page)
-    open_page(page, "Data")
-    page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
-        'input[type="file"]').set_input_files([str(p) for p in paths])
-    wait_idle(page)
-    page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
-        'input[type="file"]').set_input_files(str(tmp_path / "qrels.csv"))
-    wait_idle(page)
+    upload_runs_and_truth(page, streamlit_server, paths, tmp_path / "qrels.csv")
     open_page(page, "Compare")
     page.wait_for_selector('h3:has-text("Largest regressions")')
     wait_idle(page)

@@ -13,7 +13,7 @@ import pytest
 
 import metrics_core as mc
 from dashboard import demo
-from dashboard_server import assert_no_exception, open_page, wait_idle, wait_rerun
+from dashboard_server import assert_no_exception, open_page, upload_runs_and_truth, wait_idle, wait_rerun
 
 pytestmark = pytest.mark.browser
 
@@ -41,15 +41,7 @@ def test_overview_compare_and_report_count_the_same_users(app_page, streamlit_se
     everyone = per_user["popularity"].index.astype(str)
     counted = {"all": list(everyone), "served": [u for u in everyone if u not in dropped]}
 
-    page.goto(streamlit_server)
-    wait_idle(page)
-    open_page(page, "Data")
-    page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
-        'input[type="file"]').set_input_files([str(p) for p in paths])
-    wait_idle(page)
-    page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
-        'input[type="file"]').set_input_files(str(tmp_path / "qrels.csv"))
-    wait_idle(page)
+    upload_runs_and_truth(page, streamlit_server, paths, tmp_path / "qrels.csv")
     assert "two_tower: 40 (10.0%) users of the ground truth are missing from the run" in page.inner_text("body")
 
     for users in ("all", "served"):

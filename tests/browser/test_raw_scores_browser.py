@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from dashboard import demo
-from dashboard_server import assert_no_exception, open_page, wait_idle
+from dashboard_server import assert_no_exception, open_page, upload_runs_and_truth, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -25,15 +25,7 @@ def test_raw_scores_hide_probability_metrics(app_page, streamlit_server, tmp_pat
         path.write_bytes(demo.to_csv_bytes(run.assign(score=5 + 6 * run["score"])))
         paths.append(path)
     (tmp_path / "qrels.csv").write_bytes(demo.to_csv_bytes(d.qrels))
-    page.goto(streamlit_server)
-    wait_idle(page)
-    open_page(page, "Data")
-    page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first.locator(
-        'input[type="file"]').set_input_files([str(p) for p in paths])
-    wait_idle(page)
-    page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first.locator(
-        'input[type="file"]').set_input_files(str(tmp_path / "qrels.csv"))
-    wait_idle(page)
+    upload_runs_and_truth(page, streamlit_server, paths, tmp_path / "qrels.csv")
     open_page(page, "Overview")
     page.wait_for_selector('h3:has-text("Scored-row metrics")')
     assert_no_exception(page, "Overview on raw scores")
