@@ -3,7 +3,8 @@
 The first call of a fresh installation compiles the kernels it touches: small
 inputs use the serial variants (a few seconds), large inputs the parallel ones
 (tens of seconds on two cores). Run ``python -m metrics_core.warmup`` after
-installing to compile both variants of every kernel ahead of time, or call
+installing to compile both variants of every kernel ahead of time (``--jobs 2``: the two
+variants in two processes at once, on two cores), or call
 :func:`warmup` before starting a server whose first request must be quick
 (the dashboard starts it in a background process).
 
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -127,9 +130,15 @@ def _exercise(mc) -> None:
 
 
 def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False,
-           then=lambda: None, force: bool = False) -> float:
+           then=lambda: None, force: bool = False, jobs: int = 1) -> float:
     """Compile (or load) every kernel in each of ``variants``, with ``first_page`` the first
     page's kernels before anything else, and calls ``then()`` in between; returns seconds spent.
+
+    ``jobs``: with 2 or more, the variants after the first are compiled at the same time in
+    child processes (``python -m metrics_core.warmup --variant ...``), one per variant, while this
+    process compiles the first: on two cores a fresh install's warm-up then takes about as long
+    as its parallel variant alone. A child that fails raises :class:`RuntimeError` here, with
+    the last line it wrote.
 
     Once both variants are done it writes the cache stamp (:mod:`metrics_core.kernels.cache_stamp`);
     while that stamp is current every kernel is on disk already and nothing is done (``force``:
@@ -143,12 +152,35 @@ def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = Fa
     if first_page:
         _first_page(mc)
     then()
-    for variant in variants:
-        with use_variant(variant):
-            _exercise(mc)
+    here, elsewhere = (variants[:1], variants[1:]) if jobs > 1 else (variants, ())
+    children = [(variant, _start_variant(variant)) for variant in elsewhere]
+    try:
+        for variant in here:
+            with use_variant(variant):
+                _exercise(mc)
+    finally:
+        failed = [(variant, _finish(child)) for variant, child in children]
+    failed = [(variant, message) for variant, message in failed if message is not None]
+    if failed:
+        raise RuntimeError("; ".join(f"the {variant} kernels' warm-up failed: {message}" for variant, message in failed))
     if complete:
         cache_stamp.write()
     return time.perf_counter() - start
+
+
+def _start_variant(variant: str) -> subprocess.Popen:
+    """A child process compiling the kernels of ``variant`` only (it writes no stamp)."""
+    return subprocess.Popen([sys.executable, "-m", "metrics_core.warmup", "--variant", variant],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(child: subprocess.Popen) -> str | None:
+    """Wait for ``child``; None when it succeeded, else the last line it wrote (or its exit status)."""
+    _, err = child.communicate()
+    if child.returncode == 0:
+        return None
+    lines = [line for line in (err or "").splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {child.returncode}"
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -176,10 +208,17 @@ def main(argv: list[str] | None = None) -> None:
                    help="with --background: the process whose end ends this one (default: the parent at start)")
     p.add_argument("--first-page", action="store_true",
                    help="start with the kernels of the dashboard's first page (not its layout kernel)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="compile the serial and the parallel variants at the same time in two processes "
+                        "when N >= 2 (default 1: one after the other)")
+    p.add_argument("--variant", choices=(SERIAL, PARALLEL), default=None,
+                   help="compile this variant only (the cache stamp is written once both are done)")
     args = p.parse_args(argv)
     if args.background:
         _exit_with_parent(args.parent if args.parent is not None else os.getppid())
-    seconds = warmup(first_page=args.first_page, then=(lambda: os.nice(10)) if args.background else lambda: None)
+    variants = (args.variant,) if args.variant else (SERIAL, PARALLEL)
+    seconds = warmup(variants, first_page=args.first_page, jobs=args.jobs,
+                     then=(lambda: os.nice(10)) if args.background else lambda: None)
     if not args.background:
         print(f"metrics_core kernels ready ({seconds:.1f} s)")
 

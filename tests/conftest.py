@@ -12,8 +12,11 @@ examples, more of them, to look for inputs the fixed ones miss.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
+import _deadlines as deadlines
 import pytest
 from hypothesis import settings as hypothesis_settings
 from _spark_cluster import CLUSTER, LOCAL, module_session, use_test_jvm_options
@@ -23,6 +26,8 @@ from _xdist_groups import longest_first, xdist_group_of
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
 
 pytest_plugins = ["_ci_skips"]
+# the kernel warm-up process the controller started, until the first test
+KERNEL_WARMUP = pytest.StashKey[subprocess.Popen]()
 
 # the examples of every property test: fixed (derived from the test), or random with --hypothesis-profile=explore
 hypothesis_settings.register_profile("fixed", derandomize=True, database=None, max_examples=50, deadline=None)
@@ -49,15 +54,39 @@ def pytest_unconfigure(config):
 
 
 def pytest_sessionstart(session):
-    """Compile (or load from numba's disk cache) every kernel before any test runs, so the
-    dashboard server started by the browser tests finds them cached instead of compiling
-    them inside its first page load. Under pytest-xdist the controller does it before the
-    workers start, and the workers load the kernels from the cache when they need them."""
+    """Compile every kernel (or find them all in numba's disk cache) before any test runs, so the
+    dashboard server started by the browser tests finds them cached instead of compiling them
+    inside its first page load. The controller starts ``python -m metrics_core.warmup --jobs 2``
+    (the two variants on the two cores) and waits for it in :func:`pytest_runtestloop`: under
+    pytest-xdist the workers start and collect the tests meanwhile, then load the kernels from
+    the cache when they need them."""
     if hasattr(session.config, "workerinput"):
         return
-    from metrics_core.warmup import warmup
+    from metrics_core.kernels import cache_stamp
 
-    warmup()
+    if not cache_stamp.is_current():
+        session.config.stash[KERNEL_WARMUP] = subprocess.Popen(
+            [sys.executable, "-m", "metrics_core.warmup", "--jobs", "2"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """Before the first test: wait for the kernel warm-up started in :func:`pytest_sessionstart`;
+    the run stops with its last line when it failed."""
+    warming = session.config.stash.get(KERNEL_WARMUP, None)
+    if warming is None:
+        return
+    del session.config.stash[KERNEL_WARMUP]
+    try:
+        _, err = warming.communicate(timeout=deadlines.SUBPROCESS)
+    except subprocess.TimeoutExpired:
+        warming.kill()
+        warming.communicate()
+        pytest.exit(f"python -m metrics_core.warmup did not finish within {deadlines.SUBPROCESS:.0f} s", returncode=3)
+    if warming.returncode != 0:
+        lines = [line for line in err.splitlines() if line.strip()] or [f"exit status {warming.returncode}"]
+        pytest.exit(f"python -m metrics_core.warmup failed: {lines[-1]}", returncode=3)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -4,6 +4,7 @@ are unchanged, and what lets a restarted dashboard skip its background warm-up."
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 import pytest
@@ -101,6 +102,51 @@ def test_a_warmup_of_one_variant_writes_no_stamp(calls):
     warmup_mod.warmup(variants=(SERIAL,))
     assert calls == ["exercise"]
     assert not cache_stamp.is_current()
+
+
+def variant_recorder(calls, monkeypatch):
+    """``_exercise`` records the variant it runs under; ``_start_variant`` starts a real child
+    process that records its own (a print of the variant, not a compile)."""
+    from metrics_core.kernels import _jit
+
+    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc: calls.append(("here", _jit._FORCED_VARIANT.get())))
+    children = []
+
+    def start(variant):
+        children.append(variant)
+        return subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(0)"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    monkeypatch.setattr(warmup_mod, "_start_variant", start)
+    return children
+
+
+def test_two_jobs_compile_the_second_variant_in_a_child_and_write_the_stamp(calls, monkeypatch):
+    children = variant_recorder(calls, monkeypatch)
+    warmup_mod.warmup(jobs=2)
+    assert calls == [("here", SERIAL)]
+    assert children == [PARALLEL]
+    assert cache_stamp.is_current()
+
+
+def test_a_failed_child_is_an_error_naming_its_variant_and_writes_no_stamp(calls, monkeypatch):
+    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc: None)
+    monkeypatch.setattr(warmup_mod, "_start_variant", lambda variant: subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stderr.write('first\\nMemoryError: out of memory\\n'); sys.exit(1)"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    with pytest.raises(RuntimeError, match=r"^the parallel kernels' warm-up failed: MemoryError: out of memory$"):
+        warmup_mod.warmup(jobs=2)
+    assert not cache_stamp.is_current()
+
+
+def test_the_command_line_compiles_one_variant_or_both_in_two_processes(calls, monkeypatch):
+    children = variant_recorder(calls, monkeypatch)
+    warmup_mod.main(["--variant", PARALLEL])
+    assert calls == [("here", PARALLEL)] and children == []
+    assert not cache_stamp.is_current()
+    warmup_mod.main(["--jobs", "2"])
+    assert calls == [("here", PARALLEL), ("here", SERIAL)] and children == [PARALLEL]
+    assert cache_stamp.is_current()
 
 
 def test_the_dashboard_starts_no_warmup_on_a_complete_cache(monkeypatch):
