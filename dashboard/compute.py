@@ -344,11 +344,19 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
     build): ``build(data, *args)``, cached by ``name``, a hash of ``data`` and ``args``.
     The figure is shared between sessions: draw it, never change it. Its size in the cache is
     estimated from ``data`` (a figure holds at most a copy of the columns it draws, plus its
-    layout): walking a plotly figure's objects to count them takes longer than building it."""
+    layout): walking a plotly figure's objects to count them takes longer than building it.
+    A figure of the demo is also kept on disk with the demo's results (:func:`demo_cache.result`:
+    read back in a hundredth of a second, where building the first figures of a new server takes
+    tenths), so that a restarted server draws the demo's Overview without building its charts."""
     digest = int(pd.util.hash_pandas_object(data, index=False).sum()) & (2**64 - 1)
     estimate = 2 * cache.nbytes(data) + FIGURE_OVERHEAD_BYTES
-    return cache.SHARED.get_or_compute(f"figure|{name}|{digest}|{len(data)}|{args!r}", lambda: build(data, *args),
-                                       size=lambda _figure: estimate)
+    key = f"figure|{name}|{digest}|{len(data)}|{args!r}"
+
+    def compute():
+        return build(data, *args)
+    if showing_demo():
+        return cache.SHARED.get_or_compute(key, lambda: demo_cache.result(key, compute), size=lambda _figure: estimate)
+    return cache.SHARED.get_or_compute(key, compute, size=lambda _figure: estimate)
 
 
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure
