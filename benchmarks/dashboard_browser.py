@@ -43,6 +43,7 @@ import faulthandler
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -85,6 +86,21 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+#: the server process being measured (set by :func:`run`), whose CPU seconds the upload reads
+SERVER_PID: int | None = None
+#: server CPU seconds (user + system) of each upload step of the first session, filled by :func:`upload`
+UPLOAD_CPU: dict[str, float] = {}
+
+
+def process_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system, its threads included) a process has used so far (NaN when unknown)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 def peak_rss_mib(pid: int) -> float:
     """The process's high-water mark of resident memory (VmHWM), MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -100,8 +116,9 @@ def cli_metrics() -> list[str]:
     return metric_lists.labels(metric_lists.RANKING, 10) + metric_lists.scored_labels()
 
 
-def time_cli(repo: Path, files: BenchFiles, repeats: int) -> list[float]:
-    """Seconds of ``python3 -m metrics_core evaluate`` on the same files, one process per repeat."""
+def time_cli(repo: Path, files: BenchFiles, repeats: int, cpu: list[float] | None = None) -> list[float]:
+    """Seconds of ``python3 -m metrics_core evaluate`` on the same files, one process per repeat
+    (the CPU seconds of each, user + system, are appended to ``cpu`` when given)."""
     cmd = [sys.executable, "-m", "metrics_core", "evaluate", "--qrels", str(files.qrels), "--json",
            "--metrics", ",".join(cli_metrics())]
     for path in files.runs.values():
@@ -109,8 +126,12 @@ def time_cli(repo: Path, files: BenchFiles, repeats: int) -> list[float]:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(cmd, cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         if done.returncode != 0:
             raise RuntimeError(f"metrics_core evaluate failed: {done.stderr.strip().splitlines()[-1:]}")
     return times
@@ -126,12 +147,21 @@ def upload(d: Driver, files: BenchFiles) -> None:
     page = d.page
     d.go("Data")
     wait_upload = 120_000  # the script run starts only once the files have reached the server
+    first = not UPLOAD_CPU  # concurrent sessions: the server's CPU is counted for the first upload only
+
+    def step(name: str, *args):
+        before = process_cpu(SERVER_PID)
+        timing = d.time(name, *args)
+        if first:
+            UPLOAD_CPU[name] = process_cpu(SERVER_PID) - before
+        return timing
+
     parts = [
-        d.time(UPLOAD_PARTS[0], 0, "3 files", lambda: uploader(page, "Ranked results").set_input_files(
+        step(UPLOAD_PARTS[0], 0, "3 files", lambda: uploader(page, "Ranked results").set_input_files(
             [str(p) for p in files.runs.values()]), Ready("Data"), wait_upload),
-        d.time(UPLOAD_PARTS[1], 0, files.qrels.name, lambda: uploader(page, "Ground truth").set_input_files(
+        step(UPLOAD_PARTS[1], 0, files.qrels.name, lambda: uploader(page, "Ground truth").set_input_files(
             str(files.qrels)), Ready("Data"), wait_upload),
-        d.time(UPLOAD_PARTS[2], 0, "Overview", d.nav("Overview").click, Ready.page("Overview")),
+        step(UPLOAD_PARTS[2], 0, "Overview", d.nav("Overview").click, Ready.page("Overview")),
     ]
     d.record(Timing(UPLOAD, 0, "sum of the three steps", sum(p.seconds for p in parts),
                             all(p.rerun_seen for p in parts), any(p.timed_out for p in parts),
@@ -417,7 +447,8 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out["warmup_seconds"] = time.perf_counter() - t
         say("timing the command line")
-        out["cli_seconds"] = time_cli(repo, files, cli_repeats) if cli_repeats else []
+        out["cli_cpu_seconds"] = []
+        out["cli_seconds"] = time_cli(repo, files, cli_repeats, out["cli_cpu_seconds"]) if cli_repeats else []
         env = {"METRICS_CORE_STORE_DIR": str(tmp / "store"), "PYTHONPATH": str(repo)}
         proc, url = start_server(repo / "dashboard" / "serve.py", cwd=repo, log_path=tmp / "server.log", extra_env=env)
         procs.append(proc)
@@ -434,6 +465,9 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
             procs.append(proc)
             return new_url
 
+        global SERVER_PID
+        SERVER_PID = proc.pid
+        UPLOAD_CPU.clear()
         say(f"server at {url} (pid {proc.pid}); driving the browser")
         try:
             results, errors = drive(url, files, rounds, re.compile(only) if only else None, deadline, action_timeout,
@@ -447,6 +481,7 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
         log = "".join(f.read_text(errors="replace") for f in sorted(tmp.glob("server*.log")))
         out["server_log_problems"] = [line for line in log.splitlines()
                                       if re.search(r"Traceback|Error|Warning", line)][:50]
+    out["upload_server_cpu_seconds"] = dict(UPLOAD_CPU)
     out.update(load_end=load(), seconds=time.monotonic() - started, errors=errors,
                timings=[asdict(r) for r in results], summary=summarise(results))
     upload_s = out["summary"]["actions"].get(UPLOAD, {}).get("p50")
@@ -472,6 +507,12 @@ def report(out: dict) -> str:
         lines.append(f"command line (`python3 -m metrics_core evaluate`, 3 runs + truth, {len(cli_metrics())} metrics): "
                      f"{', '.join(f'{s:.2f}' for s in out['cli_seconds'])} s (median {out['cli_median']:.2f} s); "
                      f"upload to Overview / command line = {out['upload_over_cli']:.2f}x")
+    if out.get("upload_server_cpu_seconds"):
+        cpu = out["upload_server_cpu_seconds"]
+        lines.append("server CPU s of the upload: " + ", ".join(f"{name.split(': ', 1)[-1]} {s:.2f}"
+                                                                for name, s in cpu.items())
+                     + f" (sum {sum(cpu.values()):.2f})" + (f"; command line CPU s: "
+                     f"{', '.join(f'{s:.2f}' for s in out['cli_cpu_seconds'])}" if out.get("cli_cpu_seconds") else ""))
     exceptions = [f"{t['action']} = {t['value']}: {e}" for t in out["timings"] for e in t["exceptions"]]
     lines.append(f"app exceptions: {len(exceptions)}" + "".join(f"\n  {e}" for e in exceptions[:20]))
     lines.append(f"errors: {len(out['errors'])}" + "".join(f"\n  {e}" for e in out["errors"]))

@@ -48,9 +48,10 @@ def limits_text() -> str:
             f"({FOREGROUND_ENV}).")
 
 
-def start(key: str, compute: Callable[[], Any]) -> None:
+def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | None = None) -> None:
     """Compute ``compute()`` into the server cache under ``key`` on the worker thread (a failure
-    is cached like a result: the page shows its message when it reads the key)."""
+    is cached like a result: the page shows its message when it reads the key); ``size``: as for
+    :meth:`dashboard.cache.ByteBudgetCache.get_or_compute`."""
     with _LOCK:
         if key in _QUEUED or key in cache.SHARED:
             return
@@ -59,7 +60,7 @@ def start(key: str, compute: Callable[[], Any]) -> None:
     def run() -> None:
         try:
             _yield_to_pages()
-            cache.SHARED.get_or_compute(key, compute)  # computed meanwhile by a page: read, not computed again
+            cache.SHARED.get_or_compute(key, compute, size=size)  # computed meanwhile by a page: read, not computed again
         except Exception:  # noqa: BLE001 - MetricsError is cached; anything else is retried on the next visit
             pass
         finally:

@@ -37,8 +37,10 @@ def evaluation_size(ev) -> int:
     return cache.nbytes(ev.per_user) + cache.nbytes(ev.summary) + 1024
 
 
-def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
-                     features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
+def _evaluation(model_key: str, metrics: tuple[str, ...], options: tuple, features_key: str,
+                _ranked: mc.Ranked, _features: pd.DataFrame | None) -> tuple[str, Any, Any]:
+    """``(cache key, compute, size)`` of one model's evaluation: what :func:`_evaluate_cached`
+    reads or computes, and what :func:`prefetch_evaluations` computes on the server thread."""
     def compute():
         kwargs = dict(options)
         if any(mc.parse_metric(m).name in metric_lists.NEEDS_FEATURES for m in metrics):
@@ -51,8 +53,14 @@ def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
         def kept():
             ev = demo_cache.result(key, lambda: replace(compute(), ranked=None))
             return replace(ev, ranked=_ranked)
-        return cache.SHARED.get_or_compute(key, kept, size=evaluation_size)
-    return cache.SHARED.get_or_compute(key, compute, size=evaluation_size)
+        return key, kept, evaluation_size
+    return key, compute, evaluation_size
+
+
+def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
+                     features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
+    key, compute, size = _evaluation(model_key, metrics, options, features_key, _ranked, _features)
+    return cache.SHARED.get_or_compute(key, compute, size=size)
 
 
 def applicable(metrics: Sequence[str], ranked: mc.Ranked) -> tuple[str, ...]:
@@ -211,6 +219,27 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, coun
     return out
 
 
+def prefetch_evaluations() -> None:
+    """Start, on the server thread, the evaluations every page shares (:func:`_shared_request`:
+    the Overview's ranking table at the sidebar's K and its scored-row table) of every loaded model
+    that has none cached yet, under the keys :func:`evaluate_all` reads. Called by a page that does
+    not draw them itself (the Data page, where files are uploaded): once the page is drawn, the
+    worker computes them while the user reads it, and the Overview opened next reads them (or waits
+    for the one still being computed, never computing it twice)."""
+    from . import background
+
+    requests = [(metric_lists.labels(metric_lists.RANKING, controls()["k"]), {}),
+                (metric_lists.scored_labels(), {"gain": "linear", "ties": "average"})]
+    feats = item_features()
+    fkey = _features_key()
+    for metrics, options in requests:
+        opt_key = tuple(sorted({**evaluation_options(), **options}.items()))
+        for e in _entries()[0]:
+            key, compute, size = _evaluation(e.key, applicable(metrics, e.ranked), opt_key, fkey,
+                                             _ranked=e.ranked, _features=feats)
+            background.start(key, compute, size=size)
+
+
 def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     """Long table ``model, metric, value, ci_low, ci_high, users``.
 
@@ -315,11 +344,19 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
     build): ``build(data, *args)``, cached by ``name``, a hash of ``data`` and ``args``.
     The figure is shared between sessions: draw it, never change it. Its size in the cache is
     estimated from ``data`` (a figure holds at most a copy of the columns it draws, plus its
-    layout): walking a plotly figure's objects to count them takes longer than building it."""
+    layout): walking a plotly figure's objects to count them takes longer than building it.
+    A figure of the demo is also kept on disk with the demo's results (:func:`demo_cache.result`:
+    read back in a hundredth of a second, where building the first figures of a new server takes
+    tenths), so that a restarted server draws the demo's Overview without building its charts."""
     digest = int(pd.util.hash_pandas_object(data, index=False).sum()) & (2**64 - 1)
     estimate = 2 * cache.nbytes(data) + FIGURE_OVERHEAD_BYTES
-    return cache.SHARED.get_or_compute(f"figure|{name}|{digest}|{len(data)}|{args!r}", lambda: build(data, *args),
-                                       size=lambda _figure: estimate)
+    key = f"figure|{name}|{digest}|{len(data)}|{args!r}"
+
+    def compute():
+        return build(data, *args)
+    if showing_demo():
+        return cache.SHARED.get_or_compute(key, lambda: demo_cache.result(key, compute), size=lambda _figure: estimate)
+    return cache.SHARED.get_or_compute(key, compute, size=lambda _figure: estimate)
 
 
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure

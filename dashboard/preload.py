@@ -6,7 +6,9 @@ those pages for the first time would wait for the import. :func:`start` imports 
 once per server process on a background thread, started when the first page has been
 drawn (imports hold the interpreter lock: beside the first page they would slow it down);
 a page that needs a module before the thread has finished simply waits for Python's
-import lock (never imports twice).
+import lock (never imports twice). Then, when numba's kernel cache is complete, the same thread
+loads the parallel kernels a large upload runs on its way to the Overview (reading a text file,
+the layout, the Overview's metrics): the user's first upload then does not wait for them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,25 @@ def import_all() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a page that needs the module reports the failure itself
             pass
+    load_upload_kernels()
+
+
+def load_upload_kernels() -> bool:
+    """Load the parallel kernels of a large upload's way to the Overview from numba's disk cache
+    (:func:`metrics_core.warmup.load_upload_kernels`, about half a CPU second), so that the first
+    upload does not load them while the user waits; only when every kernel is on disk (the cache
+    stamp is current): a kernel still missing would be compiled here, beside the pages, instead of
+    by the background warm-up process. Returns whether they were loaded."""
+    try:
+        from metrics_core import warmup
+        from metrics_core.kernels import cache_stamp
+
+        if not cache_stamp.is_current():
+            return False
+        warmup.load_upload_kernels()
+    except Exception:  # noqa: BLE001 - nothing is lost: an upload loads the kernels it needs itself
+        return False
+    return True
 
 
 @st.cache_resource(show_spinner=False)

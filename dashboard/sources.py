@@ -388,12 +388,12 @@ def _to_files(src: Sources, kind: str, title: str = "", notes: str = "",
               view: dict | None = None) -> tuple[list[SavedFile], dict, str]:
     files, runs, extra = [], [], {}
     for model, blob in src.runs.items():
-        files.append(SavedFile(blob.name, blob.data, "run"))
+        files.append(SavedFile(blob.name, blob.data, "run", blob.sha256))  # hashed once, when it arrived
         runs.append({"model": model, "mapping": dict(blob.mapping)})
     for role in ROLES:
         blob = getattr(src, role)
         if blob is not None:
-            files.append(SavedFile(blob.name, blob.data, role))
+            files.append(SavedFile(blob.name, blob.data, role, blob.sha256))
             extra[role] = {"mapping": dict(blob.mapping)}
     settings = {"kind": kind, "runs": runs, "files": extra, "notes": notes, "view": dict(view or {}),
                 "demo": not src.runs}

@@ -99,6 +99,27 @@ def _first_page(mc) -> None:
         mc.evaluate(ranked, metrics=page[("ranking", "pooled")], ties="average")
 
 
+def load_upload_kernels() -> None:
+    """Call, on tiny data, the parallel kernels a large upload's way to the Overview runs (the scan of
+    a text file, the layout, the Overview's ranking and scored-row metrics), so that a process loads
+    them before the files arrive: a server that does this while it waits for an upload (the
+    dashboard, once its first page is drawn) does not load them (tenths of a second each) while
+    the user waits. Only kernels already in numba's disk cache should be loaded this way: a kernel
+    not there is compiled, in this process."""
+    import metrics_core as mc
+    from .layout.build import prepare_plain  # noqa: F401 - the layout module, imported as a page does
+
+    run, _, qrels, _, _, _ = _tiny_data()
+    overview = {kind: [registry.label_at(m, K) for m in registry.metrics_in("overview", *kind)]
+                for kind in (("ranking", "pooled"), ("scored", "scored_per_user"))}
+    with use_variant(PARALLEL):
+        scan_words(np.zeros(4, dtype=np.uint64), 2, np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))
+        ranked = mc.prepare(run.drop(columns="relevance"), qrels)
+        ranked.score, ranked.q_rel  # noqa: B018 - gathered by the scored-row metrics
+        mc.evaluate(ranked, metrics=overview[("ranking", "pooled")])
+        mc.evaluate(ranked, metrics=overview[("scored", "scored_per_user")], gain="linear", ties="average")
+
+
 def _exercise(mc) -> None:
     """Evaluate a tiny data set with every metric family and tie rule."""
     run, shuffled, qrels, features, tags, interactions = _tiny_data()

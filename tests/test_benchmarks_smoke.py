@@ -160,3 +160,35 @@ def test_file_path_benchmark_cli_and_script_agree(tmp_path, capsys):
         means = file_path.timed(cli["metrics-core evaluate (CLI)"], file_path.ROOT)[2]
         for m in METRICS:
             assert math.isclose(means[m], expected[m], rel_tol=0, abs_tol=1e-12), (fmt, m)
+
+
+def test_upload_profile_times_each_step_of_a_small_upload(tmp_path):
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-m", "benchmarks.profile_upload", "--users", "200", "--items", "20",
+                          "--idle", "0"], cwd=root, capture_output=True, text=True, timeout=900,
+                         env={**__import__("os").environ, "METRICS_CORE_STORE_DIR": str(tmp_path / "store")})
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [ln for ln in out.stdout.splitlines() if "CPU" in ln]
+    steps = [ln.split(":")[0] for ln in lines[:3]]
+    assert steps == ["3 run files", "ground truth", "open Overview"]
+    assert all(re.search(r"script CPU \d+\.\d\d s, process CPU \d+\.\d\d s$", ln) for ln in lines[:3])
+    assert lines[3].startswith("whole upload") and len(lines) == 4
+
+
+def test_the_browser_benchmark_reads_a_process_cpu_seconds():
+    import os
+    import time
+
+    from benchmarks.dashboard_browser import process_cpu
+
+    before = process_cpu(os.getpid())
+    end = time.process_time() + 0.2
+    while time.process_time() < end:  # 0.2 s of this process's CPU
+        pass
+    assert process_cpu(os.getpid()) - before >= 0.15  # clock ticks: 10 ms
+    assert process_cpu(None) != process_cpu(None)  # no process: NaN

@@ -304,3 +304,42 @@ def test_ground_truth_form_offers_user_item_and_relevance_only():
     at.run()
     assert not at.error and not at.exception
     assert list(frame_with(at, "status")["status"]) == ["ready, waiting for models"]
+
+
+def test_the_data_page_has_the_overview_tables_computed_on_the_server_thread(monkeypatch):
+    """After an upload on the Data page the worker computes the Overview's ranking and scored-row
+    tables; the Overview opened next computes neither and shows the engine's values."""
+    import threading
+    import time
+
+    import _deadlines as deadlines
+
+    from dashboard import metric_lists
+
+    d = small_demo()
+    scored = metric_lists.scored_labels()
+    calls: list[tuple[str, tuple[str, ...]]] = []
+    real = mc.evaluate
+
+    def recording(*args, **kw):
+        calls.append((threading.current_thread().name, tuple(kw.get("metrics") or ())))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(mc, "evaluate", recording)
+    cache.SHARED.clear()
+    at = app()
+    page(at, "data")
+    upload(at, "upload_runs_0", runs_as_files(d))
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    deadline = time.monotonic() + deadlines.BACKGROUND
+    while background._QUEUED and time.monotonic() < deadline:  # the worker's queue drains
+        time.sleep(0.05)
+    on_worker = [m for thread, m in calls if thread.startswith("metrics-core-background")]
+    assert sum(set(m) <= set(scored) for m in on_worker) == len(d.runs)  # one scored-row table per model
+    calls.clear()
+    page(at, "overview")
+    assert not [m for _, m in calls if set(m) <= set(scored) or "ndcg@10" in m], calls
+    table = frame_with(at, "auc")
+    for name, run in d.runs.items():
+        ref = real(run, d.qrels, metrics=["auc"])
+        assert table.loc[name, "auc"] == pytest.approx(ref.summary["auc"], abs=1e-12)

@@ -107,3 +107,36 @@ def test_only_the_most_recently_used_results_are_kept(folder, monkeypatch):
     recomputed = []
     assert demo_cache.result("key1", lambda: recomputed.append(1) or 1) == 1
     assert recomputed == [1]
+
+
+def drawn(figure) -> dict:
+    """A figure's specification without its empty entries (which draw nothing)."""
+    def prune(value):
+        if isinstance(value, dict):
+            kept = {k: prune(v) for k, v in value.items()}
+            return {k: v for k, v in kept.items() if v not in ({}, None)}
+        return [prune(v) for v in value] if isinstance(value, list) else value
+    return prune(figure.to_dict())
+
+
+def test_a_demo_figure_is_kept_on_disk_and_a_restarted_server_draws_it_without_building(folder, monkeypatch):
+    from dashboard import cache, compute
+    from metrics_core.plot.figures import metric_vs_k
+
+    long = pd.DataFrame([(m, metric, k, (k * 7 % 11) / 11) for m in ("a", "b") for metric in ("ndcg", "map")
+                         for k in range(1, 6)], columns=["model", "metric", "k", "value"])
+    colors = {"a": "#2563eb", "b": "#dc2626"}
+    files = lambda: list(folder.glob(f"{demo_cache.PREFIX}{demo_cache.RESULT}*.pkl"))  # noqa: E731
+    monkeypatch.setattr(compute, "showing_demo", lambda: True)
+    cache.SHARED.clear()
+    first = compute.cached_figure("metric_vs_k", long, metric_vs_k, colors)
+    assert len(files()) == 1
+    cache.SHARED.clear()  # a restarted server: nothing in memory
+    again = compute.cached_figure("metric_vs_k", long, lambda *_: refuse(), colors)
+    # the same figure (an empty layout entry such as the absent title is not kept by pickle)
+    assert drawn(again) == drawn(first) == drawn(metric_vs_k(long, colors))
+    # a figure of uploaded data stays in memory only
+    monkeypatch.setattr(compute, "showing_demo", lambda: False)
+    compute.cached_figure("metric_vs_k", long.assign(value=long["value"] / 2), metric_vs_k, colors)
+    assert len(files()) == 1
+    cache.SHARED.clear()

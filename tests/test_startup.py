@@ -76,3 +76,51 @@ def test_the_first_page_loads_succeed_in_a_fresh_interpreter():
     assert out.returncode == 0, out.stderr[-2000:]
     # plotly keeps a placeholder until a template is first read: loaded, it is a Template
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], "Template"]
+
+
+def test_the_upload_kernels_loaded_ahead_are_every_parallel_kernel_of_the_way_to_the_overview():
+    """What :func:`dashboard.preload.load_upload_kernels` loads (while the server waits for an
+    upload) is every parallel kernel that preparing a large upload and computing the Overview's
+    tables then calls: none is left for the upload to load."""
+    code = """if True:
+        import json
+        import pandas as pd
+        import metrics_core as mc
+        from metrics_core import warmup
+        from metrics_core.kernels._jit import PARALLEL, SizedKernel, use_variant
+        from dashboard import metric_lists
+
+        def called():
+            return {k.py_func.__qualname__ for k in SizedKernel.instances if k._called[PARALLEL]}
+
+        warmup.load_upload_kernels()
+        ahead = called()
+        users = [f"u{i}" for i in range(40) for _ in range(6)]
+        run = pd.DataFrame({"user_id": users, "item_id": [f"i{(i * 7) % 23}" for i in range(len(users))],
+                            "score": [((i * 37) % 101) / 101 for i in range(len(users))]})
+        qrels = run.iloc[::3][["user_id", "item_id"]].assign(relevance=[i % 3 for i in range(len(run) // 3)])
+        with use_variant(PARALLEL):  # the variants of a large upload, on small data
+            ranked = mc.prepare(run, qrels)
+            mc.evaluate(ranked, metrics=metric_lists.labels(metric_lists.RANKING, 10))
+            mc.evaluate(ranked, metrics=metric_lists.scored_labels(), gain="linear", ties="average")
+        print(json.dumps([sorted(ahead), sorted(called() - ahead)]))
+    """
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    ahead, left = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "scan_words" in ahead  # the scan of a large text file
+    assert left == []
+
+
+def test_the_upload_kernels_are_loaded_only_from_a_complete_cache(monkeypatch):
+    """On a fresh install the background warm-up process compiles them: the server does not."""
+    from dashboard import preload
+    from metrics_core import warmup
+    from metrics_core.kernels import cache_stamp
+
+    loaded: list[str] = []
+    monkeypatch.setattr(warmup, "load_upload_kernels", lambda: loaded.append("loaded"))
+    monkeypatch.setattr(cache_stamp, "is_current", lambda: False)
+    assert preload.load_upload_kernels() is False and loaded == []
+    monkeypatch.setattr(cache_stamp, "is_current", lambda: True)
+    assert preload.load_upload_kernels() is True and loaded == ["loaded"]

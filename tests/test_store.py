@@ -1005,3 +1005,19 @@ def test_unreachable_database_gives_clear_error():
     assert "\n" not in str(info.value) and "secret" not in str(info.value)
     with pytest.raises(StoreError, match="not a database URL"):
         AnalysisStore(url="not a url")
+
+
+def test_a_file_given_with_its_digest_is_stored_under_it_without_hashing_again(backend, monkeypatch):
+    from metrics_core.store import blobs
+
+    data = payload("digest", 5_000)
+    digest = hashlib.sha256(data).hexdigest()
+    hashed: list[int] = []
+    real = blobs.sha256_hex
+    monkeypatch.setattr(blobs, "sha256_hex", lambda b: hashed.append(len(b)) or real(b))
+    store = backend.store()
+    aid = store.create_working([SavedFile("run.csv", data, "run", digest)], {})
+    assert hashed == []  # not hashed when saved
+    (loaded,) = store.load(aid).files
+    assert loaded.data == data and loaded.sha256 == digest
+    assert hashed == [len(data)]  # read back: checked against the digest

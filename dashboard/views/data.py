@@ -119,6 +119,9 @@ st.write(f"Item features: {features_said}"
 
 st.subheader("Diagnostics")
 c = state.controls()
+# the Overview's tables, computed on the server thread once this page is drawn (a new upload is
+# usually followed by the Overview)
+state.prefetch_evaluations()
 with state.guard():
     # the diagnostics of an evaluation at the current K (the first per-user metric offered)
     evals = state.evaluate_all(metric_lists.labels(metric_lists.PER_USER[:1], c["k"]))

@@ -72,7 +72,8 @@ if show_ci:
                                                 help=metric_lists.help_for(st.session_state.get(
                                                     "overview_bar_metric", ranking[0]), settings)),
                            "overview_bar_metric", ranking[0], options=ranking)
-        st.plotly_chart(charts.summary_bars(cis, metric, colors), key="overview_bars")
+        st.plotly_chart(state.cached_figure("summary_bars", cis, charts.summary_bars, metric, colors),
+                        key="overview_bars")
 
 st.subheader("Scored-row metrics")
 probabilistic = {name: state.scores_are_probabilities(r) for name, r in models.items()}

@@ -81,7 +81,9 @@ API (``store = AnalysisStore()``)
 ==========================================================  ===================================
 
 ``files`` is a list of :class:`SavedFile` (or ``(name, data[, role])`` tuples) or a
-mapping ``{name: bytes}``; ``role`` is free text such as ``"run"`` or ``"qrels"``.
+mapping ``{name: bytes}``; ``role`` is free text such as ``"run"`` or ``"qrels"``. A
+:class:`SavedFile` given with its ``sha256`` (the hex SHA-256 of its bytes, computed by the caller
+from those very bytes) is not hashed again; reading a file back always checks its bytes.
 ``settings`` is a JSON-serialisable dict (at most 64 KiB as JSON); titles hold at most 300
 characters, notes 20,000, file names 1,000 and roles 100. Every error is a :class:`StoreError` (a
 :class:`~metrics_core.errors.MetricsError`) with a one-line message fit to show as text.

@@ -15,7 +15,10 @@ SNAPSHOT = "snapshot"
 @dataclass(frozen=True)
 class SavedFile:
     """One stored file: its original ``name``, its ``role`` (e.g. ``"run"``) and exact bytes;
-    ``sha256``, when loaded from the store, is the hex SHA-256 of ``data`` (checked as it was read)."""
+    ``sha256``, when loaded from the store, is the hex SHA-256 of ``data`` (checked as it was read).
+    Given when saving, it is trusted as the hex SHA-256 of ``data`` and the store does not hash the
+    bytes again: give it only when it was computed from these very bytes (the dashboard hashes each
+    upload once, when it arrives). Reading a file back always checks its bytes against the digest."""
 
     name: str
     data: bytes
