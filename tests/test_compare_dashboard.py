@@ -497,3 +497,36 @@ def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypa
     both = sorted(set(a.index.astype(str)) & _served("popularity") & _served("two_tower"))
     want = sps.wilcoxon(b.loc[both].to_numpy(), a.loc[both].to_numpy(), zero_method="wilcox").pvalue
     assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(want, rel=1e-9)
+
+
+def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monkeypatch, tmp_path):
+    """Above the foreground size, the sign flips of what the page shows under the randomization test
+    (table, shown attribute's segments, matrix) are computed on the server thread once Compare is
+    shown: choosing the test then shows the Monte Carlo p-values and the interval at once, nothing
+    pending, and computes no sign flip in the click."""
+    from dashboard import background, cache, comparisons
+    from metrics_core import stats
+
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    at = uploaded_app(monkeypatch, tmp_path, users="served")
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    ok(at.run())
+    cache.SHARED.clear()
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    _wait_idle(background)
+    before = set(cache.SHARED.keys())
+    ok(at.selectbox(key="compare_test").set_value("randomization").run())
+    flips = f"|randomization|0|{comparisons.N_PERMUTATIONS}|"
+    in_click = {k for k in set(cache.SHARED.keys()) - before if flips in k}
+    assert not in_click, [re.sub(r"[0-9a-f]{20,}", "#", k)[:300] for k in in_click]
+    assert not any("updates itself" in c.value for c in at.caption)
+    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    ev = reference(["ndcg@10"])
+    a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
+    both = sorted(set(a.index.astype(str)) & _served("popularity") & _served("two_tower"))
+    a, b = a.loc[both].to_numpy(), b.loc[both].to_numpy()
+    assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(
+        stats.randomization_test(a, b, n_resamples=comparisons.N_PERMUTATIONS, seed=0)[1], rel=1e-12, abs=0)
+    [(low, high)] = stats.bootstrap_ci_many([b - a], n_resamples=comparisons.N_RESAMPLES, seed=0)
+    assert shown.loc[("ndcg@10", "two_tower"), ["ci_low", "ci_high"]].tolist() == pytest.approx([low, high])

@@ -101,7 +101,8 @@ st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over th
            "a non-significant result below it means too few users, not no difference.")
 
 if table.attrs["pending"]:
-    st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), interval=True),
+    waiting_for = comparisons.pending_parts(table.attrs["pending"])
+    st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), **waiting_for),
                help=f"{N_PERMUTATIONS:,} sign flips, {comparisons.N_RESAMPLES:,} bootstrap resamples; up to "
                     f"{fmt.plural(background.FOREGROUND_USERS, 'user')} per model they are computed before the "
                     "page is shown.")
