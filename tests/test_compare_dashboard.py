@@ -138,6 +138,32 @@ def test_compare_page_matches_metrics_core_and_scipy(monkeypatch, tmp_path):
     assert any(f"User {first_user}" in h.value for h in at.subheader)
 
 
+def test_a_row_picked_in_the_per_user_section_opens_failures_before_compare_is_drawn(monkeypatch, tmp_path):
+    """A regression row picked in the per-user section alone (a fragment) asks for a run of the whole
+    page (the sidebar's gain and K are part of it and stay in the URL): that run opens Failures on the
+    user before anything of Compare is computed or drawn."""
+    from dashboard import comparisons
+    from dashboard.page import _FOCUS
+
+    at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
+    ok(at.switch_page("views/compare.py").run())
+    worst = next(df.value for df in at.dataframe if {"user_id", "difference"} <= set(df.value.columns))
+    user = worst["user_id"].iloc[1]
+    # what the section's run leaves for the whole page's run (views/compare.py, _DRILL_USER)
+    at.session_state[_FOCUS] = ("two_tower", user, "popularity")
+    at.session_state["mcd_compare_drill_user"] = user
+    calls = []
+    monkeypatch.setattr(comparisons, "comparison", lambda *a, **kw: calls.append(a) or pytest.fail("compared"))
+    ok(at.run())
+    assert calls == []  # nothing of Compare was computed
+    assert any(f"User {user}" in h.value for h in at.subheader)
+    assert at.selectbox(key="failures_model").value == "two_tower"
+    assert at.selectbox(key="failures_other").value == "popularity"
+    assert not any("Compare models" in t.value for t in at.title)
+    assert at.query_params["k"] == "5" and at.query_params["gain"] == "exponential"
+    assert at.query_params["user"] == str(user)
+
+
 def test_uploads_are_a_working_copy_named_in_the_url(monkeypatch, tmp_path):
     at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
     aid = at.query_params["analysis"]

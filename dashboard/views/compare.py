@@ -31,6 +31,15 @@ def _comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | Non
                                       bootstrap=bootstrap)
 
 
+_DRILL_USER = "mcd_compare_drill_user"  # the user of a selected regression row, opened on Failures
+_WHOLE_PAGE = "mcd_compare_whole_page"  # set while the whole page runs (not one of its fragments)
+# A regression row picked in the per-user section (a fragment) asked for a run of the whole page:
+# the sidebar (drawn by app.py before this page) is part of it, so its settings (gain, K, ...) stay
+# in the next page's URL. Failures opens now, before anything of this page is computed or drawn.
+_picked = st.session_state.pop(_DRILL_USER, None)
+if _picked is not None:
+    url.switch_page("views/failures.py", user=_picked)
+
 st.title("Compare models")
 models = state.require_models()
 names = list(models)
@@ -269,8 +278,6 @@ def per_user_section() -> None:
                 st.rerun(scope="app")
 
 
-_DRILL_USER = "mcd_compare_drill_user"  # the user of a selected regression row, opened on Failures
-_WHOLE_PAGE = "mcd_compare_whole_page"  # set while the whole page runs (not one of its fragments)
 st.session_state[_WHOLE_PAGE] = True
 try:
     per_user_section()
