@@ -160,13 +160,13 @@ def prefetch_segments(keys: tuple, per_user: dict, attributes: dict, metrics: tu
 
 def prefetch_tests(tests: tuple, test: str, keys: tuple, per_user: dict, metrics: tuple, baseline: str | None,
                    all_keys: tuple, all_per_user: dict, matrix_metric: str, opt_key: tuple,
-                   segments: tuple | None = None) -> None:
+                   segments: tuple | None = None, sign_flips: bool = True) -> None:
     """On many users, compute what the page shows under each test of ``tests`` other than ``test``
     on the server thread, so choosing another test reads it from the cache: the rows of every
     metric without resampling (those the page shows while the resampled ones run: see the module
     docstring), the all-pairs matrix of ``matrix_metric`` over ``all_per_user`` (every model as
     baseline) and, with ``segments`` = ``(labels, attribute)``, the segment comparisons of that
-    attribute; then the randomization test's sign flips (:func:`_prefetch_sign_flips`)."""
+    attribute; then, with ``sign_flips``, the randomization test's (:func:`_prefetch_sign_flips`)."""
     if max(map(len, per_user.values())) <= background.FOREGROUND_USERS:
         return  # computed at once when chosen
     for other in tests:
@@ -187,7 +187,7 @@ def prefetch_tests(tests: tuple, test: str, keys: tuple, per_user: dict, metrics
                                     REFERENCE_ALPHA, opt_key)
             return True
         background.start(key, job)
-    if "randomization" in tests and test != "randomization":
+    if sign_flips and "randomization" in tests and test != "randomization":
         _prefetch_sign_flips(keys, per_user, metrics, baseline, all_keys, all_per_user, matrix_metric, opt_key,
                              segments)
 

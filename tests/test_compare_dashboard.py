@@ -556,3 +556,8 @@ def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monke
         stats.randomization_test(a, b, n_resamples=comparisons.N_PERMUTATIONS, seed=0)[1], rel=1e-12, abs=0)
     [(low, high)] = stats.bootstrap_ci_many([b - a], n_resamples=comparisons.N_RESAMPLES, seed=0)
     assert shown.loc[("ndcg@10", "two_tower"), ["ci_low", "ci_high"]].tolist() == pytest.approx([low, high])
+    # queued once per models: a later change of the page (another metric) queues no sign flips
+    ok(at.selectbox(key="compare_test").set_value("t").run())
+    ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
+    _wait_idle(background)
+    assert not [k for k in cache.SHARED.keys() if flips in k and "'recall@10'" in k]

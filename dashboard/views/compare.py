@@ -176,11 +176,19 @@ chosen_keys = tuple(keys.get(n, n) for n in chosen)
 chosen_per_user = {n: per_user[n] for n in chosen}
 
 
+_SIGN_FLIPS = "mcd_compare_sign_flips_for"  # the models whose sign flips were queued ahead
+
+
 def prefetch_other_tests(segments: tuple | None) -> None:
     """The other tests' tables, matrix and (with ``segments`` = ``(labels, attribute)``) segments,
-    computed on the server thread for the next choice."""
+    computed on the server thread for the next choice; the randomization test's sign flips (seconds of
+    CPU on many users) only for what the page first shows of these models, so that each later change
+    (baseline, metric, sidebar) does not queue them again."""
+    all_keys = tuple(keys.get(n, n) for n in names)
+    first = st.session_state.get(_SIGN_FLIPS) != all_keys
     comparisons.prefetch_tests(TESTS, test, chosen_keys, chosen_per_user, tuple(metrics), baseline,
-                               tuple(keys.get(n, n) for n in names), per_user, matrix_metric, opt_key, segments)
+                               all_keys, per_user, matrix_metric, opt_key, segments, sign_flips=first)
+    st.session_state[_SIGN_FLIPS] = all_keys
 
 
 @st.fragment
