@@ -135,6 +135,7 @@ def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col:
 
     out = {}
     for seg, part in split_by_label(per_user, labels).items():
+        background.pause_for_pages()  # on the server thread: a click drawn meanwhile goes first
         if min(len(t) for t in part.values()) >= 2:
             out[seg] = comparison(keys + (seg_col, seg), part, metrics, baseline, test, "none", alpha, opt_key,
                                   bootstrap=False)
@@ -177,9 +178,11 @@ def prefetch_tests(tests: tuple, test: str, keys: tuple, per_user: dict, metrics
 
         def job(t=other) -> bool:
             for m in metrics:
+                background.pause_for_pages()
                 cache.SHARED.get_or_compute(_rows_key(keys, m, baseline, t, 0, 0, opt_key),
                                             _rows(per_user, m, baseline, t, 0, 0))
             for b in all_per_user:
+                background.pause_for_pages()
                 cache.SHARED.get_or_compute(_rows_key(all_keys, matrix_metric, b, t, 0, 0, opt_key),
                                             _rows(all_per_user, matrix_metric, b, t, 0, 0))
             if segments is not None and t != "randomization":
