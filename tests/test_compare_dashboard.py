@@ -289,6 +289,8 @@ def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatc
 
     cache.SHARED.clear()
     monkeypatch.setattr(background, "FOREGROUND_USERS", 50)
+    # the sign flips not computed ahead (a choice made before the server thread has them)
+    monkeypatch.setattr(comparisons, "_prefetch_sign_flips", lambda *args, **kwargs: None)
     at = uploaded_app(monkeypatch, tmp_path, users="served")
     ok(at.switch_page("views/compare.py").run())
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
