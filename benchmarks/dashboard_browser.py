@@ -458,6 +458,7 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
             """A new server process on the same store (the snapshot link's first opening)."""
             nonlocal proc
             peaks.append(peak_rss_mib(proc.pid))
+            out["server_cpu_seconds"] = process_cpu(proc.pid)  # the first server's, up to the snapshot link
             out["brief_kept_seconds"] = wait_for_kept_brief(tmp / "store" / "analyses.sqlite3", deadline)
             stop_process(proc)
             proc, new_url = start_server(repo / "dashboard" / "serve.py", cwd=repo, log_path=tmp / "server2.log",
@@ -473,6 +474,7 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
             results, errors = drive(url, files, rounds, re.compile(only) if only else None, deadline, action_timeout,
                                     plan, sessions, snapshot, restart)
             out["server_peak_rss_mib"] = max([*peaks, peak_rss_mib(proc.pid)])
+            out.setdefault("server_cpu_seconds", process_cpu(proc.pid))
             out["server_alive"] = proc.poll() is None
         finally:
             for p in procs:
@@ -498,6 +500,7 @@ def report(out: dict) -> str:
              f"plan {out['plan']}, {out['rounds']} round(s), {out['sessions']} concurrent session(s)",
              f"load average at start {out['load_start']}, at end {out['load_end']}; "
              f"server peak RSS {out.get('server_peak_rss_mib', float('nan')):,.0f} MiB; "
+             f"server CPU {out.get('server_cpu_seconds', float('nan')):,.1f} s (start, upload and path); "
              f"whole run {out['seconds']:.0f} s", "", markdown(out["summary"]), ""]
     if "brief_kept_seconds" in out:
         kept = out["brief_kept_seconds"]

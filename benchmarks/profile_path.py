@@ -1,7 +1,7 @@
 """CPU profile of every rerun of the reviewer's path through Compare, in one process.
 
     python3 -m benchmarks.profile_path [--users 20000] [--items 50] [--top 12] [--only REGEX]
-        [--dump DIR]
+        [--dump DIR] [--no-profile] [--wait-idle]
 
 The same data as the browser benchmark (``benchmarks/browser_data.py``: one TREC, one CSV
 and one Parquet file, 5 judged rows per user, four user attributes) is uploaded to the app
@@ -14,6 +14,9 @@ time (the machine is shared and loaded; wall times are not comparable from run t
   cProfile's own overhead included: ``--no-profile`` gives the CPU seconds without it),
 * ``process CPU s``: CPU seconds of the whole process while the step ran (background
   threads included, such as the resampling :mod:`dashboard.background` starts),
+* with ``--wait-idle``, ``CPU s after``: the process CPU seconds of the pause after the step, until
+  the server thread has nothing queued (a reviewer pauses between clicks; without it the steps
+  follow each other at once and a click may compute what the thread had not reached yet),
 * the functions with the most cumulative time inside the rerun (``--top``), for the steps
   matching ``--only`` (default: every step whose script CPU is over 0.3 s).
 
@@ -129,6 +132,20 @@ def top_entries(prof: cProfile.Profile, n: int) -> str:
     return "\n".join(lines[:n])
 
 
+def wait_idle(timeout: float) -> float:
+    """Wait until the server thread (:mod:`dashboard.background`) has nothing queued, at most
+    ``timeout`` seconds; returns the process CPU seconds spent meanwhile (the jobs the step queued)."""
+    from dashboard import background
+
+    cpu0, deadline = time.process_time(), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with background._LOCK:
+            if not background._QUEUED:
+                break
+        time.sleep(0.05)
+    return time.process_time() - cpu0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--users", type=int, default=20_000)
@@ -139,6 +156,9 @@ def main() -> None:
     ap.add_argument("--no-profile", action="store_true",
                     help="CPU seconds only, without cProfile (whose overhead inflates deep Python call chains)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one script run may take")
+    ap.add_argument("--wait-idle", action="store_true",
+                    help="after each step, wait until the server thread has nothing queued (a reviewer's pause "
+                         "between clicks) and report the process CPU seconds of that wait apart")
     args = ap.parse_args()
     only = re.compile(args.only) if args.only else None
 
@@ -166,7 +186,8 @@ def main() -> None:
         names = list(files.runs)
         if args.dump:
             args.dump.mkdir(parents=True, exist_ok=True)
-        print(f"{'step':<52s} {'script CPU s':>12s} {'process CPU s':>13s}")
+        print(f"{'step':<52s} {'script CPU s':>12s} {'process CPU s':>13s}"
+              + (f" {'CPU s after':>11s}" if args.wait_idle else ""))
         for i, (action, change) in enumerate(steps(names, ["segment", "activity", "country", "tenure"])):
             rec.thread_cpu = 0.0
             rec.profile = None if args.no_profile else cProfile.Profile(time.thread_time)  # CPU time, not wall
@@ -174,7 +195,8 @@ def main() -> None:
             change(at).run()
             cpu = time.process_time() - cpu0
             bad = [e.value for e in at.exception][:1]
-            print(f"{action:<52s} {rec.thread_cpu:12.2f} {cpu:13.2f}" + (f"  EXCEPTION {bad}" if bad else ""),
+            after = f" {wait_idle(args.timeout):11.2f}" if args.wait_idle else ""
+            print(f"{action:<52s} {rec.thread_cpu:12.2f} {cpu:13.2f}{after}" + (f"  EXCEPTION {bad}" if bad else ""),
                   flush=True)
             if rec.profile is not None and (only.search(action) if only else rec.thread_cpu > SLOW_SCRIPT_S):
                 print(top_entries(rec.profile, args.top) + "\n", flush=True)

@@ -10,7 +10,8 @@ the jobs in order; a key already cached or already queued is not started again.
 A job does not start while a page is being drawn (:func:`page_started` / :func:`page_finished`,
 called by ``app.py`` around every script run), for at most ``YIELD_SECONDS`` per job: on two
 cores the worker would otherwise take half of the processor time and of the interpreter lock
-from the click that queued it. A job already running is never paused (a page may wait for its key).
+from the click that queued it. A job already running is never paused (a page may wait for its key),
+except between the parts of a prefetching job whose key no page waits for (:func:`pause_for_pages`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ POLL_SECONDS = 1.0
 #: The longest a queued job waits for the pages being drawn before it starts anyway (so that many
 #: sessions drawing one after the other, or a long upload, never starve the worker).
 YIELD_SECONDS = 2.0
+_PAUSES = threading.local()  # the worker's pause budget in its current job (pause_for_pages)
 _DRAWING: dict[int, float] = {}  # script thread id -> when its page started being drawn (monotonic)
 
 
@@ -60,6 +62,7 @@ def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | Non
     def run() -> None:
         try:
             _yield_to_pages()
+            _PAUSES.left = YIELD_SECONDS  # what pause_for_pages may still wait in all, in this job
             cache.SHARED.get_or_compute(key, compute, size=size)  # computed meanwhile by a page: read, not computed again
         except Exception:  # noqa: BLE001 - MetricsError is cached; anything else is retried on the next visit
             pass
@@ -88,11 +91,24 @@ def _drawing(now: float) -> bool:
         return any(now - since < YIELD_SECONDS for since in _DRAWING.values())
 
 
-def _yield_to_pages() -> None:
-    """Wait until no page is being drawn, at most ``YIELD_SECONDS``."""
-    deadline = time.monotonic() + YIELD_SECONDS
+def _yield_to_pages(at_most: float | None = None) -> None:
+    """Wait until no page is being drawn, at most ``at_most`` seconds (default ``YIELD_SECONDS``)."""
+    deadline = time.monotonic() + (YIELD_SECONDS if at_most is None else at_most)
     while (now := time.monotonic()) < deadline and _drawing(now):
         time.sleep(0.01)
+
+
+def pause_for_pages() -> None:
+    """Between two parts of a long job (one segment, one metric), on the worker thread only: wait
+    while a page is being drawn, at most ``YIELD_SECONDS``, so that a click made while the job runs
+    does not share the processor with it; in all at most ``YIELD_SECONDS`` per job, so that sessions
+    drawing one page after another never starve the job. Call it only where the job holds no cache
+    key a page may wait for. Anywhere else (a page's own thread) it does nothing."""
+    left = getattr(_PAUSES, "left", 0.0)  # set by the worker's jobs only: 0 on a page's thread
+    if left > 0:
+        began = time.monotonic()
+        _yield_to_pages(left)
+        _PAUSES.left = left - (time.monotonic() - began)
 
 
 def now_or_later(key: str, exact: Callable[[], Any], quick: Callable[[], Any],

@@ -4,7 +4,8 @@
 table cached whole would be recomputed when a metric is added or the correction
 changes. Here each metric's rows are computed without a correction, at a reference
 α, and cached by the models' content keys, the metric, the baseline, the test and
-everything else that shapes them; :func:`comparison` then rescales the detectable
+everything else that shapes them (the bootstrap interval of the difference, the same under
+every test, is cached apart, once for all tests); :func:`comparison` then rescales the detectable
 lift to the chosen α and adjusts the p-values of all rows together, exactly as
 ``compare`` does (same columns, same order, same values).
 
@@ -43,21 +44,53 @@ def _rows(per_user: dict, metric: str, baseline: str | None, test: str, resample
                            alpha=REFERENCE_ALPHA, n_resamples=resamples, n_permutations=permutations, seed=0)
 
 
+def _intervals_key(keys: tuple, metric: str, baseline: str | None, opt_key: tuple) -> str:
+    return f"compare-ci|{keys!r}|{metric!r}|{baseline}|{N_RESAMPLES}|{opt_key!r}"
+
+
+def _intervals(per_user: dict, metric: str, baseline: str | None):
+    """The bootstrap interval of each row's difference (``ci_low``, ``ci_high``), in the rows' order.
+    ``compare`` draws it from the paired differences alone, after the test: it is the same under
+    every test, so it is computed once (here with the t-test, whose own cost is negligible)."""
+    return lambda: _rows(per_user, metric, baseline, "t", N_RESAMPLES, 0)()[["ci_low", "ci_high"]]
+
+
+def pending_parts(pending: list[str]) -> dict[str, bool]:
+    """Which resampled parts the pending keys of :func:`comparison` are: ``interval`` (the bootstrap
+    interval of the difference) and ``sign_flips`` (the randomization test's)."""
+    intervals = [key.startswith("compare-ci|") for key in pending]
+    return {"interval": any(intervals), "sign_flips": not all(intervals)}
+
+
 def _metric_rows(keys: tuple, per_user: dict, metric: str, baseline: str | None, test: str, bootstrap: bool,
                  opt_key: tuple, pending: list[str]) -> pd.DataFrame:
-    resamples = N_RESAMPLES if bootstrap else 0
+    """One metric's rows: the test's (cached by test) with, for ``bootstrap``, the difference's
+    interval (cached once for every test: :func:`_intervals`). On many users a resampled part that
+    is not cached yet is computed on the server thread (its key appended to ``pending``) while the
+    rows show the quick statistics: the normal approximation of the sign flips, no interval."""
+    users = max(map(len, per_user.values()))
     permutations = N_PERMUTATIONS if test == "randomization" else 0
-    exact_key = _rows_key(keys, metric, baseline, test, resamples, permutations, opt_key)
-    exact = _rows(per_user, metric, baseline, test, resamples, permutations)
-    if not (resamples or permutations):
-        return cache.SHARED.get_or_compute(exact_key, exact)
-    quick_key = _rows_key(keys, metric, baseline, test, 0, 0, opt_key)
-    rows, waiting = background.now_or_later(
-        exact_key, exact, lambda: cache.SHARED.get_or_compute(quick_key, _rows(per_user, metric, baseline, test, 0, 0)),
-        max(map(len, per_user.values())))
+    tested = _rows(per_user, metric, baseline, test, 0, permutations)
+    test_key = _rows_key(keys, metric, baseline, test, 0, permutations, opt_key)
+    if permutations:
+        quick_key = _rows_key(keys, metric, baseline, test, 0, 0, opt_key)
+        rows, waiting = background.now_or_later(
+            test_key, tested, lambda: cache.SHARED.get_or_compute(quick_key, _rows(per_user, metric, baseline, test, 0, 0)),
+            users)
+        if waiting:
+            pending.append(waiting)
+    else:
+        rows = cache.SHARED.get_or_compute(test_key, tested)
+    if not bootstrap:
+        return rows
+    bounds, waiting = background.now_or_later(_intervals_key(keys, metric, baseline, opt_key),
+                                              _intervals(per_user, metric, baseline), lambda: None, users)
     if waiting:
         pending.append(waiting)
-    return rows
+    if bounds is None:
+        return rows
+    # a new frame: the cached rows are shared between sessions and never changed
+    return rows.assign(ci_low=bounds["ci_low"].to_numpy(), ci_high=bounds["ci_high"].to_numpy())
 
 
 def _rescale_detectable_lift(table: pd.DataFrame, alpha: float) -> None:
@@ -102,6 +135,7 @@ def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col:
 
     out = {}
     for seg, part in split_by_label(per_user, labels).items():
+        background.pause_for_pages()  # on the server thread: a click drawn meanwhile goes first
         if min(len(t) for t in part.values()) >= 2:
             out[seg] = comparison(keys + (seg_col, seg), part, metrics, baseline, test, "none", alpha, opt_key,
                                   bootstrap=False)
@@ -127,13 +161,13 @@ def prefetch_segments(keys: tuple, per_user: dict, attributes: dict, metrics: tu
 
 def prefetch_tests(tests: tuple, test: str, keys: tuple, per_user: dict, metrics: tuple, baseline: str | None,
                    all_keys: tuple, all_per_user: dict, matrix_metric: str, opt_key: tuple,
-                   segments: tuple | None = None) -> None:
+                   segments: tuple | None = None, sign_flips: bool = True) -> None:
     """On many users, compute what the page shows under each test of ``tests`` other than ``test``
     on the server thread, so choosing another test reads it from the cache: the rows of every
     metric without resampling (those the page shows while the resampled ones run: see the module
     docstring), the all-pairs matrix of ``matrix_metric`` over ``all_per_user`` (every model as
     baseline) and, with ``segments`` = ``(labels, attribute)``, the segment comparisons of that
-    attribute (not for the randomization test, whose sign flips would queue a job per segment)."""
+    attribute; then, with ``sign_flips``, the randomization test's (:func:`_prefetch_sign_flips`)."""
     if max(map(len, per_user.values())) <= background.FOREGROUND_USERS:
         return  # computed at once when chosen
     for other in tests:
@@ -144,9 +178,11 @@ def prefetch_tests(tests: tuple, test: str, keys: tuple, per_user: dict, metrics
 
         def job(t=other) -> bool:
             for m in metrics:
+                background.pause_for_pages()
                 cache.SHARED.get_or_compute(_rows_key(keys, m, baseline, t, 0, 0, opt_key),
                                             _rows(per_user, m, baseline, t, 0, 0))
             for b in all_per_user:
+                background.pause_for_pages()
                 cache.SHARED.get_or_compute(_rows_key(all_keys, matrix_metric, b, t, 0, 0, opt_key),
                                             _rows(all_per_user, matrix_metric, b, t, 0, 0))
             if segments is not None and t != "randomization":
@@ -154,6 +190,32 @@ def prefetch_tests(tests: tuple, test: str, keys: tuple, per_user: dict, metrics
                                     REFERENCE_ALPHA, opt_key)
             return True
         background.start(key, job)
+    if sign_flips and "randomization" in tests and test != "randomization":
+        _prefetch_sign_flips(keys, per_user, metrics, baseline, all_keys, all_per_user, matrix_metric, opt_key,
+                             segments)
+
+
+def _prefetch_sign_flips(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, all_keys: tuple,
+                         all_per_user: dict, matrix_metric: str, opt_key: tuple, segments: tuple | None) -> None:
+    """Queue, after the quick rows, the randomization test's sign flips of what the page shows under
+    it: the table's metrics, the shown attribute's segments (``segments`` = ``(labels, attribute)``),
+    then the matrix of every model as baseline. The bootstrap intervals are the other tests' (the same
+    under every test), so choosing the randomization test then waits for nothing."""
+    test = "randomization"
+    for m in metrics:
+        background.start(_rows_key(keys, m, baseline, test, 0, N_PERMUTATIONS, opt_key),
+                         _rows(per_user, m, baseline, test, 0, N_PERMUTATIONS))
+    if segments is not None:
+        labels, attribute = segments
+
+        def job() -> bool:
+            # segments of many users queue their own sign flips (background.now_or_later); the others run here
+            segment_comparisons(keys, per_user, labels, attribute, metrics, baseline, test, REFERENCE_ALPHA, opt_key)
+            return True
+        background.start(f"prefetch-sign-flips|{keys!r}|{metrics!r}|{baseline}|{attribute}|{opt_key!r}", job)
+    for b in all_per_user:
+        background.start(_rows_key(all_keys, matrix_metric, b, test, 0, N_PERMUTATIONS, opt_key),
+                         _rows(all_per_user, matrix_metric, b, test, 0, N_PERMUTATIONS))
 
 
 def users_among(per_user: pd.DataFrame, ids) -> pd.DataFrame:

@@ -101,10 +101,11 @@ def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: flo
     })
 
 
-def resampling_note(test: str, users: int, interval: bool) -> str:
-    """What is shown while the resampled statistics of many users are computed on the server."""
+def resampling_note(test: str, users: int, interval: bool, sign_flips: bool = True) -> str:
+    """What is shown while the resampled statistics of many users are computed on the server:
+    the randomization test's ``sign_flips`` (under that test) and/or the difference's ``interval``."""
     parts = []
-    if test == "randomization":
+    if test == "randomization" and sign_flips:
         parts.append("randomization p-values are the normal approximation of the sign-flip distribution until "
                      "the sign flips are done")
     if interval:

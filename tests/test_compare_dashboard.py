@@ -138,6 +138,32 @@ def test_compare_page_matches_metrics_core_and_scipy(monkeypatch, tmp_path):
     assert any(f"User {first_user}" in h.value for h in at.subheader)
 
 
+def test_a_row_picked_in_the_per_user_section_opens_failures_before_compare_is_drawn(monkeypatch, tmp_path):
+    """A regression row picked in the per-user section alone (a fragment) asks for a run of the whole
+    page (the sidebar's gain and K are part of it and stay in the URL): that run opens Failures on the
+    user before anything of Compare is computed or drawn."""
+    from dashboard import comparisons
+    from dashboard.page import _FOCUS
+
+    at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
+    ok(at.switch_page("views/compare.py").run())
+    worst = next(df.value for df in at.dataframe if {"user_id", "difference"} <= set(df.value.columns))
+    user = worst["user_id"].iloc[1]
+    # what the section's run leaves for the whole page's run (views/compare.py, _DRILL_USER)
+    at.session_state[_FOCUS] = ("two_tower", user, "popularity")
+    at.session_state["mcd_compare_drill_user"] = user
+    calls = []
+    monkeypatch.setattr(comparisons, "comparison", lambda *a, **kw: calls.append(a) or pytest.fail("compared"))
+    ok(at.run())
+    assert calls == []  # nothing of Compare was computed
+    assert any(f"User {user}" in h.value for h in at.subheader)
+    assert at.selectbox(key="failures_model").value == "two_tower"
+    assert at.selectbox(key="failures_other").value == "popularity"
+    assert not any("Compare models" in t.value for t in at.title)
+    assert at.query_params["k"] == "5" and at.query_params["gain"] == "exponential"
+    assert at.query_params["user"] == str(user)
+
+
 def test_uploads_are_a_working_copy_named_in_the_url(monkeypatch, tmp_path):
     at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")
     aid = at.query_params["analysis"]
@@ -263,6 +289,8 @@ def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatc
 
     cache.SHARED.clear()
     monkeypatch.setattr(background, "FOREGROUND_USERS", 50)
+    # the sign flips not computed ahead (a choice made before the server thread has them)
+    monkeypatch.setattr(comparisons, "_prefetch_sign_flips", lambda *args, **kwargs: None)
     at = uploaded_app(monkeypatch, tmp_path, users="served")
     ok(at.switch_page("views/compare.py").run())
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
@@ -497,3 +525,41 @@ def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypa
     both = sorted(set(a.index.astype(str)) & _served("popularity") & _served("two_tower"))
     want = sps.wilcoxon(b.loc[both].to_numpy(), a.loc[both].to_numpy(), zero_method="wilcox").pvalue
     assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(want, rel=1e-9)
+
+
+def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monkeypatch, tmp_path):
+    """Above the foreground size, the sign flips of what the page shows under the randomization test
+    (table, shown attribute's segments, matrix) are computed on the server thread once Compare is
+    shown: choosing the test then shows the Monte Carlo p-values and the interval at once, nothing
+    pending, and computes no sign flip in the click."""
+    from dashboard import background, cache, comparisons
+    from metrics_core import stats
+
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    at = uploaded_app(monkeypatch, tmp_path, users="served")
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    ok(at.run())
+    cache.SHARED.clear()
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    _wait_idle(background)
+    before = set(cache.SHARED.keys())
+    ok(at.selectbox(key="compare_test").set_value("randomization").run())
+    flips = f"|randomization|0|{comparisons.N_PERMUTATIONS}|"
+    in_click = {k for k in set(cache.SHARED.keys()) - before if flips in k}
+    assert not in_click, [re.sub(r"[0-9a-f]{20,}", "#", k)[:300] for k in in_click]
+    assert not any("updates itself" in c.value for c in at.caption)
+    shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
+    ev = reference(["ndcg@10"])
+    a, b = ev["popularity"].per_user["ndcg@10"], ev["two_tower"].per_user["ndcg@10"]
+    both = sorted(set(a.index.astype(str)) & _served("popularity") & _served("two_tower"))
+    a, b = a.loc[both].to_numpy(), b.loc[both].to_numpy()
+    assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(
+        stats.randomization_test(a, b, n_resamples=comparisons.N_PERMUTATIONS, seed=0)[1], rel=1e-12, abs=0)
+    [(low, high)] = stats.bootstrap_ci_many([b - a], n_resamples=comparisons.N_RESAMPLES, seed=0)
+    assert shown.loc[("ndcg@10", "two_tower"), ["ci_low", "ci_high"]].tolist() == pytest.approx([low, high])
+    # queued once per models: a later change of the page (another metric) queues no sign flips
+    ok(at.selectbox(key="compare_test").set_value("t").run())
+    ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
+    _wait_idle(background)
+    assert not [k for k in cache.SHARED.keys() if flips in k and "'recall@10'" in k]

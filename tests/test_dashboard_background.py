@@ -62,3 +62,57 @@ def test_a_page_computing_a_queued_key_itself_is_not_computed_twice(monkeypatch,
         time.sleep(0.01)
     assert key not in background._QUEUED
     assert calls == ["page"]
+
+
+def test_a_running_job_pauses_between_its_parts_while_a_page_is_drawn(monkeypatch):
+    """pause_for_pages: the second part of a job waits for the page drawn meanwhile; on a page's own
+    thread it never waits (the test thread draws the page and calls it)."""
+    monkeypatch.setattr(background, "_DRAWING", {})
+    monkeypatch.setattr(background, "YIELD_SECONDS", deadlines.BACKGROUND)  # the cap is not what releases it
+    order: list[str] = []
+    first_done, go_on = threading.Event(), threading.Event()
+    key = f"test-background-pause|{time.monotonic_ns()}"
+
+    def job() -> bool:
+        order.append("part 1")
+        first_done.set()
+        go_on.wait(deadlines.BACKGROUND)  # the click arrives while the job runs
+        background.pause_for_pages()
+        order.append("part 2")
+        return True
+
+    background.start(key, job)
+    assert first_done.wait(deadlines.BACKGROUND)
+    background.page_started()
+    background.pause_for_pages()  # the page's own thread: returns at once
+    go_on.set()
+    assert not background.wait([key], timeout=0.3)  # time for the worker to (wrongly) go on
+    order.append("page drawn")
+    background.page_finished()
+    assert background.wait([key], timeout=deadlines.BACKGROUND)
+    assert order == ["part 1", "page drawn", "part 2"]
+
+
+def test_pauses_of_one_job_last_at_most_the_cap_in_all(monkeypatch):
+    """Sessions drawing pages one after another never starve a job: once its pauses add up to the
+    cap, its later parts go on without waiting (here some page is always being drawn)."""
+    monkeypatch.setattr(background, "YIELD_SECONDS", 0.05)
+    monkeypatch.setattr(background, "_drawing", lambda now: True)
+    waits: list[float] = []
+    original = background._yield_to_pages
+
+    def counted(at_most=None):
+        if at_most is not None:  # a pause between parts (the job's start passes none)
+            waits.append(at_most)
+        original(at_most)
+    monkeypatch.setattr(background, "_yield_to_pages", counted)
+    key = f"test-background-pause-cap|{time.monotonic_ns()}"
+
+    def job() -> int:
+        for _ in range(200):
+            background.pause_for_pages()
+        return 200
+    background.start(key, job)
+    assert background.wait([key], timeout=deadlines.BACKGROUND)
+    assert 1 <= len(waits) <= 3, waits  # not 200 waits of the cap
+    assert waits[0] == 0.05 and all(w < 0.05 for w in waits[1:])  # each later one what is left

@@ -65,3 +65,38 @@ def test_many_users_answer_at_once_then_the_resampled_rows_arrive(monkeypatch):
     expected = compare(tables, baseline="a", metrics=["ndcg@10", "map"], test="randomization", correction="holm",
                        alpha=0.05, n_permutations=comparisons.N_PERMUTATIONS, seed=0)
     pd.testing.assert_frame_equal(exact, expected)
+
+
+def test_the_difference_interval_is_the_same_under_every_test():
+    """compare() draws the bootstrap interval from the paired differences alone: the page caches it
+    once for all tests, which is exact only while this holds."""
+    tables = per_user_tables()
+    intervals = [compare(tables, baseline="a", metrics=["ndcg@10", "map"], test=test, correction="none",
+                         n_permutations=200, seed=0)[["ci_low", "ci_high"]] for test in ("t", "wilcoxon", "randomization")]
+    assert intervals[0].notna().all().all()
+    for other in intervals[1:]:
+        pd.testing.assert_frame_equal(other, intervals[0])
+
+
+def test_on_many_users_another_test_reuses_the_interval_and_only_waits_for_its_sign_flips(monkeypatch):
+    from dashboard import background
+
+    cache.SHARED.clear()
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    tables = per_user_tables()
+    keys = ("ka", "kb", "kc")
+    first = comparisons.comparison(keys, tables, ("map",), "a", "t", "holm", 0.05, ())
+    assert comparisons.pending_parts(first.attrs["pending"]) == {"interval": True, "sign_flips": False}
+    assert background.wait(first.attrs["pending"], timeout=deadlines.BACKGROUND)
+    wilcoxon = comparisons.comparison(keys, tables, ("map",), "a", "wilcoxon", "holm", 0.05, ())
+    assert wilcoxon.attrs["pending"] == []  # the interval is the t-test's, nothing is resampled again
+    pd.testing.assert_frame_equal(wilcoxon, compare(tables, baseline="a", metrics=["map"], test="wilcoxon",
+                                                    correction="holm", alpha=0.05, seed=0))
+    flips = comparisons.comparison(keys, tables, ("map",), "a", "randomization", "holm", 0.05, ())
+    assert comparisons.pending_parts(flips.attrs["pending"]) == {"interval": False, "sign_flips": True}
+    assert flips["ci_low"].notna().all()  # the interval is there while the sign flips run
+    assert background.wait(flips.attrs["pending"], timeout=deadlines.BACKGROUND)
+    exact = comparisons.comparison(keys, tables, ("map",), "a", "randomization", "holm", 0.05, ())
+    pd.testing.assert_frame_equal(exact, compare(tables, baseline="a", metrics=["map"], test="randomization",
+                                                 correction="holm", alpha=0.05,
+                                                 n_permutations=comparisons.N_PERMUTATIONS, seed=0))

@@ -31,6 +31,15 @@ def _comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | Non
                                       bootstrap=bootstrap)
 
 
+_DRILL_USER = "mcd_compare_drill_user"  # the user of a selected regression row, opened on Failures
+_WHOLE_PAGE = "mcd_compare_whole_page"  # set while the whole page runs (not one of its fragments)
+# A regression row picked in the per-user section (a fragment) asked for a run of the whole page:
+# the sidebar (drawn by app.py before this page) is part of it, so its settings (gain, K, ...) stay
+# in the next page's URL. Failures opens now, before anything of this page is computed or drawn.
+_picked = st.session_state.pop(_DRILL_USER, None)
+if _picked is not None:
+    url.switch_page("views/failures.py", user=_picked)
+
 st.title("Compare models")
 models = state.require_models()
 names = list(models)
@@ -101,7 +110,8 @@ st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over th
            "a non-significant result below it means too few users, not no difference.")
 
 if table.attrs["pending"]:
-    st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), interval=True),
+    waiting_for = comparisons.pending_parts(table.attrs["pending"])
+    st.caption(verdict.resampling_note(test, max(len(t) for t in per_user.values()), **waiting_for),
                help=f"{N_PERMUTATIONS:,} sign flips, {comparisons.N_RESAMPLES:,} bootstrap resamples; up to "
                     f"{fmt.plural(background.FOREGROUND_USERS, 'user')} per model they are computed before the "
                     "page is shown.")
@@ -166,11 +176,19 @@ chosen_keys = tuple(keys.get(n, n) for n in chosen)
 chosen_per_user = {n: per_user[n] for n in chosen}
 
 
+_SIGN_FLIPS = "mcd_compare_sign_flips_for"  # the models whose sign flips were queued ahead
+
+
 def prefetch_other_tests(segments: tuple | None) -> None:
     """The other tests' tables, matrix and (with ``segments`` = ``(labels, attribute)``) segments,
-    computed on the server thread for the next choice."""
+    computed on the server thread for the next choice; the randomization test's sign flips (seconds of
+    CPU on many users) only for what the page first shows of these models, so that each later change
+    (baseline, metric, sidebar) does not queue them again."""
+    all_keys = tuple(keys.get(n, n) for n in names)
+    first = st.session_state.get(_SIGN_FLIPS) != all_keys
     comparisons.prefetch_tests(TESTS, test, chosen_keys, chosen_per_user, tuple(metrics), baseline,
-                               tuple(keys.get(n, n) for n in names), per_user, matrix_metric, opt_key, segments)
+                               all_keys, per_user, matrix_metric, opt_key, segments, sign_flips=first)
+    st.session_state[_SIGN_FLIPS] = all_keys
 
 
 @st.fragment
@@ -268,8 +286,6 @@ def per_user_section() -> None:
                 st.rerun(scope="app")
 
 
-_DRILL_USER = "mcd_compare_drill_user"  # the user of a selected regression row, opened on Failures
-_WHOLE_PAGE = "mcd_compare_whole_page"  # set while the whole page runs (not one of its fragments)
 st.session_state[_WHOLE_PAGE] = True
 try:
     per_user_section()
