@@ -83,10 +83,9 @@ _DONE = """(a) => {
 }"""
 
 
-# a sidebar click took effect: a script run started since the watch (``_WATCH``), or the page shows its title
+# a sidebar click took effect: the page shows its title (a run seen since the click may be another
+# page's, such as a rerun that was under way when the link was clicked)
 _NAVIGATING = """(title) => {
-  const b = window.__bench;
-  if (b && b.saw) return true;
   const main = document.querySelector('[data-testid="stMain"]') || document.body;
   return [...main.querySelectorAll('h1')].some(h => !h.closest('[data-stale="true"]') && h.textContent.includes(title));
 }"""
@@ -216,22 +215,31 @@ class Driver:
     def go(self, title: str) -> None:
         """Open a page from the sidebar, untimed (when it is not already shown).
 
-        On a loaded machine a click on a sidebar link can be lost (the renderer was busy): when
-        within ``NAV_PROBE_MS`` no script run has started and the page's title is not shown, the
-        link is clicked again (at most ``NAV_CLICKS`` times in all)."""
+        On a loaded machine a click on a sidebar link can be lost (the renderer was busy, or a
+        rerun of the page shown was under way): when the page's title is not shown within
+        ``NAV_PROBE_MS``, the link is clicked again (at most ``NAV_CLICKS`` times in all); after the
+        last click the page is waited for as long as an action. A page that never comes raises a
+        ``TimeoutError`` naming what the page showed instead."""
         if self.current == title:
             return
         shown = H1.get(title, title)
-        for attempt in range(NAV_CLICKS):
+        for _ in range(NAV_CLICKS):
             self.start_watch()
             self.nav(title).click()
             try:
                 self.page.wait_for_function(_NAVIGATING, arg=shown, polling=50, timeout=NAV_PROBE_MS)
                 break
-            except Exception as exc:  # noqa: BLE001 - nothing happened: the click is tried again
-                if "Timeout" not in type(exc).__name__ or attempt == NAV_CLICKS - 1:
+            except Exception as exc:  # noqa: BLE001 - not shown yet: the click is tried again
+                if "Timeout" not in type(exc).__name__:
                     raise
-        self.wait_done(Ready.page(title))
+        ready = Ready.page(title)
+        try:
+            self.wait_done(ready)
+        except Exception as exc:  # noqa: BLE001 - named with the page's state
+            if "Timeout" not in type(exc).__name__:
+                raise
+            why = self.page.evaluate(_WHY, {"selector": ready.selector})
+            raise TimeoutError(f"page {title} not shown within {self.timeout_ms / 1000:.0f} s: {why}") from exc
         self.current = title
 
     def nav(self, title: str):
