@@ -496,11 +496,10 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     assert note == _plain(text.md(bt.segment_note(want), limit=600))
 
 
-def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypatch, tmp_path):
-    """Above the foreground size, Compare computes the other tests' rows, matrix and segments on the
-    server thread; choosing the Wilcoxon test then shows scipy's p-values from those rows."""
-    from scipy import stats as sps
 
+def compare_on_many_users_once_idle(monkeypatch, tmp_path):
+    """Compare on data above the foreground size (10 users), with user attributes, popularity as the
+    baseline, after the server thread has finished what the page queued (the cache emptied before)."""
     from dashboard import background, cache
 
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
@@ -511,6 +510,17 @@ def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypa
     ok(at.switch_page("views/compare.py").run())
     ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
     _wait_idle(background)
+    return at
+
+
+def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypatch, tmp_path):
+    """Above the foreground size, Compare computes the other tests' rows, matrix and segments on the
+    server thread; choosing the Wilcoxon test then shows scipy's p-values from those rows."""
+    from scipy import stats as sps
+
+    from dashboard import background, cache
+
+    at = compare_on_many_users_once_idle(monkeypatch, tmp_path)
     ready = {k for k in cache.SHARED.keys() if k.startswith("compare|") and "|wilcoxon|0|0|" in k}
     # the table's one metric x (popularity as baseline), the matrix's three baselines, the shown attribute's segments
     assert any("'ndcg@10'|popularity|wilcoxon" in k for k in ready)
@@ -538,14 +548,7 @@ def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monke
     from dashboard import background, cache, comparisons
     from metrics_core import stats
 
-    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
-    at = uploaded_app(monkeypatch, tmp_path, users="served")
-    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
-    ok(at.run())
-    cache.SHARED.clear()
-    ok(at.switch_page("views/compare.py").run())
-    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
-    _wait_idle(background)
+    at = compare_on_many_users_once_idle(monkeypatch, tmp_path)
     before = set(cache.SHARED.keys())
     ok(at.selectbox(key="compare_test").set_value("randomization").run())
     flips = f"|randomization|0|{comparisons.N_PERMUTATIONS}|"
