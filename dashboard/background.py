@@ -12,10 +12,15 @@ called by ``app.py`` around every script run), for at most ``YIELD_SECONDS`` per
 cores the worker would otherwise take half of the processor time and of the interpreter lock
 from the click that queued it. A job already running is never paused (a page may wait for its key),
 except between the parts of a prefetching job whose key no page waits for (:func:`pause_for_pages`).
+The worker thread also runs at a lower scheduling priority than the pages' threads
+(:data:`WORKER_NICENESS`): what it computes while a click is answered takes only the processor time
+the click leaves. A job the next page needs at once and that runs mostly in the compiled kernels
+(outside the interpreter lock) starts without waiting for the page (``wait_for_pages=False``).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +37,30 @@ FOREGROUND_ENV = "METRICS_CORE_DASHBOARD_FOREGROUND_USERS"
 #: computed before the page is shown; above, it runs here while the page shows an approximation.
 FOREGROUND_USERS = int(cache.env_number(FOREGROUND_ENV, 5_000))
 
-_EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-core-background")
+#: How much less processor time the worker thread gets than the pages' threads when both want it
+#: (a Linux nice value, per thread): a click answered while a job runs takes the cores first.
+WORKER_NICENESS = 10
+
+
+def lower_this_threads_priority(niceness: int = WORKER_NICENESS) -> None:
+    """Give the calling thread a lower scheduling priority than the rest of the server (Linux sets
+    a nice value per thread; elsewhere, or when refused, the thread keeps the normal priority).
+    A thread inherits the priority of the thread that starts it: the parallel kernels' threads
+    started from this thread (numba's OpenMP layer keeps a team per calling thread) run at the
+    lower priority too. A layer that keeps one pool for the whole process (TBB, workqueue) is
+    started first, at the normal priority, so that the pages' kernels keep it."""
+    import numba
+
+    numba.get_num_threads()  # starts numba's thread pool, once per process
+    try:
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + niceness))
+    except (AttributeError, OSError):
+        pass
+
+
+_EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-core-background",
+                               initializer=lower_this_threads_priority)
 _QUEUED: set[str] = set()
 _LOCK = threading.Lock()
 POLL_SECONDS = 1.0
@@ -50,10 +78,13 @@ def limits_text() -> str:
             f"({FOREGROUND_ENV}).")
 
 
-def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | None = None) -> None:
+def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | None = None,
+          wait_for_pages: bool = True) -> None:
     """Compute ``compute()`` into the server cache under ``key`` on the worker thread (a failure
     is cached like a result: the page shows its message when it reads the key); ``size``: as for
-    :meth:`dashboard.cache.ByteBudgetCache.get_or_compute`."""
+    :meth:`dashboard.cache.ByteBudgetCache.get_or_compute`. ``wait_for_pages=False`` starts the
+    job while pages are drawn, at the worker's lower priority: for work that runs mostly outside
+    the interpreter lock (the compiled kernels), which the next page needs at once."""
     with _LOCK:
         if key in _QUEUED or key in cache.SHARED:
             return
@@ -61,7 +92,8 @@ def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | Non
 
     def run() -> None:
         try:
-            _yield_to_pages()
+            if wait_for_pages:
+                _yield_to_pages()
             _PAUSES.left = YIELD_SECONDS  # what pause_for_pages may still wait in all, in this job
             cache.SHARED.get_or_compute(key, compute, size=size)  # computed meanwhile by a page: read, not computed again
         except Exception:  # noqa: BLE001 - MetricsError is cached; anything else is retried on the next visit

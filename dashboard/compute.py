@@ -223,9 +223,10 @@ def prefetch_evaluations() -> None:
     """Start, on the server thread, the evaluations every page shares (:func:`_shared_request`:
     the Overview's ranking table at the sidebar's K and its scored-row table) of every loaded model
     that has none cached yet, under the keys :func:`evaluate_all` reads. Called by a page that does
-    not draw them itself (the Data page, where files are uploaded): once the page is drawn, the
-    worker computes them while the user reads it, and the Overview opened next reads them (or waits
-    for the one still being computed, never computing it twice)."""
+    not draw them itself (the Data page, where files are uploaded): the worker starts at once, beside
+    the page and at its lower priority (the kernels run outside the interpreter lock), and the
+    Overview opened next reads them (or waits for the one still being computed, never computing it
+    twice)."""
     from . import background
 
     requests = [(metric_lists.labels(metric_lists.RANKING, controls()["k"]), {}),
@@ -237,7 +238,7 @@ def prefetch_evaluations() -> None:
         for e in _entries()[0]:
             key, compute, size = _evaluation(e.key, applicable(metrics, e.ranked), opt_key, fkey,
                                              _ranked=e.ranked, _features=feats)
-            background.start(key, compute, size=size)
+            background.start(key, compute, size=size, wait_for_pages=False)
 
 
 def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _deadlines as deadlines
+import os
 import threading
 import time
 
@@ -116,3 +117,24 @@ def test_pauses_of_one_job_last_at_most_the_cap_in_all(monkeypatch):
     assert background.wait([key], timeout=deadlines.BACKGROUND)
     assert 1 <= len(waits) <= 3, waits  # not 200 waits of the cap
     assert waits[0] == 0.05 and all(w < 0.05 for w in waits[1:])  # each later one what is left
+
+
+def test_the_worker_runs_at_a_lower_priority_than_the_pages():
+    """Linux keeps a nice value per thread: the worker's is WORKER_NICENESS above the process's,
+    the calling (page) thread keeps its own."""
+    key = f"test-background-priority|{time.monotonic_ns()}"
+    page_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    background.start(key, lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    assert background.wait([key], timeout=deadlines.BACKGROUND)
+    worker_nice = cache.SHARED.get_or_compute(key, lambda: None)
+    assert worker_nice == min(19, page_nice + background.WORKER_NICENESS)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == page_nice
+
+
+def test_a_job_that_does_not_wait_for_pages_runs_while_a_page_is_drawn(monkeypatch, drawing):
+    monkeypatch.setattr(background, "YIELD_SECONDS", deadlines.BACKGROUND)  # a waiting job would wait the test out
+    key = f"test-background-no-wait|{time.monotonic_ns()}"
+    background.start(key, lambda: "computed beside the page", wait_for_pages=False)
+    assert background.wait([key], timeout=deadlines.BACKGROUND / 2)  # the page is still being drawn
+    assert background._drawing(time.monotonic())
+    assert cache.SHARED.get_or_compute(key, lambda: "recomputed") == "computed beside the page"
