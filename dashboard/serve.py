@@ -1,10 +1,11 @@
 """The dashboard's server: ``python3 -m streamlit run dashboard/serve.py``.
 
 Streamlit runs :mod:`dashboard.app` (the entry script: sidebar and pages) for every browser
-session, as with ``streamlit run dashboard/app.py``. Started from here it first runs
-:func:`dashboard.startup.prepare` in the server's startup hook (``st.App``'s lifespan),
-before it accepts connections: a restarted server's first visitor, often someone opening a
-shared link, then does not wait for the imports of the first script run.
+session, as with ``streamlit run dashboard/app.py``. Started from here, its startup hook
+(``st.App``'s lifespan) starts :func:`dashboard.startup.prepare` on a thread: the server
+answers at once, and the imports of the first script run are done while the first visitor's
+browser loads the page's code (a restarted server's first visitor is often someone opening a
+shared link); a script run that needs a module still being imported waits for that import.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if str(ROOT) not in sys.path:
 async def lifespan(_app):
     from dashboard import startup
 
-    startup.prepare()
+    startup.start()
     yield
 
 

@@ -1,16 +1,19 @@
-"""What the dashboard's server does once, before it accepts its first browser.
+"""What the dashboard's server does once, while it waits for its first browser.
 
-:mod:`dashboard.serve` (the ``streamlit run`` entry point) calls :func:`prepare` from its
-startup hook. It imports the modules every page script imports (about 0.7 s of CPU that the
-first visitor would otherwise wait for inside the first script run: pandas, numba, the metric
-table, the analysis store), starts the kernel warm-up process (:mod:`dashboard.kernel_warmup`,
-which returns at once when the kernel cache is complete), then loads what the first page (the
-Overview) reads on its first run beyond those imports (:data:`FIRST_PAGE`: plotly's figure
-factory and its template, the image library of the tab's icon) on a thread, while the browser
-loads the page's code. The imports of later pages (:mod:`dashboard.preload`: scipy, the
-report) wait until the first page has been drawn: beside it they would hold the interpreter
-lock for half of its run. Nothing here reads data or changes a result; ``dashboard/app.py``
-run directly (as the tests' AppTest does) works the same, only its first run is slower.
+:mod:`dashboard.serve` (the ``streamlit run`` entry point) starts :func:`prepare` on a thread
+from its startup hook (:func:`start`): the server answers at once, and the first browser loads
+the page's code (about a second on two cores) while the thread imports the modules every page
+script imports (about 0.7 s of CPU that the first visitor would otherwise wait for inside the
+first script run: pandas, numba, the metric table, the analysis store); a script run that needs
+one of them before the thread is done waits for its import (Python imports a module once). The
+thread also starts the kernel warm-up process (:mod:`dashboard.kernel_warmup`, which returns at
+once when the kernel cache is complete), then loads what the first page (the Overview) reads on
+its first run beyond those imports (:data:`FIRST_PAGE`: plotly's figure factory and its
+template, the image library of the tab's icon) on a second thread. The imports of later pages
+(:mod:`dashboard.preload`: scipy, the report) wait until the first page has been drawn: beside
+it they would hold the interpreter lock for half of its run. Nothing here reads data or changes
+a result; ``dashboard/app.py`` run directly (as the tests' AppTest does) works the same, only its
+first run is slower.
 """
 
 from __future__ import annotations
@@ -59,6 +62,14 @@ def load_first_page() -> None:
         pio.templates["plotly_white"]  # noqa: B018 - loaded once, then shared by every figure
     except Exception:  # noqa: BLE001 - as above
         pass
+
+
+def start() -> threading.Thread:
+    """Run :func:`prepare` on a thread (returned), so that the server answers its first browser while
+    it runs: the browser loads the page's code (about a second on two cores) meanwhile."""
+    thread = threading.Thread(target=prepare, name="metrics-core-startup", daemon=True)
+    thread.start()
+    return thread
 
 
 def prepare() -> threading.Thread:

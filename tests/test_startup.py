@@ -124,3 +124,35 @@ def test_the_upload_kernels_are_loaded_only_from_a_complete_cache(monkeypatch):
     assert preload.load_upload_kernels() is False and loaded == []
     monkeypatch.setattr(cache_stamp, "is_current", lambda: True)
     assert preload.load_upload_kernels() is True and loaded == ["loaded"]
+
+
+def test_the_server_answers_while_the_startup_imports_run(monkeypatch):
+    """The startup hook returns (the server answers its health check and serves the page's code)
+    while :func:`dashboard.startup.prepare` is still running on its thread."""
+    import asyncio
+    import importlib.util
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    release, entered, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def slow_prepare():
+        entered.set()
+        release.wait(10)  # a hook that waited for prepare would return only after this
+        finished.set()
+
+    monkeypatch.setattr(startup, "prepare", slow_prepare)
+    spec = importlib.util.spec_from_file_location("serve_under_test", ROOT / "dashboard" / "serve.py")
+    serve = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(serve)
+
+    async def enter_hook() -> bool:
+        async with serve.lifespan(None):
+            return entered.wait(60) and not finished.is_set()
+
+    try:
+        # on a thread of its own: a browser test run before in this process may leave an event loop running here
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            assert pool.submit(asyncio.run, enter_hook()).result(timeout=120)  # inside the hook, prepare still blocked
+    finally:
+        release.set()
