@@ -13,9 +13,11 @@ cores the worker would otherwise take half of the processor time and of the inte
 from the click that queued it. A job already running is never paused (a page may wait for its key),
 except between the parts of a prefetching job whose key no page waits for (:func:`pause_for_pages`).
 The worker thread also runs at a lower scheduling priority than the pages' threads
-(:data:`WORKER_NICENESS`): what it computes while a click is answered takes only the processor time
-the click leaves. A job the next page needs at once and that runs mostly in the compiled kernels
-(outside the interpreter lock) starts without waiting for the page (``wait_for_pages=False``).
+(:data:`WORKER_NICENESS`): what it computes ahead while a click is answered takes only the processor
+time the click leaves. A job the next page needs at once and that runs mostly in the compiled
+kernels (outside the interpreter lock) runs on a second thread at the normal priority, without
+waiting for the page (``wait_for_pages=False``): a page that waits for it is not held back by the
+lower priority when other programs keep the machine busy.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ def lower_this_threads_priority(niceness: int = WORKER_NICENESS) -> None:
 
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-core-background",
                                initializer=lower_this_threads_priority)
+#: jobs the next page needs at once (``start(..., wait_for_pages=False)``), at the normal priority
+_NEXT_PAGE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-core-next-page")
 _QUEUED: set[str] = set()
 _LOCK = threading.Lock()
 POLL_SECONDS = 1.0
@@ -82,9 +86,10 @@ def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | Non
           wait_for_pages: bool = True) -> None:
     """Compute ``compute()`` into the server cache under ``key`` on the worker thread (a failure
     is cached like a result: the page shows its message when it reads the key); ``size``: as for
-    :meth:`dashboard.cache.ByteBudgetCache.get_or_compute`. ``wait_for_pages=False`` starts the
-    job while pages are drawn, at the worker's lower priority: for work that runs mostly outside
-    the interpreter lock (the compiled kernels), which the next page needs at once."""
+    :meth:`dashboard.cache.ByteBudgetCache.get_or_compute`. ``wait_for_pages=False`` runs the job
+    at once, beside the pages being drawn, on the second worker thread at the normal priority: for
+    work the next page needs at once and that runs mostly outside the interpreter lock (the compiled
+    kernels)."""
     with _LOCK:
         if key in _QUEUED or key in cache.SHARED:
             return
@@ -102,7 +107,7 @@ def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | Non
             with _LOCK:
                 _QUEUED.discard(key)
 
-    _EXECUTOR.submit(run)
+    (_EXECUTOR if wait_for_pages else _NEXT_PAGE).submit(run)
 
 
 def page_started() -> None:

@@ -223,9 +223,9 @@ def prefetch_evaluations() -> None:
     """Start, on the server thread, the evaluations every page shares (:func:`_shared_request`:
     the Overview's ranking table at the sidebar's K and its scored-row table) of every loaded model
     that has none cached yet, under the keys :func:`evaluate_all` reads. Called by a page that does
-    not draw them itself (the Data page, where files are uploaded): the worker starts at once, beside
-    the page and at its lower priority (the kernels run outside the interpreter lock), and the
-    Overview opened next reads them (or waits for the one still being computed, never computing it
+    not draw them itself (the Data page, where files are uploaded): they start at once, beside the
+    page, on the server's thread for the next page's work (the kernels run outside the interpreter
+    lock), and the Overview opened next reads them (or waits for the one still being computed, never computing it
     twice)."""
     from . import background
 
