@@ -14,7 +14,13 @@ The clock runs from the trigger to the answer:
   first element after it (a table, or a drawn plotly chart: plotly renders lazily).
 
 A second run started right after the first (a page switch or ``st.rerun``) is waited
-for as well. Widgets are found by their key (``.st-key-<key>``) or label, as in
+for as well.
+
+Each timing also keeps the server's part (``server_seconds``): from the first message the page
+sent after the trigger (the rerun request) to the last message the server sent up to the answer.
+Frames are stamped when the browser's network layer passes them on, not when the page's main
+thread handles them, so with several browsers on the same cores this is what the server took,
+without the time the page waited for a core to draw the answer. Widgets are found by their key (``.st-key-<key>``) or label, as in
 ``tests/browser``.
 """
 
@@ -96,6 +102,7 @@ _WHY = """(a) => {
   const main = document.querySelector('[data-testid="stMain"]') || document.body;
   const heads = [...main.querySelectorAll('h1, h2, h3')].map(h => h.textContent.slice(0, 40));
   return {state: app && app.getAttribute('data-test-script-state'),
+          connection: app && app.getAttribute('data-test-connection-state'), url: location.href.slice(-160),
           spinners: document.querySelectorAll('[data-testid="stSpinner"], [data-testid="stSkeleton"]').length,
           headings: heads.slice(0, 12), selector: a.selector ? main.querySelectorAll(a.selector).length : null,
           stale: main.querySelectorAll('[data-stale="true"]').length,
@@ -127,6 +134,7 @@ class Timing:
     timed_out: bool = False
     exceptions: list[str] = field(default_factory=list)
     why: dict | None = None  # the page's state when no answer came
+    server_seconds: float | None = None  # first message sent after the trigger -> last message received
     session: int = 0  # which concurrent session (``--sessions``), 0 for the only one
 
 
@@ -138,10 +146,15 @@ class Driver:
         self.timeout_ms = timeout_ms
         self.results: list[Timing] = []
         self.current: str | None = None
-        # when each message of the server arrived over the page's websockets (see time())
+        # when each message of the server arrived over the page's websockets (see time()), and when
+        # the page sent each of its own (a click that sent nothing never reached the server)
         self.received: list[float] = []
-        page.on("websocket", lambda socket: socket.on(
-            "framereceived", lambda _payload: self.received.append(time.perf_counter())))
+        self.sent: list[float] = []
+        page.on("websocket", self._watch_socket)
+
+    def _watch_socket(self, socket) -> None:
+        socket.on("framereceived", lambda _payload: self.received.append(time.perf_counter()))
+        socket.on("framesent", lambda _payload: self.sent.append(time.perf_counter()))
 
     # ------------------------------------------------------------ waiting
     def start_watch(self) -> None:
@@ -192,24 +205,34 @@ class Driver:
                 # came in one update): the server's messages say it ran; its end is the last of them
                 seen, end = True, answers[-1]
             seconds = end - start
+            server_seconds = self.server_part(start, end)
         except Exception as exc:  # noqa: BLE001 - a page that never settles is a result
             if "Timeout" not in type(exc).__name__:
                 raise
-            seen, timed_out, seconds = False, True, time.perf_counter() - start
+            seen, timed_out, seconds, server_seconds = False, True, time.perf_counter() - start, None
         if ready.title:
             self.current = ready.title
-        result = Timing(action, round_, value, seconds, seen, timed_out, self.exceptions())
+        result = Timing(action, round_, value, seconds, seen, timed_out, self.exceptions(),
+                        server_seconds=server_seconds)
         if timed_out:
             result.why = {"waited_for": vars(ready), **self.page.evaluate(_WHY, {"selector": ready.selector})}
         self.record(result)
         return result
+
+    def server_part(self, start: float, end: float) -> float | None:
+        """Seconds from the first message the page sent in ``[start, end]`` to the last one it
+        received in that span; None when either is missing (nothing was asked of the server)."""
+        sent = [t for t in self.sent if start <= t <= end]
+        received = [t for t in self.received if sent and sent[0] < t <= end]
+        return received[-1] - sent[0] if received else None
 
     def record(self, result: Timing) -> None:
         """Keep a result and print it at once (stderr), so a long run shows its progress."""
         self.results.append(result)
         flags = "".join([" NO RERUN SEEN" if not result.rerun_seen else "", " TIMED OUT" if result.timed_out else "",
                          f" {len(result.exceptions)} EXCEPTION(S)" if result.exceptions else ""])
-        print(f"  {result.action} = {result.value}: {result.seconds:.2f} s{flags}" +
+        server = "" if result.server_seconds is None else f" (server {result.server_seconds:.2f} s)"
+        print(f"  {result.action} = {result.value}: {result.seconds:.2f} s{server}{flags}" +
               (f" {result.why}" if result.why else ""), file=sys.stderr, flush=True)
 
     def go(self, title: str) -> None:
@@ -223,6 +246,7 @@ class Driver:
         if self.current == title:
             return
         shown = H1.get(title, title)
+        first_click = time.perf_counter()
         for _ in range(NAV_CLICKS):
             self.start_watch()
             self.nav(title).click()
@@ -239,6 +263,8 @@ class Driver:
             if "Timeout" not in type(exc).__name__:
                 raise
             why = self.page.evaluate(_WHY, {"selector": ready.selector})
+            why["since the first click"] = {"messages sent": sum(t > first_click for t in self.sent),
+                                             "messages received": sum(t > first_click for t in self.received)}
             raise TimeoutError(f"page {title} not shown within {self.timeout_ms / 1000:.0f} s: {why}") from exc
         self.current = title
 

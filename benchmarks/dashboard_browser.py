@@ -302,6 +302,27 @@ def opened(browser, url: str, files: BenchFiles, deadline: float, upload_files: 
     return d
 
 
+#: ``--browser-nice N``: the browsers' processes run N steps below the server's scheduling priority
+#: (a wrapper script in the run's work folder starts Chromium through ``nice``), as if they were on
+#: the users' own machines: with several browsers on the same cores, the server is then served first
+BROWSER_NICENESS = {"value": 0, "wrapper": None}
+
+
+def browser_executable() -> str:
+    """Chromium, or the ``nice`` wrapper of ``--browser-nice``."""
+    return BROWSER_NICENESS["wrapper"] or chromium_path()
+
+
+def use_browser_niceness(niceness: int, folder: Path) -> None:
+    """Start every browser of this run ``niceness`` steps below the normal priority (0: as is)."""
+    BROWSER_NICENESS["value"], BROWSER_NICENESS["wrapper"] = niceness, None
+    if niceness:
+        wrapper = folder / "chromium-niced"
+        wrapper.write_text(f'#!/bin/sh\nexec nice -n {int(niceness)} "{chromium_path()}" "$@"\n')
+        wrapper.chmod(0o755)
+        BROWSER_NICENESS["wrapper"] = str(wrapper)
+
+
 def session(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, deadline: float,
             action_timeout: float, plan: str, upload_files: bool = True) -> tuple[list, list]:
     """One browser, one context: open the app, upload, run the plan."""
@@ -309,7 +330,7 @@ def session(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, d
 
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS, headless=True)
+        browser = pw.chromium.launch(executable_path=browser_executable(), args=BROWSER_ARGS, headless=True)
         try:
             d = opened(browser, url, files, deadline, upload_files)
             run_steps(d, rounds, list(files.runs), only, deadline, errors, action_timeout, plan)
@@ -326,7 +347,7 @@ def drive(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, dea
 
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=BROWSER_ARGS, headless=True)
+        browser = pw.chromium.launch(executable_path=browser_executable(), args=BROWSER_ARGS, headless=True)
         try:
             d = opened(browser, url, files, deadline)
             if sessions <= 1:
@@ -382,29 +403,38 @@ def summarise(results: list[Timing]) -> dict:
     for action in dict.fromkeys(r.action for r in results):
         rows = [r for r in results if r.action == action]
         done = [r.seconds for r in rows if counted(r)]
+        server = [r.server_seconds for r in rows if counted(r) and r.server_seconds is not None]
         table[action] = {**(stats(done) if done else {"n": 0}), "timeouts": sum(r.timed_out for r in rows),
+                         "server_p95": float(np.percentile(server, 95)) if server else None,
                          "no_rerun": sum(not r.rerun_seen and not r.timed_out for r in rows),
                          "exceptions": sum(len(r.exceptions) for r in rows)}
     after = [r.seconds for r in results if r.action not in NOT_INTERACTIONS and counted(r)]
     overall = {**stats(after), "over_1s": sum(s > 1 for s in after), "over_2s": sum(s > 2 for s in after)} \
         if after else {"n": 0}
-    return {"actions": table, "overall": overall}
+    server = [r.server_seconds for r in results
+              if r.action not in NOT_INTERACTIONS and counted(r) and r.server_seconds is not None]
+    return {"actions": table, "overall": overall, "server": stats(server) if server else {"n": 0}}
 
 
 def markdown(summary: dict) -> str:
-    lines = ["| action | n | p50 s | p95 s | max s |", "|---|---:|---:|---:|---:|"]
+    lines = ["| action | n | p50 s | p95 s | max s | server p95 s |", "|---|---:|---:|---:|---:|---:|"]
     for action, s in summary["actions"].items():
         if s["n"]:
             note = "".join([f" ({s['timeouts']} timed out)" if s["timeouts"] else "",
                             f" ({s['no_rerun']} started no script run, not counted)" if s["no_rerun"] else "",
                             f" ({s['exceptions']} exceptions)" if s["exceptions"] else ""])
-            lines.append(f"| {action}{note} | {s['n']} | {s['p50']:.2f} | {s['p95']:.2f} | {s['max']:.2f} |")
+            server = "" if s.get("server_p95") is None else f"{s['server_p95']:.2f}"
+            lines.append(f"| {action}{note} | {s['n']} | {s['p50']:.2f} | {s['p95']:.2f} | {s['max']:.2f} | {server} |")
         else:
-            lines.append(f"| {action} ({s['timeouts']} timed out, {s['no_rerun']} started no script run) | 0 | | | |")
+            lines.append(f"| {action} ({s['timeouts']} timed out, {s['no_rerun']} started no script run) | 0 | | | | |")
     o = summary["overall"]
     if o["n"]:
         lines.append(f"\noverall, {o['n']} interactions after the upload: p50 {o['p50']:.2f} s, "
                      f"p95 {o['p95']:.2f} s, max {o['max']:.2f} s; over 1 s: {o['over_1s']}, over 2 s: {o['over_2s']}")
+    server = summary.get("server", {"n": 0})
+    if server["n"]:
+        lines.append(f"the server's part of them (request sent to last answer received, {server['n']} with both): "
+                     f"p50 {server['p50']:.2f} s, p95 {server['p95']:.2f} s, max {server['max']:.2f} s")
     return "\n".join(lines)
 
 
@@ -425,7 +455,7 @@ def watchdog(seconds: float, proc_holder: list) -> threading.Timer:
 def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tuple = FORMATS, repo: Path = ROOT,
         only: str | None = None, timeout: float = 1800, cli_repeats: int = 3, work: Path | None = None,
         action_timeout: float = ACTION_TIMEOUT_S, plan: str = "path", sessions: int = 1,
-        snapshot: bool = False) -> dict:
+        snapshot: bool = False, browser_nice: int = 0) -> dict:
     """The whole benchmark; the results as a dict (``timings`` holds every raw measurement)."""
     started = time.monotonic()
     deadline = started + timeout
@@ -433,9 +463,10 @@ def run(users: int = 20_000, items: int = 50, rounds: int = 1, formats: str | tu
     timer = watchdog(timeout + 60, procs)
     formats = parse_formats(formats) if isinstance(formats, str) else tuple(formats)
     out: dict = {"users": users, "items": items, "rounds": rounds, "format": ",".join(formats), "repo": str(repo),
-                 "plan": plan, "sessions": sessions, "load_start": load()}
+                 "plan": plan, "sessions": sessions, "browser_nice": browser_nice, "load_start": load()}
     with tempfile.TemporaryDirectory(prefix="dashboard_browser_", dir=work) as tmp:
         tmp = Path(tmp)
+        use_browser_niceness(browser_nice, tmp)
         t = time.perf_counter()
         files = write_files(tmp / "data", users, items, formats)
         out["data"] = {"seconds": time.perf_counter() - t, "rows_per_model": files.rows_per_model,
@@ -497,7 +528,8 @@ def report(out: dict) -> str:
     d = out["data"]
     lines = [f"data: 3 models x {d['users']:,} users x {out['items']} items = {d['rows_per_model']:,} rows per model, "
              f"{d['judgments']:,} judgments, {out['format']} (generated in {d['seconds']:.1f} s)",
-             f"plan {out['plan']}, {out['rounds']} round(s), {out['sessions']} concurrent session(s)",
+             f"plan {out['plan']}, {out['rounds']} round(s), {out['sessions']} concurrent session(s)"
+             + (f", browsers at nice +{out['browser_nice']}" if out.get("browser_nice") else ""),
              f"load average at start {out['load_start']}, at end {out['load_end']}; "
              f"server peak RSS {out.get('server_peak_rss_mib', float('nan')):,.0f} MiB; "
              f"server CPU {out.get('server_cpu_seconds', float('nan')):,.1f} s (start, upload and path); "
@@ -543,6 +575,9 @@ def main() -> None:
                     help="seconds one action may take before it is recorded as never answered")
     ap.add_argument("--cli-repeats", type=int, default=3, help="runs of the command line (0: none)")
     ap.add_argument("--json", type=Path, default=None, help="write the raw results here")
+    ap.add_argument("--browser-nice", type=int, default=0, choices=range(0, 20), metavar="N",
+                    help="run the browsers N steps below the server's priority (0-19), as if they were on the "
+                         "users' own machines; the table's 'server p95' column is then the server's own answer")
     args = ap.parse_args()
     repo = args.repo.resolve()
     if not (repo / "dashboard" / "serve.py").is_file():
@@ -560,7 +595,8 @@ def main() -> None:
         except re.error as exc:
             ap.error(f"--only is not a regular expression: {exc}")
     out = run(args.users, args.items, args.rounds, formats, repo, args.only, args.timeout, args.cli_repeats,
-              action_timeout=args.action_timeout, plan=args.plan, sessions=args.sessions, snapshot=args.snapshot)
+              action_timeout=args.action_timeout, plan=args.plan, sessions=args.sessions, snapshot=args.snapshot,
+              browser_nice=args.browser_nice)
     print(report(out))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

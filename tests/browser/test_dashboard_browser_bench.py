@@ -1,5 +1,6 @@
 """A tiny run of the browser benchmark (benchmarks/dashboard_browser.py): 200 users x 20
-items per model, one round, a few actions on several pages. Every action asked for gets
+items per model, one round, a few actions on several pages, the browsers started one step
+below the normal priority (``--browser-nice``, so that its wrapper is run). Every action asked for gets
 its rows, none times out, the app shows no exception and the server stays up. Nothing
 here asserts a time."""
 
@@ -39,7 +40,7 @@ def test_tiny_benchmark_times_every_action_without_exceptions(tmp_path, monkeypa
     with ThreadPoolExecutor(max_workers=1) as pool:
         out = pool.submit(bench.run, users=200, items=20, rounds=1, plan="full", only=ONLY,
                           timeout=deadlines.SUBPROCESS, cli_repeats=1,
-                          action_timeout=deadlines.SCRIPT_RUN, work=tmp_path).result()
+                          action_timeout=deadlines.SCRIPT_RUN, work=tmp_path, browser_nice=1).result()
     actions = out["summary"]["actions"]
     assert out["errors"] == []
     for action, n in EXPECTED.items():
@@ -54,3 +55,33 @@ def test_tiny_benchmark_times_every_action_without_exceptions(tmp_path, monkeypa
     assert out["data"]["rows_per_model"] == 200 * 20 and len(out["cli_seconds"]) == 1
     assert out["summary"]["overall"]["n"] == sum(row["n"] for a, row in actions.items()
                                                  if a in EXPECTED and not a.startswith("upload"))
+    # every answered click after the upload also has the server's part: the request the page sent,
+    # the server's last message before the answer, no longer than the whole click
+    answered = [t for t in out["timings"] if t["action"] in actions and t["action"] in EXPECTED
+                and not t["action"].startswith("upload") and t["rerun_seen"] and not t["timed_out"]]
+    assert answered and all(t["server_seconds"] is not None and 0 < t["server_seconds"] <= t["seconds"]
+                            for t in answered), answered
+    assert out["summary"]["server"]["n"] == len(answered)
+
+
+def test_browser_nice_starts_the_browser_that_many_steps_lower(tmp_path, monkeypatch):
+    """``--browser-nice N``: the wrapper the browsers are launched through runs the browser at the
+    caller's nice value + N, with every argument passed on."""
+    import os
+    import subprocess
+
+    fake = tmp_path / "fake-chromium"
+    fake.write_text('#!/bin/sh\necho "$(nice) $*"\n')  # `nice` alone prints the niceness it runs at
+    fake.chmod(0o755)
+    monkeypatch.setattr(bench, "chromium_path", lambda: str(fake))
+    try:
+        bench.use_browser_niceness(3, tmp_path)
+        wrapper = bench.browser_executable()
+        assert wrapper != str(fake)
+        out = subprocess.run([wrapper, "--headless", "a b"], capture_output=True, text=True,
+                             timeout=deadlines.SUBPROCESS, check=True).stdout.split()
+        assert out == [str(min(19, os.nice(0) + 3)), "--headless", "a", "b"]
+        bench.use_browser_niceness(0, tmp_path)
+        assert bench.browser_executable() == str(fake)
+    finally:
+        bench.use_browser_niceness(0, tmp_path)
