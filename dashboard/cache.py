@@ -159,8 +159,14 @@ class ByteBudgetCache:
             self._entries.clear()
 
     def _expire(self) -> None:
+        """Drop the entries unused for longer than ``ttl_seconds``. The entries are kept in the
+        order of their last use (a lookup or a store moves an entry to the end and stamps it), so
+        the expired ones are at the front: the scan stops at the first entry still in use."""
         now = self._clock()
-        for key in [k for k, e in self._entries.items() if now - e.used > self.ttl_seconds]:
+        while self._entries:
+            key, entry = next(iter(self._entries.items()))
+            if now - entry.used <= self.ttl_seconds:
+                return
             del self._entries[key]
 
     def _lookup(self, key: str) -> _Entry | None:
@@ -175,6 +181,7 @@ class ByteBudgetCache:
     def _store(self, key: str, entry: _Entry) -> None:
         with self._lock:
             self._expire()
+            entry.used = self._clock()  # stored now: its place at the end matches its stamp
             self._entries[key] = entry
             self._entries.move_to_end(key)
             total = sum(e.size for e in self._entries.values())

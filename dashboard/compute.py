@@ -350,14 +350,16 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
     read back in a hundredth of a second, where building the first figures of a new server takes
     tenths), so that a restarted server draws the demo's Overview without building its charts."""
     digest = int(pd.util.hash_pandas_object(data, index=False).sum()) & (2**64 - 1)
-    estimate = 2 * cache.nbytes(data) + FIGURE_OVERHEAD_BYTES
     key = f"figure|{name}|{digest}|{len(data)}|{args!r}"
 
     def compute():
         return build(data, *args)
+
+    def estimate(_figure) -> int:  # counted when the figure is stored, not on every run that finds it
+        return 2 * cache.nbytes(data) + FIGURE_OVERHEAD_BYTES
     if showing_demo():
-        return cache.SHARED.get_or_compute(key, lambda: demo_cache.result(key, compute), size=lambda _figure: estimate)
-    return cache.SHARED.get_or_compute(key, compute, size=lambda _figure: estimate)
+        return cache.SHARED.get_or_compute(key, lambda: demo_cache.result(key, compute), size=estimate)
+    return cache.SHARED.get_or_compute(key, compute, size=estimate)
 
 
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure

@@ -52,6 +52,29 @@ def test_entries_expire_after_their_last_use():
     assert "a" not in c and len(c) == 0
 
 
+def test_expiry_matches_a_plain_model_of_last_uses():
+    """Random lookups and stores of a few keys on a clock that moves forward by random steps: after
+    every operation the cache holds exactly the keys a plain dictionary of last-use times says are
+    fresh (used within the last 60 s), whatever the order of their uses."""
+    import random
+
+    rng = random.Random(3)
+    clock = Clock()
+    c = ByteBudgetCache(max_bytes=10**9, ttl_seconds=60, clock=clock)
+    last_use: dict[str, float] = {}
+    for _ in range(2000):
+        clock.now += rng.choice([0, 0, 1, 5, 20, 59, 61])
+        key = rng.choice("abcdefgh")
+        c.get_or_compute(key, lambda: 1)
+        last_use[key] = clock.now
+        fresh = {k for k, used in last_use.items() if clock.now - used <= 60}
+        assert set(c.keys()) == fresh
+        if rng.random() < 0.2:  # a look without a use
+            clock.now += rng.choice([1, 30, 61])
+            fresh = {k for k, used in last_use.items() if clock.now - used <= 60}
+            assert {k for k in "abcdefgh" if k in c} == fresh
+
+
 def test_a_failure_is_remembered_and_raised_again_without_recomputing():
     c = ByteBudgetCache(max_bytes=10**6, ttl_seconds=60)
     calls = []

@@ -148,7 +148,8 @@ with st.expander("Full statistics"):
             "difference", format="%+.4f", help="challenger mean − baseline mean; ci_low/ci_high: its 95% bootstrap CI"),
         "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")}, placeholder=fmt.EMPTY)
     slug = state.settings_slug()
-    st.download_button("Download comparison CSV", text.csv_bytes(table, index=False),
+    # the CSV is written when the button is clicked (on a server thread), not on every run of the page
+    st.download_button("Download comparison CSV", lambda: text.csv_bytes(table, index=False),
                        file_name=f"comparison_{test}_{correction}_users-{state.users()}_{slug}.csv",
                        mime="text/csv", key="compare_download", on_click="ignore", icon=":material/download:")
     st.caption(text.SPREADSHEET_NOTE)
