@@ -14,14 +14,14 @@ The clock runs from the trigger to the answer:
   first element after it (a table, or a drawn plotly chart: plotly renders lazily).
 
 A second run started right after the first (a page switch or ``st.rerun``) is waited
-for as well.
+for as well. Widgets are found by their key (``.st-key-<key>``) or label, as in
+``tests/browser``.
 
 Each timing also keeps the server's part (``server_seconds``): from the first message the page
 sent after the trigger (the rerun request) to the last message the server sent up to the answer.
 Frames are stamped when the browser's network layer passes them on, not when the page's main
 thread handles them, so with several browsers on the same cores this is what the server took,
-without the time the page waited for a core to draw the answer. Widgets are found by their key (``.st-key-<key>``) or label, as in
-``tests/browser``.
+without the time the page waited for a core to draw the answer.
 """
 
 from __future__ import annotations

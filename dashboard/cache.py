@@ -149,6 +149,13 @@ class ByteBudgetCache:
         with self._lock:
             return list(self._entries)
 
+    def size_of(self, key: str) -> int | None:
+        """The bytes counted for ``key`` (its value and the entry itself), or None when it is not held."""
+        with self._lock:
+            self._expire()
+            entry = self._entries.get(key)
+            return None if entry is None else entry.size
+
     def __contains__(self, key: str) -> bool:
         with self._lock:
             self._expire()
