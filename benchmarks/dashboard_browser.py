@@ -305,22 +305,22 @@ def opened(browser, url: str, files: BenchFiles, deadline: float, upload_files: 
 #: ``--browser-nice N``: the browsers' processes run N steps below the server's scheduling priority
 #: (a wrapper script in the run's work folder starts Chromium through ``nice``), as if they were on
 #: the users' own machines: with several browsers on the same cores, the server is then served first
-BROWSER_NICENESS = {"value": 0, "wrapper": None}
+_NICE_WRAPPER: dict[str, str | None] = {"path": None}
 
 
 def browser_executable() -> str:
     """Chromium, or the ``nice`` wrapper of ``--browser-nice``."""
-    return BROWSER_NICENESS["wrapper"] or chromium_path()
+    return _NICE_WRAPPER["path"] or chromium_path()
 
 
 def use_browser_niceness(niceness: int, folder: Path) -> None:
     """Start every browser of this run ``niceness`` steps below the normal priority (0: as is)."""
-    BROWSER_NICENESS["value"], BROWSER_NICENESS["wrapper"] = niceness, None
+    _NICE_WRAPPER["path"] = None
     if niceness:
         wrapper = folder / "chromium-niced"
         wrapper.write_text(f'#!/bin/sh\nexec nice -n {int(niceness)} "{chromium_path()}" "$@"\n')
         wrapper.chmod(0o755)
-        BROWSER_NICENESS["wrapper"] = str(wrapper)
+        _NICE_WRAPPER["path"] = str(wrapper)
 
 
 def session(url: str, files: BenchFiles, rounds: int, only: re.Pattern | None, deadline: float,
