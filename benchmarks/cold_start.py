@@ -16,7 +16,8 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
   ``[data-testid="stSpinner"]`` is left. Timed from ``streamlit run`` (Chromium is
   started before it).
 * **dashboard warm**: the same on a kernel cache filled by
-  ``python3 -m metrics_core.warmup``.
+  ``python3 -m metrics_core.warmup`` (``--parts warm`` measures only this one: a restarted
+  server, the case where repeats are cheap and the spread between runs is large).
 
 For both dashboard measurements the CPU seconds (user + system) the server
 process had used when the Overview became usable are printed too: unlike wall
@@ -28,7 +29,7 @@ hang after SIGTERM). ``--root DIR`` measures another checkout of the project
 (for example ``git archive REV | tar -x -C DIR``), so that two versions can be
 measured side by side in one run: ``--root A --root B``.
 
-    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,dashboard]
+    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,dashboard|warm]
         [--root DIR ...] [--json PATH]
 
 Times are printed, never asserted (the machine is shared: the load average is
@@ -168,6 +169,7 @@ def measure_root(root: Path, parts: set[str], run: Path, qrels: Path, browser, w
         add("dashboard cold: server healthy", health)
         add("dashboard cold: Overview usable", ready)
         add("dashboard cold: server CPU s until usable", cpu)
+    if parts & {"dashboard", "warm"}:
         warm = work / f"numba_cache_warm_{abs(hash(str(root)))}"
         if not warm.exists():  # filled once per checkout, then reused by every repeat
             warm.mkdir()
@@ -198,13 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--users", type=int, default=200, help="users of the CLI's CSV pair (x 100 candidates)")
-    p.add_argument("--parts", default="cli,dashboard", help="comma-separated: cli, dashboard")
+    p.add_argument("--parts", default="cli,dashboard",
+                   help="comma-separated: cli, dashboard (cold and warm), warm (the warm dashboard only)")
     p.add_argument("--root", action="append", type=Path,
                    help="checkout to measure (repeatable; default: this repository)")
     p.add_argument("--json", type=Path, help="write the raw seconds here")
     args = p.parse_args(argv)
     parts = {x.strip() for x in args.parts.split(",") if x.strip()}
-    unknown = parts - {"cli", "dashboard"}
+    unknown = parts - {"cli", "dashboard", "warm"}
     if unknown:
         p.error(f"unknown part(s): {', '.join(sorted(unknown))}")
     roots = [r.resolve() for r in (args.root or [ROOT])]
@@ -215,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         run, qrels = write_small_pair(work, args.users)
         print(f"CLI input: {args.users} users x 100 candidates ({run.stat().st_size / 2**20:.1f} MiB CSV run)")
         browser = pw = None
-        if "dashboard" in parts:
+        if parts & {"dashboard", "warm"}:
             from playwright.sync_api import sync_playwright
 
             pw = sync_playwright().start()

@@ -296,6 +296,10 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
     features and user attributes replace the previous file. Files seen before are
     ignored, so removing a model is not undone by the uploader still holding its
     file. Returns the names of the models added.
+
+    A file taken in (or refused) is released from Streamlit's upload storage
+    (:func:`release_upload`): its bytes live on in the sources, and the uploader keeps
+    listing its name.
     """
     seen: set = st.session_state.setdefault(_SEEN, set())
     src = sources()
@@ -322,7 +326,26 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
             others[kind] = blob
     if added or others:
         load_sources(replace(src, runs=new_runs, **others))
+    for f in [*runs, truth, features, attributes]:
+        for one in f if isinstance(f, (list, tuple)) else [f]:
+            if getattr(one, "file_id", None) in seen and hasattr(one, "getvalue"):
+                release_upload(one.file_id)
     return added
+
+
+def release_upload(file_id: str) -> None:
+    """Drop an uploaded file's bytes from Streamlit's upload storage for this session.
+
+    Streamlit keeps every file an uploader holds, and hands each script run a deep copy of
+    it: with three 1M-row result files, about 100 MB copied on every click of every page.
+    Once the file is in the sources (or refused), its uploader gets a placeholder with the
+    same ``file_id`` instead (``DeletedFile``, which :func:`ingest_uploads` skips as seen);
+    the browser keeps showing the file's name, and removing it there does nothing more."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        ctx.uploaded_file_mgr.remove_file(ctx.session_id, file_id)
 
 
 def _refused(upload, blob: Blob) -> bool:

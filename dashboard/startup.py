@@ -64,9 +64,26 @@ def load_first_page() -> None:
         pass
 
 
+def skip_repl_check() -> None:
+    """Tell Streamlit that this process is its server, not a Python prompt.
+
+    On the first element any script draws, Streamlit checks once whether it runs in a REPL, to
+    print a hint on how to start an app: ``inspect.stack()`` in the script's thread, which
+    resolves the module of every frame against all loaded modules and reads their sources,
+    about 0.1 s of the first visitor's run. Under ``streamlit run`` the answer is known; the
+    flag Streamlit keeps for "hint already given" is set here instead (it only silences that
+    hint). A Streamlit without the flag fails ``tests/test_startup.py``."""
+    from streamlit import delta_generator
+
+    if not hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        return
+    delta_generator._use_warning_has_been_displayed = True
+
+
 def start() -> threading.Thread:
     """Run :func:`prepare` on a thread (returned), so that the server answers its first browser while
     it runs: the browser loads the page's code (about a second on two cores) meanwhile."""
+    skip_repl_check()
     thread = threading.Thread(target=prepare, name="metrics-core-startup", daemon=True)
     thread.start()
     return thread

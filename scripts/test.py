@@ -24,7 +24,8 @@ Options (before any pytest argument):
 ``--busy``     keeps every core busy with CPU-bound processes started here and stopped when
                the tests end (each also stops by itself after ``--busy-limit`` seconds, 7200 by
                default, or when this script is gone): the suite must pass on a loaded machine.
-``--jobs N``   worker processes (default: ``WORKERS`` below); ``--jobs 0`` runs in this process.
+``--jobs N``   worker processes (default: :func:`default_workers`, one per core plus one, 3 to 8
+               as the memory allows); ``--jobs 0`` runs in this process.
 
 Set ``METRICS_CORE_SKIP_SETUP=1`` to run pytest in the current Python (steps 1-4 skipped).
 """
@@ -44,9 +45,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 LOCKS = REPO / "requirements"
 LOCKED_FILES = ("dev.txt", "no-deps.txt")
-# pytest-xdist workers: on two cores, three workers keep both busy while browser and Spark
-# tests wait on their servers.
+# pytest-xdist workers: one per core plus one (the browser and Spark tests wait on their servers
+# part of the time: on two cores, three workers keep both busy), at least WORKERS, at most
+# MAX_WORKERS, and no more than the memory holds at GIB_PER_WORKER each (a worker may run a
+# Spark local cluster, three JVMs, or a browser beside a dashboard server holding 1M-row files).
 WORKERS = 3
+MAX_WORKERS = 8
+GIB_PER_WORKER = 3.0
 INSIDE = "METRICS_CORE_TEST_INSIDE_VENV"
 HOG = """
 import os, sys, time
@@ -54,6 +59,30 @@ end, parent = time.monotonic() + float(sys.argv[1]), int(sys.argv[2])
 while time.monotonic() < end and os.getppid() == parent:
     sum(i * i for i in range(200_000))
 """
+
+
+def total_memory_gib() -> float:
+    """The machine's memory in GiB (Linux ``/proc/meminfo``); 0 when it cannot be read."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 0.0
+
+
+def default_workers(cores: int | None = None, memory_gib: float | None = None) -> int:
+    """Worker processes for this machine: ``cores + 1`` between :data:`WORKERS` and
+    :data:`MAX_WORKERS`, fewer when the memory holds fewer at :data:`GIB_PER_WORKER` (never under 1;
+    unknown memory does not limit)."""
+    cores = cores if cores is not None else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                             else os.cpu_count() or 2)
+    memory_gib = total_memory_gib() if memory_gib is None else memory_gib
+    workers = min(max(cores + 1, WORKERS), MAX_WORKERS)
+    if memory_gib > 0:
+        workers = min(workers, max(1, int(memory_gib // GIB_PER_WORKER)))
+    return workers
 
 
 def say(message: str) -> None:
@@ -216,7 +245,7 @@ def main(argv: list[str]) -> int:
     busy = bool(take_option(argv, "--busy"))
     busy_limit = float(take_option(argv, "--busy-limit", has_value=True) or 7200)
     jobs_text = take_option(argv, "--jobs", has_value=True)
-    jobs = WORKERS if jobs_text is None else int(jobs_text)
+    jobs = default_workers() if jobs_text is None else int(jobs_text)
     mode = "latest" if latest else "locked"
     changed: list[str] = []
     if os.environ.get("METRICS_CORE_SKIP_SETUP") != "1":

@@ -156,3 +156,40 @@ def test_the_server_answers_while_the_startup_imports_run(monkeypatch):
             assert pool.submit(asyncio.run, enter_hook()).result(timeout=120)  # inside the hook, prepare still blocked
     finally:
         release.set()
+
+
+def test_the_repl_check_is_skipped_without_silencing_anything_else():
+    """After ``skip_repl_check`` the first element drawn does not inspect the stack (Streamlit's
+    check for a Python prompt); a Streamlit that renamed its flag fails here, not silently."""
+    code = ("import json; from streamlit import delta_generator as dg, env_util; "
+            "before = dg._use_warning_has_been_displayed; "
+            "from dashboard import startup; startup.skip_repl_check(); "
+            "env_util.is_repl = lambda: (_ for _ in ()).throw(AssertionError('stack inspected')); "
+            "dg._maybe_print_use_warning(); print(json.dumps([before, dg._use_warning_has_been_displayed]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, True]
+
+
+def test_the_server_config_turns_off_file_watching_and_magic():
+    """``streamlit run`` from the repository root reads ``.streamlit/config.toml``: no source watcher
+    (each new session would resolve every loaded module's path) and no magic (scripts are compiled
+    as written)."""
+    code = ("import json; from streamlit import config; config.get_config_options(force_reparse=True); "
+            "print(json.dumps([config.get_option('server.fileWatcherType'), config.get_option('runner.magicEnabled')]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["none", False]
+
+
+def test_no_page_relies_on_magic():
+    """With magic off, an expression statement alone on a line shows nothing: every element of the
+    entry script and the pages is an explicit call (docstrings aside)."""
+    bare = []
+    for path in [*SCRIPTS, ROOT / "dashboard" / "serve.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Expr) and not isinstance(node.value, (ast.Call, ast.Await, ast.Yield)):
+                if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                    bare.append(f"{path.name}:{node.lineno}: {ast.unparse(node)[:60]}")
+    assert len(SCRIPTS) > 5
+    assert bare == [], f"shown only with magic, which is off: {bare}"

@@ -79,7 +79,7 @@ def start_server(app: Path, cwd: Path = REPO_ROOT, extra_env: dict | None = None
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+         "--browser.gatherUsageStats", "false"],
         cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + SERVER_START_TIMEOUT
