@@ -308,7 +308,7 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
     added = []
     runs = runs if isinstance(runs, (list, tuple)) else [runs] if runs is not None else []
     for f in runs:
-        if getattr(f, "file_id", None) is not None and f.file_id not in seen:
+        if _new_upload(f, seen):
             seen.add(f.file_id)
             blob = Blob.of(f.name, f.getvalue())
             if _refused(f, blob):
@@ -318,7 +318,7 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
     for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
         if isinstance(f, (list, tuple)):
             f = f[-1] if f else None
-        if f is not None and getattr(f, "file_id", None) is not None and f.file_id not in seen:
+        if _new_upload(f, seen):
             seen.add(f.file_id)
             blob = Blob.of(f.name, f.getvalue())
             if _refused(f, blob):
@@ -328,9 +328,15 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
         load_sources(replace(src, runs=new_runs, **others))
     for f in [*runs, truth, features, attributes]:
         for one in f if isinstance(f, (list, tuple)) else [f]:
-            if getattr(one, "file_id", None) in seen and hasattr(one, "getvalue"):
+            if hasattr(one, "getvalue") and getattr(one, "file_id", None) in seen:
                 release_upload(one.file_id)
     return added
+
+
+def _new_upload(f, seen: set) -> bool:
+    """Whether ``f`` is an uploaded file (its bytes at hand) not taken in yet: a placeholder of a
+    released file (no bytes) never is, even when this session has forgotten what it took in."""
+    return hasattr(f, "getvalue") and getattr(f, "file_id", None) is not None and f.file_id not in seen
 
 
 def release_upload(file_id: str) -> None:

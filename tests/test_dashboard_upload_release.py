@@ -79,3 +79,28 @@ def test_uploads_are_released_and_the_pages_keep_them(server_storage):
     for name, run in d.runs.items():
         expected = mc.evaluate(run, d.qrels, metrics=["ndcg@10"]).summary["ndcg@10"]
         assert table.loc[name, "ndcg@10"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_placeholder_is_never_taken_in():
+    """A released file's placeholder has no bytes: not taken in (nor an error) even when the session
+    no longer remembers its id, while a real upload beside it is."""
+    def script():
+        import streamlit as st
+        from streamlit.runtime.uploaded_file_manager import DeletedFile
+
+        from dashboard import sources
+
+        class Upload:
+            file_id, name, size, type = "new-1", "fresh.csv", 0, "text/csv"
+
+            def getvalue(self):
+                return b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,0.4\n"
+
+        added = sources.ingest_uploads([DeletedFile("forgotten"), Upload()], DeletedFile("truth-gone"))
+        st.text(repr(added))
+        st.text(repr(sorted(st.session_state["mcd_seen_uploads"])))
+
+    at = AppTest.from_function(script, default_timeout=deadlines.SCRIPT_RUN)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.text] == ["['fresh']", "['new-1']"]
