@@ -4,7 +4,8 @@
 user carries that value: the same rows, in the same order, as selecting
 ``table[ids_in(table.index, labels.index[labels == value])]`` value by value, but each table's
 users are looked up once (one hash join per table) instead of once per value, which matters
-when an attribute has many values (a tenure in months: 60 segments).
+when an attribute has many values (a tenure in months: 60 segments), and each label's value is
+looked up once for all the tables.
 
 Users are matched by their id as text (``str``), as the label series is indexed; a user of a
 table without a label belongs to no segment.
@@ -21,10 +22,22 @@ import pandas as pd
 def label_codes(index: pd.Index, labels: pd.Series, values: Sequence[Hashable]) -> np.ndarray:
     """For each user of ``index``: the position of its label in ``values`` (-1: no label or
     another value). ``labels`` is indexed by user id as text, one row per user."""
-    position = pd.Series(np.arange(len(values), dtype=np.int64), index=pd.Index(values, dtype=object))
-    codes = pd.Series(labels.map(position).to_numpy(), index=labels.index)  # NaN: a value not in ``values``
-    found = codes.reindex(pd.Index(pd.Series(index).astype(str).to_numpy()))
-    return found.fillna(-1).to_numpy(dtype=np.int64)
+    return _codes_of(index, labels.index, _value_positions(labels, values))
+
+
+def _value_positions(labels: pd.Series, values: Sequence[Hashable]) -> np.ndarray:
+    """The position in ``values`` of each label (-1: a value not in ``values``, or no label)."""
+    return np.asarray(pd.Index(list(values), dtype=object).get_indexer(labels.to_numpy(dtype=object)), dtype=np.int64)
+
+
+def _codes_of(index: pd.Index, users: pd.Index, positions: np.ndarray) -> np.ndarray:
+    """``positions`` (one per user of ``users``, ids as text) for each user of ``index`` (-1: not
+    among ``users``), the ids of ``index`` matched as text."""
+    as_text = index if isinstance(index.dtype, pd.StringDtype) else pd.Index(pd.Series(index).astype(str).to_numpy())
+    found = users.get_indexer(as_text)
+    codes = np.full(len(found), -1, dtype=np.int64)
+    codes[found >= 0] = positions[found[found >= 0]]
+    return codes
 
 
 def split_by_label(tables: Mapping[str, pd.DataFrame], labels: pd.Series,
@@ -34,6 +47,7 @@ def split_by_label(tables: Mapping[str, pd.DataFrame], labels: pd.Series,
     if labels.index.has_duplicates:
         labels = labels[~labels.index.duplicated(keep="first")]
     values = sorted(labels.unique()) if values is None else list(values)
-    codes = {name: label_codes(table.index, labels, values) for name, table in tables.items()}
+    positions = _value_positions(labels, values)  # once for every table
+    codes = {name: _codes_of(table.index, labels.index, positions) for name, table in tables.items()}
     return {value: {name: table[codes[name] == i] for name, table in tables.items()}
             for i, value in enumerate(values)}

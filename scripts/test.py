@@ -51,7 +51,7 @@ LOCKED_FILES = ("dev.txt", "no-deps.txt")
 # Spark local cluster, three JVMs, or a browser beside a dashboard server holding 1M-row files).
 WORKERS = 3
 MAX_WORKERS = 8
-GIB_PER_WORKER = 3.0
+GIB_PER_WORKER = 3.0  # three workers took 7.5 GiB at the peak of a full run (2026-11-27)
 INSIDE = "METRICS_CORE_TEST_INSIDE_VENV"
 HOG = """
 import os, sys, time

@@ -45,3 +45,35 @@ def test_chosen_values_in_their_order_and_integer_ids_matched_as_text():
     assert list(got) == ["z", "x"]
     assert list(got["x"]["a"]["m"]) == [0.1, 0.3] and list(got["x"]["b"]["m"]) == [0.6, 0.7]
     assert list(got["z"]["a"].index) == [4] and list(got["z"]["b"].index) == ["4"]
+
+
+def test_integer_and_categorical_labels_and_integer_user_ids():
+    """Labels that are whole numbers or categories, tables indexed by whole-number ids (matched as
+    text), users without a label and labels of no table's user, against the value-by-value selection."""
+    rng = np.random.default_rng(11)
+    ids = rng.permutation(np.arange(1000, 1600))
+    tables = {"a": pd.DataFrame({"m": rng.random(500)}, index=pd.Index(ids[:500])),
+              "b": pd.DataFrame({"m": rng.random(450)}, index=pd.Index(ids[100:550]))}
+    labelled = pd.Index([str(u) for u in ids[50:600]], dtype="str")  # 50 of a's users have no label
+    for labels in (pd.Series(rng.integers(0, 7, len(labelled)), index=labelled),
+                   pd.Series(pd.Categorical(rng.choice(["low", "mid", "high"], len(labelled))), index=labelled)):
+        values = sorted(labels.unique())
+        got = split_by_label(tables, labels)
+        assert list(got) == values
+        text_tables = {n: t.set_axis(t.index.astype(str)) for n, t in tables.items()}
+        expected = _reference(text_tables, labels, values)
+        for v in values:
+            for n, t in tables.items():
+                assert list(got[v][n].index.astype(str)) == list(expected[v][n].index), (v, n)
+                np.testing.assert_array_equal(got[v][n]["m"].to_numpy(), expected[v][n]["m"].to_numpy())
+        assert sum(len(got[v]["a"]) for v in values) == 450
+
+
+def test_no_labelled_user_gives_empty_segments():
+    tables = {"a": pd.DataFrame({"m": [0.1, 0.2]}, index=pd.Index(["u1", "u2"], dtype="str"))}
+    empty = pd.Series([], index=pd.Index([], dtype="str"), dtype=object)
+    assert split_by_label(tables, empty) == {}
+    got = split_by_label(tables, empty, ["x"])
+    assert list(got) == ["x"] and got["x"]["a"].empty
+    other = pd.Series(["y"], index=pd.Index(["u9"], dtype="str"))  # a label of no table's user
+    assert split_by_label(tables, other)["y"]["a"].empty
