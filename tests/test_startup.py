@@ -158,7 +158,7 @@ def test_the_server_answers_while_the_startup_imports_run(monkeypatch):
         release.set()
 
 
-def test_the_repl_check_is_skipped_without_silencing_anything_else():
+def test_the_repl_check_is_skipped_and_a_renamed_flag_fails_here():
     """After ``skip_repl_check`` the first element drawn does not inspect the stack (Streamlit's
     check for a Python prompt); a Streamlit that renamed its flag fails here, not silently."""
     code = ("import json; from streamlit import delta_generator as dg, env_util; "
@@ -176,7 +176,8 @@ def test_the_server_config_turns_off_file_watching_and_magic():
     (each new session would resolve every loaded module's path) and no magic (scripts are compiled
     as written)."""
     code = ("import json; from streamlit import config; config.get_config_options(force_reparse=True); "
-            "print(json.dumps([config.get_option('server.fileWatcherType'), config.get_option('runner.magicEnabled')]))")
+            "print(json.dumps([config.get_option(name) for name in ('server.fileWatcherType', "
+            "'runner.magicEnabled')]))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == ["none", False]
