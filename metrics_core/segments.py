@@ -35,8 +35,9 @@ def _codes_of(index: pd.Index, users: pd.Index, positions: np.ndarray) -> np.nda
     among ``users``), the ids of ``index`` matched as text."""
     as_text = index if isinstance(index.dtype, pd.StringDtype) else pd.Index(pd.Series(index).astype(str).to_numpy())
     found = users.get_indexer(as_text)
+    known = found >= 0
     codes = np.full(len(found), -1, dtype=np.int64)
-    codes[found >= 0] = positions[found[found >= 0]]
+    codes[known] = positions[found[known]]
     return codes
 
 
