@@ -19,9 +19,10 @@ for as well. Widgets are found by their key (``.st-key-<key>``) or label, as in
 
 Each timing also keeps the server's part (``server_seconds``): from the first message the page
 sent after the trigger (the rerun request) to the last message the server sent up to the answer.
-Frames are stamped when the browser's network layer passes them on, not when the page's main
-thread handles them, so with several browsers on the same cores this is what the server took,
-without the time the page waited for a core to draw the answer.
+Frames are stamped when Playwright hands the websocket's frame events to this process (the
+browser's network layer reports them, not the page's main thread, so the time the page waits for a
+core to draw is not in it). On a loaded machine an event can reach this process only after the
+answer was seen: that click then has no server part (``None``), it is not given a wrong one.
 """
 
 from __future__ import annotations
