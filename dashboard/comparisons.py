@@ -20,6 +20,8 @@ the table's ``attrs["pending"]`` lists the cache keys the page waits for.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 
@@ -114,7 +116,14 @@ def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None
     resampled statistics may still be running: see the module docstring."""
     pending: list[str] = []
     parts = [_metric_rows(keys, per_user, m, baseline, test, bootstrap, opt_key, pending) for m in metrics]
-    table = pd.concat(parts, ignore_index=True)
+    return _corrected(pd.concat(parts, ignore_index=True), parts, test, correction, alpha, pending)
+
+
+def _corrected(table: pd.DataFrame, parts: list, test: str, correction: str, alpha: float,
+               pending: list[str]) -> pd.DataFrame:
+    """``table`` (rows computed at the reference α, without a correction; changed in place) with
+    the detectable lift at ``alpha``, the p-values adjusted together by ``correction`` and the
+    attributes of ``compare``'s result (from the first of ``parts``) plus the ``pending`` keys."""
     _rescale_detectable_lift(table, alpha)
     for column in (f"p_{test}", "p_value"):
         adjusted = stats.adjust_pvalues(table[column].to_numpy(), correction)
@@ -124,20 +133,40 @@ def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None
     return table
 
 
+def labels_key(labels: pd.Series) -> str:
+    """A digest of a segment labelling's content (user ids and their labels), for cache keys: two
+    attribute tables with the same column name never share each other's segment results."""
+    digest = hashlib.sha256(pd.util.hash_pandas_object(labels, index=True).to_numpy().tobytes())
+    return digest.hexdigest()[:24]
+
+
 def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col: str, metrics: tuple,
                         baseline: str | None, test: str, alpha: float, opt_key: tuple) -> dict:
     """``{segment: comparison}`` of the users of each value of ``labels`` (user id as text -> value
     of the attribute ``seg_col``), without a correction (the caller corrects over every segment),
-    segments with fewer than two users in a model left out. Each segment's rows are cached like
-    :func:`comparison`'s (``keys`` + the attribute and the segment); the tables are split once
-    (:func:`metrics_core.segments.split_by_label`), not once per segment."""
+    segments with fewer than two users in a model left out; each table as :func:`comparison`
+    gives it on the segment's users, without the bootstrap interval.
+
+    Under the t and Wilcoxon tests every segment is compared at once
+    (:func:`metrics_core.segment_compare.compare_segments`) and cached as one entry per attribute
+    (``keys`` + the labels' content). Under the randomization test each segment's rows are cached
+    like :func:`comparison`'s, so that on many users each segment's sign flips run on the server
+    thread while its rows show the quick approximation."""
+    from metrics_core.segment_compare import compare_segments
     from metrics_core.segments import split_by_label
 
+    labelling = (seg_col, labels_key(labels))
+    if test != "randomization":
+        key = f"segments-all|{keys!r}|{labelling!r}|{metrics!r}|{baseline}|{test}|{opt_key!r}"
+        rows = cache.SHARED.get_or_compute(key, lambda: compare_segments(
+            per_user, labels, baseline=baseline, metrics=list(metrics), test=test, alpha=REFERENCE_ALPHA,
+            n_permutations=0, min_users=2))
+        return {seg: _corrected(table.copy(), [table], test, "none", alpha, []) for seg, table in rows.items()}
     out = {}
     for seg, part in split_by_label(per_user, labels).items():
         background.pause_for_pages()  # on the server thread: a click drawn meanwhile goes first
         if min(len(t) for t in part.values()) >= 2:
-            out[seg] = comparison(keys + (seg_col, seg), part, metrics, baseline, test, "none", alpha, opt_key,
+            out[seg] = comparison(keys + labelling + (seg,), part, metrics, baseline, test, "none", alpha, opt_key,
                                   bootstrap=False)
     return out
 

@@ -20,6 +20,7 @@ The decision brief a product team reads first (verdicts, coverage, segments, fai
 from . import conventions, plot, registry
 from .brief import Decision, build_brief
 from .compare import compare
+from .segment_compare import compare_segments
 from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
 from .diagnostics import Diagnostics
 from .errors import MetricsError
@@ -39,7 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
-    "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "confusion_matrix", "dcg_at_k",
+    "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
     "metric_curve", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",

@@ -142,8 +142,7 @@ def _attribute_labels(attributes: pd.DataFrame | None) -> list[pd.Series]:
 
 def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, labels: list[pd.Series],
                   n_permutations: int, seed: int) -> pd.DataFrame:
-    from metrics_core.compare import compare
-    from metrics_core.segments import split_by_label
+    from metrics_core.segment_compare import compare_segments
 
     frames = []
     baseline_ids = counted[decision.baseline].index
@@ -151,13 +150,10 @@ def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, label
         found = attribute.reindex(pd.Index(baseline_ids).astype(str)).fillna("(missing)")
         sizes = found.value_counts()
         order = sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))[:MAX_SEGMENTS_PER_ATTRIBUTE]
-        for segment, part in split_by_label(counted, found, order).items():
-            if min(len(t) for t in part.values()) < MIN_SEGMENT_USERS:
-                continue
-            rows = compare(part, baseline=decision.baseline, metrics=list(decision.metrics), test=decision.test,
-                           correction="none", alpha=decision.alpha, n_resamples=0,
-                           n_permutations=n_permutations, seed=seed)
-            frames.append(rows.assign(attribute=attribute.name, segment=str(segment)))
+        by_segment = compare_segments(counted, found, baseline=decision.baseline, metrics=list(decision.metrics),
+                                      test=decision.test, alpha=decision.alpha, n_permutations=n_permutations,
+                                      seed=seed, values=order, min_users=MIN_SEGMENT_USERS)
+        frames += [rows.assign(attribute=attribute.name, segment=str(segment)) for segment, rows in by_segment.items()]
     if not frames:
         return pd.DataFrame(columns=["attribute", "segment", "metric", "baseline", "model", "n", "lift",
                                      "lift_ci_low", "lift_ci_high", "p_value", "p_adjusted", "significant"])

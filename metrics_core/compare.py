@@ -43,6 +43,33 @@ def _resolve_metric(name: str, columns: Sequence[str]) -> str | None:
     return lowered.get(str(name).lower())
 
 
+def metric_columns(tables: Mapping[str, pd.DataFrame], metrics: Sequence[str] | None
+                   ) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """The metrics to compare (default: every column all ``tables`` share) and, for each, the
+    column of each table holding it (matched exactly, else ignoring case). A metric some table
+    lacks is an error naming the table's per-user metrics."""
+    first = next(iter(tables.values()))
+    if metrics is None:
+        metric_names = [c for c in first.columns
+                        if all(_resolve_metric(c, list(t.columns)) is not None for t in tables.values())]
+        if not metric_names:
+            raise MetricsError("the models share no per-user metric to compare; ask for a ranking metric such as ndcg@10")
+    else:
+        metric_names = list(metrics)
+    resolved: dict[str, dict[str, str]] = {}
+    for m in metric_names:
+        resolved[m] = {}
+        for name, table in tables.items():
+            col = _resolve_metric(m, list(table.columns))
+            if col is None:
+                available = ", ".join(map(str, table.columns)) or "none"
+                raise MetricsError(
+                    f"metric {m!r} has no per-user values for model {name!r} (per-user metrics: {available}); "
+                    "only per-user metrics (e.g. ndcg@10, map, recall@20) can be compared")
+            resolved[m][name] = col
+    return metric_names, resolved
+
+
 def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
     if baseline is None:
         return [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
@@ -118,25 +145,7 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     tables = {str(k): per_user_table(v) for k, v in evaluations.items()}
     if counted is not None:
         tables = {name: counted.table(table) for name, table in tables.items()}
-    first = tables[names[0]]
-    if metrics is None:
-        metric_names = [c for c in first.columns
-                        if all(_resolve_metric(c, list(t.columns)) is not None for t in tables.values())]
-        if not metric_names:
-            raise MetricsError("the models share no per-user metric to compare; ask for a ranking metric such as ndcg@10")
-    else:
-        metric_names = list(metrics)
-    resolved: dict[str, dict[str, str]] = {}
-    for m in metric_names:
-        resolved[m] = {}
-        for name, table in tables.items():
-            col = _resolve_metric(m, list(table.columns))
-            if col is None:
-                available = ", ".join(map(str, table.columns)) or "none"
-                raise MetricsError(
-                    f"metric {m!r} has no per-user values for model {name!r} (per-user metrics: {available}); "
-                    "only per-user metrics (e.g. ndcg@10, map, recall@20) can be compared")
-            resolved[m][name] = col
+    metric_names, resolved = metric_columns(tables, metrics)
     pairs = _pairs(names, baseline)
 
     rows = []

@@ -33,23 +33,27 @@ def _k(value, what: str) -> int:
     return int(value)
 
 
-def _top(run, k: int, ties: str, what: str) -> pd.DataFrame:
-    """``user_id, item_id`` of every user's top k under ``ties`` (users with a list only)."""
-    if not isinstance(run, Ranked):
-        table = as_pandas(run, what)
-        if not isinstance(table, pd.DataFrame):
-            raise MetricsError(f"{what} must be a table with user_id, item_id and score columns (or a prepared "
-                               f"run); got {type(run).__name__}")
-        # the run's own checks (columns, numeric scores, duplicate pairs); the relevance column is not read
-        run = prepare(table.assign(relevance=0), None, name=what)
+def _ranked(run, what: str) -> Ranked:
+    """``run`` prepared (a prepared run as it is)."""
+    if isinstance(run, Ranked):
+        return run
+    table = as_pandas(run, what)
+    if not isinstance(table, pd.DataFrame):
+        raise MetricsError(f"{what} must be a table with user_id, item_id and score columns (or a prepared "
+                           f"run); got {type(run).__name__}")
+    # the run's own checks (columns, numeric scores, duplicate pairs); the relevance column is not read
+    return prepare(table.assign(relevance=0), None, name=what)
+
+
+def _top(run: Ranked, k: int, ties: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(user codes, item codes)`` of every user's top k under ``ties`` (users with a list only),
+    users in code order: codes into ``run.user_ids`` and ``run.item_ids``."""
     order = run.positions_in_order(ties)
     lengths = run.list_lengths
     starts = np.repeat(run.offsets[:-1], lengths)
     rank = np.arange(run.n_rows) - starts  # 0-based rank of each ranked position within its user
     keep = rank < k
-    users = np.repeat(np.arange(run.n_users), lengths)[keep]
-    items = run.item[order][keep]
-    return pd.DataFrame({"user_id": run.user_ids[users], "item_id": run.item_ids[items]})
+    return np.repeat(np.arange(run.n_users), lengths)[keep], run.item[order][keep]
 
 
 def _comparable(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -57,6 +61,13 @@ def _comparable(a: pd.Series, b: pd.Series) -> tuple[pd.Series, pd.Series]:
     if pd.api.types.is_integer_dtype(a.dtype) != pd.api.types.is_integer_dtype(b.dtype):
         return a.astype(str), b.astype(str)
     return a, b
+
+
+def _positions_in(ids: pd.Index, reference_ids: pd.Index) -> np.ndarray:
+    """The position of each of ``ids`` among ``reference_ids`` (both unique; -1: absent), the
+    ids compared as text when one side's are whole numbers and the other's not."""
+    mine, ref = _comparable(pd.Series(ids), pd.Series(reference_ids))
+    return pd.Index(ref).get_indexer(pd.Index(mine))
 
 
 def intersection_per_user(run, reference, k: int, reference_k: int | None = None,
@@ -72,15 +83,23 @@ def intersection_per_user(run, reference, k: int, reference_k: int | None = None
     if ties not in TIES:
         raise MetricsError(f"intersection needs one order per list: ties must be one of {', '.join(TIES)}; "
                            f"got {ties!r}")
-    mine = _top(run, k, ties, "run")
-    ref = _top(reference, reference_k, ties, "reference run")
-    mine_users, ref_users = _comparable(mine["user_id"], ref["user_id"])
-    mine_items, ref_items = _comparable(mine["item_id"], ref["item_id"])
-    ref_pairs = pd.MultiIndex.from_arrays([ref_users, ref_items])
-    shared = pd.MultiIndex.from_arrays([mine_users, mine_items]).isin(ref_pairs)
-    counts = pd.DataFrame({"user_id": mine["user_id"], "shared": shared}).groupby("user_id", sort=False)["shared"]
-    out = (counts.sum() / counts.size()).astype(np.float64)
-    return out.rename(f"intersection@{k}")
+    run, reference = _ranked(run, "run"), _ranked(reference, "reference run")
+    users, items = _top(run, k, ties)
+    ref_users, ref_items = _top(reference, reference_k, ties)
+    # the items of the reference's top lists, numbered 0..n-1, and each run top item's number (-1: none)
+    ref_listed, ref_number = np.unique(ref_items, return_inverse=True)
+    listed, number = np.unique(items, return_inverse=True)
+    item_at = _positions_in(run.item_ids[listed], reference.item_ids[ref_listed])[number]
+    user_at = _positions_in(run.user_ids, reference.user_ids)[users]
+    # each (user, item) pair as one number: user x items + item, in the reference's numbering
+    n_items = max(len(ref_listed), 1)
+    pair = np.where((user_at >= 0) & (item_at >= 0), user_at.astype(np.int64) * n_items + item_at, -1)
+    shared = np.isin(pair, ref_users.astype(np.int64) * n_items + ref_number)
+    top = np.bincount(users, minlength=run.n_users)
+    found = np.bincount(users, weights=shared, minlength=run.n_users)
+    has_list = top > 0
+    index = pd.Index(run.user_ids[has_list], name="user_id")
+    return pd.Series(found[has_list] / top[has_list], index=index, dtype=np.float64, name=f"intersection@{k}")
 
 
 def intersection(run, reference, k: int, reference_k: int | None = None, ties: str = "input") -> float:

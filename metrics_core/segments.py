@@ -13,16 +13,28 @@ table without a label belongs to no segment.
 
 from __future__ import annotations
 
-from typing import Hashable, Mapping, Sequence
+from typing import Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 
+def unique_labels(labels: pd.Series) -> pd.Series:
+    """``labels`` with one label per user: the first of a user id given twice."""
+    return labels[~labels.index.duplicated(keep="first")] if labels.index.has_duplicates else labels
+
+
 def label_codes(index: pd.Index, labels: pd.Series, values: Sequence[Hashable]) -> np.ndarray:
     """For each user of ``index``: the position of its label in ``values`` (-1: no label or
     another value). ``labels`` is indexed by user id as text, one row per user."""
-    return _codes_of(index, labels.index, _value_positions(labels, values))
+    return label_coder(labels, values)(index)
+
+
+def label_coder(labels: pd.Series, values: Sequence[Hashable]) -> Callable[[pd.Index], np.ndarray]:
+    """:func:`label_codes` of ``labels`` and ``values`` for any number of indexes, each label's
+    value looked up once for all of them."""
+    positions = _value_positions(labels, values)
+    return lambda index: _codes_of(index, labels.index, positions)
 
 
 def _value_positions(labels: pd.Series, values: Sequence[Hashable]) -> np.ndarray:
@@ -45,8 +57,7 @@ def split_by_label(tables: Mapping[str, pd.DataFrame], labels: pd.Series,
                    values: Sequence[Hashable] | None = None) -> dict[Hashable, dict[str, pd.DataFrame]]:
     """``{value: {name: rows of tables[name] whose user is labelled value}}`` for each of ``values``
     (default: every label value, sorted), in that order; each table keeps its row order."""
-    if labels.index.has_duplicates:
-        labels = labels[~labels.index.duplicated(keep="first")]
+    labels = unique_labels(labels)
     values = sorted(labels.unique()) if values is None else list(values)
     positions = _value_positions(labels, values)  # once for every table
     codes = {name: _codes_of(table.index, labels.index, positions) for name, table in tables.items()}

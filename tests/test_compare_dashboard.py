@@ -435,8 +435,10 @@ def test_large_data_overlap_and_other_segments_come_from_the_server_thread(monke
         assert f"{_plain(text.md(name))} {100 * want:.1f}%" in caption, (name, want, caption)
     # tenure's 30 segments were computed on the server thread while "tier" was shown
     _wait_idle(background)
-    computed = {k for k in cache.SHARED.keys() if k.startswith("compare|") and "'tenure'" in k}
-    assert len(computed) == 30, len(computed)  # one entry per segment (its rows of the one metric)
+    computed = [k for k in cache.SHARED.keys() if k.startswith("segments-all|") and "'tenure'" in k]
+    assert len(computed) == 1, computed  # one entry for the attribute: every segment compared at once
+    segments = cache.SHARED.get_or_compute(computed[0], lambda: pytest.fail("tenure's segments were not cached"))
+    assert sorted(segments, key=int) == [str(t) for t in range(1, 31)]
     ok(at.selectbox(key="compare_segment").set_value("tenure").run())
     shown = frame_with(at, "segment")
     assert sorted(set(shown["segment"]), key=int) == [str(t) for t in range(1, 31)]
@@ -526,11 +528,14 @@ def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypa
     assert any("'ndcg@10'|popularity|wilcoxon" in k for k in ready)
     for base in ("popularity", XSS, "two_tower"):
         assert any(f"|{base}|wilcoxon|0|0|" in k for k in ready), base
-    assert any("'tier'" in k for k in ready)
+    # the shown attribute's segments: one entry for all of them
+    assert any(k.startswith("segments-all|") and "'tier'" in k and "|wilcoxon|" in k for k in cache.SHARED.keys())
     before = set(cache.SHARED.keys())
     ok(at.selectbox(key="compare_test").set_value("wilcoxon").run())
     # (the other attribute's segments under the new test are started on the server thread by the click)
-    computed_in_click = {k for k in set(cache.SHARED.keys()) - before if "|wilcoxon|0|0|" in k and "'tenure'" not in k}
+    computed_in_click = {k for k in set(cache.SHARED.keys()) - before
+                         if ("|wilcoxon|0|0|" in k or (k.startswith("segments-all|") and "|wilcoxon|" in k))
+                         and "'tenure'" not in k}
     assert not computed_in_click, [re.sub(r"[0-9a-f]{20,}", "#", k)[:400] for k in computed_in_click]
     shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
     ev = reference(["ndcg@10"])

@@ -1,0 +1,33 @@
+"""The Compare page's segment results are cached by the labels' content, not by the attribute's name:
+a second attribute table with the same column name (another upload, another session) gets its own
+segments, and each segment's rows are compare() over its users."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.compare import compare
+
+
+def test_same_attribute_name_other_labels_other_segments():
+    from dashboard import cache, comparisons
+
+    rng = np.random.default_rng(11)
+    ids = pd.Index([f"u{i}" for i in range(200)])
+    per_user = {m: pd.DataFrame({"ndcg@10": rng.random(200)}, index=ids) for m in ("base", "new")}
+    first = pd.Series(rng.choice(["a", "b"], 200), index=ids)
+    second = pd.Series(rng.choice(["a", "b", "c"], 200), index=ids)
+    cache.SHARED.clear()
+    args = (("k1", "k2"), per_user)
+    rest = (("ndcg@10",), "base", "t", 0.05, ("opts",))
+    one = comparisons.segment_comparisons(*args, first, "tier", *rest)
+    two = comparisons.segment_comparisons(*args, second, "tier", *rest)
+    assert sorted(one) == ["a", "b"] and sorted(two) == ["a", "b", "c"]
+    for labels, got in ((first, one), (second, two)):
+        for value, table in got.items():
+            part = {m: t[labels.reindex(t.index).to_numpy() == value] for m, t in per_user.items()}
+            want = compare(part, baseline="base", metrics=["ndcg@10"], test="t", correction="none", n_resamples=0)
+            assert table["n"].tolist() == want["n"].tolist()
+            assert np.allclose(table["p_value"], want["p_value"], rtol=1e-9)
+            assert table.attrs["pending"] == []
