@@ -354,9 +354,14 @@ class Driver:
         return self.key(key).get_by_text(option, exact=True).click
 
     def table_row(self, key: str, row: int, row_height: int = 35) -> Callable[[], None]:
-        """The trigger clicks the row marker of data row ``row`` of the selectable table ``key``."""
+        """The trigger clicks the row marker of data row ``row`` of the selectable table ``key``,
+        where the table is at the moment of the click: a result the server thread delivers between
+        the preparation and the click may redraw the page above the table and move it (a position
+        measured earlier then lands beside the row, and the click starts no rerun)."""
         grid = self.key(key, TABLE)
         grid.scroll_into_view_if_needed()
-        box = grid.bounding_box()
-        x, y = box["x"] + 10, box["y"] + row_height * (row + 1) + row_height // 2
-        return lambda: self.page.mouse.click(x, y)
+
+        def click() -> None:
+            box = grid.bounding_box()
+            self.page.mouse.click(box["x"] + 10, box["y"] + row_height * (row + 1) + row_height // 2)
+        return click

@@ -1,7 +1,7 @@
 """CPU profile of every rerun of the reviewer's path through Compare, in one process.
 
     python3 -m benchmarks.profile_path [--users 20000] [--items 50] [--top 12] [--only REGEX]
-        [--dump DIR] [--no-profile] [--wait-idle]
+        [--dump DIR] [--no-profile] [--wait-idle] [--jobs]
 
 The same data as the browser benchmark (``benchmarks/browser_data.py``: one TREC, one CSV
 and one Parquet file, 5 judged rows per user, four user attributes) is uploaded to the app
@@ -17,6 +17,8 @@ time (the machine is shared and loaded; wall times are not comparable from run t
 * with ``--wait-idle``, ``CPU s after``: the process CPU seconds of the pause after the step, until
   the server thread has nothing queued (a reviewer pauses between clicks; without it the steps
   follow each other at once and a click may compute what the thread had not reached yet),
+* with ``--jobs``, at the end: the CPU seconds of the server thread's jobs by kind (the first
+  field of their cache key: ``segments``, ``overlap``, ``compare-ci``...), each timed on its thread,
 * the functions with the most cumulative time inside the rerun (``--top``), for the steps
   matching ``--only`` (default: every step whose script CPU is over 0.3 s).
 
@@ -76,6 +78,50 @@ class Recorder:
                 recorder.thread_cpu += time.thread_time() - start
 
         LocalScriptRunner._run_script_thread = run_profiled
+
+
+class JobClock:
+    """CPU seconds of the server thread's jobs (:func:`dashboard.background.start`), by kind: the
+    cache key's first field (``segments``, ``overlap``, ``compare-ci``...; ``compare`` split by the
+    test and its resamples and sign flips), each job timed on its own thread (``time.thread_time``)."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = {}
+        self.count: dict[str, int] = {}
+
+    @staticmethod
+    def kind(key: str) -> str:
+        fields = key.split("|")
+        if fields[0] == "compare" and len(fields) > 6:
+            # compare|<models>|<metric>|<baseline>|<test>|<resamples>|<permutations>|<options>
+            test, resamples, permutations = fields[-4:-1]
+            return f"compare {test} (resamples {resamples}, sign flips {permutations})"
+        return fields[0]
+
+    def install(self) -> None:
+        from dashboard import background
+
+        original, clock = background.start, self
+
+        def start(key, compute, size=None, wait_for_pages=True):
+            def timed():
+                began = time.thread_time()
+                try:
+                    return compute()
+                finally:
+                    kind = clock.kind(key)
+                    clock.cpu[kind] = clock.cpu.get(kind, 0.0) + time.thread_time() - began
+                    clock.count[kind] = clock.count.get(kind, 0) + 1
+            return original(key, timed, size=size, wait_for_pages=wait_for_pages)
+
+        background.start = start
+
+    def report(self) -> str:
+        rows = sorted(self.cpu.items(), key=lambda kv: -kv[1])
+        lines = [f"{'server thread job':<52s} {'jobs':>5s} {'CPU s':>8s}"]
+        lines += [f"{kind:<52s} {self.count[kind]:5d} {cpu:8.2f}" for kind, cpu in rows]
+        lines.append(f"{'all jobs':<52s} {sum(self.count.values()):5d} {sum(self.cpu.values()):8.2f}")
+        return "\n".join(lines)
 
 
 def files_of(users: int, items: int, directory: Path):
@@ -159,8 +205,13 @@ def main() -> None:
     ap.add_argument("--wait-idle", action="store_true",
                     help="after each step, wait until the server thread has nothing queued (a reviewer's pause "
                          "between clicks) and report the process CPU seconds of that wait apart")
+    ap.add_argument("--jobs", action="store_true",
+                    help="at the end, the CPU seconds of the server thread's jobs by kind (the cache key's first field)")
     args = ap.parse_args()
     only = re.compile(args.only) if args.only else None
+    jobs = JobClock() if args.jobs else None
+    if jobs:
+        jobs.install()
 
     from streamlit.testing.v1 import AppTest
 
@@ -202,6 +253,9 @@ def main() -> None:
                 print(top_entries(rec.profile, args.top) + "\n", flush=True)
             if args.dump and rec.profile is not None:
                 rec.profile.dump_stats(str(args.dump / f"{i:02d}_{re.sub(r'[^a-z0-9]+', '_', action.lower())}.prof"))
+        if jobs:
+            wait_idle(args.timeout)
+            print(jobs.report())
         print(f"threads still alive: {threading.active_count()}; load {os.getloadavg()[0]:.1f}")
 
 

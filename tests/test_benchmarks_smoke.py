@@ -192,3 +192,18 @@ def test_the_browser_benchmark_reads_a_process_cpu_seconds():
         pass
     assert process_cpu(os.getpid()) - before >= 0.15  # clock ticks: 10 ms
     assert process_cpu(None) != process_cpu(None)  # no process: NaN
+
+
+def test_path_profile_names_each_server_thread_job_by_the_kind_of_its_key():
+    """benchmarks/profile_path.py --jobs: a job is reported under its cache key's first field, the
+    comparison rows under their test, resamples and sign flips (read from the key the dashboard builds)."""
+    from benchmarks.profile_path import JobClock
+    from dashboard import comparisons
+
+    key = comparisons._rows_key(("k1", "k2"), "ndcg@10", "base", "randomization", 0, 10_000, ("all", (("k", 10),)))
+    assert JobClock.kind(key) == "compare randomization (resamples 0, sign flips 10000)"
+    assert JobClock.kind("segments-all|('k1',)|x") == "segments-all"
+    clock = JobClock()
+    clock.cpu, clock.count = {"overlap": 1.5, "segments": 0.5}, {"overlap": 3, "segments": 2}
+    lines = clock.report().splitlines()
+    assert lines[1].split() == ["overlap", "3", "1.50"] and lines[-1].split()[-2:] == ["5", "2.00"]
