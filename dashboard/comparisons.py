@@ -140,6 +140,13 @@ def labels_key(labels: pd.Series) -> str:
     return digest.hexdigest()[:24]
 
 
+def _tables_size(tables: dict) -> int:
+    """Bytes of ``{segment: table}`` from the first table's: every table has the same columns and
+    rows (one per metric and challenger), and measuring each deep took twice as long as computing
+    them all (60 segments: 35 against 17 ms)."""
+    return cache.nbytes(next(iter(tables.values()))) * len(tables) if tables else 0
+
+
 def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col: str, metrics: tuple,
                         baseline: str | None, test: str, alpha: float, opt_key: tuple) -> dict:
     """``{segment: comparison}`` of the users of each value of ``labels`` (user id as text -> value
@@ -160,7 +167,7 @@ def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col:
         key = f"segments-all|{keys!r}|{labelling!r}|{metrics!r}|{baseline}|{test}|{opt_key!r}"
         rows = cache.SHARED.get_or_compute(key, lambda: compare_segments(
             per_user, labels, baseline=baseline, metrics=list(metrics), test=test, alpha=REFERENCE_ALPHA,
-            n_permutations=0, min_users=2))
+            n_permutations=0, min_users=2), size=_tables_size)
         return {seg: _corrected(table.copy(), [table], test, "none", alpha, []) for seg, table in rows.items()}
     out = {}
     for seg, part in split_by_label(per_user, labels).items():

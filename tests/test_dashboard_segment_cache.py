@@ -31,3 +31,18 @@ def test_same_attribute_name_other_labels_other_segments():
             assert table["n"].tolist() == want["n"].tolist()
             assert np.allclose(table["p_value"], want["p_value"], rtol=1e-9)
             assert table.attrs["pending"] == []
+
+
+def test_the_cached_size_of_the_segment_tables_is_their_measured_size():
+    """The cache counts the segment tables from the first one's size: within 10% of measuring each."""
+    from dashboard import cache, comparisons
+    from metrics_core.segment_compare import compare_segments
+
+    rng = np.random.default_rng(12)
+    ids = pd.Index([f"u{i}" for i in range(3000)])
+    per_user = {m: pd.DataFrame({"ndcg@10": rng.random(3000), "mrr": rng.random(3000)}, index=ids)
+                for m in ("base", "new", "other")}
+    tables = compare_segments(per_user, pd.Series(rng.integers(1, 61, 3000), index=ids), baseline="base")
+    measured = sum(cache.nbytes(t) for t in tables.values())
+    assert abs(comparisons._tables_size(tables) - measured) <= 0.1 * measured
+    assert comparisons._tables_size({}) == 0
