@@ -32,6 +32,7 @@ import pandas as pd
 from metrics_core import registry, stats
 from metrics_core.encode import ids_in
 from metrics_core.errors import MetricsError
+from metrics_core.segment_compare import attribute_labels
 from metrics_core.verdicts import WORSE, marker, sentence
 
 __all__ = ["Decision", "Brief", "build_brief", "brief_segments", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER",
@@ -124,45 +125,16 @@ class Brief:
         return brief_html(self)
 
 
-def _attribute_labels(attributes: pd.DataFrame | None) -> list[pd.Series]:
-    """One Series per attribute column: the label of each user id (as text), named by the column."""
-    if attributes is None or not len(attributes):
-        return []
-    ids = attributes["user_id"] if "user_id" in attributes.columns else attributes.index.to_series()
-    index = pd.Index(pd.Series(ids).astype(str).to_numpy())
-    out = []
-    for column in attributes.columns:
-        if column == "user_id":
-            continue
-        values = attributes[column].astype("string").fillna("(missing)").to_numpy(dtype=object)
-        labels = pd.Series(values, index=index, name=str(column))
-        out.append(labels[~labels.index.duplicated()])
-    return out
-
-
 def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, labels: list[pd.Series],
                   n_permutations: int, seed: int) -> pd.DataFrame:
-    from metrics_core.segment_compare import compare_segments
+    from metrics_core.segment_compare import segment_rows
 
-    frames = []
-    baseline_ids = counted[decision.baseline].index
-    for attribute in labels:
-        found = attribute.reindex(pd.Index(baseline_ids).astype(str)).fillna("(missing)")
-        sizes = found.value_counts()
-        order = sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))[:MAX_SEGMENTS_PER_ATTRIBUTE]
-        by_segment = compare_segments(counted, found, baseline=decision.baseline, metrics=list(decision.metrics),
-                                      test=decision.test, alpha=decision.alpha, n_permutations=n_permutations,
-                                      seed=seed, values=order, min_users=MIN_SEGMENT_USERS)
-        frames += [rows.assign(attribute=attribute.name, segment=str(segment)) for segment, rows in by_segment.items()]
-    if not frames:
-        return pd.DataFrame(columns=["attribute", "segment", "metric", "baseline", "model", "n", "lift",
-                                     "lift_ci_low", "lift_ci_high", "p_value", "p_adjusted", "significant"])
-    rows = pd.concat(frames, ignore_index=True)
-    rows["p_adjusted"] = stats.adjust_pvalues(rows["p_value"].to_numpy(), decision.correction)
-    rows["significant"] = (rows["p_adjusted"] < decision.alpha).fillna(False).astype(bool)
+    rows = segment_rows(counted, labels, baseline=decision.baseline, metrics=list(decision.metrics),
+                        test=decision.test, correction=decision.correction, alpha=decision.alpha,
+                        n_permutations=n_permutations, seed=seed, max_segments=MAX_SEGMENTS_PER_ATTRIBUTE,
+                        min_users=MIN_SEGMENT_USERS)
     rows["verdict"] = [marker(r) for _, r in rows.iterrows()]
-    front = ["attribute", "segment"]
-    return rows[front + [c for c in rows.columns if c not in front]]
+    return rows
 
 
 def _failure_groups(counted: Mapping[str, pd.DataFrame], decision: Decision, unserved: Mapping[str, Any]
@@ -217,7 +189,7 @@ def brief_segments(evaluations: Mapping[str, Any], decision: Decision, *, attrib
     computes them apart (on another thread) and hands them to ``build_brief(..., segments=)``."""
     evaluations = {str(k): v for k, v in evaluations.items()}
     decision, _, counted = _counted(evaluations, decision)
-    return _segment_rows(counted, decision, _attribute_labels(attributes), n_permutations, seed)
+    return _segment_rows(counted, decision, attribute_labels(attributes), n_permutations, seed)
 
 
 def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attributes: pd.DataFrame | None = None,
@@ -251,7 +223,7 @@ def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attribute
     verdicts = table.assign(verdict=[marker(r) for _, r in table.iterrows()],
                             sentence=[sentence(r, len(table), decision.correction, decision.alpha)
                                       for _, r in table.iterrows()])
-    labels = _attribute_labels(attributes)
+    labels = attribute_labels(attributes)
     if segments is None:
         segments = _segment_rows(counted, decision, labels, n_permutations, seed)
     overall = {(r["model"], r["metric"]): r["verdict"] for _, r in verdicts.iterrows()}

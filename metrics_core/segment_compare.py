@@ -46,10 +46,12 @@ from metrics_core.errors import MetricsError
 from metrics_core.per_user import per_user_table
 from metrics_core.segments import label_coder, unique_labels
 
-__all__ = ["compare_segments"]
+__all__ = ["compare_segments", "attribute_labels", "segment_rows", "MISSING"]
 
 #: a paired difference within this distance of zero is a tie (as :func:`metrics_core.stats.win_tie_loss`)
 TIE_TOLERANCE = 1e-9
+#: the segment of users the attributes table does not list, or lists without a value
+MISSING = "(missing)"
 
 
 def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: str | None = None,
@@ -215,3 +217,58 @@ def _tables(segments: list, rows: list[list[dict]], test: str, alpha: float, con
         table.attrs = dict(attrs, tests=[test])
         out[segment] = table
     return out
+
+
+def attribute_labels(attributes: pd.DataFrame | None, columns: Sequence[str] | None = None) -> list[pd.Series]:
+    """One Series per attribute column of ``attributes`` (``user_id`` and one column per attribute;
+    ``columns``: these only, in this order): each user's value as text (:data:`MISSING` when
+    empty), indexed by user id as text, named by the column; a user id given twice keeps its first
+    row."""
+    if attributes is None or not len(attributes):
+        return []
+    ids = attributes["user_id"] if "user_id" in attributes.columns else attributes.index.to_series()
+    index = pd.Index(pd.Series(ids).astype(str).to_numpy())
+    wanted = [c for c in attributes.columns if c != "user_id"] if columns is None else list(columns)
+    absent = [c for c in wanted if c not in attributes.columns or c == "user_id"]
+    if absent:
+        listed = ", ".join(map(str, (c for c in attributes.columns if c != "user_id"))) or "none"
+        raise MetricsError(f"no user attribute {absent[0]!r}; the attributes are: {listed}")
+    out = []
+    for column in wanted:
+        values = attributes[column].astype("string").fillna(MISSING).to_numpy(dtype=object)
+        labels = pd.Series(values, index=index, name=str(column))
+        out.append(labels[~labels.index.duplicated()])
+    return out
+
+
+def segment_rows(tables: Mapping[str, Any], labels: Sequence[pd.Series], *, baseline: str | None = None,
+                 metrics: Sequence[str] | None = None, test: str = "t", correction: str = "holm",
+                 alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0,
+                 max_segments: int | None = None, min_users: int = 2) -> pd.DataFrame:
+    """Every segment of every attribute in one table: :func:`compare_segments` of each of ``labels``
+    (:func:`attribute_labels`) with the columns ``attribute`` and ``segment`` (as text) in front,
+    the p-values then corrected by ``correction`` over all its rows (every attribute x segment x
+    metric x pair) and ``significant`` at ``alpha``.
+
+    A user of ``tables`` the labels do not name is in the segment :data:`MISSING`. Each attribute's
+    segments come largest first (then by name); ``max_segments`` keeps that many of them."""
+    tables = {str(k): per_user_table(v) for k, v in tables.items()}
+    users = pd.Index(pd.Series(np.concatenate([t.index.astype(str).to_numpy(dtype=object)
+                                               for t in tables.values()])).drop_duplicates().to_numpy())
+    frames = []
+    for attribute in labels:
+        found = attribute.reindex(users).fillna(MISSING)
+        sizes = found.value_counts()
+        order = sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))[:max_segments]
+        by_segment = compare_segments(tables, found, baseline=baseline, metrics=metrics, test=test, alpha=alpha,
+                                      n_permutations=n_permutations, seed=seed, values=order, min_users=min_users)
+        frames += [rows.assign(attribute=attribute.name, segment=str(segment)) for segment, rows in by_segment.items()]
+    front = ["attribute", "segment"]
+    if not frames:
+        return pd.DataFrame(columns=front + COMPARE_COLUMNS + [f"p_{test}", f"p_{test}_adjusted"])
+    rows = pd.concat(frames, ignore_index=True)
+    for column in (f"p_{test}", "p_value"):
+        adjusted = stats.adjust_pvalues(rows[column].to_numpy(), correction)
+        rows[f"{column}_adjusted" if column != "p_value" else "p_adjusted"] = adjusted
+    rows["significant"] = (rows["p_adjusted"] < alpha).fillna(False).astype(bool)
+    return rows[front + [c for c in rows.columns if c not in front]]

@@ -155,3 +155,72 @@ def test_report_names_inputs_by_file_name_only(files, capsys):
     text = out.read_text(encoding="utf-8")
     assert str(tmp) not in text
     assert "qrels.txt" in text and "good.trec" in text
+
+
+def _attributes(tmp_path, users: int = 40):
+    """country for the first users (one a formula-like text), nothing for the last three."""
+    path = tmp_path / "users.csv"
+    path.write_text("user_id,country,tier\n" + "".join(f"q{u},{['de', 'fr', '=1+1'][u % 3]},{u % 2}\n"
+                                                        for u in range(users - 3)))
+    return path
+
+
+def test_compare_by_segment_json_matches_scipy_and_statsmodels(files, capsys):
+    """Every segment row against scipy's t-test on the users selected by hand; Holm over all the
+    segment rows by statsmodels."""
+    from statsmodels.stats.multitest import multipletests
+
+    tmp_path, qrels, paths, frames, qdf = files
+    attrs = _attributes(tmp_path)
+    rc = main(["compare", "--qrels", str(qrels), "--run", str(paths["random"]), "--run", str(paths["good"]),
+               "--run", str(paths["near"]), "--metrics", "ndcg@5,map", "--user-attributes", str(attrs), "--json", "-q"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = doc["segments"]
+    ref = {n: mc.evaluate(frames[n], qdf, metrics=["ndcg@5", "map"]).per_user for n in frames}
+    table = pd.read_csv(attrs, dtype=str).set_index("user_id")
+    users = ref["random"].index
+    want_p = []
+    for r in rows:
+        label = table[r["attribute"]].reindex(users).fillna("(missing)")
+        ids = users[label.to_numpy() == r["segment"]]
+        a, b = ref["random"].loc[ids, r["metric"]], ref[r["model"]].loc[ids, r["metric"]]
+        assert r["baseline"] == "random" and r["n"] == len(ids)
+        assert r["diff"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
+        # no difference at all: p = 1 by the documented convention (scipy gives NaN there)
+        want_p.append(1.0 if (b.to_numpy() == a.to_numpy()).all() else sst.ttest_rel(b, a).pvalue)
+        assert r["p_value"] == pytest.approx(want_p[-1], rel=1e-9)
+    assert {(r["attribute"], r["segment"]) for r in rows} == {
+        ("country", "de"), ("country", "fr"), ("country", "=1+1"), ("country", "(missing)"),
+        ("tier", "0"), ("tier", "1"), ("tier", "(missing)")}
+    assert len(rows) == 7 * 2 * 2  # segments x metrics x challengers
+    holm = multipletests(want_p, method="holm")[1]
+    assert [r["p_adjusted"] for r in rows] == pytest.approx(list(holm), rel=1e-9)
+    # the overall table is corrected apart: the same as without --user-attributes
+    assert len(doc["comparisons"]) == 4
+
+
+def test_compare_by_segment_csv_table_and_errors(files, capsys):
+    tmp_path, qrels, paths, _, _ = files
+    attrs = _attributes(tmp_path)
+    base = ["compare", "--qrels", str(qrels), "--run", str(paths["random"]), "--run", str(paths["good"]),
+            "--metrics", "ndcg@5", "-q"]
+    assert main(base + ["--user-attributes", str(attrs), "--by", "tier", "--csv", "--spreadsheet-safe"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("attribute,segment,metric,baseline,model,n,")
+    assert [line.split(",")[:2] for line in lines[1:]] == [["tier", "0"], ["tier", "1"], ["tier", "(missing)"]]
+    assert main(base + ["--user-attributes", str(attrs), "--by", "country", "--csv", "--spreadsheet-safe"]) == 0
+    assert "country,'=1+1," in capsys.readouterr().out  # a formula-like segment is neutralised
+    assert main(base + ["--user-attributes", str(attrs)]) == 0
+    out = capsys.readouterr().out
+    assert "By segment (Holm-Bonferroni correction over the 7 segment rows" in out and "(missing)" in out
+    assert main(base + ["--by", "tier"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --by needs --user-attributes FILE (user_id and one column per attribute)\n"
+    assert main(base + ["--user-attributes", str(attrs), "--by", "age"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {attrs}: no user attribute 'age'; the attributes are: country, tier\n"
+    only_ids = tmp_path / "ids.csv"
+    only_ids.write_text("user_id\nq1\n")
+    assert main(base + ["--user-attributes", str(only_ids)]) == 2
+    assert "no attribute column besides user_id" in capsys.readouterr().err

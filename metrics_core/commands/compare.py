@@ -5,6 +5,7 @@
     metrics-core compare --qrels FILE --run A --run B [--run C ...] --metrics ndcg@10,map@100
         [--baseline NAME | --all-pairs] [--test t|wilcoxon|randomization]
         [--correction holm|bh|none] [--alpha 0.05] [--users all|served] [--json | --csv]
+        [--user-attributes FILE [--by ATTRIBUTE[,ATTRIBUTE...]]]
 
 Every per-user metric is compared per user, pairing the users evaluated for both models
 (see :func:`metrics_core.compare.compare`). By default every run is compared with the first
@@ -23,6 +24,15 @@ Output:
 * ``--json``: ``{"models": {model: {metric: value}}, "comparisons": [row, ...],
   "settings": {...}, "population": {...}, "diagnostics": {model: {...}}}``, NaN as null.
 * ``--csv``: the comparison table, one row per (metric, pair).
+
+With ``--user-attributes`` (``user_id`` and one column per attribute), every comparison is also
+made within each segment of users of each attribute (``--by`` names the attributes; default:
+every column), largest segments first, a segment in which some run has fewer than two users left
+out, users the file does not list in the segment ``(missing)``
+(:func:`metrics_core.segment_compare.segment_rows`). Those p-values are corrected over every
+attribute x segment x metric x pair, apart from the overall table's. The table output adds them
+after the overall table, ``--json`` under ``"segments"``, and ``--csv`` prints them instead of the
+overall table, with the columns ``attribute`` and ``segment`` in front.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ HELP = "paired significance tests between runs on per-user metrics"
 _SUPERSCRIPT = str.maketrans("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ")
 _TABLE_COLUMNS = ["metric", "baseline", "model", "n", "baseline_mean", "model_mean", "diff", "ci_low",
                   "ci_high", "p_value", "p_adjusted", "effect_size", "wins", "ties", "losses", "significant"]
+_SEGMENT_COLUMNS = ["attribute", "segment"] + _TABLE_COLUMNS
 
 
 def add_test_arguments(p) -> None:
@@ -74,11 +85,17 @@ def register(subparsers) -> None:
     out.add_argument("--json", action="store_true", help="print JSON on stdout")
     out.add_argument("--csv", action="store_true", help="print the comparison table as CSV on stdout")
     _output.add_spreadsheet_argument(p)
+    p.add_argument("--user-attributes", metavar="FILE", default=None,
+                   help="user_id and one column per attribute: every comparison is also made within each segment")
+    p.add_argument("--by", metavar="ATTRIBUTE[,...]", default=None,
+                   help="the attributes of --user-attributes to compare segments by (default: every column)")
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
     p.set_defaults(func=run)
 
 
 def check_test_arguments(args) -> None:
+    if getattr(args, "by", None) and not getattr(args, "user_attributes", None):
+        raise MetricsError("--by needs --user-attributes FILE (user_id and one column per attribute)")
     if not 0 < args.alpha < 1:
         raise MetricsError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.permutations < 1:
@@ -179,7 +196,9 @@ def _p(value) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def comparison_rows(comparison) -> tuple[list[str], list[list]]:
+def comparison_rows(comparison, interval: bool = True) -> tuple[list[str], list[list]]:
+    """The comparison table's rows as printed; without ``interval`` no "95% CI" column (the
+    segments' rows have no bootstrap interval)."""
     header = ["metric", "baseline", "model", "users", "diff", "95% CI", "p", "p adj", "d", "W/T/L", "sig"]
     rows = []
     for r in comparison.itertuples(index=False):
@@ -187,6 +206,9 @@ def comparison_rows(comparison) -> tuple[list[str], list[list]]:
         rows.append([r.metric, r.baseline, r.model, int(r.n), float(r.diff), ci, _p(r.p_value),
                      _p(r.p_adjusted), float(r.effect_size), f"{r.wins}/{r.ties}/{r.losses}",
                      "*" if r.significant else ""])
+    if not interval:
+        header = header[:5] + header[6:]
+        rows = [row[:5] + row[6:] for row in rows]
     return header, rows
 
 
@@ -214,6 +236,7 @@ def run(args) -> int:
                                 n_permutations=args.permutations, seed=args.seed, users=args.users)
     print_notes(args, notes, evaluations)
     evaluations, counted = counted_evaluations(evaluations, args.users)
+    segments = segment_comparisons(args, evaluations, baseline, shared)
     if args.json:
         doc = {
             "models": {m: {label: ev.summary.get(label) for label in labels} for m, ev in evaluations.items()},
@@ -225,10 +248,13 @@ def run(args) -> int:
             "diagnostics": {m: (ev.diagnostics.to_dict() if getattr(ev, "diagnostics", None) is not None else {})
                             for m, ev in evaluations.items()},
         }
+        if segments is not None:
+            doc["segments"] = [{k: row[k] for k in _SEGMENT_COLUMNS} | {"test": args.test}
+                               for row in segments.to_dict(orient="records")]
         sys.stdout.write(_output.format_json(doc))
     elif args.csv:
-        header = _TABLE_COLUMNS
-        rows = [[row[k] for k in _TABLE_COLUMNS] for row in comparison.to_dict(orient="records")]
+        table, header = (comparison, _TABLE_COLUMNS) if segments is None else (segments, _SEGMENT_COLUMNS)
+        rows = [[row[k] for k in header] for row in table.to_dict(orient="records")]
         if args.spreadsheet_safe:
             header, rows, changed = _output.spreadsheet_rows(header, rows)
             if changed and not args.quiet:
@@ -247,4 +273,33 @@ def run(args) -> int:
                          f"correction, alpha {args.alpha:g}).\n\n")
         header, rows = comparison_rows(comparison)
         sys.stdout.write(_output.format_table(header, rows))
+        if segments is not None:
+            sys.stdout.write(f"\nBy segment ({correction} correction over the {len(segments):,} segment rows, "
+                             f"apart from the table above):\n\n")
+            header, rows = comparison_rows(segments, interval=False)
+            sys.stdout.write(_output.format_table(["attribute", "segment"] + header,
+                                                  [[r.attribute, r.segment] + row for r, row in
+                                                   zip(segments.itertuples(index=False), rows)]))
     return 0
+
+
+def segment_comparisons(args, evaluations: dict, baseline: str | None, metrics: list[str]):
+    """With ``--user-attributes``: every comparison within each segment of the ``--by`` attributes
+    (:func:`metrics_core.segment_compare.segment_rows`), over the users counted; else None."""
+    if not getattr(args, "user_attributes", None):
+        return None
+    from ..io import read_user_attributes
+    from ..segment_compare import attribute_labels, segment_rows
+
+    attributes, _ = read_user_attributes(args.user_attributes)
+    columns = [c.strip() for c in args.by.split(",") if c.strip()] if args.by else None
+    try:
+        labels = attribute_labels(attributes, columns)
+    except MetricsError as exc:
+        raise MetricsError(f"{args.user_attributes}: {exc}") from None
+    if not labels:
+        raise MetricsError(f"{args.user_attributes}: no attribute column besides user_id; "
+                           "add one column per attribute")
+    return segment_rows({m: ev.per_user for m, ev in evaluations.items()}, labels, baseline=baseline,
+                        metrics=metrics, test=args.test, correction=args.correction, alpha=args.alpha,
+                        n_permutations=args.permutations, seed=args.seed)
