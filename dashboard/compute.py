@@ -340,6 +340,15 @@ def curve(kind: str, model: str, ranked: mc.Ranked, **options: Any) -> pd.DataFr
     return _curve_cached(kind, key, tuple(sorted(options.items())), _ranked=ranked)
 
 
+def content_digest(data: pd.DataFrame) -> str:
+    """A digest of a table's content: its column names and types, then each row's values in
+    order (two tables holding the same rows in another order, which a line or a ranking draws
+    differently, have different digests)."""
+    digest = hashlib.sha256(repr([(str(c), str(t)) for c, t in data.dtypes.items()]).encode())
+    digest.update(pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes())
+    return digest.hexdigest()[:32]
+
+
 def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
     """A chart built once per content of ``data`` (plotly figures take tenths of a second to
     build): ``build(data, *args)``, cached by ``name``, a hash of ``data`` and ``args``.
@@ -349,8 +358,7 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
     A figure of the demo is also kept on disk with the demo's results (:func:`demo_cache.result`:
     read back in a hundredth of a second, where building the first figures of a new server takes
     tenths), so that a restarted server draws the demo's Overview without building its charts."""
-    digest = int(pd.util.hash_pandas_object(data, index=False).sum()) & (2**64 - 1)
-    key = f"figure|{name}|{digest}|{len(data)}|{args!r}"
+    key = f"figure|{name}|{content_digest(data)}|{len(data)}|{args!r}"
 
     def compute():
         return build(data, *args)

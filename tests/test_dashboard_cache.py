@@ -126,10 +126,14 @@ def test_a_chart_is_built_once_per_content_and_counted_from_its_data():
     compute.cached_figure("test_chart", data.assign(y=0.25), build, "a")  # other content: built again
     compute.cached_figure("test_chart", data, build, "b")  # other arguments: built again
     assert built == ["a", "a", "b"]
+    # the same rows in another order (a line drawn the other way), or under other column names: built again
+    compute.cached_figure("test_chart", data.iloc[::-1], build, "a")
+    compute.cached_figure("test_chart", data.rename(columns={"y": "z"}), build, "a")
+    assert built == ["a", "a", "b", "a", "a"]
     # each chart is counted as twice its data plus a figure's overhead (other tests' server threads
     # may store entries of their own meanwhile: only the charts' entries are looked at)
     charts = [k for k in cache.SHARED.keys() if k.startswith("figure|test_chart|")]
-    assert len(charts) == 3
+    assert len(charts) == 5
     expected = 2 * cache.nbytes(data) + compute.FIGURE_OVERHEAD_BYTES
     assert all(cache.SHARED.size_of(k) == expected + entry_overhead(k) for k in charts)
 
