@@ -64,9 +64,10 @@ def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: 
     confidence=confidence, n_resamples=0, n_permutations=n_permutations, seed=seed)`` gives on
     the rows of ``tables`` (``{model: per-user table or Evaluation}``) whose user has that value.
 
-    ``values``: the segments, in the order wanted (default: every label value, sorted); a segment
-    in which some model has fewer than ``min_users`` rows is left out. Users without a label
-    belong to no segment. The p-values are not corrected: ``p_adjusted`` is ``p_value``.
+    ``values``: the segments, in the order wanted (default: every label value, sorted, by text when
+    the values do not compare); a segment in which some model has fewer than ``min_users`` rows is
+    left out. Users without a label, or whose label is missing (NaN, None), belong to no segment.
+    The p-values are not corrected: ``p_adjusted`` is ``p_value``.
     """
     if not isinstance(tables, Mapping) or len(tables) < 2:
         raise MetricsError("compare_segments needs at least two models")
@@ -78,7 +79,7 @@ def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: 
     metric_names, resolved = metric_columns(tables, metrics)
     pairs = _pairs(names, baseline)
     labels = unique_labels(labels)
-    values = sorted(labels.unique()) if values is None else list(values)
+    values = _sorted_values(labels) if values is None else list(values)
     label_codes = label_coder(labels, values)
     sizes = np.min([np.bincount(c[c >= 0], minlength=len(values)) if len(values) else np.zeros(0, int)
                     for c in map(label_codes, (t.index for t in tables.values()))], axis=0)
@@ -97,6 +98,16 @@ def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: 
                                                       n_permutations, seed, higher)):
                 seg_rows.append({"metric": m, "baseline": base, "model": other, **row})
     return _tables([values[i] for i in kept], rows, test, alpha, confidence)
+
+
+def _sorted_values(labels: pd.Series) -> list:
+    """The label values, missing ones (NaN, None) left out, sorted; by their text when they do not
+    compare with each other (numbers beside text)."""
+    present = labels[labels.notna()].unique()
+    try:
+        return sorted(present)
+    except TypeError:
+        return sorted(present, key=str)
 
 
 def _pair_rows(a: np.ndarray, b: np.ndarray, codes: np.ndarray, n_values: int, kept: np.ndarray, test: str,

@@ -176,3 +176,18 @@ def test_bad_arguments_are_one_line_errors():
         compare_segments(tables, labels, metrics=["recall@5"])
     with pytest.raises(MetricsError, match="baseline"):
         compare_segments(tables, labels, baseline="nobody", metrics=["mse"])
+
+
+def test_missing_and_mixed_labels():
+    """NaN and None labels put a user in no segment; numbers beside text are ordered by their text."""
+    tables, labels = adversarial_tables(seed=9)
+    mixed = labels.astype(object).copy()
+    mixed.iloc[:40] = np.nan
+    mixed.iloc[40:50] = None
+    mixed.iloc[50:120] = 7
+    got = compare_segments(tables, mixed, baseline="base", metrics=["mse"])
+    assert [str(k) for k in got] == sorted(str(k) for k in got)  # ordered by text
+    assert 7 in got and all(isinstance(k, str) or k == 7 for k in got)  # no segment of NaN or None
+    seven = by_value(tables, mixed.fillna("none"), 7)
+    want = compare(seven, baseline="base", metrics=["mse"], correction="none", n_resamples=0)
+    pd.testing.assert_frame_equal(got[7], want, check_exact=False, rtol=1e-9, atol=1e-12)
