@@ -158,7 +158,8 @@ def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col:
     (:func:`metrics_core.segment_compare.compare_segments`) and cached as one entry per attribute
     (``keys`` + the labels' content). Under the randomization test each segment's rows are cached
     like :func:`comparison`'s, so that on many users each segment's sign flips run on the server
-    thread while its rows show the quick approximation."""
+    thread while its rows show the quick approximation. The tables may be shared with other
+    sessions: read them, never change them."""
     from metrics_core.segment_compare import compare_segments
     from metrics_core.segments import split_by_label
 
@@ -168,7 +169,12 @@ def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col:
         rows = cache.SHARED.get_or_compute(key, lambda: compare_segments(
             per_user, labels, baseline=baseline, metrics=list(metrics), test=test, alpha=REFERENCE_ALPHA,
             n_permutations=0, min_users=2), size=_tables_size)
-        return {seg: _corrected(table.copy(), [table], test, "none", alpha, []) for seg, table in rows.items()}
+        # each table as comparison() gives it at alpha, kept too: the page draws them on every rerun
+        # (shared between sessions: read them, never change them)
+        return cache.SHARED.get_or_compute(
+            f"{key}|alpha={alpha}",
+            lambda: {seg: _corrected(table.copy(), [table], test, "none", alpha, []) for seg, table in rows.items()},
+            size=_tables_size)
     out = {}
     for seg, part in split_by_label(per_user, labels).items():
         background.pause_for_pages()  # on the server thread: a click drawn meanwhile goes first

@@ -97,7 +97,7 @@ def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: flo
         "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(both["lift"], both["lift_ci_low"],
                                                                  both["lift_ci_high"])],
         "adjusted p": [fmt.pvalue(p) for p in both["p_adjusted"]],
-        "verdict": [marker(r) for _, r in both.iterrows()],
+        "verdict": [marker(r) for r in both[["significant", "metric", "diff"]].to_dict("records")],
     })
 
 

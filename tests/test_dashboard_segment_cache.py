@@ -31,6 +31,14 @@ def test_same_attribute_name_other_labels_other_segments():
             assert table["n"].tolist() == want["n"].tolist()
             assert np.allclose(table["p_value"], want["p_value"], rtol=1e-9)
             assert table.attrs["pending"] == []
+    # another alpha: the detectable effect at that alpha, as compare() gives it (not the cached one's)
+    loose = comparisons.segment_comparisons(*args, second, "tier", ("ndcg@10",), "base", "t", 0.2, ("opts",))
+    for value, table in loose.items():
+        part = {m: t[second.reindex(t.index).to_numpy() == value] for m, t in per_user.items()}
+        want = compare(part, baseline="base", metrics=["ndcg@10"], test="t", correction="none", alpha=0.2,
+                       n_resamples=0)
+        assert np.allclose(table["mde"], want["mde"], rtol=1e-6)
+        assert not np.allclose(table["mde"], two[value]["mde"], rtol=1e-6)
 
 
 def test_the_cached_size_of_the_segment_tables_is_their_measured_size():
