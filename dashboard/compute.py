@@ -172,9 +172,24 @@ def population() -> Any:
 
     ranking = metric_lists.labels(metric_lists.RANKING, controls()["k"])
     evals = evaluate_all(ranking, counted=False)
-    key = (f"population|{tuple(model_keys().get(n, n) for n in evals)!r}|"
-           f"{sorted(evaluation_options().items())!r}|{users()}")
-    return cache.SHARED.get_or_compute(key, lambda: build(evals, users()))
+    return cache.SHARED.get_or_compute(_population_key(evals), lambda: build(evals, users()))
+
+
+def _population_key(evals: dict) -> str:
+    return (f"population|{tuple(model_keys().get(n, n) for n in evals)!r}|"
+            f"{sorted(evaluation_options().items())!r}|{users()}")
+
+
+def coverage_lines() -> list[str]:
+    """``population().coverage(user_attributes())``: one sentence per model that did not serve every
+    user, in which segments; cached by the population and the attributes' content (every page says
+    it on every rerun)."""
+    from .loading import attributes_key, user_attributes
+
+    counted = population()
+    ranking = metric_lists.labels(metric_lists.RANKING, controls()["k"])
+    key = f"coverage|{_population_key(evaluate_all(ranking, counted=False))}|{attributes_key()}"
+    return cache.SHARED.get_or_compute(key, lambda: counted.coverage(user_attributes()))
 
 
 def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, counted: bool = True,

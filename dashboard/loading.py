@@ -367,6 +367,15 @@ def _features_key() -> str:
     return src.item_features.key if src.item_features is not None else ""
 
 
+def attributes_key() -> str:
+    """Identifies the user attributes :func:`user_attributes` reads (the demo's, none, or a file's
+    content and column mapping), for cache keys."""
+    src = sources()
+    if not src.runs:
+        return "demo"
+    return src.user_attributes.key if src.user_attributes is not None else ""
+
+
 LARGE_ROWS = 200_000
 
 

@@ -32,11 +32,10 @@ def show_population(warn: bool = True) -> Any:
     """Say over which users the page's numbers are (the sidebar's "Users counted") and name
     every model that did not serve every user, with how many and in which segments of the
     user attributes: as warnings (``warn``) or as one caption. Returns the population."""
-    from .compute import population
-    from .loading import user_attributes
+    from .compute import coverage_lines, population
 
     counted = population()
-    lines = counted.coverage(user_attributes())
+    lines = coverage_lines()
     if warn:
         st.caption(text.md(f"Users counted: {counted.describe()}.", limit=600))
         for line in lines:

@@ -224,3 +224,17 @@ def test_the_setting_is_saved_with_a_snapshot(monkeypatch, tmp_path):
     assert "Over 270 users (only those every model served, of 300 evaluated)" in captions(fresh)
     ok(fresh.switch_page("views/overview.py").run())
     assert "Users counted: 270 users" in captions(fresh)
+
+
+def test_the_coverage_follows_a_new_attributes_file(monkeypatch, tmp_path):
+    """The sentence naming the segments a model did not serve is kept between reruns; another
+    attributes file with the same columns gives the new file's segments."""
+    at = uploaded(monkeypatch, tmp_path)
+    ok(at.switch_page("views/overview.py").run())
+    assert "(tenure: new 30; country: FR 20, JP 10)" in "\n".join(warnings(at))
+    moved = pd.read_csv(io.BytesIO(files()["attributes.csv"]), dtype=str).assign(country="IT")
+    at.file_uploader(key="upload_attributes_0").set_value(
+        ("attributes_moved.csv", moved.to_csv(index=False).encode(), "text/csv"))
+    ok(at.run())
+    said = "\n".join(warnings(at))
+    assert "(tenure: new 30; country: IT 30)" in said and "FR 20" not in said
