@@ -232,13 +232,15 @@ ACTIONS = [(act_page, 6), (act_selectbox, 5), (act_multiselect, 2), (act_number,
 def upload_small(page, tmp_path) -> None:
     d = demo.make_demo(n_users=120, n_items=90, list_length=12, seed=9)
     paths = demo.write_demo_files(tmp_path, d)
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Data").first.click()
+    # actions that must land wait ACTION_MS (the page's default is the walk's short probe): on a
+    # busy machine a click on the sidebar waits seconds for the navigation it schedules
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Data").first.click(timeout=deadlines.ACTION_MS)
     rerun_done(page, "open Data")
     box = page.locator('[data-testid="stFileUploader"]', has_text="Ranked results").first
-    box.locator('input[type="file"]').set_input_files([str(paths[n]) for n in d.runs])
+    box.locator('input[type="file"]').set_input_files([str(paths[n]) for n in d.runs], timeout=deadlines.ACTION_MS)
     rerun_done(page, "upload runs")
     box = page.locator('[data-testid="stFileUploader"]', has_text="Ground truth").first
-    box.locator('input[type="file"]').set_input_files(str(paths["qrels"]))
+    box.locator('input[type="file"]').set_input_files(str(paths["qrels"]), timeout=deadlines.ACTION_MS)
     rerun_done(page, "upload truth")
     assert "analysis=" in page.url
 
