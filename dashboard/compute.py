@@ -168,16 +168,18 @@ def population() -> Any:
     """The users the analysis counts under the sidebar's ``users`` setting, with each model's
     coverage (:func:`metrics_core.population.population` of every loaded model; cached by the
     models, the conventions and the setting)."""
+    return _keyed_population()[1]
+
+
+def _keyed_population() -> tuple[str, Any]:
+    """``(cache key, population)`` of :func:`population`."""
     from metrics_core.population import population as build
 
     ranking = metric_lists.labels(metric_lists.RANKING, controls()["k"])
     evals = evaluate_all(ranking, counted=False)
-    return cache.SHARED.get_or_compute(_population_key(evals), lambda: build(evals, users()))
-
-
-def _population_key(evals: dict) -> str:
-    return (f"population|{tuple(model_keys().get(n, n) for n in evals)!r}|"
-            f"{sorted(evaluation_options().items())!r}|{users()}")
+    key = (f"population|{tuple(model_keys().get(n, n) for n in evals)!r}|"
+           f"{sorted(evaluation_options().items())!r}|{users()}")
+    return key, cache.SHARED.get_or_compute(key, lambda: build(evals, users()))
 
 
 def coverage_lines() -> list[str]:
@@ -186,10 +188,9 @@ def coverage_lines() -> list[str]:
     it on every rerun)."""
     from .loading import attributes_key, user_attributes
 
-    counted = population()
-    ranking = metric_lists.labels(metric_lists.RANKING, controls()["k"])
-    key = f"coverage|{_population_key(evaluate_all(ranking, counted=False))}|{attributes_key()}"
-    return cache.SHARED.get_or_compute(key, lambda: counted.coverage(user_attributes()))
+    key, counted = _keyed_population()
+    return cache.SHARED.get_or_compute(f"coverage|{key}|{attributes_key()}",
+                                       lambda: counted.coverage(user_attributes()))
 
 
 def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, counted: bool = True,

@@ -215,19 +215,24 @@ def _tables(segments: list, rows: list[list[dict]], test: str, alpha: float, con
     if not segments:
         return {}
     per_segment = len(rows[0])
-    frame = pd.DataFrame([row for seg_rows in rows for row in seg_rows])
-    frame[f"p_{test}_adjusted"] = stats.adjust_pvalues(frame[f"p_{test}"].to_numpy(), "none")
-    frame["p_adjusted"] = frame[f"p_{test}_adjusted"]
-    frame["significant"] = (frame["p_adjusted"] < alpha).fillna(False).astype(bool)
+    frame = _adjusted(pd.DataFrame([row for seg_rows in rows for row in seg_rows]), test, "none", alpha)
     frame = frame[COMPARE_COLUMNS + [f"p_{test}", f"p_{test}_adjusted"]]
-    attrs = {"correction": "none", "alpha": alpha, "tests": [test], "confidence": confidence,
-             "population": None, "users": "all"}
     out = {}
     for i, segment in enumerate(segments):
         table = frame.iloc[i * per_segment:(i + 1) * per_segment].reset_index(drop=True)
-        table.attrs = dict(attrs, tests=[test])
+        table.attrs = {"correction": "none", "alpha": alpha, "tests": [test], "confidence": confidence,
+                       "population": None, "users": "all"}
         out[segment] = table
     return out
+
+
+def _adjusted(frame: pd.DataFrame, test: str, correction: str, alpha: float) -> pd.DataFrame:
+    """``frame`` (changed in place) with its p-values (``p_<test>``, the same as ``p_value``)
+    adjusted together by ``correction`` and ``significant`` at ``alpha``, as ``compare`` names them."""
+    frame[f"p_{test}_adjusted"] = stats.adjust_pvalues(frame[f"p_{test}"].to_numpy(), correction)
+    frame["p_adjusted"] = frame[f"p_{test}_adjusted"]
+    frame["significant"] = (frame["p_adjusted"] < alpha).fillna(False).astype(bool)
+    return frame
 
 
 def attribute_labels(attributes: pd.DataFrame | None, columns: Sequence[str] | None = None) -> list[pd.Series]:
@@ -277,9 +282,5 @@ def segment_rows(tables: Mapping[str, Any], labels: Sequence[pd.Series], *, base
     front = ["attribute", "segment"]
     if not frames:
         return pd.DataFrame(columns=front + COMPARE_COLUMNS + [f"p_{test}", f"p_{test}_adjusted"])
-    rows = pd.concat(frames, ignore_index=True)
-    for column in (f"p_{test}", "p_value"):
-        adjusted = stats.adjust_pvalues(rows[column].to_numpy(), correction)
-        rows[f"{column}_adjusted" if column != "p_value" else "p_adjusted"] = adjusted
-    rows["significant"] = (rows["p_adjusted"] < alpha).fillna(False).astype(bool)
+    rows = _adjusted(pd.concat(frames, ignore_index=True), test, correction, alpha)
     return rows[front + [c for c in rows.columns if c not in front]]
