@@ -53,6 +53,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from benchmarks.procfs import process_cpu  # noqa: E402
 from dashboard_server import CHROMIUM_ARGS, chromium_path, start_server, stop_process  # noqa: E402
 CLI_METRICS = "ndcg@10,map@100,mrr@10,precision@10,recall@100"
 PAGE_TIMEOUT_S = 300
@@ -109,12 +110,6 @@ def fill_cache(root: Path, cache_dir: Path) -> float:
     subprocess.run([sys.executable, "-m", "metrics_core.warmup"], cwd=root, env=process_env(root, cache_dir),
                    check=True, capture_output=True)
     return time.perf_counter() - start
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path) -> dict[str, float]:

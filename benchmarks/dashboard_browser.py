@@ -63,6 +63,7 @@ from benchmarks.browser_actions import Driver, Ready, Timing  # noqa: E402
 from benchmarks.browser_data import FORMATS, BenchFiles, parse_formats, write_files  # noqa: E402
 from benchmarks.browser_plan import path_steps, round_steps  # noqa: E402
 from benchmarks.datagen import MAX_RELEVANT as MIN_ITEMS  # noqa: E402
+from benchmarks.procfs import process_cpu  # noqa: E402
 from dashboard_server import chromium_path, start_server, stop_process  # noqa: E402
 
 # every host but 127.0.0.1 fails to resolve: the browser can reach nothing else
@@ -90,15 +91,6 @@ def load() -> list[float]:
 SERVER_PID: int | None = None
 #: server CPU seconds (user + system) of each upload step of the first session, filled by :func:`upload`
 UPLOAD_CPU: dict[str, float] = {}
-
-
-def process_cpu(pid: int | None) -> float:
-    """CPU seconds (user + system, its threads included) a process has used so far (NaN when unknown)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def peak_rss_mib(pid: int) -> float:

@@ -55,6 +55,7 @@ for path in (ROOT, ROOT / "tests" / "browser"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+from benchmarks.procfs import process_cpu  # noqa: E402
 from benchmarks.streamlit_ws import RunResult, Session  # noqa: E402
 from dashboard_server import chromium_path, start_server, stop_process  # noqa: E402
 
@@ -74,12 +75,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a process has used (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def shows_cutoff(result: RunResult, k: int) -> bool:
@@ -298,10 +293,10 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         load_start = os.getloadavg()
         with MemoryWatch(pid) as watch:
             before = rss_mb(pid) if pid else float("nan")
-            cpu_start, start = (cpu_seconds(pid) if pid else float("nan")), time.perf_counter()
+            cpu_start, start = (process_cpu(pid) if pid else float("nan")), time.perf_counter()
             log = _in_thread(driver(url, sessions, steps, think, page, timeout), timeout)
             elapsed = time.perf_counter() - start
-            cpu = (cpu_seconds(pid) - cpu_start) if pid else float("nan")
+            cpu = (process_cpu(pid) - cpu_start) if pid else float("nan")
         closed = rss_mb(pid) if pid else float("nan")
         # sessions and cache entries expire ttl seconds after their last use; the sweeper looks
         # every ttl / 4 seconds (at least 1 s) and then returns the freed memory

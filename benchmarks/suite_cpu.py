@@ -36,8 +36,9 @@ import threading
 import time
 from pathlib import Path
 
+from benchmarks.procfs import CLOCK_TICKS, stat_fields
+
 ROOT = Path(__file__).resolve().parents[1]
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def kind_of(cmdline: str) -> str:
@@ -79,14 +80,13 @@ def processes() -> dict[tuple[int, int], tuple[float, str, float]]:
         if not entry.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+            fields = stat_fields(int(entry))
             raw = Path(f"/proc/{entry}/cmdline").read_bytes()
+            name = Path(f"/proc/{entry}/comm").read_text().strip()
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[1].split()
         start = int(fields[19])
         cmd = raw.replace(b"\0", b" ").decode(errors="replace").strip()  # empty once the process is ending
-        name = stat.split("(", 1)[1].rsplit(")", 1)[0]
         out[(int(entry), start)] = ((int(fields[11]) + int(fields[12])) / CLOCK_TICKS, cmd or name, bool(cmd),
                                     start / CLOCK_TICKS)
     return out
