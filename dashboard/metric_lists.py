@@ -115,6 +115,31 @@ def unjudged_sentence(conventions: Mapping[str, object] | None = None) -> str:
             "convention unjudged_rows = negative; the sidebar's Conventions can leave them out).")
 
 
+def missing_sentence(conventions: Mapping[str, object] | None = None, unit: str = "user") -> str:
+    """How a ``unit`` (user, query, ...) of the ground truth that a model's run does not answer counts
+    in the ranking metrics, under the ``missing_users`` convention in force (its default when
+    ``conventions`` does not set it)."""
+    from metrics_core.conventions import BY_NAME
+
+    value = (conventions or {}).get("missing_users") or BY_NAME["missing_users"].default
+    if value == "exclude":
+        return (f"A {unit} of the ground truth that a model's run does not answer is left out of that model's "
+                f"means (convention missing_users = exclude).")
+    return (f"A {unit} of the ground truth that a model's run does not answer counts as 0 at every K "
+            f"(convention missing_users = zero; the sidebar's Conventions can leave it out).")
+
+
+def missing_by_library(presets) -> str:
+    """Which libraries score a missing user 0 and which leave it out, from the presets table
+    (:func:`metrics_core.presets`, its ``missing_users`` column)."""
+    groups = presets.groupby("missing_users").groups
+    zero = ", ".join(sorted(groups.get("zero", [])))
+    left_out = ", ".join(sorted(groups.get("exclude", [])))
+    return (f"A user of the ground truth missing from the run counts as 0 for {zero or 'no library'}; "
+            f"it is left out for {left_out or 'no library'} (convention missing_users). When the two "
+            f"libraries compared below differ there, the path shows that step.")
+
+
 def help_for(metric_label: str, settings: Mapping[str, object] | None = None) -> str:
     """Tooltip text of a metric label: meaning, formula, direction, default convention and the
     settings in force (``{"K": 10, "gain": "linear", "ties": "average"}``); for a metric over

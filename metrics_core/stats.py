@@ -18,7 +18,12 @@ Formulas:
 * Paired t-test: ``t = mean(d) / (sd(d) / sqrt(n))`` with ``sd`` using ``n-1``;
   two-sided p-value from Student's t with ``n-1`` degrees of freedom (``scipy.stats.ttest_rel``).
 * Wilcoxon signed-rank: ``scipy.stats.wilcoxon(d, zero_method="wilcox")`` (zero
-  differences are dropped, the usual convention; two-sided).
+  differences are dropped, the usual convention; two-sided; scipy's exact distribution up to
+  50 non-zero differences without ties, else its normal approximation with the tie
+  correction). Before ranking, differences equal up to floating-point noise are made equal
+  (:func:`snap_differences`: within ``1e-9`` times the largest ``|d|``), so ``0.3 - 0.1`` and
+  ``0.5 - 0.3`` tie as their exact values do; the p-value is then scipy's on the exact
+  differences.
 * Fisher randomization (sign-flip permutation) test: under H0 each ``d_u`` is equally
   likely to be ``+d_u`` or ``-d_u``. ``T = |mean(d)|``; two-sided p-value is the share of
   the ``2^n`` sign assignments with ``|mean(s * d)| >= T``. Computed exactly when
@@ -241,13 +246,38 @@ def paired_t_test(a, b) -> tuple[float, float]:
     return (float(res.statistic), float(res.pvalue))
 
 
+#: differences within this share of the largest ``|d|`` are the same number up to floating-point noise
+SNAP_RELATIVE = 1e-9
+
+
+def snap_differences(d: np.ndarray) -> np.ndarray:
+    """``d`` with floating-point noise removed before ranking: a difference within
+    ``SNAP_RELATIVE * max|d|`` of 0 becomes 0, and magnitudes that follow each other in sorted
+    order within that tolerance take the smallest one's value (their signs are kept). Per-user
+    metrics computed by different floating-point paths (``0.3 - 0.1`` and ``0.5 - 0.3``) then tie
+    as their exact values do, which the rank-based Wilcoxon statistic and its tie correction need."""
+    d = np.asarray(d, dtype=float)
+    scale = float(np.max(np.abs(d))) if d.size else 0.0
+    if scale == 0.0 or not np.isfinite(scale):
+        return d
+    tol = SNAP_RELATIVE * scale
+    magnitude = np.abs(d)
+    magnitude[magnitude <= tol] = 0.0
+    order = np.argsort(magnitude, kind="stable")
+    ordered = magnitude[order]
+    starts = np.r_[True, np.diff(ordered) > tol]
+    magnitude[order] = ordered[np.flatnonzero(starts)][np.cumsum(starts) - 1]
+    return np.sign(d) * magnitude
+
+
 def wilcoxon_test(a, b) -> tuple[float, float]:
     """Two-sided Wilcoxon signed-rank test on ``d = b - a``: ``(W, p)``.
 
-    Uses ``scipy.stats.wilcoxon(d, zero_method="wilcox")``: zero differences are dropped.
+    Uses ``scipy.stats.wilcoxon(d, zero_method="wilcox")`` on the differences with their
+    floating-point noise removed (:func:`snap_differences`): zero differences are dropped.
     No non-zero difference gives ``(0.0, 1.0)``; no pairs give ``(nan, nan)``.
     """
-    d = _diffs(a, b)
+    d = snap_differences(_diffs(a, b))
     if d.size == 0:
         return (math.nan, math.nan)
     if np.all(d == 0):

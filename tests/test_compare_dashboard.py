@@ -201,6 +201,7 @@ def test_share_snapshot_reopen_report_and_exports(monkeypatch, tmp_path):
     at.button[[b.label for b in at.button].index("Share: create a read-only link")].click()
     ok(at.run())
     link, delete_link = at.code[0].value, at.code[1].value
+    assert "opens on the Brief" in at.success[0].value  # where the fresh session below opens
     assert link.startswith("/?") or "/?analysis=" in link
     query = parse_qs(urlparse(link).query)
     sid = query["analysis"][0]

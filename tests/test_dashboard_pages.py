@@ -280,6 +280,8 @@ def test_curves_page_values_and_threshold():
             assert table.loc[name, m] == pytest.approx(ref[name][m], abs=1e-12)
     keys = [c.key for c in at.get("plotly_chart")]
     assert keys == ["curves_vs_k", "curves_roc", "curves_pr", "curves_calibration", "curves_cm"]
+    # how a user the run does not answer counts at every K (the default convention: 0)
+    assert any("does not answer counts as 0 at every K" in c.value for c in at.caption)
     # the threshold slider spans the chosen model's own scores
     ranked = mc.prepare(full_demo().runs["two_tower"], full_demo().qrels)
     at.selectbox(key="curves_cm_model").set_value("two_tower").run()

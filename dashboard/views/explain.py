@@ -37,6 +37,7 @@ with state.guard(), st.spinner("Computing the metric as every library would...")
     explanation = state.explanation(model, metric, models[model], own)
 
 st.subheader("As each library reports it", anchor=False)
+st.caption(text.md(metric_lists.missing_by_library(presets), limit=2000))
 values = explain_tables.values_table(explanation, presets)
 st.dataframe(values, column_config={"value": st.column_config.NumberColumn(
     metric, help=metric_lists.help_for(metric, settings), format="%.4f"),

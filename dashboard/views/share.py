@@ -69,7 +69,7 @@ if submitted:
     st.session_state[_DELETE] = f"{base}/share?{urlencode({url.ANALYSIS: receipt.id, 'delete': receipt.delete_token})}"
 link = st.session_state.get(_SHARED)
 if link:
-    st.success("Shared. Anyone with this link sees this snapshot on the Overview:")
+    st.success("Shared. Anyone with this link sees this snapshot; the link opens on the Brief:")
     st.code(link, language=None)
 # The delete link lives in this session only (never in the URL; the store keeps only its hash) and
 # stays on the page until the user says it is saved.
