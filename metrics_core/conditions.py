@@ -11,14 +11,24 @@ Two forms (keywords case-insensitive, spaces free):
   (lower for ndcg, higher for logloss). The metric must have per-user values: the decision is a
   paired test over users (:mod:`metrics_core.gate`).
 
-Anything else is a :class:`MetricsError` naming the condition and the two forms.
+Either form may end with a segment clause, which decides it within segments of users given by
+a user attribute (any column of the attributes table, ``user_id`` and one column per attribute):
+
+* ``... in every COLUMN`` (or ``in each COLUMN``): within every value of the column, users the
+  table does not list or lists without a value forming the segment ``(missing)``;
+* ``... in COLUMN = VALUE``: within that one value (compared as text).
+
+Within a segment a threshold compares the mean of the users' per-user values there, and a
+baseline condition runs its paired test on the segment's users (:mod:`metrics_core.gate`).
+
+Anything else is a :class:`MetricsError` naming the condition and the forms.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import MetricsError
 from .registry import MetricSpec, parse_metric
@@ -32,8 +42,10 @@ _THRESHOLD = re.compile(rf"^\s*(?P<metric>[^\s<>=]+)\s*(?P<op>>=|<=|>|<)\s*(?P<v
 _BASELINE = re.compile(
     rf"^\s*(?P<metric>\S+)\s+not\s+worse\s+than\s+(?:the\s+)?baseline"
     rf"(?:\s+by\s+more\s+than\s+(?P<margin>{_NUMBER})\s*(?P<pct>%)?)?\s*$", re.IGNORECASE)
+_EVERY = re.compile(r"^(?P<rest>.*\S)\s+in\s+(?:every|each)\s+(?P<column>[^\s=]+)\s*$", re.IGNORECASE)
+_ONE = re.compile(r"^(?P<rest>.*\S)\s+in\s+(?P<column>[^\s=]+)\s*=\s*(?P<value>\S(?:.*\S)?)\s*$", re.IGNORECASE)
 FORMS = ("'METRIC >= NUMBER' (or >, <=, <), or 'METRIC not worse than baseline [by more than N% | by more "
-         "than N]'")
+         "than N]', either optionally followed by 'in every COLUMN' or 'in COLUMN = VALUE'")
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,14 @@ class Condition:
     value: float = math.nan
     margin: float = 0.0
     relative: bool = False
+    #: the user attribute of a segment clause ("" without one), and the one segment named
+    #: (``None``: every segment of the attribute)
+    segment_column: str = ""
+    segment_value: str | None = None
+
+    @property
+    def per_segment(self) -> bool:
+        return bool(self.segment_column)
 
     @property
     def margin_text(self) -> str:
@@ -69,6 +89,19 @@ def parse_condition(text) -> Condition:
     if not isinstance(text, str):
         raise MetricsError(f"a condition must be text such as 'ndcg@10 >= 0.3', got {type(text).__name__}")
     shown = _quoted(text)
+    clause = _EVERY.match(text) or _ONE.match(text)
+    if clause is not None:
+        try:
+            inner = parse_condition(clause.group("rest"))
+        except MetricsError:
+            inner = None  # "in" was part of the condition itself: read the whole text below
+        if inner is not None:
+            if not inner.spec.per_user:
+                raise MetricsError(f"condition {shown}: {inner.metric} has no per-user values, so it has no "
+                                   "value within a segment of users; drop the 'in ...' clause")
+            value = clause.groupdict().get("value")
+            return replace(inner, text=" ".join(text.split()), segment_column=clause.group("column"),
+                           segment_value=value)
     base = _BASELINE.match(text)
     threshold = None if base else _THRESHOLD.match(text)
     match = base or threshold

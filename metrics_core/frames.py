@@ -14,7 +14,19 @@ through Arrow, and from Arrow to pandas without copying where Arrow allows it:
   (polars keeps text in another layout, so that one conversion is polars' own), and a
   ``string_view`` column of any other producer is cast to ``large_string`` (one copy).
 
-Nothing is renamed, re-typed or dropped: nulls stay missing (the checks of the evaluation then
+Lazy tables are read once, batch by batch, into one Arrow table (never collected into their own
+kind of frame and then converted again):
+
+* a polars ``LazyFrame`` (``pl.scan_parquet(...)``): its query runs on polars' streaming engine
+  and each batch it yields is taken as Arrow (``collect_batches``; on a polars without it,
+  ``collect(engine="streaming")``);
+* a pyarrow ``Dataset`` (``pyarrow.dataset.dataset(...)``) or ``Scanner``, or a
+  ``RecordBatchReader``: their record batches;
+* a DuckDB relation (``duckdb.sql(...)``, ``duckdb.read_parquet(...)``): its Arrow record batch
+  reader (``fetch_record_batch``);
+* any object with ``__arrow_c_stream__``: the stream, batch by batch.
+
+``string_view`` columns are cast batch by batch. Nothing is renamed, re-typed or dropped: nulls stay missing (the checks of the evaluation then
 name the column and row), dictionary columns become categoricals, and the table's own pandas
 metadata (a stored index) is ignored, so the frame holds exactly the table's columns.
 """
@@ -27,8 +39,11 @@ import pyarrow as pa
 from .errors import MetricsError
 
 #: what the messages call an accepted input
-ACCEPTED = ("a DataFrame (pandas or polars), a pyarrow Table or any object with the Arrow PyCapsule "
-            "interface (__arrow_c_stream__)")
+ACCEPTED = ("a DataFrame (pandas or polars), a polars LazyFrame, a pyarrow Table, Dataset or Scanner, a DuckDB "
+            "relation or any object with the Arrow PyCapsule interface (__arrow_c_stream__)")
+
+#: rows per batch asked of a DuckDB relation
+DUCKDB_BATCH_ROWS = 1_000_000
 
 # pandas before 3 turns Arrow text into Python objects unless asked for its Arrow-backed strings
 _STRINGS = None if int(pd.__version__.split(".")[0]) >= 3 else {
@@ -37,8 +52,8 @@ _STRINGS = None if int(pd.__version__.split(".")[0]) >= 3 else {
 
 def is_frame(obj) -> bool:
     """Whether ``obj`` is a table this module turns into a pandas DataFrame."""
-    return isinstance(obj, (pd.DataFrame, pa.Table, pa.RecordBatch)) or _is_polars(obj) or hasattr(
-        obj, "__arrow_c_stream__")
+    return (isinstance(obj, (pd.DataFrame, pa.Table, pa.RecordBatch, pa.RecordBatchReader)) or _is_polars(obj)
+            or _is_lazy_polars(obj) or _is_duckdb(obj) or _is_arrow_dataset(obj) or hasattr(obj, "__arrow_c_stream__"))
 
 
 def as_pandas(obj, what: str):
@@ -46,8 +61,6 @@ def as_pandas(obj, what: str):
     else (None, a prepared run) is returned as it is, for the caller's own checks."""
     if obj is None or isinstance(obj, pd.DataFrame):
         return obj
-    if type(obj).__module__.split(".")[0] == "polars" and hasattr(obj, "collect") and not hasattr(obj, "to_arrow"):
-        raise MetricsError(f"{what} is a polars LazyFrame: call .collect() on it and pass the DataFrame")
     if not is_frame(obj):
         return obj
     return arrow_to_pandas(as_arrow(obj, what))
@@ -69,9 +82,21 @@ def as_arrow(obj, what: str) -> pa.Table:
             table = obj
         elif _is_polars(obj):
             table = obj.to_arrow()
+        elif _is_lazy_polars(obj):
+            return _lazy_polars(obj)
+        elif _is_duckdb(obj):
+            return _from_batches(obj.fetch_record_batch(DUCKDB_BATCH_ROWS))
+        elif _is_arrow_dataset(obj):
+            return _from_batches(obj.to_reader() if hasattr(obj, "to_reader") else obj.scanner().to_reader())
+        elif isinstance(obj, pa.RecordBatchReader):
+            return _from_batches(obj)
+        elif hasattr(obj, "__arrow_c_stream__") and not isinstance(obj, pa.RecordBatch):
+            return _from_batches(pa.RecordBatchReader.from_stream(obj))
         else:
             table = pa.table(obj)
-    except (pa.ArrowException, TypeError, ValueError) as exc:
+    except MetricsError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any producer's failure becomes the one line below
         raise MetricsError(f"{what}: could not be read as an Arrow table ({type(obj).__name__}: "
                            f"{str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}); "
                            f"pass {ACCEPTED}") from None
@@ -81,6 +106,39 @@ def as_arrow(obj, what: str) -> pa.Table:
 def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     """A pandas DataFrame over the Table's buffers (module docstring)."""
     return table.to_pandas(split_blocks=True, ignore_metadata=True, types_mapper=_STRINGS)
+
+
+def _from_batches(reader) -> pa.Table:
+    """One Table of a reader's batches, each batch's ``string_view`` columns cast as it arrives."""
+    schema = pa.schema([pa.field(f.name, _plain_type(f.type), f.nullable, f.metadata) for f in reader.schema],
+                       reader.schema.metadata)
+    batches = [b if b.schema.equals(schema) else b.cast(schema) for b in reader]
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def _lazy_polars(frame) -> pa.Table:
+    """A LazyFrame's result read once, batch by batch, on polars' streaming engine."""
+    if hasattr(frame, "collect_batches"):
+        batches = [b.to_arrow() for b in frame.collect_batches(engine="streaming")]
+    else:  # older polars: one streaming collect
+        batches = [frame.collect(engine="streaming").to_arrow()]
+    if not batches:
+        return frame.clear().collect().to_arrow()
+    parts = [_without_views(t) for t in batches]
+    return pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
+
+
+def _is_lazy_polars(obj) -> bool:
+    return type(obj).__module__.split(".")[0] == "polars" and hasattr(obj, "collect") and not hasattr(obj, "to_arrow")
+
+
+def _is_duckdb(obj) -> bool:
+    return type(obj).__module__.split(".")[0] == "duckdb" and hasattr(obj, "fetch_record_batch")
+
+
+def _is_arrow_dataset(obj) -> bool:
+    """A ``pyarrow.dataset`` Dataset or Scanner (found by its module: nothing imported here)."""
+    return type(obj).__module__.startswith("pyarrow._dataset") and hasattr(obj, "to_batches")
 
 
 def _is_polars(obj) -> bool:

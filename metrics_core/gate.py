@@ -22,11 +22,24 @@ given; none: 0):
 * the condition **fails when the corrected p is below ``alpha``**: the data show a drop larger
   than the margin. A difference within the noise cannot reject the null, so it passes; a real
   drop beyond the margin on enough users fails. Fewer than two paired users fail (no test).
+
+A condition with a segment clause (``... in every locale``, ``... in locale = de``; ``attributes``
+gives the users' attributes, :mod:`metrics_core.conditions`) gives one result per segment of
+users, as :func:`metrics_core.compare_segments` forms them (users the attributes do not list, or
+list without a value, in ``(missing)``): a threshold compares the mean of the per-user values
+of the segment's users; a baseline condition runs the test above on the users of the segment
+(the margin a share of the baseline's mean there). The segment rows' one-sided p-values are
+corrected together (every segment condition, segment and candidate), apart from the conditions
+over all users, as Compare corrects its segment rows apart from its overall table.
+
+Each result carries ``seconds``: the time spent deciding it (its paired test, its share of the
+correction), which the JUnit XML reports per test case.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
@@ -66,6 +79,10 @@ class ConditionResult:
     n: int = 0
     p_value: float = math.nan
     p_adjusted: float = math.nan
+    #: the segment of a condition with a segment clause (``"locale=de"``), else ""
+    segment: str = ""
+    #: seconds spent deciding this result
+    seconds: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -77,6 +94,8 @@ class CheckReport:
 
     results: list[ConditionResult]
     settings: dict = field(default_factory=dict)
+    #: seconds the whole check took
+    seconds: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -156,10 +175,12 @@ def _fmt_p(p: float) -> str:
     return "NaN" if p != p else (f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}")
 
 
+_OPERATORS = {">=": np.greater_equal, ">": np.greater, "<=": np.less_equal, "<": np.less}
+
+
 def _threshold(cond: Condition, model: str, evaluation: Any) -> ConditionResult:
     value = _summary_value(evaluation, cond, model)
-    compare = {">=": np.greater_equal, ">": np.greater, "<=": np.less_equal, "<": np.less}[cond.op]
-    passed = bool(value == value and compare(value, cond.value))
+    passed = bool(value == value and _OPERATORS[cond.op](value, cond.value))
     return ConditionResult(cond.text, model, cond.metric, cond.kind, passed, value, op=cond.op,
                            threshold=cond.value)
 
@@ -177,13 +198,13 @@ def _worse_direction(moved: np.ndarray, test: str) -> float:
     return float(np.sign(np.sum(np.sign(nonzero) * rankdata(np.abs(nonzero)))))
 
 
-def _baseline_test(cond: Condition, model: str, evaluation: Any, baseline: Any, test: str,
+def _baseline_test(cond: Condition, model: str, base: pd.Series, cand: pd.Series, test: str,
                    n_permutations: int, seed: int) -> tuple[ConditionResult, float]:
-    """The result before correction, with its one-sided p-value."""
+    """The result before correction, with its one-sided p-value, from the per-user values of the
+    baseline and the candidate (all users, or a segment's)."""
     from .compare import compare  # scipy: imported only for baseline conditions
 
     label = cond.spec.label
-    base, cand = _per_user(baseline, cond, "baseline"), _per_user(evaluation, cond, model)
     base_values, cand_values, users = stats.align_pairs(base, cand)
     orient = 1.0 if cond.spec.entry.higher_is_better else -1.0
     n = int(users.size)
@@ -218,6 +239,49 @@ def _baseline_line(r: ConditionResult, alpha: float, correction: str, test: str)
             f"{verdict}: one-sided {TEST_NAMES[test]} p {_fmt_p(r.p_value)}{corrected} {sign} {alpha:g}")
 
 
+def _segment_threshold(cond: Condition, model: str, values: pd.Series) -> ConditionResult:
+    """A threshold on the mean of a segment's per-user values (NaN values left out; none: fails)."""
+    finite = values.to_numpy(dtype=float)
+    finite = finite[np.isfinite(finite)]
+    value = float(finite.mean()) if finite.size else math.nan
+    passed = bool(value == value and _OPERATORS[cond.op](value, cond.value))
+    return ConditionResult(cond.text, model, cond.metric, cond.kind, passed, value, op=cond.op,
+                           threshold=cond.value, n=int(finite.size))
+
+
+def _segments(cond: Condition, labels: pd.Series, users: pd.Index) -> list[tuple[str, pd.Index]]:
+    """``[(segment, its users among users)]``: every value of the attribute (largest first, then by
+    name) or the one value the condition names (a value no user has: one-line MetricsError)."""
+    from .segment_compare import MISSING
+
+    found = pd.Series(labels.reindex(users.astype(str)).fillna(MISSING).to_numpy(dtype=object), index=users)
+    if cond.segment_value is not None:
+        chosen = found.index[found.to_numpy() == cond.segment_value]
+        if not len(chosen):
+            shown = ", ".join(sorted(map(str, found.unique()))[:10])
+            raise MetricsError(f"condition {cond.text!r}: no user has {cond.segment_column} = "
+                               f"{cond.segment_value!r} (values: {shown})")
+        return [(cond.segment_value, chosen)]
+    sizes = found.value_counts()
+    order = sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))
+    groups = found.groupby(found.to_numpy(), sort=False).groups
+    return [(str(v), pd.Index(groups[v])) for v in order]
+
+
+def _attribute(attributes, column: str) -> pd.Series:
+    from .frames import as_pandas
+    from .segment_compare import attribute_labels
+
+    table = as_pandas(attributes, "user attributes")
+    if not isinstance(table, pd.DataFrame):
+        raise MetricsError(f"user attributes: expected a table with user_id and {column!r}, "
+                           f"got {type(table).__name__}")
+    if "user_id" not in table.columns:
+        raise MetricsError("user attributes: the table has no user_id column; give user_id and one column "
+                           "per attribute")
+    return attribute_labels(table, [column])[0]
+
+
 def _candidates(candidate) -> dict:
     if isinstance(candidate, Mapping):
         if not candidate:
@@ -226,17 +290,20 @@ def _candidates(candidate) -> dict:
     return {"model": candidate}
 
 
-def check(candidate, conditions, baseline=None, *, test: str = "t", correction: str = "holm",
+def check(candidate, conditions, baseline=None, *, attributes=None, test: str = "t", correction: str = "holm",
           alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0) -> CheckReport:
     """Check conditions on one evaluation (or ``{model name: evaluation}``); see the module docstring.
 
     ``candidate`` and ``baseline`` are :class:`~metrics_core.Evaluation` results (anything with
     ``.summary`` and ``.per_user``) evaluated with the conditions' metrics; ``baseline`` may also be
-    the name of one model of the mapping, which is then not checked itself. ``test``: ``"t"``,
+    the name of one model of the mapping, which is then not checked itself. ``attributes``: the
+    users' attributes (a table of any kind with ``user_id`` and one column per attribute), needed
+    by conditions with a segment clause. ``test``: ``"t"``,
     ``"wilcoxon"`` or ``"randomization"`` (``n_permutations`` sign flips, ``seed``);
     ``correction``: ``"holm"``, ``"bh"`` or ``"none"``. Bad conditions or inputs raise a one-line
     :class:`MetricsError`; a condition that does not hold is a failed result, not an error.
     """
+    started = time.perf_counter()
     parsed = parse_conditions(conditions)
     test, correction = str(test).lower(), str(correction).lower()
     if test not in stats.TESTS:
@@ -256,29 +323,65 @@ def check(candidate, conditions, baseline=None, *, test: str = "t", correction: 
     needs_baseline = [c for c in parsed if c.kind == "baseline"]
     if needs_baseline and baseline is None:
         raise MetricsError(f"condition {needs_baseline[0].text!r} needs a baseline evaluation (baseline=...)")
+    labels = {}
+    for cond in parsed:
+        if cond.per_segment and cond.segment_column not in labels:
+            if attributes is None:
+                raise MetricsError(f"condition {cond.text!r} needs the users' attributes (attributes=..., "
+                                   f"with user_id and {cond.segment_column!r})")
+            labels[cond.segment_column] = _attribute(attributes, cond.segment_column)
     results: list[ConditionResult] = []
-    one_sided: list[tuple[ConditionResult, float]] = []
+    families: dict[bool, list[tuple[ConditionResult, float]]] = {False: [], True: []}
     for model, evaluation in models.items():
         for cond in parsed:
-            if cond.kind == "threshold":
-                results.append(_threshold(cond, model, evaluation))
-            else:
-                result, p = _baseline_test(cond, model, evaluation, baseline, test, n_permutations, seed)
+            if not cond.per_segment:
+                clock = time.perf_counter()
+                if cond.kind == "threshold":
+                    results.append(_threshold(cond, model, evaluation))
+                else:
+                    result, p = _baseline_test(cond, model, _per_user(baseline, cond, "baseline"),
+                                               _per_user(evaluation, cond, model), test, n_permutations, seed)
+                    results.append(result)
+                    families[False].append((result, p))
+                results[-1].seconds = time.perf_counter() - clock
+                continue
+            cand = _per_user(evaluation, cond, model)
+            base = _per_user(baseline, cond, "baseline") if cond.kind == "baseline" else None
+            users = cand.index if base is None else cand.index.union(base.index)
+            for segment, members in _segments(cond, labels[cond.segment_column], users):
+                clock = time.perf_counter()
+                if cond.kind == "threshold":
+                    result = _segment_threshold(cond, model, cand.reindex(members))
+                else:
+                    result, p = _baseline_test(cond, model, base[base.index.isin(members)],
+                                               cand[cand.index.isin(members)], test, n_permutations, seed)
+                    families[True].append((result, p))
+                result.segment = f"{cond.segment_column}={segment}"
+                result.seconds = time.perf_counter() - clock
                 results.append(result)
-                one_sided.append((result, p))
-    if one_sided:
+    for one_sided in families.values():
+        if not one_sided:
+            continue
+        clock = time.perf_counter()
         p = np.array([q for _, q in one_sided], dtype=float)
         known = ~np.isnan(p)
         adjusted = np.full(p.shape, np.nan)
         adjusted[known] = stats.adjust_pvalues(p[known], correction)
+        share = (time.perf_counter() - clock) / len(one_sided)
         for (result, raw), adj in zip(one_sided, adjusted):
             result.p_value, result.p_adjusted = raw, float(adj)
             result.passed = bool(adj == adj and adj >= alpha)
+            result.seconds += share
     for r in results:
-        detail = (f"{_fmt(r.value)} {'' if r.passed else 'not '}{r.op} {r.threshold:g}" if r.kind == "threshold"
-                  else _baseline_line(r, alpha, correction, test))
+        if r.kind == "threshold":
+            detail = f"{_fmt(r.value)} {'' if r.passed else 'not '}{r.op} {r.threshold:g}"
+            if r.segment:
+                detail += f" (mean over {r.n} users)"
+        else:
+            detail = _baseline_line(r, alpha, correction, test)
         who = f"{r.model}: " if len(models) > 1 else ""
-        r.line = f"{'PASS' if r.passed else 'FAIL'} {who}{r.condition}: {detail}"
+        where = f" [{r.segment}]" if r.segment else ""
+        r.line = f"{'PASS' if r.passed else 'FAIL'} {who}{r.condition}{where}: {detail}"
     settings = {"test": test, "correction": correction, "alpha": alpha, "baseline": baseline_name,
                 "n_permutations": n_permutations, "seed": seed}
-    return CheckReport(results, settings)
+    return CheckReport(results, settings, seconds=time.perf_counter() - started)

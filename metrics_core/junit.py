@@ -1,8 +1,9 @@
 """JUnit XML of a regression gate's results, the test report format CI systems show.
 
 One ``<testsuite name="metrics-core check">`` inside ``<testsuites>``; one ``<testcase>`` per
-condition and model (``classname`` ``metrics-core.check.<model>``, ``name`` the condition as
-written); a failed condition holds a ``<failure>`` whose message is its line; every test case
+condition, model and segment (``classname`` ``metrics-core.check.<model>``, ``name`` the condition as
+written, its segment in brackets: ``... in every locale [locale=de]``; ``time`` the seconds spent
+deciding it, the suite's ``time`` the whole check's); a failed condition holds a ``<failure>`` whose message is its line; every test case
 carries its line in ``<system-out>`` too, so a passing value is shown as well. Written with the
 standard library's ElementTree, which escapes every text and attribute.
 """
@@ -22,16 +23,22 @@ def junit_xml(report) -> str:
     failures = len(report.failures)
     root = ET.Element("testsuites", name=SUITE, tests=str(len(report)), failures=str(failures), errors="0")
     suite = ET.SubElement(root, "testsuite", name=SUITE, tests=str(len(report)), failures=str(failures),
-                          errors="0", skipped="0", time="0")
+                          errors="0", skipped="0", time=_seconds(getattr(report, "seconds", 0.0)))
     for r in report:
-        case = ET.SubElement(suite, "testcase", classname=f"metrics-core.check.{r.model}", name=r.condition,
-                             time="0")
+        name = f"{r.condition} [{r.segment}]" if r.segment else r.condition
+        case = ET.SubElement(suite, "testcase", classname=f"metrics-core.check.{r.model}", name=name,
+                             time=_seconds(r.seconds))
         if not r.passed:
             failure = ET.SubElement(case, "failure", message=r.line, type="ConditionFailed")
             failure.text = r.line
         ET.SubElement(case, "system-out").text = r.line
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _seconds(value: float) -> str:
+    """Seconds as JUnit writes them: a decimal with microseconds (never exponent notation)."""
+    return f"{max(float(value), 0.0):.6f}"
 
 
 def write_junit(report, path) -> Path:

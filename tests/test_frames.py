@@ -134,9 +134,9 @@ def test_bad_frames_say_what_and_where():
         pl.when(pl.int_range(pl.len()) == 2).then(None).otherwise(pl.col("item_id")).alias("item_id"))
     with pytest.raises(mc.MetricsError, match=r"item_id: 1 empty id\(s\), first at row 3"):
         mc.evaluate(no_id, qrels)
-    with pytest.raises(mc.MetricsError, match=r"polars LazyFrame: call \.collect\(\)"):
-        mc.evaluate(pl.from_pandas(run).lazy(), qrels)
+    with pytest.raises(mc.MetricsError, match=r"^run: could not be read as an Arrow table \(LazyFrame: .*nope"):
+        mc.evaluate(pl.from_pandas(run).lazy().select("user_id", "nope"), qrels)
     with pytest.raises(mc.MetricsError, match="run is missing column"):
         mc.evaluate(pl.from_pandas(run).drop("score"), qrels)
-    with pytest.raises(mc.MetricsError, match=r"must be a DataFrame \(pandas or polars\), a pyarrow Table"):
+    with pytest.raises(mc.MetricsError, match=r"must be a DataFrame \(pandas or polars\), a polars LazyFrame, a pyarrow Table"):
         mc.evaluate([1, 2, 3], qrels)

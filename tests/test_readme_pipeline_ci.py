@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from _gate_data import write_runs
 
@@ -137,17 +138,26 @@ def test_publish_in_a_pipeline(folder, tmp_path):
 
 def test_in_ci(folder):
     blocks = section_blocks("In CI")
-    assert [language for language, _ in blocks] == ["bash", "python"]
-    shell = run_block(*blocks[0], folder)
+    assert [language for language, _ in blocks] == ["bash", "bash", "python"]
+    gate, segments, python = blocks
+    pd.DataFrame({"user_id": [f"u{u}" for u in range(400)],
+                  "locale": [("en", "de", "fr")[u % 3] for u in range(400)]}).to_csv(folder / "users.csv", index=False)
+    shell = run_block(*gate, folder)
     assert shell.returncode == 0, shell.stdout + shell.stderr
     assert len(shell.stdout.splitlines()) == 3 and shell.stdout.count("PASS ") == 3
     assert (folder / "check.xml").read_text(encoding="utf-8").startswith("<?xml")
-    test = run_block(*blocks[1], folder, after="\ntest_no_regression()\n")
+    shell = run_block(*segments, folder)
+    assert shell.returncode == 0, shell.stdout + shell.stderr
+    assert [line.split(" [")[1].split("]")[0] for line in shell.stdout.splitlines()] == [
+        "locale=en", "locale=de", "locale=fr"]
+    test = run_block(*python, folder, after="\ntest_no_regression()\n")
     assert test.returncode == 0, test.stderr
     # the same blocks on a run that lost quality: the gate stops it
     (folder / "predictions.parquet").unlink()
     shutil.copy(folder / "drop.parquet", folder / "predictions.parquet")
-    shell = run_block(*blocks[0], folder)
+    shell = run_block(*gate, folder)
     assert shell.returncode == 1 and "FAIL ndcg@10 not worse than baseline by more than 1%" in shell.stdout
-    test = run_block(*blocks[1], folder, after="\ntest_no_regression()\n")
+    shell = run_block(*segments, folder)
+    assert shell.returncode == 1 and shell.stdout.count("FAIL ") == 3
+    test = run_block(*python, folder, after="\ntest_no_regression()\n")
     assert test.returncode == 1 and "AssertionError: 1 of 3 condition(s) failed" in test.stderr

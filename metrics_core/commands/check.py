@@ -6,6 +6,7 @@
         "ndcg@10 >= 0.30" "ndcg@10 not worse than baseline by more than 1%" "coverage@10 >= 0.5"
         [--test t|wilcoxon|randomization] [--correction holm|bh|none] [--alpha 0.05]
         [conventions, --preset, --item-features, --interactions] [--junit FILE] [--json]
+        [--user-attributes FILE]  (for conditions such as "ndcg@10 not worse than baseline in every locale")
 
 The conditions (:mod:`metrics_core.conditions`) name the metrics to evaluate; every run and the
 baseline are evaluated with them, the same conventions and the same ground truth, and
@@ -13,7 +14,11 @@ baseline are evaluated with them, the same conventions and the same ground truth
 
 Output: one line per condition and run on stdout (``PASS ...`` / ``FAIL ...``); ``--json``
 prints ``{"passed": ..., "conditions": [...], "settings": {...}}`` instead; ``--junit FILE``
-also writes JUnit XML (one test case per condition and run) for the CI's test report. Exit
+also writes JUnit XML (one test case per condition, run and segment, with the seconds each took;
+the suite's time is the whole command's) for the CI's test report. A condition ending in
+``in every COLUMN`` or ``in COLUMN = VALUE`` is decided within segments of the users of
+``--user-attributes`` (``user_id`` and one column per attribute), the segment rows corrected
+together apart from the other conditions. Exit
 status: 0 every condition holds, 1 at least one fails, 2 bad input (a condition that cannot be
 read, a file, an option), with one line on stderr.
 """
@@ -21,6 +26,7 @@ read, a file, an option), with one line on stderr.
 from __future__ import annotations
 
 import sys
+import time
 
 from .. import conventions as convention_options
 from ..conditions import parse_conditions
@@ -41,7 +47,8 @@ def register(subparsers) -> None:
                               "when one fails, 2 on bad input.")
     p.add_argument("conditions", nargs="+", metavar="CONDITION",
                    help="'METRIC >= NUMBER' (or >, <=, <), or 'METRIC not worse than baseline [by more than "
-                        "N%%]' (or by more than N, in the metric's units); quote each one")
+                        "N%%]' (or by more than N, in the metric's units), optionally ending in 'in every COLUMN' "
+                        "or 'in COLUMN = VALUE' (segments of --user-attributes); quote each one")
     add_input_arguments(p)
     p.add_argument("--baseline", metavar="FILE",
                    help="the baseline run the 'not worse than baseline' conditions compare with")
@@ -58,6 +65,8 @@ def register(subparsers) -> None:
     p.add_argument("--permutations", type=int, default=10000, metavar="N",
                    help="random sign flips for --test randomization (10000)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the randomization test (0)")
+    p.add_argument("--user-attributes", metavar="FILE", default=None,
+                   help="user_id and one column per attribute, for conditions ending in 'in every COLUMN'")
     p.add_argument("--junit", metavar="FILE", help="also write the results as JUnit XML")
     p.add_argument("--json", action="store_true", help="print JSON on stdout instead of the lines")
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
@@ -78,7 +87,27 @@ def _evaluate(frame, qrels, labels, conv, path):
         raise MetricsError(f"{path}: {e}") from None
 
 
+def _attributes(args, parsed):
+    """The users' attributes when a condition has a segment clause (checked before the runs are read)."""
+    segmented = [c for c in parsed if c.per_segment]
+    if not segmented:
+        return None
+    if not args.user_attributes:
+        raise MetricsError(f"condition {segmented[0].text!r} needs --user-attributes FILE (user_id and a "
+                           f"{segmented[0].segment_column!r} column)")
+    from ..io import read_user_attributes
+
+    attributes, _ = read_user_attributes(args.user_attributes)
+    for c in segmented:
+        if c.segment_column not in attributes.columns or c.segment_column == "user_id":
+            listed = ", ".join(str(x) for x in attributes.columns if x != "user_id") or "none"
+            raise MetricsError(f"{args.user_attributes}: no column {c.segment_column!r} for condition "
+                               f"{c.text!r}; its attributes: {listed}")
+    return attributes
+
+
 def run(args) -> int:
+    started = time.perf_counter()
     if not 0 < args.alpha < 1:
         raise MetricsError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.permutations < 1:
@@ -87,6 +116,7 @@ def run(args) -> int:
     if any(c.kind == "baseline" for c in parsed) and not args.baseline:
         first = next(c for c in parsed if c.kind == "baseline")
         raise MetricsError(f"condition {first.text!r} needs --baseline FILE")
+    attributes = _attributes(args, parsed)
     labels = _labels(parsed, args.preset)
     notes: list[str] = []
     qrels, runs = load_inputs(args, notes)
@@ -104,8 +134,15 @@ def run(args) -> int:
             raise MetricsError(f"{args.baseline}: no --qrels given and the baseline has no relevance column; "
                                "pass --qrels FILE")
         baseline = _evaluate(frame, qrels, labels, conv, args.baseline)
-    report = check(evaluations, args.conditions, baseline=baseline, test=args.test, correction=args.correction,
-                   alpha=args.alpha, n_permutations=args.permutations, seed=args.seed)
+    try:
+        report = check(evaluations, args.conditions, baseline=baseline, attributes=attributes, test=args.test,
+                       correction=args.correction, alpha=args.alpha, n_permutations=args.permutations,
+                       seed=args.seed)
+    except MetricsError as exc:
+        if attributes is None:
+            raise
+        raise MetricsError(f"{args.user_attributes}: {exc}") from None
+    report.seconds = time.perf_counter() - started  # the suite's time: reading and evaluating included
     if not args.quiet:
         for n in notes:
             print(f"note: {n}", file=sys.stderr)
