@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboard import (background, kernel_warmup, owner, preload, snapshot_brief, sources, state,  # noqa: E402
+from dashboard import (background, kernel_warmup, preload, snapshot_brief, sources, state,  # noqa: E402
                        tables, text, uploads, url, url_numbers)
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
@@ -38,7 +38,6 @@ kernel_warmup.start_once()  # compile the kernels later pages need while this on
 # A drawn icon, not ":material/...:" (the browser would fetch that favicon from Google's servers).
 st.set_page_config(page_title="metrics_core workbench", page_icon=state.app_icon(), layout="wide")
 
-owner.keep_in_browser()  # the secret that lets this browser change its own working copies
 # The URL names the data (?analysis=<id>): load it before the pages and the controls are made,
 # so that a snapshot opens on its brief and a shared view's saved K, gain and ties seed the controls.
 opening_error = None

@@ -1,27 +1,42 @@
 """The browser's owner secret: what lets a browser change the working copies it created.
 
 The secret is 256 random bits (``secrets.token_urlsafe(32)``), kept in the browser as the
-cookie :data:`COOKIE` (``SameSite=Strict``, ``Secure`` over HTTPS, 400 days: the longest
-a browser keeps a cookie) and never put in a URL. The store keeps only its SHA-256 with
-each analysis the browser saves, so anyone opening a working copy's address from another
-browser sees it read-only.
+cookie :data:`COOKIE` and never put in a URL. The store keeps only its SHA-256 with each
+analysis the browser saves, so anyone opening a working copy's address from another browser
+sees it read-only.
 
-Streamlit reads cookies (``st.context.cookies``) from the request that opened the session,
-and cannot set one from the server: a session whose browser sent no valid secret makes a
-new one and writes it with a small script (``st.html`` with JavaScript), so the next load of
-the page (a reload, another tab) sends it. When another tab of the same browser wrote its
-own secret first, the script reloads the page instead, so both tabs end up with one
-secret. A browser that refuses cookies gets a new secret on every load: its working copies
-open read-only after a reload, with "make my own copy".
+The server sets the cookie, never a page script: :class:`OwnerCookieMiddleware` (installed by
+``dashboard/serve.py``) adds ``Set-Cookie`` to every HTML page it serves to a browser that did
+not send a well-formed secret, with ``HttpOnly`` (no script reads it, not even one served by
+another port of the same host), ``SameSite=Strict``, ``Path=/``, ``Max-Age`` of 400 days (the
+longest a browser keeps a cookie) and ``Secure`` when the page was asked for over HTTPS (the
+request's scheme, or ``X-Forwarded-Proto: https`` from a proxy in front). Streamlit's session
+then reads it from the request that opened its websocket (``st.context.cookies``), which the
+browser makes after it received the page, so the first session of a browser already has it.
+
+A cookie that is not a well-formed secret (another page of the host may set one) is ignored:
+the next page load replaces it, nothing reloads. A session without a secret (a browser that
+refuses cookies, the entry script run without ``serve.py``, a bare script run) uses a secret of
+its own for as long as it lasts: its working copies open read-only after a reload, with "make
+my own copy".
+
+Limits: the cookie is not readable by scripts, but over plain HTTP a page of the same host can
+still *set* a cookie of this name before the browser's first visit (cookie fixation) or with a
+longer path; browsers refuse to let a script overwrite an ``HttpOnly`` cookie that is already
+there. Serve the dashboard on a host of its own, over HTTPS, where that matters.
 """
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
 
 import streamlit as st
 
 from metrics_core.store import TOKEN_PATTERN, new_owner_secret
 
-__all__ = ["COOKIE", "MAX_AGE_SECONDS", "secret", "from_cookies", "keep_in_browser"]
+__all__ = ["COOKIE", "MAX_AGE_SECONDS", "secret", "from_cookies", "cookie_values", "set_cookie_header",
+           "OwnerCookieMiddleware"]
 
 COOKIE = "metrics_core_owner"
 #: How long the browser keeps the cookie: 400 days, the most Chromium accepts.
@@ -29,10 +44,14 @@ MAX_AGE_SECONDS = 400 * 86400
 _KEY = "mcd_owner_secret"
 
 
+def _well_formed(value: Any) -> bool:
+    return isinstance(value, str) and TOKEN_PATTERN.fullmatch(value) is not None
+
+
 def from_cookies(cookies) -> str | None:
-    """The owner secret among a request's ``cookies``, when it is well formed."""
+    """The owner secret among a request's ``cookies`` (a mapping), when it is well formed."""
     value = cookies.get(COOKIE) if cookies is not None else None
-    return value if isinstance(value, str) and TOKEN_PATTERN.match(value) else None
+    return value if _well_formed(value) else None
 
 
 def _sent_by_browser() -> str | None:
@@ -40,33 +59,69 @@ def _sent_by_browser() -> str | None:
 
 
 def secret() -> str:
-    """This session's owner secret: the browser's, else a new one (see :func:`keep_in_browser`)."""
+    """This session's owner secret: the browser's cookie, else one of the session's own."""
     value = st.session_state.get(_KEY)
     if not value:
         value = st.session_state[_KEY] = _sent_by_browser() or new_owner_secret()
     return value
 
 
-def _script(value: str) -> str:
-    # ``value`` matches TOKEN_PATTERN ([A-Za-z0-9_-]): nothing in it can end the string or the tag.
-    return f"""<script>
-(function () {{
-  var name = "{COOKIE}", wanted = "{value}";
-  var have = document.cookie.split("; ").filter(function (c) {{ return c.indexOf(name + "=") === 0; }})
-                 .map(function (c) {{ return c.slice(name.length + 1); }})[0];
-  if (!have) {{
-    document.cookie = name + "=" + wanted + "; Path=/; Max-Age={MAX_AGE_SECONDS}; SameSite=Strict"
-                      + (location.protocol === "https:" ? "; Secure" : "");
-  }} else if (have !== wanted) {{
-    window.location.reload();  /* another tab of this browser wrote its secret first: adopt it */
-  }}
-}})();
-</script>"""
+def cookie_values(cookie_headers: Iterable[str]) -> list[str]:
+    """Every value of :data:`COOKIE` in the ``Cookie`` request headers given (a browser sends
+    one per path it was set for), in their order; malformed pairs are skipped."""
+    found = []
+    for header in cookie_headers:
+        for pair in header.split(";"):
+            name, sep, value = pair.strip().partition("=")
+            if sep and name.strip() == COOKIE:
+                found.append(value.strip().strip('"'))
+    return found
 
 
-def keep_in_browser() -> None:
-    """Write this session's secret into the browser's cookie when the browser did not send it."""
-    value = secret()
-    if _sent_by_browser() == value or not TOKEN_PATTERN.match(value):
-        return
-    st.sidebar.html(_script(value), unsafe_allow_javascript=True)
+def set_cookie_header(value: str, *, secure: bool) -> str:
+    """The ``Set-Cookie`` header value that keeps the owner secret ``value`` in the browser."""
+    if not _well_formed(value):
+        raise ValueError("an owner secret is 43 URL-safe characters")
+    return (f"{COOKIE}={value}; Path=/; Max-Age={MAX_AGE_SECONDS}; HttpOnly; SameSite=Strict"
+            + ("; Secure" if secure else ""))
+
+
+def _headers(scope: MutableMapping[str, Any], name: bytes) -> list[str]:
+    return [v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == name]
+
+
+def _is_https(scope: MutableMapping[str, Any]) -> bool:
+    forwarded = ",".join(_headers(scope, b"x-forwarded-proto")).split(",")[0].strip().lower()
+    return scope.get("scheme") == "https" or forwarded == "https"
+
+
+def _is_html(start: MutableMapping[str, Any]) -> bool:
+    return any(k.lower() == b"content-type" and v.lower().startswith(b"text/html")
+               for k, v in start.get("headers", ()))
+
+
+class OwnerCookieMiddleware:
+    """ASGI middleware: give a browser without a well-formed owner secret a new one, in an
+    ``HttpOnly`` cookie on the next HTML page it is served (see :func:`set_cookie_header`).
+
+    Requests that send a well-formed secret, websockets and non-HTML responses (scripts,
+    styles, health checks, uploads) pass untouched.
+    """
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope.get("type") != "http" or any(
+                _well_formed(v) for v in cookie_values(_headers(scope, b"cookie"))):
+            await self.app(scope, receive, send)
+            return
+        secure = _is_https(scope)
+
+        async def send_with_cookie(message) -> None:
+            if message.get("type") == "http.response.start" and _is_html(message):
+                header = set_cookie_header(new_owner_secret(), secure=secure).encode("latin-1")
+                message = {**message, "headers": [*message.get("headers", ()), (b"set-cookie", header)]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)

@@ -6,6 +6,9 @@ session, as with ``streamlit run dashboard/app.py``. Started from here, its star
 answers at once, and the imports of the first script run are done while the first visitor's
 browser loads the page's code (a restarted server's first visitor is often someone opening a
 shared link); a script run that needs a module still being imported waits for that import.
+
+Every HTML page it serves to a browser without an owner secret sets one in an ``HttpOnly``
+cookie (:class:`dashboard.owner.OwnerCookieMiddleware`): no page script ever sees it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -29,4 +33,6 @@ async def lifespan(_app):
     yield
 
 
-app = st.App("app.py", lifespan=lifespan)
+from dashboard.owner import OwnerCookieMiddleware  # noqa: E402
+
+app = st.App("app.py", lifespan=lifespan, middleware=[Middleware(OwnerCookieMiddleware)])

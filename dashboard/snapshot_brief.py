@@ -6,7 +6,8 @@ it in the analysis store (:meth:`metrics_core.store.AnalysisStore.keep_brief`), 
 the decision, every convention, the users counted, the title and notes, and the record's format
 version). It is kept when the snapshot is shared (once the resampled statistics and the segments
 are done, on a thread of its own) or, for a snapshot without one, the first time its brief is
-complete on the Brief page under the settings the link opened with.
+complete on the Brief page under the settings the link opened with. Once kept, only the browser
+that saved the snapshot replaces it (the store checks its owner secret).
 
 Opening the link then draws the brief from the kept record (:func:`stored`) while the files are
 read and prepared on the server's worker thread (:func:`load_data_later`), so the next page is
@@ -28,7 +29,7 @@ from metrics_core.brief import Brief
 from metrics_core.errors import MetricsError
 from metrics_core.brief_record import FORMAT_VERSION, RecordError, from_record, to_record
 
-from . import background, cache, sources
+from . import background, cache, owner, sources
 from .controls import evaluation_options, users
 
 __all__ = ["settings_key", "stored", "keep", "keep_when_shared", "load_data_later", "mark_loaded", "data_loaded",
@@ -84,7 +85,7 @@ def stored(decision: Any, title: str, notes: str) -> Brief | None:
     return cache.SHARED.get_or_compute(cache_key, lambda: brief)
 
 
-def _keep(analysis_id: str, key: str, brief: Brief) -> None:
+def _keep(analysis_id: str, key: str, brief: Brief, secret: str) -> None:
     with _LOCK:
         if (analysis_id, key) in _KEPT:
             return
@@ -93,20 +94,22 @@ def _keep(analysis_id: str, key: str, brief: Brief) -> None:
         text = to_record(brief)
     except RecordError:
         return
-    sources.keep_brief(analysis_id, key, FORMAT_VERSION, text)
+    sources.keep_brief(analysis_id, key, FORMAT_VERSION, text, secret)
 
 
 def keep(decision: Any, title: str, notes: str, brief: Brief) -> None:
     """Keep ``brief`` (computed from the files, nothing pending) with the snapshot shown, when the
     current settings are those the link opened with (a reader who changes the decision does not
-    replace what the link shows)."""
+    replace what the link shows). The store keeps it when the snapshot has none yet, or when this
+    browser saved the snapshot: a reader who opened the link with other settings
+    (``&gain=binary&k=3``) sees their brief computed and leaves the kept one as it was."""
     analysis_id = _snapshot_id()
     pending = brief.verdicts.attrs.get("pending") or brief.verdicts.attrs.get("segments_pending")
     if analysis_id is None or pending:
         return
     key = settings_key(analysis_id, decision, title, notes)
     if st.session_state.get(_OPENING) == (analysis_id, key):
-        _keep(analysis_id, key, brief)
+        _keep(analysis_id, key, brief, owner.secret())
 
 
 def keep_when_shared(analysis_id: str, decision: Any, title: str, notes: str) -> None:
@@ -116,6 +119,7 @@ def keep_when_shared(analysis_id: str, decision: Any, title: str, notes: str) ->
     from .compute import complete_brief_later
 
     title = title or "Decision brief"
+    secret = owner.secret()
     try:
         key = settings_key(analysis_id, decision, title, notes)
         complete = complete_brief_later(decision, title, notes)
@@ -128,7 +132,7 @@ def keep_when_shared(analysis_id: str, decision: Any, title: str, notes: str) ->
         except Exception:  # noqa: BLE001 - not kept: the first opening computes it from the files
             return
         if brief is not None:
-            _keep(analysis_id, key, brief)
+            _keep(analysis_id, key, brief, secret)
     threading.Thread(target=run, name="snapshot-brief", daemon=True).start()
 
 

@@ -522,12 +522,15 @@ def stored_brief(analysis_id: str, settings_key: str, format_version: str) -> st
         return None
 
 
-def keep_brief(analysis_id: str, settings_key: str, format_version: str, content: str) -> Future:
-    """Keep a snapshot's brief in the store, on the store thread (the page does not wait). A
-    brief the store refuses (full, too large) is simply not kept: the next opening computes it."""
+def keep_brief(analysis_id: str, settings_key: str, format_version: str, content: str, secret: str) -> Future:
+    """Keep a snapshot's brief in the store, on the store thread (the page does not wait), for the
+    browser whose owner ``secret`` is given (:func:`owner.secret`, read on the script's thread): it
+    replaces a kept brief only for the browser that saved the snapshot. A brief the store refuses
+    (full, too large, kept already by another client) is simply not kept: the next opening
+    computes it."""
     def save(store: AnalysisStore) -> bool:
         try:
-            store.keep_brief(analysis_id, settings_key, format_version, content)
+            store.keep_brief(analysis_id, settings_key, format_version, content, owner=secret)
         except StoreError:
             return False
         return True

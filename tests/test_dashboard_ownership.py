@@ -143,6 +143,66 @@ def test_cookie_value_is_read_only_when_well_formed():
     assert owner.from_cookies({}) is None and owner.from_cookies(None) is None
 
 
+def _served(headers: list[tuple[bytes, bytes]], content_type: bytes = b"text/html; charset=utf-8",
+            scheme: str = "http", kind: str = "http") -> list[tuple[bytes, bytes]]:
+    """The response headers a request with ``headers`` gets through :class:`owner.OwnerCookieMiddleware`
+    in front of an app answering ``content_type``."""
+    import asyncio
+
+    async def inner(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type)]})
+        await send({"type": "http.response.body", "body": b"<html></html>"})
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request"}
+    scope = {"type": kind, "scheme": scheme, "method": "GET", "path": "/", "headers": headers}
+    asyncio.run(owner.OwnerCookieMiddleware(inner)(scope, receive, send))
+    return sent[0]["headers"]
+
+
+def _set_cookies(headers) -> list[str]:
+    return [v.decode("latin-1") for k, v in headers if k == b"set-cookie"]
+
+
+def test_the_server_sets_the_secret_in_a_cookie_no_script_reads():
+    """An HTML page served to a browser without a well-formed secret sets a new one with HttpOnly,
+    SameSite=Strict, Path=/ and 400 days (Secure over HTTPS, also behind a proxy); a well-formed
+    one is left alone; a malformed one (another page of the host may set it) is replaced, once."""
+    for sent in ([], [(b"cookie", b"other=1")], [(b"cookie", f"{owner.COOKIE}=bad value".encode())],
+                 [(b"cookie", f"{owner.COOKIE}={'A' * 42}; x=1".encode())]):
+        (cookie,) = _set_cookies(_served(sent))
+        attributes = [part.strip() for part in cookie.split(";")]
+        name, value = attributes[0].split("=", 1)
+        assert name == owner.COOKIE and TOKEN_PATTERN.match(value)
+        assert sorted(attributes[1:]) == sorted(["Path=/", "Max-Age=34560000", "HttpOnly", "SameSite=Strict"])
+        assert 34560000 == 400 * 86400
+    valid = "B" * 43
+    assert _set_cookies(_served([(b"cookie", f"x=1; {owner.COOKIE}={valid}".encode())])) == []
+    # two values (a page of the host set one with a longer path): the well-formed one is kept
+    assert _set_cookies(_served([(b"cookie", f"{owner.COOKIE}=junk; {owner.COOKIE}={valid}".encode())])) == []
+    assert _set_cookies(_served([], content_type=b"application/javascript")) == []  # scripts, health checks
+    assert "; Secure" in _set_cookies(_served([], scheme="https"))[0]
+    assert "; Secure" in _set_cookies(_served([(b"x-forwarded-proto", b"https")]))[0]
+    assert "Secure" not in _set_cookies(_served([]))[0]
+    secrets_given = {_set_cookies(_served([]))[0] for _ in range(3)}
+    assert len(secrets_given) == 3  # a new random secret each time
+    assert owner.cookie_values([f"a=1; {owner.COOKIE}=x", f"{owner.COOKIE}=\"y\""]) == ["x", "y"]
+
+
+def test_no_page_script_writes_or_reads_the_secret():
+    """The entry script draws no HTML with the secret (nothing a page's script could read or reload on)."""
+    at, d, aid = owner_session()  # a browser that saved a working copy: it has its secret
+    secret = at.session_state[SECRET]
+    assert TOKEN_PATTERN.match(secret)
+    drawn = [str(h.proto) for h in at.get("html")]
+    assert not [h for h in drawn if secret in h or "cookie" in h.lower() or "<script" in h.lower()]
+
+
 def test_upload_of_content_already_stored_is_not_refused_near_a_full_share(monkeypatch):
     at, d, aid = owner_session()
     used = AnalysisStore().usage(owner=at.session_state[SECRET]).client_used_bytes

@@ -28,19 +28,24 @@ from test_dashboard_pages import app  # noqa: E402
 TITLE, NOTES = "Cold users <b>check</b>", "Look at *cold* users."
 
 
-@pytest.fixture()
-def shared(monkeypatch, tmp_path):
-    """A snapshot of three models, a ground truth and user attributes in a private store; its id,
-    the frames and the store's SQLite file."""
-    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
-    runs, qrels, attributes, _ = make_data()
+def save_snapshot(runs, qrels, attributes, owner=None):
+    """A snapshot of the runs, ground truth and user attributes, saved by ``owner``."""
     files = [SavedFile(f"{name}.csv", run.to_csv(index=False).encode(), "run") for name, run in runs.items()]
     files += [SavedFile("qrels.csv", qrels.to_csv(index=False).encode(), "qrels"),
               SavedFile("users.csv", attributes.to_csv(index=False).encode(), "user_attributes")]
     settings = {"kind": "snapshot", "runs": [{"model": n, "mapping": {}} for n in runs],
                 "files": {"qrels": {"mapping": {}}, "user_attributes": {"mapping": {}}}, "notes": NOTES,
                 "view": {}, "demo": False}
-    receipt = AnalysisStore().save_snapshot(files, settings, title=TITLE, notes=NOTES)
+    return AnalysisStore().save_snapshot(files, settings, title=TITLE, notes=NOTES, owner=owner)
+
+
+@pytest.fixture()
+def shared(monkeypatch, tmp_path):
+    """A snapshot of three models, a ground truth and user attributes in a private store; its id,
+    the frames and the store's SQLite file."""
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+    runs, qrels, attributes, _ = make_data()
+    receipt = save_snapshot(runs, qrels, attributes)
     new_server()
     yield receipt.id, runs, qrels, attributes, tmp_path / "store" / "analyses.sqlite3"
     new_server()
@@ -121,3 +126,60 @@ def test_a_stale_or_damaged_brief_is_computed_again(shared, damage):
     new_server()
     if damage == "format":
         assert opened_from_store(app(analysis=analysis_id))
+
+
+OWNER = "o" * 43  # the owner secret of the browser that saved the snapshot (a well-formed one)
+
+
+def _session(owner_secret: str | None = None, **query):
+    """An AppTest session on the Brief; with ``owner_secret``, as the browser whose cookie holds it
+    (without one, a visitor: each AppTest session has a secret of its own). Waits for every brief
+    save it started on the store thread."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import sources
+    from test_dashboard_pages import APP, TIMEOUT
+
+    saves, keep = [], sources.keep_brief
+
+    def recorded(*args, **kwargs):
+        saves.append(keep(*args, **kwargs))
+        return saves[-1]
+    sources.keep_brief = recorded
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        if owner_secret is not None:
+            at.session_state["mcd_owner_secret"] = owner_secret
+        for key, value in query.items():
+            at.query_params[key] = str(value)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        for future in saves:
+            future.result(timeout=deadlines.BACKGROUND)
+    finally:
+        sources.keep_brief = keep
+    return at, len(saves)
+
+
+def test_a_visitor_with_other_settings_does_not_replace_the_kept_brief(shared):
+    """A visitor opening the link with ``&gain=binary&k=3`` sees the brief of those settings,
+    computed from the files, and the kept one stays; the snapshot's owner may replace it."""
+    _, runs, qrels, attributes, db = shared
+    analysis_id = save_snapshot(runs, qrels, attributes, owner=OWNER).id
+    new_server()
+    first, _ = _session(analysis=analysis_id)  # a visitor, none kept yet: kept under the link's settings
+    kept = kept_row(db, analysis_id)
+
+    new_server()
+    other, attempts = _session(analysis=analysis_id, gain="binary", k=3)
+    assert not opened_from_store(other) and verdict_lines(other)  # their own view, from the files
+    assert verdict_lines(other) != verdict_lines(first)  # the settings changed what it says
+    assert attempts == 1  # it tried to keep its brief (it opened the link with those settings) ...
+    assert kept_row(db, analysis_id) == kept  # ... and the store refused: the kept brief is as it was
+
+    new_server()
+    assert opened_from_store(_session(analysis=analysis_id)[0])  # the next reader: the fast first screen
+
+    new_server()
+    _session(OWNER, analysis=analysis_id, gain="binary", k=3)  # its owner may change what the link keeps
+    assert kept_row(db, analysis_id)[0] != kept[0]

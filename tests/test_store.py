@@ -743,7 +743,7 @@ def test_a_snapshot_keeps_one_brief_counted_with_its_record(backend):
     content = json.dumps({"verdicts": ["écart ▲"] * 50})
     key, other = "a" * 64, "b" * 64
     assert store.stored_brief(receipt.id, key, "brief-1") is None
-    store.keep_brief(receipt.id, key, "brief-1", content)
+    store.keep_brief(receipt.id, key, "brief-1", content)  # none kept yet: anyone who opens it may keep one
     assert store.stored_brief(receipt.id, key, "brief-1") == content
     assert store.stored_brief(receipt.id, other, "brief-1") is None  # other settings
     assert store.stored_brief(receipt.id, key, "brief-2") is None  # another format: computed again
@@ -751,8 +751,14 @@ def test_a_snapshot_keeps_one_brief_counted_with_its_record(backend):
     assert store.usage().used_bytes == len(b"user_id,item_id,score\n") + base + kept
     assert store.usage(owner="alice").client_used_bytes == store.usage().used_bytes
     assert store.usage(owner="bob").client_used_bytes == 0  # kept by whoever opened it: counts for its saver
-    # the next brief replaces it: one row, counted once
-    store.keep_brief(receipt.id, other, "brief-1", "{}")
+    # only its saver replaces it: a reader who opened the link with other settings leaves it as it was
+    for reader in (None, "bob"):
+        with pytest.raises(NotOwnerError, match="only the client that saved it may replace it") as info:
+            store.keep_brief(receipt.id, other, "brief-1", "{}", owner=reader)
+        assert "\n" not in str(info.value)
+    assert store.stored_brief(receipt.id, key, "brief-1") == content and backend.count("store_briefs") == 1
+    # the next brief of its saver replaces it: one row, counted once
+    store.keep_brief(receipt.id, other, "brief-1", "{}", owner="alice")
     assert backend.count("store_briefs") == 1 and store.stored_brief(receipt.id, key, "brief-1") is None
     assert store.usage().used_bytes == len(b"user_id,item_id,score\n") + base + 128 + 2
     # limits, each one line, and nothing changed
@@ -760,11 +766,14 @@ def test_a_snapshot_keeps_one_brief_counted_with_its_record(backend):
     with pytest.raises(StoreError, match="only a snapshot keeps its brief"):
         store.keep_brief(working, key, "brief-1", "{}")
     with pytest.raises(StoreError, match="more than the 2,097,152 kept per snapshot") as info:
-        store.keep_brief(receipt.id, key, "brief-1", "x" * (2 * 1024 * 1024 + 1))
+        store.keep_brief(receipt.id, key, "brief-1", "x" * (2 * 1024 * 1024 + 1), owner="alice")
     assert "\n" not in str(info.value)
     with pytest.raises(StoreFullError, match="is full"):
-        store.keep_brief(receipt.id, key, "brief-1", "y" * 204_500)  # under the quota, over what is left
+        store.keep_brief(receipt.id, key, "brief-1", "y" * 204_500, owner="alice")  # over what is left
     assert store.stored_brief(receipt.id, other, "brief-1") == "{}"
+    # a brief of another format version (which no reader of this version uses) is replaced by anyone
+    store.keep_brief(receipt.id, key, "brief-2", "[]", owner="bob")
+    assert store.stored_brief(receipt.id, key, "brief-2") == "[]" and backend.count("store_briefs") == 1
     with pytest.raises(StoreError, match="no saved analysis"):
         store.keep_brief(new_analysis_id(), key, "brief-1", "{}")
     store.delete_snapshot(receipt.id, receipt.delete_token)

@@ -71,7 +71,7 @@ API (``store = AnalysisStore()``)
 ``store.exists(id)``                                          live analysis with that id?
 ``store.delete_snapshot(id, delete_token)``                   wrong token: StoreError
 ``store.delete_working(id, owner=)`` / ``store.delete(id, token=None, owner=)``  -> whether it existed
-``store.keep_brief(id, settings_key, format_version, content)``  a snapshot's brief (JSON, at most 2 MiB)
+``store.keep_brief(id, settings_key, format_version, content, owner=)``  a snapshot's brief (JSON, at most 2 MiB; replaced by its owner only)
 ``store.stored_brief(id, settings_key, format_version)``     -> its JSON when kept under those, else None
 ``store.check_can_store(nbytes, owner=, sha256=)``           upload-time quota check (also ``can_store``)
 ``store.usage(owner=)``                                       -> :class:`StoreUsage` (store and client)

@@ -526,13 +526,19 @@ class AnalysisStore:
                 b.analysis_id == analysis_id, b.settings_key == str(settings_key),
                 b.format == str(format_version))).scalar()
 
-    def keep_brief(self, analysis_id: str, settings_key: str, format_version: str, content: str) -> None:
+    def keep_brief(self, analysis_id: str, settings_key: str, format_version: str, content: str,
+                   *, owner: str | None = None) -> None:
         """Keep ``content`` (a brief's JSON, at most :data:`MAX_BRIEF_BYTES`) with snapshot
-        ``analysis_id``, replacing the one kept before: one brief per snapshot, computed by the
-        server from the snapshot's own files (anyone who can open the snapshot may have it kept).
-        It counts with the snapshot's record, against the share of the client that saved it
-        (:class:`StoreFullError` when it does not fit); working copies keep none (they change)."""
+        ``analysis_id``: one brief per snapshot, computed by the server from the snapshot's own
+        files. Anyone who can open the snapshot may have one kept when none is (or only one of
+        another ``format_version``, which no reader can use); only the client that saved the
+        snapshot (``owner``, the secret it was saved with) replaces a kept one,
+        so a reader who opens the link with other settings never takes the link's first screen
+        away from the next reader (:class:`NotOwnerError`). It counts with the snapshot's record,
+        against the share of the client that saved it (:class:`StoreFullError` when it does not
+        fit); working copies keep none (they change)."""
         validate_analysis_id(analysis_id)
+        owner_hash = hash_owner(owner)
         key = _text(settings_key, "brief's settings key", _BRIEF_KEY_CHARS)
         fmt = _text(format_version, "brief's format version", _BRIEF_FORMAT_CHARS)
         size = len(str(content).encode("utf-8", "surrogatepass"))
@@ -544,6 +550,11 @@ class AnalysisStore:
             row = self._live_row(conn, analysis_id, now)
             if row.kind != SNAPSHOT:
                 raise StoreError(f"{analysis_id} is a working copy; only a snapshot keeps its brief")
+            kept = conn.execute(sa.select(schema.briefs.c.analysis_id).where(
+                schema.briefs.c.analysis_id == analysis_id, schema.briefs.c.format == fmt).limit(1)).first()
+            if kept is not None and owner_hash != row.owner_sha256:
+                raise NotOwnerError(f"snapshot {analysis_id} keeps its brief already; only the client that "
+                                    "saved it may replace it")
             before = self._measure(conn, row.owner_sha256)
             conn.execute(schema.briefs.delete().where(schema.briefs.c.analysis_id == analysis_id))
             conn.execute(schema.briefs.insert().values(analysis_id=analysis_id, settings_key=key, format=fmt,

@@ -126,3 +126,41 @@ def test_a_shared_address_is_read_only_elsewhere_and_two_tabs_do_not_overwrite(b
     finally:
         stop_process(proc)
         store.close()
+
+
+def test_the_owner_cookie_is_http_only_and_a_malformed_one_is_replaced_without_reloads(browser, tmp_path):
+    """The cookie the server sets: HttpOnly, SameSite=Strict, Path=/, kept 400 days, absent from
+    ``document.cookie`` and not overwritten by a page script. A malformed owner cookie (which a page
+    of another port of the host can set) is replaced by the server: the page loads once."""
+    import time
+
+    proc, base = start_server(APP, extra_env={"METRICS_CORE_STORE_DIR": str(tmp_path / "store")},
+                              log_path=tmp_path / "server.log")
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = new_page(context)
+        goto(page, base + "/data")
+        (cookie,) = [c for c in context.cookies() if c["name"] == owner.COOKIE]
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/"
+        assert not cookie["secure"]  # plain HTTP here; Secure over HTTPS (tests/test_dashboard_ownership.py)
+        assert abs(cookie["expires"] - (time.time() + owner.MAX_AGE_SECONDS)) < 600
+        assert owner.COOKIE not in page.evaluate("document.cookie")
+        page.evaluate(f"document.cookie = '{owner.COOKIE}={'Z' * 43}; Path=/'")  # a script cannot replace it
+        assert secret_of(context) == cookie["value"]
+        context.close()
+
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.add_cookies([{"name": owner.COOKIE, "value": "not-a-secret%0A", "url": base}])
+        page = new_page(context)
+        loads = []
+        page.on("load", lambda _: loads.append(time.monotonic()))
+        goto(page, base + "/data")
+        page.wait_for_timeout(5000)  # a reload loop reloaded every second or so
+        assert len(loads) == 1, f"the page loaded {len(loads)} times"
+        assert_no_exception(page, "malformed owner cookie")
+        assert page.get_by_text("Add files").count() >= 1
+        replaced = secret_of(context)
+        assert replaced is not None and replaced != "not-a-secret%0A" and len(replaced) == 43
+        context.close()
+    finally:
+        stop_process(proc)
