@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from metrics_core import registry
-from metrics_core.plot import CURVE_METRICS
 from metrics_core.errors import MetricsError
 
 _HEADLINE = {m.name for m in registry.metrics_in("headline", "ranking")}
@@ -41,8 +40,8 @@ SCORED = _names("overview", "scored", "scored_per_user")
 #: table: a metric that requires one is in no section; popularity comes from the ground truth,
 #: as ``mc.evaluate`` does without an interactions table.
 DIVERSITY = _names("overview", "diversity")
-#: Metrics drawn against K on the metric-vs-K panels (cheap, per user, one kernel pass); mc.plot draws the same.
-CURVES = CURVE_METRICS
+#: Metrics drawn against K on the metric-vs-K panels (the registry's ``metric_vs_k``); mc.plot draws the same.
+CURVES = registry.curve_metrics()
 #: The Curves page's chart of the metric at every cutoff K.
 CURVES_K = _names("curves_k")
 #: the largest K of the Curves page's precision and recall at every cutoff

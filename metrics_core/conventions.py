@@ -159,6 +159,13 @@ CONVENTIONS: tuple[Convention, ...] = (
                choices=("rows", "positives", "uniform"), applies_to="gauc"),
     Convention("beta", 1.0, "weight of recall in F-beta@k: `(1 + beta^2) P R / (beta^2 P + R)` (1 = F1)",
                applies_to="fbeta", metavar="B", low=0.0, high=MAX_BETA, low_open=True),
+    Convention("rbp_persistence", 0.8, "persistence p of rank-biased precision: the chance that the user goes on "
+               "to the next item (0.8 as ir_measures; trec_eval's rbp takes 0.9)",
+               applies_to="rbp, rbp_residual", metavar="P", low=0.0, high=1.0, low_open=True),
+    Convention("recall_level_count", "round",
+               "the relevant items a recall level x stands for in iprec_at_recall and iprec_11pt: x R rounded to "
+               "the nearest (trec_eval 10); `floor(x R + 0.9)` (earlier trec_eval, as pytrec_eval bundles it)",
+               choices=("round", "add_0.9"), applies_to="iprec_at_recall, iprec_11pt"),
 )
 BY_NAME: dict[str, Convention] = {c.name: c for c in CONVENTIONS}
 

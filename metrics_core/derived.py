@@ -4,7 +4,8 @@ The ranking kernel (:func:`metrics_core.kernels.ranking.ranking_families`)
 computes the columns of ``KERNEL_FAMILIES`` in one pass. A family it does not
 compute is a :class:`Derived`: a function of the kernel's columns it names
 (``hits``), the ranked lists, the cutoff, the conventions and the catalogue
-size. The registry's entries point at them (:attr:`metrics_core.registry.Metric.derive`),
+size (and the level ``x`` of a metric written ``name@x``). The registry's entries point at them
+(:attr:`metrics_core.registry.Metric.derive`),
 so :func:`metrics_core.evaluate.ranking_table` fills every column by the same loop.
 
 A derivation may apply only under some conventions (``when``): precision@k
@@ -19,10 +20,21 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from .errors import MetricsError
+from .kernels import set_measures
 from .kernels import topk_confusion as topk
 from .kernels.bpref import bpref_values
+from .kernels.err import MAX_GRADE, err_values
+from .kernels.gain_g import bin_g_values, g_values
+from .kernels.infap import infap_values
+from .kernels.interpolated_precision import eleven_point_average, iprec_values
+from .kernels.judged import judged_values
+from .kernels.ndcg_levels import ndcg_rel_values, rndcg_values
+from .kernels.rank_biased import rank_biased_values
+from .kernels.rprec_mult import rprec_mult_values
+from .kernels.trec_lists import NUM_NONREL_JUDGED_RET, NUM_REL_RET, NUM_RET, set_counts
 from .kernels.partial_auc import PAP, PAUC, partial_auc_values
-from .kernels.ranking import HITS_COLUMN, RankedLists
+from .kernels.ranking import AP, HITS_COLUMN, KERNEL_FAMILIES, RankedLists
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class Inputs:
     settings: Mapping
     threshold: float
     catalogue: Callable[[], int]
+    level: float | None = None
 
 
 @dataclass(frozen=True)
@@ -97,3 +110,91 @@ PARTIAL_AP = Derived(_partial_auc(PAP))
 PRECISION_MIN_K = Derived(_precision_min_k, (HITS_COLUMN,), when=lambda s: s["precision_norm"] == "min_k")
 #: trec_eval's bpref over the whole ranked list (:mod:`metrics_core.kernels.bpref`)
 BPREF = Derived(_bpref)
+
+
+# --------------------------------------------------------------------------- trec_eval's measures
+#: trec_eval's floor of a per-query value before its logarithm (gm_map, gm_bpref: MIN_GEO_MEAN)
+MIN_GEO_MEAN = 0.00001
+
+
+def _as_given(i: Inputs):
+    """The lists with the relevances as given (not the binary gain's 0/1): trec_eval's measures read a
+    negative relevance as "in the pool, unjudged" and grades as gains."""
+    return i.lists._replace(rel_values=i.ranked.rel_values, ideal_rel=i.ranked.ideal_rel)
+
+
+def _threshold_as_given(i: Inputs) -> float:
+    return float(i.settings["relevance_threshold"])
+
+
+def _counts(i: Inputs):
+    """(num_ret, num_rel_ret, R) of every user code: the counts of trec_eval's set measures."""
+    counts = set_counts(_as_given(i), _threshold_as_given(i))
+    return counts[:, NUM_RET], counts[:, NUM_REL_RET], i.lists.n_rel.astype(np.float64)
+
+
+def _set(formula: Callable) -> Callable[[Inputs], np.ndarray]:
+    return lambda i: formula(*_counts(i))
+
+
+def _count(column: int) -> Callable[[Inputs], np.ndarray]:
+    return lambda i: set_counts(_as_given(i), _threshold_as_given(i))[:, column]
+
+
+def _log_floor(values: np.ndarray) -> np.ndarray:
+    """log(max(v, MIN_GEO_MEAN)): the per-query value of trec_eval's geometric means."""
+    return np.log(np.maximum(values, MIN_GEO_MEAN))
+
+
+def _gm_bpref(i: Inputs) -> np.ndarray:
+    return _log_floor(_bpref(i))
+
+
+def _iprec(i: Inputs) -> np.ndarray:
+    return iprec_values(_as_given(i), _threshold_as_given(i), [i.level], _add_point_nine(i))[:, 0]
+
+
+def _add_point_nine(i: Inputs) -> bool:
+    return i.settings["recall_level_count"] == "add_0.9"
+
+
+def _err(i: Inputs) -> np.ndarray:
+    if i.ranked.rel_values.max(initial=0.0) > MAX_GRADE:
+        raise MetricsError(f"ERR reads grades from 0 to {int(MAX_GRADE)} (gdeval's scale); the ground truth has "
+                           f"{float(i.ranked.rel_values.max())}: map the grades onto 0..{int(MAX_GRADE)}")
+    return err_values(_as_given(i), i.k)
+
+
+def _rbp(residual: bool) -> Callable[[Inputs], np.ndarray]:
+    return lambda i: rank_biased_values(_as_given(i), _threshold_as_given(i), i.settings["rbp_persistence"], i.k,
+                                        i.settings["ties"] == "average", residual)
+
+
+INFAP = Derived(lambda i: infap_values(_as_given(i), _threshold_as_given(i)))
+IPREC_AT_RECALL = Derived(_iprec)
+ELEVEN_POINT = Derived(lambda i: eleven_point_average(_as_given(i), _threshold_as_given(i), _add_point_nine(i)))
+RPREC_MULT = Derived(lambda i: rprec_mult_values(_as_given(i), _threshold_as_given(i), i.level,
+                                                 i.settings["ties"] == "average"))
+SET_PRECISION = Derived(_set(set_measures.set_precision))
+SET_RECALL = Derived(_set(set_measures.set_recall))
+SET_F = Derived(_set(set_measures.set_f))
+SET_MAP = Derived(_set(set_measures.set_map))
+SET_RELATIVE_PRECISION = Derived(_set(set_measures.set_relative_precision))
+UTILITY = Derived(_set(set_measures.utility))
+NUM_RET_COUNT = Derived(_count(NUM_RET))
+NUM_REL_RET_COUNT = Derived(_count(NUM_REL_RET))
+NUM_NONREL_JUDGED_RET_COUNT = Derived(_count(NUM_NONREL_JUDGED_RET))
+NUM_REL_COUNT = Derived(lambda i: i.lists.n_rel.astype(np.float64))
+NUM_Q_COUNT = Derived(lambda i: np.ones(i.lists.offsets.shape[0] - 1))
+GM_MAP = Derived(lambda i: _log_floor(i.columns[KERNEL_FAMILIES[AP]]), (KERNEL_FAMILIES[AP],))
+GM_BPREF = Derived(_gm_bpref)
+#: relative_P@k: hits@k over min(k, R) (precision_norm="min_k" under any convention)
+RELATIVE_PRECISION = Derived(_precision_min_k, (HITS_COLUMN,))
+G = Derived(lambda i: g_values(_as_given(i)))
+BIN_G = Derived(lambda i: bin_g_values(_as_given(i), _threshold_as_given(i)))
+NDCG_REL = Derived(lambda i: ndcg_rel_values(_as_given(i)))
+RNDCG = Derived(lambda i: rndcg_values(_as_given(i)))
+RBP = Derived(_rbp(False))
+RBP_RESIDUAL = Derived(_rbp(True))
+ERR = Derived(_err)
+JUDGED = Derived(lambda i: judged_values(i.lists, i.k, i.settings["ties"] == "average"))

@@ -118,14 +118,16 @@ def _options(ranked: Ranked, k: int, settings: Settings) -> RankingOptions:
                           _threshold(settings), settings.ties == "average", _discounts(ranked, k))
 
 
-def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, catalogue=None) -> np.ndarray:
+def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, catalogue=None,
+                  level: float | None = None) -> np.ndarray:
     """Ranking families at cutoff ``k`` for every user code: array (n_users, len(families)).
 
     ``families`` names the columns (default: every kernel column, then every
     derived family); asking only for what is needed keeps the table small. A
     family whose registry entry has a ``derive`` that applies under ``settings``
     is filled after the ranking kernel from the kernel columns it reads
-    (:mod:`metrics_core.derived`; ``catalogue`` is N, default the items seen).
+    (:mod:`metrics_core.derived`; ``catalogue`` is N, default the items seen; ``level`` the x of the
+    families written ``name@x``).
     """
     derivations = registry.derivations()
     names = tuple(KERNEL_FAMILIES) + tuple(derivations) if families is None else tuple(families)
@@ -144,7 +146,7 @@ def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, cat
     inputs = Inputs(ranked, lists, int(k), {n: table[:, i] for i, n in enumerate(kernel_names)}, settings,
                     _threshold(settings),
                     # the catalogue size reads every item id: counted only when a derived family asks for it
-                    lambda: ranked.n_items_seen if catalogue is None else int(catalogue))
+                    lambda: ranked.n_items_seen if catalogue is None else int(catalogue), level)
     out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
     for position, name in enumerate(names):
         out[:, position] = derived[name].compute(inputs) if name in derived else inputs.columns[name]
@@ -197,6 +199,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **con
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
         if settings.gain == "exponential" and any(s.entry.family in GAIN_FAMILIES for s in specs):
             conventions.check_exponential_relevance(ranked.rel_values)
+        check_one_order(specs, ranked, settings)
         n_rel = ranked.n_relevant(threshold)
         sums = ranking_curve(_lists(ranked, settings), users, k_max, _options(ranked, k_max, settings), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
@@ -216,6 +219,28 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **con
             else:
                 out[s.label] = sums[:, FAMILY_INDEX[entry.family]] / len(users)
         return pd.DataFrame(out)
+
+
+def aggregate(values: np.ndarray, how: str) -> float:
+    """The summary of per-user values as ``how`` (:data:`metrics_core.registry.AGGREGATES`) says: their mean,
+    their sum, or the exp of their mean (the values being logarithms: a geometric mean)."""
+    if how == "sum":
+        return float(values.sum())
+    if how == "geometric":
+        return float(np.exp(values.mean()))
+    return float(values.mean())
+
+
+def check_one_order(specs, ranked: Ranked, settings: Settings) -> None:
+    """Refuse, under ``ties="average"`` on a run with tied scores, the metrics read over one order of each
+    list (the registry's ``one_order``): their expectation over tie orders is not computed."""
+    if settings.ties != "average":
+        return
+    for s in specs:
+        if s.entry.one_order and ranked.has_ties:
+            raise MetricsError(f"{s.label[:80]} reads one order of each list and the run has tied scores: its "
+                               f"average over tie orders is not computed; pass ties='trec' (trec_eval's order), "
+                               f"'score_id' or 'input'")
 
 
 def check_needs(specs, *, item_features, interactions=None) -> None:
@@ -330,26 +355,28 @@ def _evaluate(run, qrels, metrics, settings: Settings, *, item_features, interac
     summary: dict = {}
     per_user: dict = {}
     ranked_specs = [s for s in specs if s.kind in RANKED_KINDS]
-    needed: dict[int, list] = {}  # cutoff -> families, so each cutoff is one kernel pass
+    check_one_order(ranked_specs, ranked, settings)
+    needed: dict[tuple, list] = {}  # (cutoff, level) -> families, so each cutoff is one kernel pass
     for s in ranked_specs:
-        families = needed.setdefault(s.k, [])
+        families = needed.setdefault((s.k, s.level), [])
         if s.entry.family not in families:
             families.append(s.entry.family)
     # the catalogue size reads every item id: computed only when a metric needs it
     catalogue = (catalogue_size(ranked, item_features)
                  if any("catalogue" in s.entry.needs for s in ranked_specs) else None)
-    tables = {k: ranking_table(ranked, k, settings, families=fams, catalogue=catalogue)
-              for k, fams in needed.items()}
+    tables = {key: ranking_table(ranked, key[0], settings, families=fams, catalogue=catalogue, level=key[1])
+              for key, fams in needed.items()}
     every_user = len(ev_codes) == ranked.n_users
     for s in ranked_specs:
-        values = tables[s.k][:, needed[s.k].index(s.entry.family)]
+        key = (s.k, s.level)
+        values = tables[key][:, needed[key].index(s.entry.family)]
         values = values if every_user else values[ev_codes]
         if s.kind == "pooled":
             total = n_rel[ev_codes].sum()
             summary[s.label] = float(values.sum() / total) if total > 0 else 0.0
         else:
             per_user[s.label] = values
-            summary[s.label] = float(values.mean())
+            summary[s.label] = aggregate(values, s.entry.aggregate)
 
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
     diagnostics = diagnose(ranked, evaluated, n_rel, diag_k)

@@ -36,23 +36,72 @@ class Preset:
     notes: tuple[str, ...] = ()
     checked: str = ""
     name_settings: dict = field(default_factory=dict)  # library name -> conventions that name fixes
+    #: a name standing for a list of the library's names (trec_eval's ``all_trec``)
+    measure_sets: dict = field(default_factory=dict)
+    #: parameters written ``Name(param=value)`` (ir_measures): param -> function of the value text
+    #: giving the conventions it fixes (one-line MetricsError when the value is not accepted)
+    params: dict = field(default_factory=dict)
 
 
 _TREC_NAMES = {"ndcg": "ndcg", "ndcg_cut": "ndcg", "map": "map", "map_cut": "map", "P": "precision",
-               "recall": "recall", "recip_rank": "mrr", "Rprec": "r_precision", "success": "hit_rate"}
+               "recall": "recall", "recip_rank": "mrr", "Rprec": "r_precision", "success": "hit_rate",
+               "bpref": "bpref", "infAP": "infap", "iprec_at_recall": "iprec_at_recall", "11pt_avg": "iprec_11pt",
+               "Rprec_mult": "rprec_mult", "relative_P": "relative_precision", "set_P": "set_precision",
+               "set_recall": "set_recall", "set_F": "set_f", "set_map": "set_map",
+               "set_relative_P": "set_relative_precision", "utility": "utility", "num_ret": "num_ret",
+               "num_rel": "num_rel", "num_rel_ret": "num_rel_ret", "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+               "num_q": "num_q", "gm_map": "gm_map", "gm_bpref": "gm_bpref", "G": "gain_g", "binG": "bin_g",
+               "ndcg_rel": "ndcg_rel", "Rndcg": "rndcg"}
+_TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+#: trec_eval's ``-m all_trec``: every measure it computes with its default parameters, as pytrec_eval names
+#: them (``runid`` and ``relstring`` are text, not numbers, and are left out)
+ALL_TREC = tuple(sorted(
+    [f"{name}_{k}" for name in ("P", "recall", "map_cut", "ndcg_cut", "relative_P") for k in _TREC_CUTOFFS]
+    + [f"success_{k}" for k in (1, 5, 10)]
+    + [f"iprec_at_recall_{x / 10:.2f}" for x in range(11)]
+    + [f"Rprec_mult_{x / 10:.2f}" for x in range(2, 21, 2)]
+    + ["11pt_avg", "G", "Rndcg", "Rprec", "binG", "bpref", "gm_bpref", "gm_map", "infAP", "map", "ndcg", "ndcg_rel",
+       "num_nonrel_judged_ret", "num_q", "num_rel", "num_rel_ret", "num_ret", "recip_rank", "set_F", "set_P",
+       "set_map", "set_recall", "set_relative_P", "utility"]))
+_TREC_SETS = {"all_trec": ALL_TREC}
 # trec_eval averages over the queries of the run that have judgments, also those without a relevant one
 _TREC = dict(ties="trec", gain="linear", ideal="judged", ap_norm="relevant", precision_norm="k",
              empty_users="zero", missing_users="exclude")
+# pytrec_eval's trec_eval predates version 10's rounding of recall levels
+_PYTREC = dict(_TREC, recall_level_count="add_0.9")
 
 PRESETS: tuple[Preset, ...] = (
-    Preset("trec_eval", "trec_eval (C, without -c)", _TREC, _TREC_NAMES,
-           checked="tests/test_presets_libraries.py against pytrec_eval (trec_eval's C code)"),
-    Preset("pytrec_eval", "pytrec_eval (trec_eval's C code, per query)", _TREC, _TREC_NAMES,
-           checked="tests/test_presets_libraries.py against pytrec_eval"),
-    Preset("ir_measures", "ir_measures (pytrec_eval provider)", dict(_TREC, missing_users="zero"),
+    Preset("trec_eval", "trec_eval 10 (C, without -c)", _TREC, _TREC_NAMES,
+           notes=("`all_trec` leaves out runid and relstring (text, not numbers); rbp and the preference "
+                  "measures of newer trec_eval are not in pytrec_eval's set and not mapped",),
+           checked="tests/test_presets_libraries.py and tests/test_trec_measures.py against pytrec_eval "
+                   "(trec_eval's C code)", measure_sets=_TREC_SETS),
+    Preset("pytrec_eval", "pytrec_eval (trec_eval's C code, per query)", _PYTREC, _TREC_NAMES,
+           notes=("pytrec_eval bundles a trec_eval from before version 10, which turns a recall level x into "
+                  "floor(x R + 0.9) relevant items (recall_level_count=add_0.9); trec_eval 10 rounds x R",),
+           checked="tests/test_presets_libraries.py and tests/test_trec_measures.py against pytrec_eval",
+           measure_sets=_TREC_SETS),
+    Preset("ir_measures", "ir_measures (pytrec_eval provider)", dict(_PYTREC, missing_users="zero"),
            {"nDCG": "ndcg", "AP": "map", "P": "precision", "R": "recall", "RR": "mrr", "Rprec": "r_precision",
-            "Success": "hit_rate"},
-           checked="tests/test_presets_libraries.py against ir_measures.calc_aggregate"),
+            "Success": "hit_rate", "infAP": "infap", "IPrec": "iprec_at_recall", "NumRet": "num_ret",
+            "NumRelRet": "num_rel_ret", "NumRel": "num_rel", "NumQ": "num_q", "Bpref": "bpref",
+            "SetP": "set_precision", "SetR": "set_recall", "SetF": "set_f", "SetAP": "set_map", "RBP": "rbp",
+            "ERR": "err", "Judged": "judged"},
+           notes=("parameters are read as ir_measures writes them: rel=N (relevance_threshold), "
+                  "dcg='log2'|'exp-log2' (gain linear|exponential), p=X (rbp_persistence), judged_only=False; "
+                  "other parameters are refused",
+                  "RBP is binary (an item is relevant at rel, default 1): ir_measures' graded RBP without rel "
+                  "is not reproduced",
+                  "SDCG is not mapped: ir_measures itself needs max_rel for it and only its cwl_eval provider "
+                  "computes it",
+                  "Judged sorts tied scores by docno ascending (its own provider) where the preset keeps "
+                  "trec_eval's descending order: the two differ only where a tie group is cut by k"),
+           checked="tests/test_presets_libraries.py and tests/test_trec_measures.py against "
+                   "ir_measures.calc_aggregate / iter_calc",
+           params={"rel": lambda v: {"relevance_threshold": _number(v, "rel")},
+                   "dcg": lambda v: {"gain": _choice(v, "dcg", {"log2": "linear", "exp-log2": "exponential"})},
+                   "p": lambda v: {"rbp_persistence": _number(v, "p")},
+                   "judged_only": lambda v: _choice(v, "judged_only", {"False": {}})}),
     Preset("trectools", "trectools (TrecEval)", dict(_TREC, run_only_users="zero", ties="score_id"),
            {"NDCG": "ndcg", "MAP": "map", "P": "precision", "Rprec": "r_precision", "RR": "mrr"},
            notes=("trectools' NDCG breaks score ties by docid ascending while its other measures use descending "
@@ -195,19 +244,66 @@ def settings(name: str | None) -> dict:
     return {} if name is None else dict(get(name).settings)
 
 
-_CUTOFF = re.compile(r"^(.*?)(?:[_@]\s*([0-9]+))?\s*$")
+_CUTOFF = re.compile(r"^(.*?)(?:[_@]\s*([0-9]+(?:\.[0-9]+)?))?\s*$")
+# ir_measures' syntax: Name(param=value, ...)@cutoff
+_PARAMS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*(?:@\s*([0-9]+(?:\.[0-9]+)?))?\s*$")
+
+
+def _number(text: str, param: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise MetricsError(f"parameter {param}={text[:40]!r} must be a number") from None
+
+
+def _choice(text: str, param: str, choices: dict):
+    if text not in choices:
+        raise MetricsError(f"parameter {param}={text[:40]!r} is not offered; use {' or '.join(choices)}")
+    return choices[text]
+
+
+def _split_params(text: str, label: str) -> dict[str, str]:
+    """``rel=2, dcg='exp-log2'`` -> {"rel": "2", "dcg": "exp-log2"} (quotes removed)."""
+    params = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise MetricsError(f"cannot read parameter {part[:40]!r} of {label[:80]!r}; write name=value")
+        params[key.strip()] = value.strip().strip("'\"")
+    return params
 
 
 def _library_base(label: str, preset: str) -> tuple[str | None, str | None]:
     """(the preset's library name that ``label`` uses, its cutoff text), or (None, None)."""
+    name, k, _ = _library_parts(label, preset)
+    return name, k
+
+
+def _library_parts(label: str, preset: str) -> tuple[str | None, str | None, dict]:
+    """(the preset's library name that ``label`` uses, its cutoff text, its parameters), or (None, None, {})."""
     names = {k.lower(): k for k in get(preset).names}
     text = label.strip()
     if text.lower() in names:
-        return names[text.lower()], None
+        return names[text.lower()], None, {}
+    with_params = _PARAMS.match(text)
+    if with_params and get(preset).params and with_params.group(1).lower() in names:
+        base, params, k = with_params.groups()
+        return names[base.lower()], k, _split_params(params, text)
     base, k = _CUTOFF.match(text).groups()
     if k is not None and base.lower() in names:
-        return names[base.lower()], k
-    return None, None
+        return names[base.lower()], k, {}
+    return None, None, {}
+
+
+def expand(labels, preset: str | None) -> list:
+    """``labels`` with each name of a measure set of ``preset`` (trec_eval's ``all_trec``) replaced by its names."""
+    if preset is None:
+        return labels
+    sets = get(preset).measure_sets
+    return [name for label in labels for name in (sets.get(label.strip(), (label,)) if isinstance(label, str)
+                                                    else (label,))]
 
 
 def metric_name(label: str, preset: str | None) -> str:
@@ -226,8 +322,17 @@ def metric_settings(label, preset: str | None) -> dict:
     """The conventions the library name ``label`` fixes under ``preset`` (empty for most names)."""
     if preset is None or not isinstance(label, str):
         return {}
-    name, _ = _library_base(label, preset)
-    return dict(get(preset).name_settings.get(name, {})) if name is not None else {}
+    name, _, params = _library_parts(label, preset)
+    if name is None:
+        return {}
+    fixed = dict(get(preset).name_settings.get(name, {}))
+    known = get(preset).params
+    for param, value in params.items():
+        if param not in known:
+            raise MetricsError(f"parameter {param[:40]!r} of {label[:80]!r} is not read under preset {preset}; "
+                               f"known: {', '.join(known)}")
+        fixed.update(known[param](value))
+    return fixed
 
 
 def metric_names(labels, preset: str | None):
@@ -236,8 +341,22 @@ def metric_names(labels, preset: str | None):
         return labels
     get(preset)
     if isinstance(labels, str):
-        labels = [x.strip() for x in labels.split(",") if x.strip()]
-    return [metric_name(x, preset) for x in labels]
+        labels = split_labels(labels)
+    return [metric_name(x, preset) for x in expand(labels, preset)]
+
+
+def split_labels(text: str) -> list[str]:
+    """A comma-separated list of names, commas inside parentheses kept (``nDCG(dcg='exp-log2', rel=2)@10``)."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
 
 
 def parse_metrics(labels, preset: str | None):
@@ -248,7 +367,12 @@ def parse_metrics(labels, preset: str | None):
 
     if preset is None:
         return parse(labels)
-    given = [x.strip() for x in labels.split(",") if x.strip()] if isinstance(labels, str) else labels
+    given = split_labels(labels) if isinstance(labels, str) else labels
+    if not isinstance(given, (str, bytes)) and given is not None:
+        try:
+            given = expand(list(given), preset)
+        except TypeError:
+            pass  # not a list: refused below as without a preset
     specs = parse(metric_names(given, preset))  # refuses what is not a list of names, as without a preset
     return [replace(spec, label=label) for spec, label in zip(specs, list(given))]
 

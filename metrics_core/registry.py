@@ -59,8 +59,16 @@ NEED_TABLES = {"relevance": "qrels", "probabilities": "run", "item_features": "i
                "reference": "reference run"}
 HIGHER, LOWER = "higher", "lower"
 
-# cutoff rules: "optional" (name or name@k), "required" (only name@k selects this entry), "none"
-CUTOFF_OPTIONAL, CUTOFF_REQUIRED, CUTOFF_NONE = "optional", "required", "none"
+# cutoff rules: "optional" (name or name@k), "required" (only name@k selects this entry), "none";
+# "level": name@x with a decimal x >= 0 (a recall level, a multiple of R), read into MetricSpec.level
+CUTOFF_OPTIONAL, CUTOFF_REQUIRED, CUTOFF_NONE, CUTOFF_LEVEL = "optional", "required", "none", "level"
+
+#: how the per-user values of a metric make its summary (``Metric.aggregate``)
+AGGREGATES = {
+    "mean": "mean over the evaluated users",
+    "sum": "sum over the evaluated users (trec_eval's num_* counts)",
+    "geometric": "exp of the mean of the per-user values, which are logarithms (trec_eval's gm_map, gm_bpref)",
+}
 
 #: how the Spark engine (metrics_core.spark) combines a metric over groups of whole users
 SPARK_COMBINES = {
@@ -100,6 +108,7 @@ SECTIONS = {
                  "marks them as needing probabilities at the default threshold",
     "errors": "the Overview's error metrics, shown where the scores predict the relevance grade",
     "triage": "whether a user has a relevant item in the top K (the Failures triage)",
+    "metric_vs_k": "the Overview's metric-vs-K panels and mc.plot's default curves (one kernel pass for all K)",
 }
 #: The sections of a metric that does not set its own: every metric is in the Overview, and the
 #: per-user ranking metrics are in the per-user selectors.
@@ -158,6 +167,13 @@ class Metric:
     spark_catalogue: bool = False
     #: where the metric is shown or selected by default (keys of SECTIONS); None takes KIND_SECTIONS[kind]
     sections: tuple[str, ...] | None = None
+    #: how the per-user values make the summary: a key of AGGREGATES
+    aggregate: str = "mean"
+    #: the largest level of a CUTOFF_LEVEL metric (None: no bound)
+    level_max: float | None = None
+    #: computed over one order of each list (the tie rule's): refused under ties="average" when the run
+    #: has tied scores, its expectation over tie orders not being computed
+    one_order: bool = False
 
     def __post_init__(self):
         # the fields left out take the defaults of the kind (frozen: set through object.__setattr__)
@@ -173,6 +189,8 @@ class Metric:
             raise ValueError(f"metric {self.name}: unknown section(s) {', '.join(unknown)}; known: "
                              f"{', '.join(SECTIONS)}")
         object.__setattr__(self, "sections", sections)
+        if self.aggregate not in AGGREGATES:
+            raise ValueError(f"metric {self.name}: aggregate must be one of {', '.join(AGGREGATES)}")
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -196,6 +214,8 @@ class Metric:
     @property
     def display(self) -> str:
         """How the README and the help write the name: ``ndcg@k``, ``r_precision``, ``auc``."""
+        if self.cutoff == CUTOFF_LEVEL:
+            return f"{self.name}@x"
         return self.name if self.cutoff == CUTOFF_NONE else f"{self.name}@k"
 
     @property
@@ -204,8 +224,9 @@ class Metric:
         return f"{self.meaning} {self.formula}. {self.direction.capitalize()} is better."
 
 
-def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=CUTOFF_OPTIONAL, **fields):
-    return Metric(name=name, kind="ranking", direction=HIGHER, formula=formula, meaning=meaning, aliases=aliases,
+def _ranking(name, family, formula, meaning, aliases=(), convention="", cutoff=CUTOFF_OPTIONAL, direction=HIGHER,
+             **fields):
+    return Metric(name=name, kind="ranking", direction=direction, formula=formula, meaning=meaning, aliases=aliases,
                   cutoff=cutoff, family=family, per_user=True, convention=convention, **fields)
 
 
@@ -221,24 +242,25 @@ METRICS: tuple[Metric, ...] = (
     _ranking("ndcg", "ndcg", "`DCG@k / IDCG@k` (0 when IDCG = 0)",
              "DCG of the top k relative to the best possible order.", aliases=("ndcg_cut", "ndcg_score"),
              convention="ideal from all judged items (`ideal=\"judged\"`)",
-             sections=(*_RANKED, "headline", "share_default", "explain")),
+             sections=(*_RANKED, "headline", "share_default", "explain", "metric_vs_k")),
     _ranking("map", "ap", "AP@k `= (1/D) sum_{i<=K} h_i P@i`",
              "Mean over users of the average precision at each relevant position.",
              aliases=("map_cut", "ap"), convention="`D = R` (`ap_norm=\"relevant\"`, trec_eval `map_cut`)",
-             sections=(*_RANKED, "headline", "share_default", "explain")),
+             sections=(*_RANKED, "headline", "share_default", "explain", "metric_vs_k")),
     _ranking("mrr", "rr", "`1 / rank of the first relevant item <= K`, else 0",
              "Mean reciprocal rank of the first relevant item.", aliases=("recip_rank", "rr"),
-             sections=(*_RANKED, "headline", "explain")),
+             sections=(*_RANKED, "headline", "explain", "metric_vs_k")),
     _ranking("precision", "precision", "`hits@K / k` (whole list: `/ n`)",
              "Share of the top k that is relevant.", aliases=("p",),
              convention="divides by k even for short lists (trec_eval)", cutoff=CUTOFF_REQUIRED,
-             derive=derived.PRECISION_MIN_K, sections=(*_RANKED, "headline", "explain", "curves_k")),
+             derive=derived.PRECISION_MIN_K, sections=(*_RANKED, "headline", "explain", "curves_k", "metric_vs_k")),
     _ranking("recall", "recall", "`hits@K / R`", "Share of the relevant items found in the top k.",
-             aliases=("r",), cutoff=CUTOFF_REQUIRED, sections=(*_RANKED, "headline", "share_default", "explain", "curves_k")),
+             aliases=("r",), cutoff=CUTOFF_REQUIRED,
+             sections=(*_RANKED, "headline", "share_default", "explain", "curves_k", "metric_vs_k")),
     _ranking("f1", "f1", "harmonic mean of the user's P@k and R@k `= 2 hits / (k + R)`",
              "Balance of precision and recall at k.", cutoff=CUTOFF_REQUIRED),
     _ranking("hit_rate", "hit", "1 if `hits@K > 0`", "Share of users with at least one relevant item in the top k.",
-             aliases=("success", "hr", "hit"), sections=(*_RANKED, "headline", "explain", "triage")),
+             aliases=("success", "hr", "hit"), sections=(*_RANKED, "headline", "explain", "triage", "metric_vs_k")),
     _ranking("r_precision", "r_precision", "`hits@R / R`", "Precision at the user's number of relevant items.",
              aliases=("rprec",), cutoff=CUTOFF_NONE, sections=(*_RANKED, "headline", "explain")),
     Metric("hit_ratio", "pooled", HIGHER, "pooled over all users: `sum_u hits@K / sum_u R`",
@@ -389,6 +411,100 @@ METRICS: tuple[Metric, ...] = (
              convention="whole list, no cutoff; unjudged items and negative relevances ignored, relevance 0 "
                         "judged non-relevant (trec_eval `bpref`)",
              derive=derived.BPREF),
+    # trec_eval's measures (its own names under the trec_eval preset: metrics_core.presets); the list
+    # is read in the tie rule's order, as trec_eval reads it under the trec_eval preset
+    _ranking("infap", "infap",
+             "`(1/R) sum_{relevant x} (1/(j+1) + (j/(j+1)) ((r-1+nr+pu)/j) ((r-1+eps)/(r-1+nr+2 eps)))` at 0-based "
+             "rank j, r/nr/pu = judged relevant/non-relevant/pooled-unjudged items above, eps = 1e-5",
+             "Inferred AP: AP estimated from a judged sample of the pool (Yilmaz and Aslam).", aliases=("inf_ap",),
+             cutoff=CUTOFF_NONE, derive=derived.INFAP, one_order=True, sections=(),
+             convention="negative relevance = pooled but unjudged, absent = outside the pool (trec_eval `infAP`)"),
+    _ranking("iprec_at_recall", "iprec_at_recall",
+             "`max_{i >= rank of the c-th relevant item} P@i`, `c = round(x R)` (0 when fewer are retrieved)",
+             "Interpolated precision at recall level x.", aliases=("iprec",), cutoff=CUTOFF_LEVEL, level_max=1.0,
+             derive=derived.IPREC_AT_RECALL, one_order=True, sections=(),
+             convention="`recall_level_count=\"round\"` (trec_eval 10 `iprec_at_recall`)"),
+    _ranking("iprec_11pt", "iprec_11pt", "mean of `iprec_at_recall@x` over x = 0, 0.1, ..., 1",
+             "Interpolated precision averaged over 11 recall levels.", aliases=("eleven_point_average",),
+             cutoff=CUTOFF_NONE, derive=derived.ELEVEN_POINT, one_order=True, sections=(),
+             convention="trec_eval `11pt_avg`"),
+    _ranking("rprec_mult", "rprec_mult", "`hits@c / c`, `c = floor(x R + 0.9)` (0 when c = 0)",
+             "Precision at a multiple x of the user's number of relevant items.", cutoff=CUTOFF_LEVEL,
+             derive=derived.RPREC_MULT, sections=(), convention="trec_eval `Rprec_mult`"),
+    _ranking("relative_precision", "relative_precision", "`hits@K / min(k, R)`",
+             "Precision at k relative to the best possible at k.", aliases=("relative_p",),
+             cutoff=CUTOFF_REQUIRED, derive=derived.RELATIVE_PRECISION, sections=(),
+             convention="trec_eval `relative_P`"),
+    _ranking("set_precision", "set_precision", "`rel_ret / ret` over the whole list",
+             "Share of the retrieved items that is relevant (the list as a set).", aliases=("set_p",),
+             cutoff=CUTOFF_NONE, derive=derived.SET_PRECISION, sections=(), convention="trec_eval `set_P`"),
+    _ranking("set_recall", "set_recall", "`rel_ret / R`", "Share of the relevant items retrieved at all.",
+             cutoff=CUTOFF_NONE, derive=derived.SET_RECALL, sections=(), convention="trec_eval `set_recall`"),
+    _ranking("set_f", "set_f", "`2 P R / (P + R)` of set_precision and set_recall (0 when rel_ret = 0)",
+             "Harmonic mean of set precision and set recall.", cutoff=CUTOFF_NONE, derive=derived.SET_F,
+             sections=(), convention="trec_eval `set_F` (beta = 1)"),
+    _ranking("set_map", "set_map", "`rel_ret^2 / (ret R)`", "Unranked AP: set precision times set recall.",
+             cutoff=CUTOFF_NONE, derive=derived.SET_MAP, sections=(), convention="trec_eval `set_map`"),
+    _ranking("set_relative_precision", "set_relative_precision", "`rel_ret / min(ret, R)`",
+             "Set precision relative to the best possible for a set of that size.", aliases=("set_relative_p",),
+             cutoff=CUTOFF_NONE, derive=derived.SET_RELATIVE_PRECISION, sections=(),
+             convention="trec_eval `set_relative_P`"),
+    _ranking("utility", "utility", "`rel_ret - (ret - rel_ret)`",
+             "Set utility: +1 per relevant retrieved item, -1 per other retrieved item.", cutoff=CUTOFF_NONE,
+             derive=derived.UTILITY, sections=(), convention="trec_eval `utility` with its default 1,-1,0,0"),
+    _ranking("num_ret", "num_ret", "`n` (list length), summed over users", "Items retrieved.",
+             cutoff=CUTOFF_NONE, derive=derived.NUM_RET_COUNT, aggregate="sum", sections=(),
+             convention="summed, as trec_eval `num_ret`"),
+    _ranking("num_rel", "num_rel", "`R`, summed over users", "Relevant items in the ground truth.",
+             cutoff=CUTOFF_NONE, derive=derived.NUM_REL_COUNT, aggregate="sum", sections=(),
+             convention="summed, as trec_eval `num_rel`"),
+    _ranking("num_rel_ret", "num_rel_ret", "`rel_ret`, summed over users", "Relevant items retrieved.",
+             cutoff=CUTOFF_NONE, derive=derived.NUM_REL_RET_COUNT, aggregate="sum", sections=(),
+             convention="summed, as trec_eval `num_rel_ret`"),
+    _ranking("num_nonrel_judged_ret", "num_nonrel_judged_ret", "judged non-relevant items retrieved, summed",
+             "Judged non-relevant items retrieved.", cutoff=CUTOFF_NONE, derive=derived.NUM_NONREL_JUDGED_RET_COUNT,
+             aggregate="sum", sections=(), convention="summed, as trec_eval `num_nonrel_judged_ret`"),
+    _ranking("num_q", "num_q", "1 per evaluated user, summed", "Number of evaluated users (queries).",
+             cutoff=CUTOFF_NONE, derive=derived.NUM_Q_COUNT, aggregate="sum", sections=(),
+             convention="as trec_eval `num_q`"),
+    _ranking("gm_map", "gm_map", "`exp(mean_u log(max(AP_u, 1e-5)))`; per user `log(max(AP, 1e-5))`",
+             "Geometric mean of the users' AP.", cutoff=CUTOFF_NONE, derive=derived.GM_MAP, aggregate="geometric",
+             sections=(), convention="trec_eval `gm_map` (per user the logarithm, as trec_eval prints it)"),
+    _ranking("gm_bpref", "gm_bpref", "`exp(mean_u log(max(bpref_u, 1e-5)))`",
+             "Geometric mean of the users' bpref.", cutoff=CUTOFF_NONE, derive=derived.GM_BPREF,
+             aggregate="geometric", sections=(), convention="trec_eval `gm_bpref` (per user the logarithm)"),
+    _ranking("gain_g", "gain_g", "`sum_i g_i / log2(2 + C_i - S_i) / sum_j I_j`, `S_i` gains so far, "
+             "`C_i = sum_{j<=i} max(I_j, 1)` over the ideal gains I",
+             "Normalised gain G: each item's gain discounted by how far the list is behind the ideal.",
+             cutoff=CUTOFF_NONE, derive=derived.G, one_order=True, sections=(),
+             convention="gains = relevances (trec_eval `G`)"),
+    _ranking("bin_g", "bin_g", "`(1/R) sum_{relevant x} 1 / log2(2 + non-relevant items above x)`",
+             "Binary G: relevant items discounted by the non-relevant items above them.", aliases=("bing",),
+             cutoff=CUTOFF_NONE, derive=derived.BIN_G, one_order=True, sections=(), convention="trec_eval `binG`"),
+    _ranking("ndcg_rel", "ndcg_rel", "mean over the R' items of positive gain of `DCG/IDCG` at each one's rank "
+             "(at the end of the list for those not retrieved)",
+             "nDCG averaged at the relevant items.", cutoff=CUTOFF_NONE, derive=derived.NDCG_REL, one_order=True,
+             sections=(), convention="gains = relevances (trec_eval `ndcg_rel`)"),
+    _ranking("rndcg", "rndcg", "mean of `DCG@m / IDCG@m` at the ranks m where the ideal gain changes",
+             "nDCG averaged at the boundaries of the relevance levels.", cutoff=CUTOFF_NONE, derive=derived.RNDCG,
+             one_order=True, sections=(), convention="gains = relevances (trec_eval `Rndcg`)"),
+    # measures of ir_measures beyond trec_eval's
+    _ranking("rbp", "rbp", "`(1 - p) sum_{i<=K} h_i p^(i-1)`",
+             "Rank-biased precision: relevant items weighted by a user who goes on with persistence p.",
+             convention="binary relevance; `p = rbp_persistence` (0.8, ir_measures `RBP`)", derive=derived.RBP,
+             sections=(*_RANKED, "curves_k", "metric_vs_k")),
+    _ranking("rbp_residual", "rbp_residual", "`(1 - p) sum_{i<=K} u_i p^(i-1) + p^K`, u = unjudged",
+             "Residual of RBP: how much it could still rise if unjudged and unseen items were relevant.",
+             aliases=("rbp_resid",), derive=derived.RBP_RESIDUAL, sections=(),
+             convention="`p = rbp_persistence`; lower is better-determined", direction=LOWER),
+    _ranking("err", "err", "`sum_{i<=K} (1/i) R_i prod_{j<i} (1 - R_j)`, `R_i = (2^g_i - 1) / 16`",
+             "Expected reciprocal rank: a cascade user stopping at a satisfying item.",
+             convention="grades 0..4 (gdeval, ir_measures `ERR`)", derive=derived.ERR, one_order=True,
+             sections=("per_user", "curves_k")),
+    _ranking("judged", "judged", "`(judged items of the top K) / K`",
+             "Share of the top k that the ground truth judges.",
+             convention="any judgment counts (ir_measures `Judged`)", derive=derived.JUDGED,
+             sections=(*_RANKED, "curves_k")),
     Metric("entropy", "diversity", HIGHER, "`-sum_i p_i log2 p_i`, `p_i` = share of all top-k slots held by item i",
            "Distributional coverage: how evenly the recommendations spread over the items.",
            aliases=("distributional_coverage", "shannon_entropy"), needs=(),
@@ -442,13 +558,15 @@ _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(-?[0-9]+(?:\.[0-
 @dataclass(frozen=True)
 class MetricSpec:
     """A parsed metric name: ``name`` (canonical base), ``k`` (0 = whole list), ``label`` as given,
-    ``kind`` and the :class:`Metric` entry it selects."""
+    ``kind``, the :class:`Metric` entry it selects and, for a metric with a level (``iprec_at_recall@0.5``),
+    ``level``."""
 
     name: str
     k: int
     label: str
     kind: str
     metric: Metric | None = None
+    level: float | None = None
 
     @property
     def entry(self) -> Metric:
@@ -525,11 +643,25 @@ def parse_metric(label: str) -> MetricSpec:
         raise MetricsError(f"unknown metric '{label[:80]}'{_suggestion(raw[:80])}")
     metric = _select(base, k_text is not None)
     k = 0
+    if metric.cutoff == CUTOFF_LEVEL:
+        return MetricSpec(name=base, k=0, label=label, kind=metric.kind, metric=metric,
+                          level=_level(metric, k_text, label))
     if k_text is not None:
         if metric.cutoff == CUTOFF_NONE:
             raise MetricsError(f"metric '{base}' takes no cutoff; write '{base}' instead of '{label}'")
         k = _cutoff(k_text, label)
     return MetricSpec(name=base, k=k, label=label, kind=metric.kind, metric=metric)
+
+
+def _level(metric: Metric, text: str | None, label: str) -> float:
+    """The level x of ``name@x`` (a decimal from 0 to ``metric.level_max``)."""
+    bound = "" if metric.level_max is None else f" to {metric.level_max:g}"
+    if text is None:
+        raise MetricsError(f"metric '{metric.name}' needs a level, e.g. {metric.name}@0.5 (a number from 0{bound})")
+    level = float(text)
+    if level < 0 or (metric.level_max is not None and level > metric.level_max):
+        raise MetricsError(f"the level of '{label[:80]}' must be a number from 0{bound}")
+    return level
 
 
 def parse_metrics(labels) -> list[MetricSpec]:
@@ -564,6 +696,12 @@ def higher_is_better(label: str) -> bool:
         return True
 
 
+def curve_metrics() -> tuple[str, ...]:
+    """The metrics drawn against K by default (the ``metric_vs_k`` section): the Overview's panels,
+    ``mc.plot.metric_vs_k`` and the warm-up."""
+    return tuple(dict.fromkeys(m.name for m in metrics_in("metric_vs_k")))
+
+
 def metrics_of_kind(*kinds: str) -> tuple[Metric, ...]:
     """Entries of the given kinds, in table order."""
     return tuple(m for m in METRICS if m.kind in kinds)
@@ -579,7 +717,9 @@ def metrics_in(section: str, *kinds: str) -> tuple[Metric, ...]:
 
 def label_at(metric: Metric, k: int) -> str:
     """The label ``metric`` is requested with at cutoff ``k``: ``ndcg@10``; a metric that takes no
-    cutoff (``r_precision``, the scored-row metrics) by its name."""
+    cutoff (``r_precision``, the scored-row metrics) by its name (a metric with a level takes none)."""
+    if metric.cutoff == CUTOFF_LEVEL:
+        raise MetricsError(f"{metric.name} takes a level (e.g. {metric.name}@0.5), not a cutoff k")
     return metric.name if metric.cutoff == CUTOFF_NONE else f"{metric.name}@{k}"
 
 
@@ -620,7 +760,7 @@ def markdown_table() -> str:
     for m in METRICS:
         names = f"`{m.display}`"
         if m.aliases:
-            suffix = "" if m.cutoff == CUTOFF_NONE else "@k"
+            suffix = {CUTOFF_NONE: "", CUTOFF_LEVEL: "@x"}.get(m.cutoff, "@k")
             names += " (" + ", ".join(f"`{a}{suffix}`" for a in m.aliases) + ")"
         lines.append(f"| {names} | {KIND_TITLES[m.kind]} | {_cell(m.formula)} | {m.direction} | "
                      f"{_cell(m.convention)} |")

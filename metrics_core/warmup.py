@@ -60,7 +60,7 @@ K = 2
 
 def _labels(metrics) -> list[str]:
     """Each metric at cutoff ``K``, and by its name alone where the cutoff is optional (the whole list)."""
-    labels = [registry.label_at(m, K) for m in metrics]
+    labels = [f"{m.name}@0.5" if m.cutoff == registry.CUTOFF_LEVEL else registry.label_at(m, K) for m in metrics]
     labels += [m.name for m in metrics if m.cutoff == registry.CUTOFF_OPTIONAL]
     return list(dict.fromkeys(labels))
 
@@ -69,8 +69,11 @@ def _labels(metrics) -> list[str]:
 EVERY = _labels(registry.METRICS)
 #: the metrics that read item features, evaluated again on tag sets (another kernel)
 ON_TAGS = [registry.label_at(m, K) for m in registry.METRICS if "item_features" in m.needs]
-#: the ranking metrics drawn against K, by name
-CURVES = list(dict.fromkeys(m.name for m in registry.metrics_of_kind("ranking", "pooled")))
+#: the metrics read over one order of each list (refused under ties="average" on the tiny run's ties)
+ONE_ORDER = set(_labels([m for m in registry.METRICS if m.one_order]))
+#: the ranking metrics drawn against K, by name (those with a level have no curve over K)
+CURVES = list(dict.fromkeys(m.name for m in registry.metrics_of_kind("ranking", "pooled")
+                            if m.cutoff != registry.CUTOFF_LEVEL and not m.one_order))
 
 
 def _first_page(mc) -> None:
@@ -85,7 +88,6 @@ def _first_page(mc) -> None:
     the middle instead of compiling the same kernels side by side.
     """
     from .layout.build import prepare_plain
-    from .plot import CURVE_METRICS
 
     run, _, qrels, features, _, interactions = _tiny_data()
     page = {kind: [registry.label_at(m, K) for m in registry.metrics_in("overview", *kind)]
@@ -95,7 +97,7 @@ def _first_page(mc) -> None:
         ranked.score, ranked.q_rel  # noqa: B018 - gathered by the page's demo models before it draws
         for kind in (("diversity",), ("scored", "scored_per_user")):
             mc.evaluate(ranked, metrics=page[kind], ties="average", item_features=features, interactions=interactions)
-        mc.metric_curve(ranked, list(CURVE_METRICS), k_max=3, ties="average")
+        mc.metric_curve(ranked, list(registry.curve_metrics()), k_max=3, ties="average")
         mc.evaluate(ranked, metrics=page[("ranking", "pooled")], ties="average")
 
 
@@ -128,7 +130,8 @@ def _exercise(mc) -> None:
             ranked = mc.prepare(frame.drop(columns="relevance"), qrels)
             # curves first: a page computes them last, so a warm-up running beside it has them ready
             mc.metric_curve(ranked, CURVES, k_max=3, ties=ties)
-            mc.evaluate(ranked, metrics=EVERY, ties=ties, item_features=features, interactions=interactions)
+            every = [m for m in EVERY if ties != "average" or m not in ONE_ORDER]
+            mc.evaluate(ranked, metrics=every, ties=ties, item_features=features, interactions=interactions)
             mc.evaluate(ranked, metrics=ON_TAGS, ties=ties, item_features=tags)
     # integer item ids: the layout kernel is compiled once per id form (strings above)
     mc.prepare(run.assign(item_id=run["item_id"].map({"x": 1, "y": 2, "z": 3})))

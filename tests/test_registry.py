@@ -88,7 +88,7 @@ def test_every_entry_is_complete():
 
 @pytest.mark.parametrize("metric", registry.METRICS, ids=lambda m: f"{m.kind}-{m.name}")
 def test_every_name_and_alias_parses_to_its_entry(metric):
-    suffix = "" if metric.cutoff == "none" else "@5"
+    suffix = {"none": "", "level": "@0.5"}.get(metric.cutoff, "@5")
     for name in (metric.name, *metric.aliases):
         for written in (name + suffix, name.upper() + suffix):
             spec = mc.parse_metric(written)

@@ -44,7 +44,7 @@ from ..io import ColumnMapping, read_table
 from ..io.checks import check_run_duplicates
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
-from ..presets import PRESETS, parse_metrics as preset_parse_metrics
+from ..presets import PRESETS, parse_metrics as preset_parse_metrics, split_labels
 from . import _output
 from ._limits import add_limit_arguments, apply_limits
 
@@ -86,7 +86,7 @@ def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[
     if default_metrics:
         metrics_help += f" (default: {','.join(default_metrics)})"
     metrics_help += ". Known metrics (case-insensitive, @k optional where shown): " + registry.help_text()
-    p.add_argument("--metrics", metavar="LIST", action="append", required=not default_metrics,
+    p.add_argument("-m", "--metrics", metavar="LIST", action="append", required=not default_metrics,
                    help=metrics_help.replace("%", "%%"))
     p.add_argument("--preset", choices=[x.name for x in PRESETS],
                    help="set every convention as this library computes it (explicit options override); "
@@ -223,7 +223,8 @@ def resolved_conventions(args) -> dict:
 
 def metric_labels(args) -> list[str]:
     """Parse every --metrics value (unknown names and k <= 0 fail here, before any file is read)."""
-    given = [m.strip() for value in args.metrics for m in value.split(",") if m.strip()]
+    # commas inside an ir_measures name's parentheses (nDCG(dcg='exp-log2', rel=2)@10) do not separate names
+    given = [m for value in args.metrics for m in split_labels(value)]
     # results keep the names the user typed (a library's own names under --preset), as the library reports them
     specs = preset_parse_metrics(given, getattr(args, "preset", None))
     labels = list(dict.fromkeys(s.label.strip() for s in specs))

@@ -236,6 +236,16 @@ class Ranked:
             self._cache[key] = counts
         return self._cache[key]
 
+    @property
+    def has_ties(self) -> bool:
+        """Whether any user's list holds two neighbours of equal score (a tie group of two or more)."""
+        if "has_ties" not in self._cache:
+            same = self.tie_key[1:] == self.tie_key[:-1]
+            starts = self.offsets[1:-1]  # no tie across two users' lists
+            same[starts[(starts > 0) & (starts < self.n_rows)] - 1] = False
+            self._cache["has_ties"] = bool(same.any())
+        return self._cache["has_ties"]
+
     def codes_in_order(self, ties: str) -> np.ndarray:
         """Relevance codes per ranked position under a tie rule ('input' reorders tie groups, 'trec'
         the scores equal as 32-bit floats)."""

@@ -17,13 +17,14 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from .. import registry
 from ..errors import MetricsError
 
 __all__ = ["metric_vs_k", "roc", "pr", "calibration", "ecdf", "box", "segments", "lift_forest",
            "difference_forest", "win_tie_loss", "CURVE_METRICS"]
 
-#: The metrics the dashboard draws against K (its Overview and Curves pages).
-CURVE_METRICS = ("ndcg", "map", "recall", "precision", "hit_rate", "mrr")
+#: The metrics the dashboard draws against K (its Overview's panels): the registry's ``metric_vs_k`` section.
+CURVE_METRICS = registry.curve_metrics()
 
 
 def _figures(module: str = "figures"):

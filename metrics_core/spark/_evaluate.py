@@ -362,6 +362,10 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
             # a ranking metric has a value for every evaluated user; others (ILS, novelty) skip users without one
             summary[label] = (float(total / n_ev) if spec.kind == "ranking"
                               else reductions.finalize_mean({"sum": total, "count": count}))
+            if spec.entry.aggregate == "sum":  # trec_eval's counts: the sum over users
+                summary[label] = float(total)
+            elif spec.entry.aggregate == "geometric":  # per-user logarithms: exp of their mean
+                summary[label] = math.exp(total / n_ev)
         elif combine == "pooled_hits":
             hits = sum(s[f"hits@{spec.k}"] for s in stats)
             summary[label] = _ratio(hits, n_rel, 0.0)

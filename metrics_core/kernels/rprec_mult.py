@@ -1,0 +1,51 @@
+"""Precision at multiples of R (trec_eval's ``Rprec_mult``).
+
+For a multiple x, the cutoff is c = floor(x R + 0.9) (trec_eval's
+conversion), and Rprec_mult(x) = hits@c / c, 0 when c = 0; a list shorter than
+c counts its relevant items over c. With ``ties_average`` it is the exact
+expectation over the orders of tied items: a tie group of m items with r
+relevant that the cutoff cuts after its first q contributes q r / m hits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from ._jit import njit
+from .diversity import tie_group_end
+from .trec_lists import trec_relevance
+
+
+@njit(parallel=True, work="rel_code", writes=("out",))
+def _rprec_mult(offsets, rel_code, rel_values, tie_key, n_rel, threshold, multiple, ties_average, out):
+    n_users = offsets.shape[0] - 1
+    for u in nb.prange(n_users):
+        c = math.floor(multiple * n_rel[u] + 0.9)
+        out[u] = 0.0
+        if c <= 0:
+            continue
+        a = offsets[u]
+        n = offsets[u + 1] - a
+        hits = 0.0
+        s = 0
+        while s < n and s < c:
+            e = tie_group_end(tie_key, a, s, n, ties_average)
+            r = 0.0
+            for i in range(s, e):
+                if trec_relevance(rel_values, rel_code[a + i]) >= threshold:
+                    r += 1.0
+            inside = min(e, c) - s
+            hits += r * inside / (e - s)
+            s = e
+        out[u] = hits / c
+
+
+def rprec_mult_values(lists, threshold: float, multiple: float, ties_average: bool) -> np.ndarray:
+    """Rprec_mult at ``multiple`` of every user code."""
+    out = np.zeros(lists.offsets.shape[0] - 1)
+    _rprec_mult(lists.offsets, lists.rel_code, lists.rel_values, lists.tie_key, lists.n_rel, float(threshold),
+                float(multiple), bool(ties_average), out)
+    return out
