@@ -15,6 +15,12 @@ every pair x metric; :mod:`metrics_core.compare` also holds ``summary_table``)::
 The decision brief a product team reads first (verdicts, coverage, segments, failure groups)::
 
     brief = mc.build_brief(evaluations, mc.Decision("bm25", ("dense",), ("ndcg@10",)), attributes=users)
+
+What a model's policy would have earned on logged feedback with propensities (DM, IPS, SNIPS, DR,
+switch-DR, DRos; slate IPS), with intervals, weight diagnostics and a verdict (:mod:`metrics_core.ope`)::
+
+    ope = mc.off_policy(log, {"dense": run}, policy="softmax", temperature=1.0)
+    ope.estimates, ope.diagnostics, ope.verdicts
 """
 
 from . import conventions, plot, registry
@@ -31,6 +37,7 @@ from .intersection import intersection, intersection_per_user
 from .conventions import presets  # the presets' conventions as a table
 from .publish import Published, publish
 from .layout import Ranked, prepare
+from .ope import OffPolicy, off_policy
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
 from .tracking import log_mlflow
 from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
@@ -40,9 +47,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
-    "MetricsError", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
+    "MetricsError", "OffPolicy", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
-    "metric_curve", "presets", "Published", "publish",
+    "metric_curve", "off_policy", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",
 ]

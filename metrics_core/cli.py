@@ -26,7 +26,7 @@ import sys
 from .errors import MetricsError
 from .io.limits import set_limits
 
-COMMANDS = ("evaluate", "compare", "report", "explain", "check", "publish")
+COMMANDS = ("evaluate", "compare", "report", "explain", "check", "publish", "ope")
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2

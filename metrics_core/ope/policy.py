@@ -1,0 +1,129 @@
+"""A model's run turned into an evaluation policy: the probability of each action in each context.
+
+A run gives each context (``user_id``) scored items. :func:`action_probabilities`
+turns it into ``pi_e(a | x)`` by one stated rule:
+
+* ``top1``: the highest-scored item; tied top scores share the mass equally
+  (the policy picks one of them uniformly), ``pi = 1 / g`` for a tie of ``g``.
+* ``topk``: uniform over the top ``k`` items, ``pi = 1 / k`` each (a context
+  with fewer than ``k`` items: uniform over them). A tie across the cut shares
+  the remaining slots: an item of a tied block of ``g`` items starting at
+  0-based rank ``s`` gets ``clip(k - s, 0, g) / (g k)``, its chance of being in
+  the top ``k`` over the tie orders, divided by ``k``.
+* ``softmax``: ``pi(a | x) = exp(s_a / T) / sum_b exp(s_b / T)`` over the
+  context's items, temperature ``T > 0`` (computed with the context's largest
+  score subtracted, which changes nothing but overflow).
+* ``given``: the run's ``probability`` column as it is; each context's
+  probabilities must lie in [0, 1] and add up to 1 (within 1e-6), per
+  ``position`` when the run has one.
+
+Items a run does not list for a context have probability 0 there. A run
+without ``user_id`` is one policy for every context (context-free).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import MetricsError
+
+POLICIES = ("top1", "topk", "softmax", "given")
+SUM_TOLERANCE = 1e-6
+
+
+def _sorted(run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return run.sort_values(keys + ["score"], ascending=[True] * len(keys) + [False], kind="mergesort")
+
+
+def _tie_blocks(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For rows sorted by key then score descending: (0-based rank, tie-block start, tie-block size)."""
+    group = frame.groupby(keys, sort=False).ngroup().to_numpy() if keys else np.zeros(len(frame), np.int64)
+    score = frame["score"].to_numpy()
+    n = len(frame)
+    new_group = np.r_[True, group[1:] != group[:-1]] if n else np.zeros(0, bool)
+    new_block = new_group | np.r_[True, score[1:] != score[:-1]] if n else np.zeros(0, bool)
+    idx = np.arange(n)
+    group_start = np.maximum.accumulate(np.where(new_group, idx, 0)) if n else idx
+    block_start = np.maximum.accumulate(np.where(new_block, idx, 0)) if n else idx
+    block_id = np.cumsum(new_block) - 1
+    block_size = np.bincount(block_id)[block_id] if n else idx
+    return idx - group_start, block_start - group_start, block_size
+
+
+def tie_blocks(run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The run sorted by context then score (descending) with ``rank0``, ``block_start`` and
+    ``block_size``: the 0-based rank of each row and the tie block of equal scores it belongs to."""
+    frame = _sorted(run, keys).reset_index(drop=True)
+    rank0, start, size = _tie_blocks(frame, keys)
+    return frame.assign(rank0=rank0, block_start=start, block_size=size)
+
+
+def _softmax(frame: pd.DataFrame, keys: list[str], temperature: float) -> np.ndarray:
+    if not temperature > 0 or not np.isfinite(temperature):
+        raise MetricsError(f"temperature must be a positive finite number, got {temperature}")
+    score = frame["score"].to_numpy(float)
+    top = frame.groupby(keys, sort=False)["score"].transform("max").to_numpy() if keys else score.max()
+    e = np.exp((score - top) / temperature)
+    total = pd.Series(e).groupby([frame[k].to_numpy() for k in keys], sort=False).transform("sum").to_numpy() \
+        if keys else e.sum()
+    return e / total
+
+
+def _given(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    if "probability" not in frame.columns:
+        raise MetricsError("policy='given' needs a 'probability' column in the run")
+    p = pd.to_numeric(frame["probability"], errors="coerce").to_numpy(float)
+    bad = np.flatnonzero(~((p >= 0) & (p <= 1)))
+    if len(bad):
+        raise MetricsError(f"run row {int(bad[0]) + 1}: probability {frame['probability'].iloc[bad[0]]!r} is not "
+                           f"in [0, 1]; {len(bad)} row(s) are")
+    sums = pd.Series(p).groupby([frame[k].to_numpy() for k in keys], sort=False).sum() if keys \
+        else pd.Series([p.sum()])
+    off = np.flatnonzero(np.abs(sums.to_numpy() - 1.0) > SUM_TOLERANCE)
+    if len(off):
+        where = f"context {sums.index[off[0]]!r}" if keys else "the run"
+        raise MetricsError(f"{where}: the probabilities add up to {sums.iloc[off[0]]:.6g}, not 1; {len(off)} "
+                           "context(s) do. Give every action of each context with its probability")
+    return p
+
+
+def action_probabilities(run: pd.DataFrame, policy: str = "softmax", *, k: int | None = None,
+                         temperature: float = 1.0) -> pd.DataFrame:
+    """``pi_e(a | x)`` of a run: ``user_id`` (absent for a context-free run), [``position``,]
+    ``item_id``, ``probability``; rows of probability 0 are left out.
+
+    ``policy`` is one of :data:`POLICIES` (see the module docstring); ``k`` is needed by
+    ``topk``, ``temperature`` by ``softmax``. Each context's probabilities add up to 1.
+    """
+    if policy not in POLICIES:
+        raise MetricsError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
+    keys = [c for c in ("user_id", "position") if c in run.columns]
+    if policy != "given":
+        keys = [c for c in keys if c != "position"]
+        if "score" not in run.columns:
+            raise MetricsError(f"policy={policy!r} needs a 'score' column in the run")
+        frame = tie_blocks(run, keys)
+    else:
+        frame = run.reset_index(drop=True)
+    if policy == "top1":
+        p = np.where(frame["block_start"].to_numpy() == 0, 1.0 / frame["block_size"].to_numpy(), 0.0)
+    elif policy == "topk":
+        if k is None or int(k) < 1:
+            raise MetricsError(f"policy='topk' needs k >= 1, got {k}")
+        sizes = frame.groupby(keys, sort=False)["item_id"].transform("size").to_numpy() if keys \
+            else np.full(len(frame), len(frame))
+        kk = np.minimum(int(k), sizes)
+        start, size = frame["block_start"].to_numpy(), frame["block_size"].to_numpy()
+        p = np.clip(kk - start, 0, size) / (size * kk)
+    elif policy == "softmax":
+        p = _softmax(frame, keys, float(temperature))
+    else:
+        p = _given(frame, keys)
+    cols = [c for c in ("user_id", "position", "item_id") if c in frame.columns and (c != "position" or
+                                                                                       policy == "given")]
+    out = frame[cols].assign(probability=p)
+    return out[out["probability"] > 0].reset_index(drop=True)
+
+
+__all__ = ["POLICIES", "action_probabilities", "tie_blocks"]
