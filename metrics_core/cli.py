@@ -25,6 +25,7 @@ import sys
 
 from .errors import MetricsError
 from .io.limits import set_limits
+from .terminal import OutputError, TerminalWriter, escape
 
 COMMANDS = ("evaluate", "compare", "report", "explain", "check", "publish", "ope")
 
@@ -54,8 +55,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _output_error(exc: OSError) -> str:
+    """The one line said when standard output cannot be written (a full disk, ``/dev/full``)."""
+    reason = escape(exc.strerror or str(exc))
+    return (f"error: the output could not be written to standard output ({reason}); free space where it "
+            "goes, or write to a file with --output/--per-user where the command offers it")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    For the command's duration ``sys.stdout`` and ``sys.stderr`` write through
+    :class:`~metrics_core.terminal.TerminalWriter`: no character of a name, id or message can
+    drive the terminal (CSV data to a file or pipe stays exact, see
+    :func:`~metrics_core.terminal.write_data`). Standard output that cannot be written is one line
+    on stderr and exit status 2.
+    """
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (s if isinstance(s, TerminalWriter) else TerminalWriter(s) for s in streams)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        return EXIT_OK
+    except OutputError as e:
+        try:
+            print(_output_error(e), file=streams[1])
+        except OSError:
+            pass
+        return EXIT_BAD_INPUT
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -71,8 +105,6 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(str(e).split("\n"))
         print(f"error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except BrokenPipeError:
-        return EXIT_OK
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -85,11 +117,18 @@ def entry() -> None:
     code = main()
     if "pyspark" in sys.modules:  # the Spark engine ran: let its session stop at shutdown
         sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            pass
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    except (OSError, ValueError) as e:  # what main() wrote was buffered and cannot be written
+        if isinstance(e, OSError):
+            print(_output_error(e), file=sys.stderr)
+        code = code or EXIT_BAD_INPUT
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(code)
 
 

@@ -5,7 +5,10 @@ condition, model and segment (``classname`` ``metrics-core.check.<model>``, ``na
 written, its segment in brackets: ``... in every locale [locale=de]``; ``time`` the seconds spent
 deciding it, the suite's ``time`` the whole check's); a failed condition holds a ``<failure>`` whose message is its line; every test case
 carries its line in ``<system-out>`` too, so a passing value is shown as well. Written with the
-standard library's ElementTree, which escapes every text and attribute.
+standard library's ElementTree, which escapes every text and attribute; characters XML 1.0 cannot
+hold at all (control characters, lone surrogates, U+FFFE and U+FFFF) are first written as their
+escapes (``\x1b``), as on the terminal (:func:`metrics_core.terminal.escape`), so the document
+stays well formed whatever a model, segment or condition is named.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .errors import MetricsError
+from .terminal import escape
 
 SUITE = "metrics-core check"
 
@@ -25,13 +29,14 @@ def junit_xml(report) -> str:
     suite = ET.SubElement(root, "testsuite", name=SUITE, tests=str(len(report)), failures=str(failures),
                           errors="0", skipped="0", time=_seconds(getattr(report, "seconds", 0.0)))
     for r in report:
-        name = f"{r.condition} [{r.segment}]" if r.segment else r.condition
-        case = ET.SubElement(suite, "testcase", classname=f"metrics-core.check.{r.model}", name=name,
+        name = escape(f"{r.condition} [{r.segment}]" if r.segment else r.condition)
+        line = escape(r.line)
+        case = ET.SubElement(suite, "testcase", classname=f"metrics-core.check.{escape(r.model)}", name=name,
                              time=_seconds(r.seconds))
         if not r.passed:
-            failure = ET.SubElement(case, "failure", message=r.line, type="ConditionFailed")
-            failure.text = r.line
-        ET.SubElement(case, "system-out").text = r.line
+            failure = ET.SubElement(case, "failure", message=line, type="ConditionFailed")
+            failure.text = line
+        ET.SubElement(case, "system-out").text = line
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -12,19 +12,30 @@ full paths).
 of its names that no other run shares (the name up to its first dot, then
 :func:`model_name`, then the full file name, then with the parent folder, then
 a ``#n`` suffix), with a note when two runs needed telling apart.
+
+A file name that is not valid UTF-8 names its model with the undecodable bytes written as
+``\\xNN`` (:func:`text_of_path`): ``b"caf\\xe9.csv"`` -> ``caf\\xe9``.
 """
 
 from __future__ import annotations
 
 from .io.formats import EXTENSIONS
+from .terminal import escape_surrogates
 
 COMPRESSION_EXTENSIONS = frozenset({"gz", "gzip", "bz2", "xz", "zst", "snappy"})
 DATA_EXTENSIONS = frozenset(EXTENSIONS) | COMPRESSION_EXTENSIONS
 
 
+def text_of_path(path) -> str:
+    """``str(path)`` with each byte of a file name that is not UTF-8 (which Python holds as a lone
+    surrogate) written as ``\\xNN`` (:func:`metrics_core.terminal.escape_surrogates`): a name every
+    table, file and database can hold, and that still says which bytes the name has."""
+    return escape_surrogates(path)
+
+
 def _split(path: str) -> tuple[str, str]:
     """(parent folder name, file name) of a path with / or \\ separators (a trailing one ignored)."""
-    parts = [p for p in str(path).replace("\\", "/").rstrip("/").split("/")]
+    parts = [text_of_path(p) for p in str(path).replace("\\", "/").rstrip("/").split("/")]
     name = parts[-1]
     parent = parts[-2] if len(parts) > 1 else ""
     return parent, name

@@ -31,6 +31,7 @@ import pandas as pd
 
 from metrics_core.brief_html import brief_html
 from metrics_core.colors import model_colors
+from metrics_core.terminal import escape_surrogates
 from metrics_core.compare import compare, per_user_table, summary_table
 from metrics_core.errors import MetricsError
 from metrics_core.population import population
@@ -342,9 +343,11 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
 
 
 def write_report(path: str | Path, evaluations: Mapping[str, Any], **kwargs: Any) -> Path:
-    """Write :func:`build_report` to ``path`` (UTF-8) and return the path."""
+    """Write :func:`build_report` to ``path`` (UTF-8) and return the path. A name holding bytes that
+    are not UTF-8 (a file name's, held by Python as lone surrogates) is written with those bytes as
+    ``\\xNN`` (:func:`metrics_core.terminal.escape_surrogates`)."""
     path = Path(path)
-    text = build_report(evaluations, **kwargs)
+    text = escape_surrogates(build_report(evaluations, **kwargs))
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

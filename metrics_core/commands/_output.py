@@ -1,7 +1,8 @@
 """Printing results for people (aligned table), spreadsheets (CSV) and programs (JSON).
 
 * :func:`format_table`: text columns left-aligned, numbers right-aligned and
-  printed with ``digits`` decimals (4, as trec_eval); NaN prints as ``-``.
+  printed with ``digits`` decimals (4, as trec_eval); NaN prints as ``-``; control characters
+  of names escaped (:func:`metrics_core.terminal.escape`).
 * :func:`format_csv`: full precision (``repr`` of the float), empty for NaN,
   exact text; :func:`spreadsheet_rows` first neutralises formula-like text
   cells (``--spreadsheet-safe``, see :mod:`metrics_core.io.spreadsheet`).
@@ -24,6 +25,7 @@ import pandas as pd
 
 from ..errors import MetricsError
 from ..io.spreadsheet import neutralise_cell, neutralise_frame
+from ..terminal import escape
 
 
 def _is_number(v) -> bool:
@@ -41,12 +43,14 @@ def format_cell(v, digits: int = 4) -> str:
         if float(f).is_integer() and isinstance(v, (int, np.integer)):
             return str(int(v))
         return f"{f:.{digits}f}"
-    return str(v)
+    return escape(v)
 
 
 def format_table(header: list[str], rows: list[list], digits: int = 4) -> str:
-    """Aligned plain-text table with a dashed rule under the header."""
+    """Aligned plain-text table with a dashed rule under the header; text cells and headers have
+    their control characters escaped (:func:`metrics_core.terminal.escape`)."""
     cells = [[format_cell(v, digits) for v in row] for row in rows]
+    header = [escape(h) for h in header]
     numeric = [
         all(_is_number(row[j]) or row[j] is None for row in rows) and bool(rows) for j in range(len(header))
     ]

@@ -44,6 +44,7 @@ from ..population import DEFAULT_USERS, USERS, USERS_HELP, population
 from ..registry import higher_is_better
 from ..stats import CORRECTIONS, TESTS
 from . import _output
+from ..terminal import write_data
 from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
                        load_inputs, metric_bases, metric_labels)
 
@@ -259,7 +260,7 @@ def run(args) -> int:
             header, rows, changed = _output.spreadsheet_rows(header, rows)
             if changed and not args.quiet:
                 print(f"note: {_output.spreadsheet_note(changed, 'the CSV output')}", file=sys.stderr)
-        sys.stdout.write(_output.format_csv(header, rows))
+        write_data(_output.format_csv(header, rows))  # exact, unless on a terminal
     else:
         header, rows = marked_summary(evaluations, labels, comparison)
         sys.stdout.write(f"Users: {counted.describe()}\n")

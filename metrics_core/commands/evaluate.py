@@ -46,6 +46,7 @@ from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
 from ..presets import PRESETS, parse_metrics as preset_parse_metrics, split_labels
 from . import _output
+from ..terminal import write_data
 from ._limits import add_limit_arguments, apply_limits
 
 HELP = "metrics of one or more runs against ground truth"
@@ -364,7 +365,7 @@ def run(args) -> int:
         }
         sys.stdout.write(_output.format_json(doc))
     elif args.csv:
-        sys.stdout.write(_output.format_csv(header, rows))
+        write_data(_output.format_csv(header, rows))  # exact, unless on a terminal
     else:
         sys.stdout.write(_output.format_table(header, rows))
     return 0
