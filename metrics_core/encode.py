@@ -7,25 +7,25 @@ jointly so that the same id gets the same code on both sides.
 Ids compare by their canonical text, whatever the dtype:
 
 * strings (``str``, ``object`` holding strings, Arrow strings, categoricals
-  of strings) are their text, unchanged (``"007"`` stays ``"007"``);
+  of strings) are their text, exactly as written: ``"007"``, ``"12.0"`` and
+  ``"12"`` are three different ids (as trec_eval compares docnos);
 * integers (NumPy, nullable ``Int64``, Arrow integers, Python ints in an
   ``object`` column, categoricals of integers) are their decimal text;
 * floats that are whole numbers up to 2^53 are integer text (``12.0`` ->
-  ``"12"``); beyond 2^53 a float id is refused (digits may have been lost);
-* text that writes a whole number with a decimal point and only zeros after
-  it (``"7.0"``, ``"-12.00"``, no leading zero, no exponent) is the integer's
-  text too (``"7"``, ``"-12"``), so the id ``7.0`` is the same in a CSV, a
-  JSON string and a Parquet float column. Any other text is unchanged
-  (``"7.50"``, ``"07.0"`` and ``"1e3"`` stay as written).
+  ``"12"``: a number has no written form of its own); beyond 2^53 a float id
+  is refused (digits may have been lost).
 
-So int ``2`` joins str ``'2'``. When both sides hold integers they are
-compared as integers (the same result, faster); an ``object`` column mixing
-integers and strings becomes text.
+So int ``2`` joins str ``'2'`` but not ``'2.0'``; :func:`whole_number_twins`
+finds the ids that differ only in such a writing, to explain a join that
+matched less than expected. Reading text ``"7.0"`` as ``"7"`` is a choice the
+user makes when reading the files (``whole_number_ids``,
+:func:`whole_decimal_text`). When both sides hold integers they are compared as
+integers (the same result, faster); an ``object`` column mixing integers and
+strings becomes text.
 """
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pandas as pd
@@ -85,16 +85,6 @@ def whole_decimal_text(arr):
     return pc.if_else(whole, integer, arr)
 
 
-def _whole_decimal_series(s: pd.Series) -> pd.Series:
-    """A text Series with :func:`whole_decimal_text` applied (``s`` itself when nothing changes)."""
-    arr = s.array.__arrow_array__() if hasattr(s.array, "__arrow_array__") else pa.array(s.to_numpy(), pa.string())
-    out = whole_decimal_text(arr)
-    if out is arr:
-        return s
-    return pd.Series(out.to_pandas(types_mapper=pd.ArrowDtype).astype("str") if s.dtype != object
-                     else out.to_pylist(), index=s.index, dtype=s.dtype)
-
-
 def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
     """``s`` as strings, integers or floats that compare as the module docstring says.
 
@@ -113,10 +103,10 @@ def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
             return pd.Series(values.astype(np.int64), index=s.index)
         return s
     if s.dtype != object:
-        return _whole_decimal_series(s) if _kind(s) == "str" else s
+        return s
     inferred = pd.api.types.infer_dtype(s, skipna=False)
     if inferred == "string":
-        return _whole_decimal_series(s)
+        return s
     if inferred == "integer":
         try:
             return s.astype(np.int64)
@@ -128,10 +118,7 @@ def canonical_ids(s: pd.Series, what: str = "id") -> pd.Series:
 def _id_text(v, what: str) -> str:
     """The canonical text of one id (see the module docstring)."""
     if isinstance(v, str):
-        if re.match(_WHOLE_DECIMAL, v) is None:
-            return v
-        integer = v[:v.index(".")]
-        return "0" if integer == "-0" else integer
+        return v
     if isinstance(v, (bool, np.bool_)):
         return str(v)
     if isinstance(v, (int, np.integer)):
@@ -287,3 +274,37 @@ def _as_text_arrow(s: pd.Series, what: str) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     return arr.cast(pa.large_string())
+
+
+def whole_number_twins(ids, others) -> tuple[int, str, str] | None:
+    """Ids of ``ids`` absent from ``others`` that an id of ``others`` equals once both are read
+    as whole numbers (``"12.0"`` and ``"12"``, or a float column's ``12`` and the text ``"12.0"``),
+    where that id of ``others`` is absent from ``ids`` too (a side that writes both ``"12"`` and
+    ``"12.0"`` means two ids): ``(how many, one such id, its twin in others)``, None when there is none.
+
+    Ids compare as exact text (module docstring), so such ids do not join; this says why a join
+    matched less than expected. ``whole_decimal_text`` is the writing that makes them one id."""
+    mine = _unique_text(ids)
+    theirs = _unique_text(others)
+    absent = mine.filter(pc.invert(pc.is_in(mine, value_set=theirs)))
+    theirs = theirs.filter(pc.invert(pc.is_in(theirs, value_set=mine)))
+    if len(absent) == 0 or len(theirs) == 0:
+        return None
+    absent_whole = whole_decimal_text(absent)
+    theirs_whole = whole_decimal_text(theirs)
+    twin = pc.is_in(absent_whole, value_set=theirs_whole).to_numpy(zero_copy_only=False)
+    if not twin.any():
+        return None
+    first = int(np.flatnonzero(twin)[0])
+    key = absent_whole[first]
+    partner = theirs.filter(pc.equal(theirs_whole, key))[0].as_py()
+    return int(twin.sum()), absent[first].as_py(), partner
+
+
+def _unique_text(values) -> pa.Array:
+    """The distinct canonical texts of ``values`` (missing ids left out) as an Arrow string array."""
+    s = pd.Series(values.array if isinstance(values, pd.Index) else values)
+    s = s[~s.isna().to_numpy(dtype=bool)]
+    if len(s) == 0:
+        return pa.array([], type=pa.large_string())
+    return pc.unique(_as_text_arrow(s, "ids"))

@@ -34,8 +34,10 @@ from .conventions import Settings, takes_conventions
 from .derived import Inputs
 from .diagnostics import Diagnostics, diagnose
 from .diversity import Lists, catalogue_size
+from .encode import whole_number_twins
 from .errors import MetricsError
 from .frames import ACCEPTED, as_pandas
+from .io.quote import quoted
 from .kernels.ranking import (AP_K, AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, GAIN_EXPONENTIAL,
                               GAIN_FAMILIES, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_K, IDEAL_RETRIEVED, KERNEL_FAMILIES,
                               RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
@@ -174,6 +176,18 @@ def _curve_spec(name) -> registry.MetricSpec:
     if spec.kind not in RANKED_KINDS or base.k:
         raise MetricsError(f"metric curves take ranking metric names without @k; got {name}")
     return registry.MetricSpec(name=spec.name, k=0, label=name, kind=spec.kind, metric=spec.entry)
+
+
+def _writing_hint(ranked: Ranked) -> str:
+    """When the run's users and the ground truth's differ only in how whole numbers are written
+    (``7.0`` against ``7``), the clause that says so (ids are compared as exact text)."""
+    twins = whole_number_twins(ranked.user_ids[ranked.in_run], ranked.user_ids[ranked.in_truth])
+    if twins is None:
+        return ""
+    count, mine, theirs = twins
+    return (f" ({count:,} user id(s) of the run write the same whole number as one of the ground truth, e.g. "
+            f"{quoted(mine, 40)} against {quoted(theirs, 40)}; ids are kept as written, read both the same way, "
+            f"with read_run(..., whole_number_ids=True) or --whole-number-ids)")
 
 
 @takes_conventions
@@ -341,7 +355,8 @@ def _evaluate(run, qrels, metrics, settings: Settings, *, item_features, interac
     n_rel = ranked.n_relevant(relevance_threshold)
     common = ranked.in_run & ranked.in_truth
     if not common.any():
-        raise MetricsError("the run and the ground truth have no user in common; check the user id column")
+        raise MetricsError("the run and the ground truth have no user in common; check the user id column"
+                           f"{_writing_hint(ranked)}")
     evaluated = evaluated_users(ranked, relevance_threshold, settings.empty_users, settings.missing_users,
                                 settings.run_only_users)
     ev_codes = np.flatnonzero(evaluated)

@@ -207,36 +207,69 @@ def seven_files(tmp_path: Path) -> dict[str, Path]:
     return paths
 
 
-def test_whole_number_ids_are_one_id_in_every_format(tmp_path):
+def test_text_ids_stay_as_written_and_numbers_are_their_value(tmp_path):
+    """Text is exact ("7.0", "1.00"); a numeric column has no written form: its whole numbers read as
+    integers ("7")."""
+    from metrics_core.io import read_qrels
+
+    paths = seven_files(tmp_path)
+    expected = {"csv": (["7.0", "7.0"], ["1.00", "2.0"]), "jsonl": (["7", "7.0"], ["1.0", "2"]),
+                "float.parquet": (["7", "7"], ["1", "2"]), "int.parquet": (["7", "7"], ["1", "2"])}
+    for fmt, path in paths.items():
+        df, _ = read_qrels(path)
+        assert (df["user_id"].tolist(), df["item_id"].tolist()) == expected[fmt], fmt
+
+
+def test_whole_number_ids_are_one_id_in_every_format_when_chosen(tmp_path):
     from metrics_core.io import read_qrels
 
     paths = seven_files(tmp_path)
     for path in paths.values():
-        df, _ = read_qrels(path)
+        df, _ = read_qrels(path, whole_number_ids=True)
         assert df["user_id"].tolist() == ["7", "7"] and df["item_id"].tolist() == ["1", "2"], path.name
-    # every run format against every ground-truth format: item 2 at rank 2 (ndcg = 1 / log2(3))
+    # every ground-truth format against a run written "7" and "7.0": item 2 at rank 2 (ndcg = 1 / log2(3))
     run = tmp_path / "run.csv"
     run.write_text("user_id,item_id,score\n7,1,0.9\n7.0,2.0,0.5\n")
     for truth in paths.values():
-        got = json.loads(cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg,mrr", "--json").stdout)
+        got = json.loads(cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg,mrr", "--json",
+                             "--whole-number-ids").stdout)
         assert got["models"]["run"] == pytest.approx({"ndcg": 1 / np.log2(3), "mrr": 0.5}, rel=1e-12), truth.name
+
+
+def test_a_join_that_differs_only_in_writing_is_explained_in_one_line(tmp_path):
+    """The run writes item 2 as "2.0", the Parquet ground truth holds the number 2: no match, said once."""
+    paths = seven_files(tmp_path)
+    run = tmp_path / "run.csv"
+    run.write_text("user_id,item_id,score\n7,1,0.9\n7,2.0,0.5\n")
+    out = cli("evaluate", "--qrels", paths["int.parquet"], "--run", run, "--metrics", "mrr", "--json")
+    assert json.loads(out.stdout)["models"]["run"]["mrr"] == 0.0  # "2.0" is not the item 2
+    notes = [line for line in out.stderr.splitlines() if "--whole-number-ids" in line]
+    assert len(notes) == 1 and "1 item id(s)" in notes[0] and "'2.0' against '2'" in notes[0]
 
 
 def test_other_number_like_ids_keep_their_text():
     from metrics_core.io import read_run
 
-    text = "user_id,item_id,score\nu,7.50,1\nu,07.0,2\nu,1e3,3\nu,-0.0,4\nu,v1.0,5\nu,7.,6\n"
+    text = "user_id,item_id,score\nu,7.50,1\nu,07.0,2\nu,1e3,3\nu,-0.0,4\nu,v1.0,5\nu,7.,6\nu,12.0,7\nu,12,8\n"
     df, _ = read_run(text.encode(), name="r.csv")
-    assert df["item_id"].tolist() == ["7.50", "07.0", "1e3", "0", "v1.0", "7."]
+    assert df["item_id"].tolist() == ["7.50", "07.0", "1e3", "-0.0", "v1.0", "7.", "12.0", "12"]
 
 
 def test_library_frames_follow_the_same_rule():
-    run = pd.DataFrame({"user_id": ["7.0", "7.0"], "item_id": ["1.0", "2"], "score": [0.9, 0.5]})
-    truth = pd.DataFrame({"user_id": [7.0], "item_id": [2], "relevance": [1]})
-    ev = mc.evaluate(run, truth, metrics=["mrr"])
-    assert ev.summary["mrr"] == 0.5 and ev.per_user.index.tolist() == ["7"]
+    from metrics_core.encode import whole_number_twins
+
+    run = pd.DataFrame({"user_id": ["7", "7"], "item_id": ["2.0", "2"], "score": [0.9, 0.5]})
+    truth = pd.DataFrame({"user_id": [7.0, 7.0], "item_id": ["2.0", "2"], "relevance": [3, 0]})
+    # the float 7.0 is the user "7"; the items "2.0" and "2" are two ids, judged 3 and 0
+    ev = mc.evaluate(run, truth, metrics=["mrr", "ndcg@1"])
+    assert ev.per_user.index.tolist() == ["7"] and ev.summary["mrr"] == 1.0 and ev.summary["ndcg@1"] == 1.0
     mixed = pd.DataFrame({"user_id": pd.Series(["7.00", 8], dtype=object), "item_id": ["2", "2"], "score": [1, 1]})
-    assert mc.evaluate(mixed, truth, metrics=["mrr"]).per_user["mrr"].to_dict() == {"7": 1.0}
+    with pytest.raises(MetricsError) as refused:  # "7.00" is not the user 7: said in the one line
+        mc.evaluate(mixed.iloc[:1], truth, metrics=["mrr"])
+    assert "no user in common" in str(refused.value) and "'7.00' against '7'" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert whole_number_twins(mixed["user_id"], truth["user_id"]) == (1, "7.00", "7")
+    assert whole_number_twins(run["item_id"], truth["item_id"]) is None  # both writings on both sides
 
 
 def test_large_id_columns_take_the_compiled_look_and_give_the_same_ids():

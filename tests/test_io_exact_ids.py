@@ -46,8 +46,10 @@ def test_json_whole_float_ids_are_integer_text_and_other_numbers_keep_their_text
             b'{"user_id": "07.0", "item_id": "1e3", "score": 3}\n')
     df, _ = read_run(data, name="r.jsonl")
     assert df["user_id"].tolist() == ["1000", "2.50", "07.0"]
-    # the string "1.0" is the same id as the number 1.0 (a CSV cannot tell them apart); "1e3" is text
-    assert df["item_id"].tolist() == ["1", "1", "1e3"]
+    # text is kept as written ("1.0", "1e3"); the number 1.0 has no written form of its own: "1"
+    assert df["item_id"].tolist() == ["1.0", "1", "1e3"]
+    df, _ = read_run(data, name="r.jsonl", whole_number_ids=True)  # the user's choice: whole numbers are one id
+    assert df["item_id"].tolist() == ["1", "1", "1e3"] and df["user_id"].tolist() == ["1000", "2.50", "07.0"]
 
 
 def test_json_exact_user_scores_like_its_ground_truth():

@@ -8,10 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from metrics_core.diagnostics import id_writing_notes
+
 from dashboard import background, cache, files, format as fmt, metric_lists, sources, state, tables, text, uploads
 
 st.title("Data")
-st.caption(f"Supported formats: {files.SUPPORTED_FORMATS}. Ids are kept as exact strings. Files may be "
+st.caption(f"Supported formats: {files.SUPPORTED_FORMATS}. Ids are kept exactly as written: 12.0 and 12 are two ids, as in trec_eval. Files may be "
            f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()} "
            f"{background.limits_text()}")
 
@@ -103,6 +105,11 @@ for name, ranked in models.items():
                  "columns used": mapping.describe().split(": ", 1)[-1] if mapping else "user_id, item_id, score",
                  "scores in [0, 1]": state.scores_are_probabilities(ranked)})
 st.dataframe(pd.DataFrame(rows).set_index("model"), key="data_models", placeholder=fmt.EMPTY)
+if src.qrels is not None:  # ids that miss the ground truth only by how a whole number is written
+    for name, ranked in models.items():
+        for sentence in id_writing_notes(ranked, src.runs[name].name if name in src.runs else name,
+                                         src.qrels.name):
+            st.warning(text.md(sentence, limit=600))
 
 truth_mapping = state.read_mapping(None)
 if src.qrels is not None:

@@ -39,6 +39,8 @@ import pandas as pd
 
 from .. import conventions as convention_options
 from .. import registry
+from ..diagnostics import id_writing_sentence
+from ..encode import whole_number_twins
 from ..errors import MetricsError
 from ..io import ColumnMapping, read_table
 from ..io.checks import check_run_duplicates
@@ -75,6 +77,10 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
                    help="explicit column mapping for the runs, e.g. user_id=customer,score=p")
     p.add_argument("--qrels-columns", metavar="ROLE=COL,...", type=_columns_option,
                    help="explicit column mapping for the ground truth, e.g. relevance=clicked")
+    p.add_argument("--whole-number-ids", action="store_true",
+                   help="read text ids that write a whole number with a zero fraction as that number "
+                        "(12.0 -> 12); by default ids are kept exactly as written: 12.0 and 12 are different "
+                        "ids, as in trec_eval")
     add_limit_arguments(p)
 
 
@@ -162,9 +168,11 @@ def load_inputs(args, notes: list[str], check_run_pairs: bool = True) -> tuple[p
     ``mc.prepare``; wrap what follows in :meth:`RunInput.pairs_checked_on_error`.
     """
     apply_limits(args)
+    whole_numbers = bool(getattr(args, "whole_number_ids", False))
     qrels = None
     if args.qrels:
-        qrels, qmap = read_table(args.qrels, kind="qrels", columns=args.qrels_columns)
+        qrels, qmap = read_table(args.qrels, kind="qrels", columns=args.qrels_columns,
+                                 whole_number_ids=whole_numbers)
         note = _mapping_note(qmap)
         if note:
             notes.append(note)
@@ -172,10 +180,13 @@ def load_inputs(args, notes: list[str], check_run_pairs: bool = True) -> tuple[p
     notes.extend(name_notes)
     runs = []
     for path, model in zip(args.run, names):
-        df, mapping = read_table(path, kind="run", columns=args.run_columns, check_run_pairs=check_run_pairs)
+        df, mapping = read_table(path, kind="run", columns=args.run_columns, check_run_pairs=check_run_pairs,
+                                 whole_number_ids=whole_numbers)
         note = _mapping_note(mapping)
         if note:
             notes.append(note)
+        if qrels is not None and not whole_numbers:
+            notes.extend(id_writing_notes(df, path, qrels, args.qrels))
         if qrels is None and "relevance" not in df.columns:
             raise MetricsError(
                 f"{path}: no --qrels given and the run has no relevance column (looked for "
@@ -183,6 +194,14 @@ def load_inputs(args, notes: list[str], check_run_pairs: bool = True) -> tuple[p
             )
         runs.append(RunInput(model, path, df, mapping, check_run_pairs))
     return qrels, runs
+
+
+def id_writing_notes(run: pd.DataFrame, run_name, qrels: pd.DataFrame, qrels_name) -> list[str]:
+    """One line per id column where ids of the run miss the ground truth only because a whole number
+    is written differently (``12`` against ``12.0``; :func:`metrics_core.encode.whole_number_twins`)."""
+    lines = (id_writing_sentence(whole_number_twins(run[column], qrels[column]), unit, run_name, qrels_name)
+             for column, unit in (("user_id", "user"), ("item_id", "item")))
+    return [line for line in lines if line]
 
 
 def check_probabilities(run: RunInput) -> None:

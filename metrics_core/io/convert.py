@@ -1,11 +1,14 @@
 """Turn parsed columns into exact string ids and checked float64 numbers.
 
-Ids: text is trimmed; integers become their decimal text (``7`` -> ``"7"``),
-floats that are all whole numbers become integer text (``12.0`` -> ``"12"``,
-a Parquet/JSON artefact of missing values), and so does text writing a whole
-number with a zero fraction (``"7.0"`` -> ``"7"``, see
-:func:`metrics_core.encode.whole_decimal_text`): the same id in any format
-(CSV, TSV, TREC, JSON lines, Parquet). An empty id is an error.
+Ids: text is trimmed and otherwise kept exactly as written (``"12.0"``, ``"12"``
+and ``"007"`` are three different ids, as trec_eval reads them); integers
+become their decimal text (``7`` -> ``"7"``) and floats that are all whole
+numbers integer text (``12.0`` -> ``"12"``, a Parquet/JSON artefact of missing
+values): a number has no written form of its own. ``whole_numbers=True`` is the
+user's explicit choice to read text writing a whole number with a zero fraction
+as that integer too (``"7.0"`` -> ``"7"``, see
+:func:`metrics_core.encode.whole_decimal_text`), for files whose ids went through
+a spreadsheet or a float column. An empty id is an error.
 
 Numbers (score, rank, relevance): text is trimmed and must be a finite
 decimal number. Empty, NaN (``nan``, ``NA``, ``null``...), infinite and
@@ -50,15 +53,18 @@ def _already_trimmed(col) -> bool:
     return all(input_checks.first_untrimmed(*kstr.arrow_buffers(c)) < 0 for c in chunks if len(c))
 
 
-def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array | pa.ChunkedArray:
+def ids(col, role: str, src: str, name: str, lines: LineMap, *,
+        whole_numbers: bool = False) -> pa.Array | pa.ChunkedArray:
     """Exact string ids (pyarrow string or large_string, possibly chunked) from any id column.
 
     Text that needs no trimming and holds no empty id (the usual case) is
     returned as read, without a copy; anything else is trimmed and checked
-    with Arrow kernels.
+    with Arrow kernels. ``whole_numbers``: text such as ``"7.0"`` becomes ``"7"``
+    (off by default: text ids are exact).
     """
+    finish = whole_decimal_text if whole_numbers else (lambda text: text)
     if _already_trimmed(col):
-        return whole_decimal_text(col)
+        return finish(col)
     col = _flat(col)
     t = col.type
     if pa.types.is_nested(t):
@@ -84,7 +90,7 @@ def ids(col, role: str, src: str, name: str, lines: LineMap) -> pa.Array | pa.Ch
             f"{name}: {lines(int(bad[0]))}: empty {role} in column {src!r}; {len(bad)} row(s) have an empty "
             f"{role}. Every row needs a user and an item id"
         )
-    return whole_decimal_text(col.cast(pa.string()))
+    return finish(col.cast(pa.string()))
 
 
 #: floats represent every integer up to 2^53 exactly; beyond, ids stored as floats may have lost digits

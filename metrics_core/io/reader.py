@@ -99,7 +99,7 @@ def _trec(text: bytes, name: str, kind: str, columns: dict | None, newlines: int
 
 
 def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None,
-               limits: ReadLimits | None = None, check_run_pairs: bool = True):
+               limits: ReadLimits | None = None, check_run_pairs: bool = True, whole_number_ids: bool = False):
     """Read a run or ground-truth file into ``(DataFrame, ColumnMapping)``.
 
     ``path_or_buffer``: a path (str or Path), bytes, or a binary file object
@@ -116,6 +116,10 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
     ``mc.prepare``, which refuses a repeated pair itself, and call
     :func:`~metrics_core.io.checks.check_run_duplicates` when it fails, for the
     message that names the lines.
+    ``whole_number_ids``: read text ids that write a whole number with a zero
+    fraction as that integer (``"12.0"`` -> ``"12"``); off by default, when ids
+    are kept exactly as written (``"12.0"`` and ``"12"`` are different ids, as
+    in trec_eval).
 
     Raises :class:`MetricsError` with a one-line message for any bad input.
     """
@@ -130,8 +134,10 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
     if src.gzipped:
         label += ", gzip"
     cols: dict[str, object] = {
-        "user_id": ids(table[roles["user_id"]], "user_id", roles["user_id"], name, lines),
-        "item_id": ids(table[roles["item_id"]], "item_id", roles["item_id"], name, lines),
+        "user_id": ids(table[roles["user_id"]], "user_id", roles["user_id"], name, lines,
+                       whole_numbers=whole_number_ids),
+        "item_id": ids(table[roles["item_id"]], "item_id", roles["item_id"], name, lines,
+                       whole_numbers=whole_number_ids),
     }
     score_from_rank = False
     if roles["score"] is not None:
@@ -167,13 +173,15 @@ def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", c
 
 
 def read_run(path_or_buffer, *, name: str | None = None, columns: dict | None = None,
-             limits: ReadLimits | None = None):
+             limits: ReadLimits | None = None, whole_number_ids: bool = False):
     """``read_table(..., kind="run")``: user_id, item_id, score [, rank] [, relevance]."""
-    return read_table(path_or_buffer, name=name, kind="run", columns=columns, limits=limits)
+    return read_table(path_or_buffer, name=name, kind="run", columns=columns, limits=limits,
+                      whole_number_ids=whole_number_ids)
 
 
 def read_qrels(path_or_buffer, *, name: str | None = None, columns: dict | None = None,
-               limits: ReadLimits | None = None):
+               limits: ReadLimits | None = None, whole_number_ids: bool = False):
     """``read_table(..., kind="qrels")``: user_id, item_id, relevance."""
-    return read_table(path_or_buffer, name=name, kind="qrels", columns=columns, limits=limits)
+    return read_table(path_or_buffer, name=name, kind="qrels", columns=columns, limits=limits,
+                      whole_number_ids=whole_number_ids)
 
