@@ -187,7 +187,9 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     result.attrs.update({"correction": correction, "alpha": alpha, "tests": run_tests,
                          "confidence": confidence, "population": counted,
                          "users": counted.describe() if counted is not None else users})
-    return result[COMPARE_COLUMNS + extra]
+    from .notebook import show_whole
+
+    return show_whole(result[COMPARE_COLUMNS + extra])
 
 
 def summary_table(evaluations: Mapping[str, Any], metrics: Sequence[str] | None = None,

@@ -6,7 +6,9 @@ warnings) passes through :func:`html.escape`, so a name such as ``<script>`` sho
 numbers use :mod:`metrics_core.formats` (the digits the dashboard shows); intervals are the
 dashboard's: the 95% percentile bootstrap over users (1,000 resamples, seed 0) of each per-user
 metric's mean, from :func:`metrics_core.compare.summary_table`. An ``mc.compare`` result is a pandas
-DataFrame, whose own HTML repr escapes its cells.
+DataFrame, whose own HTML repr escapes its cells; :func:`show_whole` marks it so that a notebook shows
+every row and column of it (and of the frames taken from it), where pandas' defaults would cut a
+comparison's 25 columns to an ellipsis.
 """
 
 from __future__ import annotations
@@ -81,3 +83,44 @@ def explanation_html(ex: Any) -> str:
                   f"<p class='note'>From {_e(ex.source)} ({_e(fmt.metric(ex.start))}) to {_e(ex.target)} "
                   f"({_e(fmt.metric(ex.end))}), one convention at a time:</p>",
                   table(("convention", "from", "to", "value after", "change"), steps, numeric=(3, 4)))
+
+
+#: the ``DataFrame.attrs`` key marking a table a notebook shows whole (pandas carries ``attrs`` to
+#: the frames taken from it: ``table[["model", "lift"]]`` is shown whole too)
+WHOLE = "metrics_core_show_whole"
+
+
+def show_whole(frame):
+    """Mark ``frame`` to be shown whole in a notebook and, inside IPython, install the HTML
+    formatter that does it (once). Other DataFrames keep pandas' own HTML. Returns ``frame``."""
+    frame.attrs[WHOLE] = True
+    _install_formatter()
+    return frame
+
+
+def whole_html(frame) -> str:
+    """pandas' HTML of ``frame`` with no row or column left out (its cells escaped by pandas)."""
+    import pandas as pd
+
+    with pd.option_context("display.max_columns", None, "display.max_rows", None, "display.width", None,
+                           "display.max_colwidth", None):
+        return frame._repr_html_()
+
+
+def _html_of_frame(frame):
+    return whole_html(frame) if frame.attrs.get(WHOLE) else frame._repr_html_()
+
+
+def _install_formatter() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import pandas as pd
+
+    formatter = shell.display_formatter.formatters["text/html"]
+    if formatter.type_printers.get(pd.DataFrame) is not _html_of_frame:
+        formatter.for_type(pd.DataFrame, _html_of_frame)

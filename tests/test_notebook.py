@@ -177,3 +177,64 @@ def test_plot_without_plotly_names_the_extra(monkeypatch):
     with pytest.raises(MetricsError) as info:
         mc.plot.ecdf({"base": ev}, "ndcg@5")
     assert str(info.value) == "mc.plot needs plotly: pip install 'metrics-core[dashboard]'"
+
+
+def test_mc_plot_is_callable_by_kind():
+    pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
+    runs, qrels = _data()
+    evals = {n: mc.evaluate(r, qrels, ["ndcg@5", "recall@5"]) for n, r in runs.items()}
+    table = mc.compare(evals, baseline="base")
+    assert mc.plot(evals).to_dict() == mc.plot.metric_vs_k(evals).to_dict()
+    assert mc.plot(evals, "ecdf", "ndcg@5").to_dict() == mc.plot.ecdf(evals, "ndcg@5").to_dict()
+    assert mc.plot(evals["base"], "box", metric="ndcg@5").to_dict() == mc.plot.box({"model": evals["base"]},
+                                                                                   "ndcg@5").to_dict()
+    assert mc.plot(table).to_dict() == mc.plot.lift_forest(table).to_dict()
+    assert mc.plot(table, "win_tie_loss").to_dict() == mc.plot.win_tie_loss(table).to_dict()
+    for what, kind, message in ((evals, "lift_forest", "no figure 'lift_forest' of evaluations; use one of: "
+                                 "metric_vs_k, roc"), (table, "ecdf", "no figure 'ecdf' of a comparison table"),
+                                (42, None, "mc.plot draws {name: Evaluation}")):
+        with pytest.raises(MetricsError, match=re.escape(message)) as info:
+            mc.plot(what, kind)
+        assert "\n" not in str(info.value)
+
+
+def test_a_figure_offers_plotly_json_and_html_with_plotlyjs_once():
+    pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
+    from plotly.offline import get_plotlyjs
+
+    from metrics_core.plot import notebook_figure
+
+    runs, qrels = _data()
+    evals = {n: mc.evaluate(r, qrels, ["ndcg@5"]) for n, r in runs.items()}
+    notebook_figure.reset_plotlyjs()
+    first, second = (mc.plot.ecdf(evals, "ndcg@5")._repr_mimebundle_() for _ in range(2))
+    head = get_plotlyjs()[:200]
+    assert head in first["text/html"] and head not in second["text/html"]
+    assert len(second["text/html"]) < 100_000
+    spec = second[notebook_figure.PLOTLY_MIMETYPE]
+    assert [t["name"] for t in spec["data"]] == ["base", html.escape(next(n for n in runs if n != "base"),
+                                                                     quote=False)]
+    # the hostile model name cannot close the script that carries the figure
+    assert "</script>alert" not in second["text/html"] and second["text/html"].count("</script>") == 1
+    assert f"height:{spec['layout']['height']}px; width:100%;" in second["text/html"]
+
+
+def test_a_comparison_table_shows_whole_in_ipython():
+    pytest.importorskip("IPython", reason="pip install -r requirements/dev.txt")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    runs, qrels = _data()
+    evals = {n: mc.evaluate(r, qrels, ["ndcg@5", "recall@5"]) for n, r in runs.items()}
+    shell = InteractiveShell.instance()
+    try:
+        with pd.option_context("display.max_columns", 20, "display.max_rows", 2):
+            table = mc.compare(evals, baseline="base")
+            assert len(table.columns) > 20 and "..." in table._repr_html_()  # pandas alone cuts it
+            for frame in (table, table[["model", "metric", "lift"]]):
+                shown, _ = shell.display_formatter.format(frame)
+                assert "..." not in shown["text/html"] and all(f"<th>{c}</th>" in shown["text/html"]
+                                                               for c in frame.columns)
+            other = pd.DataFrame({f"c{i}": [i] * 5 for i in range(30)})
+            assert shell.display_formatter.format(other)[0]["text/html"] == other._repr_html_()  # others as pandas shows them
+    finally:
+        InteractiveShell.clear_instance()

@@ -7,12 +7,24 @@ imports; the tables behind them are computed as the dashboard computes them).
 models are drawn and coloured; curves use each evaluation's prepared run and conventions. Plotly is
 an optional dependency: without it each function raises a one-line
 :class:`~metrics_core.errors.MetricsError` naming ``pip install 'metrics-core[dashboard]'``.
+
+``mc.plot(what, kind=None, *args, **options)`` is the same by the kind's name: ``what`` is
+``{name: Evaluation}`` (or one Evaluation, named "model"; default kind ``metric_vs_k``) or an
+``mc.compare`` table (default ``lift_forest``); ``mc.plot(evaluations, "ecdf", "ndcg@10")`` is
+``mc.plot.ecdf(evaluations, "ndcg@10")``.
+
+Each figure is a :class:`~metrics_core.plot.notebook_figure.NotebookFigure` (a plotly ``Figure``):
+in a notebook it shows in JupyterLab, VS Code and classic Jupyter and survives an export to HTML,
+with one plotly.js per notebook.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import sys
+import types
 from typing import Any, Mapping, Sequence
 
 import pandas as pd
@@ -20,7 +32,7 @@ import pandas as pd
 from .. import registry
 from ..errors import MetricsError
 
-__all__ = ["metric_vs_k", "roc", "pr", "calibration", "ecdf", "box", "segments", "lift_forest",
+__all__ = ["draw", "metric_vs_k", "roc", "pr", "calibration", "ecdf", "box", "segments", "lift_forest",
            "difference_forest", "win_tie_loss", "CURVE_METRICS"]
 
 #: The metrics the dashboard draws against K (its Overview's panels): the registry's ``metric_vs_k`` section.
@@ -34,6 +46,18 @@ def _figures(module: str = "figures"):
     except ImportError:
         raise MetricsError("mc.plot needs plotly: pip install 'metrics-core[dashboard]'") from None
     return importlib.import_module(f"{__name__}.{module}")
+
+
+def _notebook(builder):
+    """``builder`` returning its figure as a NotebookFigure (drawn in every notebook front end)."""
+
+    @functools.wraps(builder)
+    def wrapped(*args, **kwargs):
+        from .notebook_figure import for_notebook
+
+        return for_notebook(builder(*args, **kwargs))
+
+    return wrapped
 
 
 def _checked(evaluations: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,6 +93,7 @@ def _summary(ev, metric: str) -> float:
     return float(evaluate(ev.ranked, metrics=[metric], **ev.conventions).summary[metric])
 
 
+@_notebook
 def metric_vs_k(evaluations: Mapping[str, Any], metrics: Sequence[str] = CURVE_METRICS, k_max: int = 50,
                 current_k: int | None = None):
     """Each metric's mean over users at K = 1..``k_max``, one panel per metric and one line per
@@ -85,6 +110,7 @@ def metric_vs_k(evaluations: Mapping[str, Any], metrics: Sequence[str] = CURVE_M
     return figures.metric_vs_k(long, _colors(evaluations), current_k)
 
 
+@_notebook
 def roc(evaluations: Mapping[str, Any]):
     """ROC curve of each model's scored rows, its AUC in the legend."""
     from ..curves import roc_curve
@@ -95,6 +121,7 @@ def roc(evaluations: Mapping[str, Any]):
     return figures.roc(curves, {n: _summary(ev, "auc") for n, ev in evaluations.items()}, _colors(evaluations))
 
 
+@_notebook
 def pr(evaluations: Mapping[str, Any], recall_over: str = "retrieved"):
     """Precision-recall curve of each model's scored rows, its AP (``pr_auc``) in the legend."""
     from ..curves import pr_curve
@@ -106,6 +133,7 @@ def pr(evaluations: Mapping[str, Any], recall_over: str = "retrieved"):
     return figures.pr(curves, {n: _summary(ev, "pr_auc") for n, ev in evaluations.items()}, _colors(evaluations))
 
 
+@_notebook
 def calibration(evaluations: Mapping[str, Any], n_bins: int = 10):
     """Reliability diagram over ``n_bins`` equal-width score bins (scores must be probabilities),
     PCOPC in the legend."""
@@ -130,6 +158,7 @@ def _long(evaluations: Mapping[str, Any], metric: str) -> pd.DataFrame:
     return per_user_long(evaluations, metric)
 
 
+@_notebook
 def ecdf(evaluations: Mapping[str, Any], metric: str):
     """Empirical CDF of the per-user ``metric`` of each model (the Distributions page's chart)."""
     from .distribution_tables import ecdf_steps
@@ -138,6 +167,7 @@ def ecdf(evaluations: Mapping[str, Any], metric: str):
     return figures.ecdf(ecdf_steps(_long(evaluations, metric)), metric, _colors(evaluations))
 
 
+@_notebook
 def box(evaluations: Mapping[str, Any], metric: str):
     """Box plot of the per-user ``metric`` of each model (quartiles and Tukey's fences)."""
     from .distribution_tables import box_stats
@@ -146,6 +176,7 @@ def box(evaluations: Mapping[str, Any], metric: str):
     return figures.box(box_stats(_long(evaluations, metric)), metric, _colors(evaluations))
 
 
+@_notebook
 def segments(evaluations: Mapping[str, Any], metric: str, attributes: pd.DataFrame, column: str):
     """Mean per-user ``metric`` of each model per segment of ``attributes[column]`` (a table with
     ``user_id`` and the column; users without a label are "(missing)")."""
@@ -170,17 +201,55 @@ def _comparison(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+@_notebook
 def lift_forest(table: pd.DataFrame):
     """Relative lift with its 95% interval per row of an ``mc.compare`` table (the Compare page's
     forest; rows significant after correction in colour)."""
     return _figures("compare_figures").lift_forest(_comparison(table))
 
 
+@_notebook
 def difference_forest(table: pd.DataFrame):
     """Mean difference with its bootstrap CI per row of an ``mc.compare`` table."""
     return _figures("compare_figures").difference_forest(_comparison(table))
 
 
+@_notebook
 def win_tie_loss(table: pd.DataFrame):
     """Users won, tied and lost per row of an ``mc.compare`` table."""
     return _figures("compare_figures").win_tie_loss(_comparison(table))
+
+
+#: what ``mc.plot(what, kind)`` draws: the kinds of evaluations and of an ``mc.compare`` table
+EVALUATION_KINDS = ("metric_vs_k", "roc", "pr", "calibration", "ecdf", "box", "segments")
+TABLE_KINDS = ("lift_forest", "difference_forest", "win_tie_loss")
+
+
+def draw(what, kind: str | None = None, *args, **options):
+    """The figure ``kind`` of ``what`` (module docstring); a one-line MetricsError for anything else."""
+    from ..evaluate import Evaluation
+
+    if isinstance(what, Evaluation):
+        what = {"model": what}
+    if isinstance(what, pd.DataFrame):
+        kinds, default = TABLE_KINDS, "lift_forest"
+    elif isinstance(what, Mapping):
+        kinds, default = EVALUATION_KINDS, "metric_vs_k"
+    else:
+        raise MetricsError(f"mc.plot draws {{name: Evaluation}} (mc.evaluate) or an mc.compare table, "
+                           f"not a {type(what).__name__}")
+    kind = default if kind is None else kind
+    if kind not in kinds:
+        raise MetricsError(f"mc.plot: no figure {str(kind)!r} of {'a comparison table' if kinds is TABLE_KINDS else 'evaluations'}; "
+                           f"use one of: {', '.join(kinds)}")
+    return globals()[kind](what, *args, **options)
+
+
+class _PlotModule(types.ModuleType):
+    """``mc.plot`` itself callable: ``mc.plot(evaluations)`` is :func:`draw`."""
+
+    def __call__(self, what, kind: str | None = None, *args, **options):
+        return draw(what, kind, *args, **options)
+
+
+sys.modules[__name__].__class__ = _PlotModule

@@ -93,6 +93,29 @@ def start_server(app: Path, cwd: Path = REPO_ROOT, extra_env: dict | None = None
     raise RuntimeError(f"streamlit did not become healthy within {SERVER_START_TIMEOUT} s")
 
 
+def local_files_only(page) -> list[str]:
+    """Let ``page`` load ``file://`` URLs only; every other request is aborted and its URL kept in
+    the list returned (a page opened from disk must draw without the network)."""
+    external: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            external.append(r.request.url)
+            r.abort()
+    page.route("**/*", route)
+    return external
+
+
+def wait_charts_drawn(page, selector: str = ".plotly-graph-div") -> None:
+    """Wait until the page has charts (``selector``) and plotly has drawn every one (its SVG)."""
+    page.wait_for_function(
+        "s => { const d = document.querySelectorAll(s);"
+        " return d.length > 0 && Array.from(d).every(x => x.querySelector('.main-svg')); }",
+        arg=selector, timeout=deadlines.ACTION_MS)
+
+
 def chromium_path() -> str:
     path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(path).exists():

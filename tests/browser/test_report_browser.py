@@ -1,9 +1,9 @@
 """The HTML report opened in headless Chromium, offline: no dialog, no request, every chart drawn."""
 
-import _deadlines as deadlines
 from pathlib import Path
 
 import pytest
+from dashboard_server import local_files_only, wait_charts_drawn
 
 pytestmark = pytest.mark.browser
 
@@ -32,22 +32,12 @@ def report_file(tmp_path_factory):
 def test_report_offline_no_dialog_all_charts_drawn(report_file, browser):
     context = browser.new_context(offline=True, java_script_enabled=True)
     page = context.new_page()
-    dialogs, external, errors = [], [], []
+    dialogs, errors = [], []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.on("pageerror", lambda e: errors.append(str(e)))
-
-    def route(r):
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            external.append(r.request.url)
-            r.abort()
-    page.route("**/*", route)
+    external = local_files_only(page)
     page.goto(report_file.as_uri(), wait_until="load")
-    page.wait_for_function(
-        "() => { const d = document.querySelectorAll('.plotly-graph-div');"
-        " return d.length > 0 && Array.from(d).every(x => x.querySelector('.main-svg')); }",
-        timeout=deadlines.ACTION_MS)
+    wait_charts_drawn(page)
     page.wait_for_timeout(300)
     charts = page.evaluate(
         """() => Array.from(document.querySelectorAll('.plotly-graph-div')).map(d => ({
