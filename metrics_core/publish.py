@@ -11,8 +11,10 @@ with the decision as the dashboard's Share page saves a snapshot: the same recor
 
 Limits, each refused with one line: the primary metrics must be per-user ranking metrics at one
 cutoff (the dashboard's K; ``ndcg@10,recall@10``, not ``ndcg@10,recall@20``); the significance
-level must be one the dashboard offers (:data:`ALPHAS`); runs must be files (a Parquet directory
-cannot be stored); the read limits apply (:mod:`metrics_core.io.limits`; a file larger than ``max_bytes`` is refused
+level must be one the dashboard offers (:data:`ALPHAS`); runs are files (a Parquet directory
+cannot be stored) or tables of any kind (:mod:`metrics_core.frames`: pandas, polars, a LazyFrame,
+Arrow, DuckDB), which are stored as Parquet files named after their model (the ground truth
+``qrels.parquet``, the attributes ``user_attributes.parquet``), exactly their rows and columns; the read limits apply (:mod:`metrics_core.io.limits`; a file larger than ``max_bytes`` is refused
 before it is read) and so does the store's quota (:mod:`metrics_core.store`).
 """
 
@@ -96,6 +98,39 @@ def _file(path: str | os.PathLike, role: str) -> tuple[str, bytes]:
         raise MetricsError(f"{path}: cannot read this {role} file ({e.strerror or e}); check the path") from None
 
 
+def _table_file(model: str) -> str:
+    """The stored file name of a table: the model name, with what a file name cannot hold as ``_``."""
+    import re
+
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "table"
+    return f"{stem[:100]}.parquet"
+
+
+def _source(source, role: str, name: str) -> tuple[str, bytes]:
+    """(file name, bytes) of a path (:func:`_file`) or of a table of any kind, written as Parquet."""
+    from .frames import as_arrow, is_frame
+
+    if not is_frame(source):
+        if not isinstance(source, (str, os.PathLike)):
+            raise MetricsError(f"the {role} {name!r} is a {type(source).__name__}: give a file path or a table "
+                               "(pandas, polars, pyarrow, DuckDB)")
+        return _file(source, role)
+    import io
+
+    import pyarrow.parquet as pq
+
+    from .io.limits import current
+
+    table = as_arrow(source, f"the {role} {name!r}")
+    buffer = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata(None), buffer)
+    data = buffer.getvalue()
+    limits = current()
+    if len(data) > limits.max_bytes:
+        raise limits.exceeded("max_bytes", f"the {role} {name!r}: its Parquet file holds {len(data):,} bytes")
+    return _table_file(name), data
+
+
 def dashboard_address(given: str | None = None) -> str:
     """The dashboard's address: ``given``, else ``$METRICS_CORE_DASHBOARD_URL``, else
     :data:`DEFAULT_BASE_URL`, without a trailing slash."""
@@ -106,16 +141,17 @@ def dashboard_address(given: str | None = None) -> str:
     return value
 
 
-def publish(runs: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike], qrels: str | os.PathLike, *,
+def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
             title: str, notes: str = "", baseline: str | None = None, challengers: Sequence[str] | None = None,
             primary: Sequence[str] | str = ("ndcg@10",), users: str = "all", test: str = "t",
-            correction: str = "holm", alpha: float = 0.05, user_attributes: str | os.PathLike | None = None,
+            correction: str = "holm", alpha: float = 0.05, user_attributes: Any = None,
             conventions: Mapping[str, Any] | None = None, base_url: str | None = None,
             store: Any = None, owner: str | None = None) -> Published:
     """Save a read-only snapshot of ``runs`` against ``qrels`` with the decision and return its links.
 
-    ``runs``: paths (each model is named after its file, as the command line names runs) or
-    ``{model name: path}``. ``baseline``: a model name (default: the first run);
+    ``runs``: paths (each model is named after its file, as the command line names runs), tables
+    of any kind (named ``run_1``, ``run_2``, ...), or ``{model name: path or table}``; ``qrels``
+    and ``user_attributes``: a path or a table. ``baseline``: a model name (default: the first run);
     ``challengers``: model names (a list or ``"a,b"``; default: every other run); ``primary``: per-user metrics at one
     cutoff (a list or ``"ndcg@10,recall@10"``); ``users``, ``test``, ``correction``, ``alpha``: as
     :class:`metrics_core.Decision`; ``conventions``: ``mc.evaluate`` conventions (``gain``,
@@ -126,6 +162,7 @@ def publish(runs: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike],
     """
     import metrics_core as mc
     from .io import read_table, read_user_attributes
+    from .frames import is_frame
     from .naming import model_names
     from .store import SavedFile, StoreError
     from .store import AnalysisStore
@@ -135,8 +172,12 @@ def publish(runs: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike],
     if isinstance(runs, Mapping):
         named = {str(k): v for k, v in runs.items()}
     else:
-        paths = [str(p) for p in runs]
-        named = dict(zip(model_names(paths)[0], paths))
+        runs = list(runs)
+        paths = [str(p) for p in runs if not is_frame(p)]
+        file_names = iter(model_names(paths)[0] if paths else [])
+        named = {}
+        for i, run in enumerate(runs, 1):
+            named[f"run_{i}" if is_frame(run) else next(file_names)] = run
     if len(named) < 2:
         raise MetricsError("publishing a decision needs at least two runs (a baseline and a challenger)")
     if isinstance(challengers, str):
@@ -157,13 +198,17 @@ def publish(runs: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike],
                         users=users, test=test, correction=correction, alpha=float(alpha)).checked(names)
     link_base = dashboard_address(base_url)
 
-    files = [SavedFile(*_file(path, "run"), "run") for path in named.values()]
-    qrels_name, qrels_bytes = _file(qrels, "ground truth")
+    files = [SavedFile(*_source(path, "run", model), "run") for model, path in named.items()]
+    stored = [f.name for f, run in zip(files, named.values()) if is_frame(run)]
+    if len(set(stored)) < len(stored):
+        raise MetricsError(f"two runs would be stored under one file name ({', '.join(stored)}); give the models "
+                           "names that differ in letters, digits, '.', '_' or '-'")
+    qrels_name, qrels_bytes = _source(qrels, "ground truth", "qrels")
     files.append(SavedFile(qrels_name, qrels_bytes, "qrels"))
     truth, _ = read_table(qrels_bytes, name=qrels_name, kind="qrels")
     attributes = None
     if user_attributes is not None:
-        attr_name, attr_bytes = _file(user_attributes, "user attributes")
+        attr_name, attr_bytes = _source(user_attributes, "user attributes", "user_attributes")
         files.append(SavedFile(attr_name, attr_bytes, "user_attributes"))
         attributes, _ = read_user_attributes(attr_bytes, name=attr_name)
     evaluations = {}
@@ -172,7 +217,7 @@ def publish(runs: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike],
         try:
             evaluations[model] = mc.evaluate(frame, truth, metrics=primary, **chosen)
         except MetricsError as e:
-            raise MetricsError(f"{path}: {e}") from None
+            raise MetricsError(f"{path if isinstance(path, (str, os.PathLike)) else model}: {e}") from None
     brief = build_brief(evaluations, decision, attributes=attributes, title=title.strip(), notes=notes.strip())
 
     view: dict[str, Any] = {

@@ -163,3 +163,38 @@ def test_bad_files_name_the_file(files, capsys, monkeypatch, tmp_path):
                      str(files["qrels"]), "--title", "t"])
         out, err = capsys.readouterr()
         assert code == 2 and out == "" and err.count("\n") == 1 and needle in err, err
+
+
+def test_mc_publish_takes_tables_of_any_kind(files, tmp_path):
+    """DataFrames (pandas, polars, a LazyFrame, Arrow) publish the same brief as the files they hold,
+    the models named as given, each table stored as a Parquet file of exactly its rows."""
+    pl = pytest.importorskip("polars", reason="pip install -r requirements/dev.txt")
+    import pyarrow as pa
+
+    read = {n: pd.read_csv(files[n], dtype={"user_id": str, "item_id": str})
+            for n in ("popularity", "two_tower", "matrix_factorization", "qrels")}
+    store = AnalysisStore(tmp_path / "store")
+    runs = {"popularity": read["popularity"], "two_tower": pl.from_pandas(read["two_tower"]).lazy(),
+            "matrix_factorization": pa.Table.from_pandas(read["matrix_factorization"], preserve_index=False)}
+    published = mc.publish(runs, pl.from_pandas(read["qrels"]), title=TITLE, notes=NOTES,
+                           user_attributes=pd.read_csv(files["users"], dtype=str), store=store,
+                           base_url="http://localhost:9999")
+    assert bt.verdict_lines(published.brief) == bt.verdict_lines(_reference_brief(files, ["ndcg@10"]))
+    saved = store.load(published.id)
+    assert [r["model"] for r in saved.settings["runs"]] == list(runs)
+    stored = saved.files_with_role("run")
+    assert [f.name for f in stored] == [f"{n}.parquet" for n in runs]
+    import io
+
+    for f, name in zip(stored, runs):
+        back = pd.read_parquet(io.BytesIO(f.data))
+        pd.testing.assert_frame_equal(back.astype(str), read[name].astype(str))
+    # unnamed tables are run_1, run_2, ...; anything else is one line
+    second = mc.publish([read["popularity"], read["two_tower"]], read["qrels"], title="t", store=store,
+                        base_url="http://localhost:9999")
+    assert [r["model"] for r in store.load(second.id).settings["runs"]] == ["run_1", "run_2"]
+    with pytest.raises(mc.MetricsError, match=r"^the run 'b' is a int: give a file path or a table"):
+        mc.publish({"a": read["popularity"], "b": 3}, read["qrels"], title="t", store=store)
+    with pytest.raises(mc.MetricsError, match="two runs would be stored under one file name"):
+        mc.publish({"a b": read["popularity"], "a_b": read["two_tower"]}, read["qrels"], title="t", store=store)
+    store.close()
