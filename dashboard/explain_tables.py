@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from metrics_core.conventions import BY_NAME, defaults
+from metrics_core.explain import VARIANT
 
 from . import format as fmt
 from .text import md
@@ -33,12 +34,20 @@ def values_table(explanation, presets: pd.DataFrame) -> pd.DataFrame:
     metric name, the value and the library's known deviations (``notes``; for a named set, the
     conventions it sets apart from the defaults)."""
     values = explanation.values
-    notes = presets["notes"].reindex(values.index).fillna("")
+    notes = pd.Series(presets["notes"].reindex([preset_of(row) for row in values.index]).fillna("").to_numpy(),
+                      index=values.index)
     for name, conventions in getattr(explanation, "settings", {}).items():
         if name in notes.index:
             notes[name] = f"conventions: {settings_text(conventions)}"
-    return pd.DataFrame({"library": values["library"], NAME: values["library_metric"],
+    fixed = values["conventions"] if "conventions" in values.columns else pd.Series("", index=values.index)
+    names = [f"{name} ({own})" if own else name for name, own in zip(values["library_metric"], fixed)]
+    return pd.DataFrame({"library": values["library"], NAME: names,
                          "value": values["value"].astype(float), "notes": notes}, index=values.index)
+
+
+def preset_of(row: str) -> str:
+    """The preset of a row of the explanation (``ms_recommenders:map`` -> ``ms_recommenders``)."""
+    return str(row).partition(VARIANT)[0]
 
 
 def _setting(value) -> str:

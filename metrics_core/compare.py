@@ -21,6 +21,7 @@ import pandas as pd
 
 from metrics_core import registry, stats
 from metrics_core.errors import MetricsError
+from metrics_core.paper_table import Comparison
 from metrics_core.per_user import per_user_table
 from metrics_core.population import check_users, population
 
@@ -79,21 +80,37 @@ def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
     return [(baseline, other) for other in names if other != baseline]
 
 
+#: every test compare runs: the paired ones, then those over every model at once
+ALL_TESTS = (*stats.TESTS, *stats.JOINT_TESTS)
+
+
 def _normalise_tests(test: str, tests: str | Iterable[str] | None) -> list[str]:
     primary = str(test).lower()
-    if primary not in stats.TESTS:
-        raise MetricsError(f"unknown test {test!r}; use one of: {', '.join(stats.TESTS)}")
+    if primary not in ALL_TESTS:
+        raise MetricsError(f"unknown test {test!r}; use one of: {', '.join(ALL_TESTS)}")
     if tests is None:
         extra: list[str] = []
     elif isinstance(tests, str):
-        extra = list(stats.TESTS) if tests.lower() == "all" else [tests.lower()]
+        extra = list(ALL_TESTS) if tests.lower() == "all" else [tests.lower()]
     else:
         extra = [str(t).lower() for t in tests]
     for t in extra:
-        if t not in stats.TESTS:
-            raise MetricsError(f"unknown test {t!r}; use one of: {', '.join(stats.TESTS)}")
-    ordered = [primary] + [t for t in stats.TESTS if t in extra and t != primary]
+        if t not in ALL_TESTS:
+            raise MetricsError(f"unknown test {t!r}; use one of: {', '.join(ALL_TESTS)}")
+    ordered = [primary] + [t for t in ALL_TESTS if t in extra and t != primary]
     return ordered
+
+
+def _tukey(tables: Mapping[str, pd.DataFrame], columns: Mapping[str, str]) -> tuple[dict, dict, int]:
+    """Tukey's HSD of one metric over every model (:func:`metrics_core.stats.tukey_hsd`) on the users with a
+    finite value for every model: ``({(a, b): q}, {(a, b): p}, users)``."""
+    names = list(tables)
+    values = pd.concat([pd.to_numeric(tables[n][columns[n]], errors="coerce").rename(n) for n in names],
+                       axis=1, join="inner").dropna()
+    q, p = stats.tukey_hsd([values[n].to_numpy() for n in names])
+    pairs = [(a, b) for a in range(len(names)) for b in range(len(names))]
+    return ({(names[a], names[b]): float(q[a, b]) for a, b in pairs},
+            {(names[a], names[b]): float(p[a, b]) for a, b in pairs}, len(values))
 
 
 def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
@@ -110,11 +127,15 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     baseline: compare every other model against this one; ``None`` compares every pair
         ``(first, second)`` in the order given.
     metrics: per-user metric columns to compare (default: every column all models share).
-    test: the primary test, ``"t"`` (paired t-test), ``"wilcoxon"`` or ``"randomization"``;
-        it fills ``statistic``, ``p_value``, ``p_adjusted`` and ``significant``.
+    test: the primary test, ``"t"`` (paired t-test), ``"wilcoxon"``, ``"randomization"`` or ``"tukey"``
+        (Tukey's HSD over every model at once, as ranx: the users with a value for every model; its
+        ``statistic`` is the studentized range ``q``); it fills ``statistic``, ``p_value``,
+        ``p_adjusted`` and ``significant``.
     tests: further tests to report as ``p_<test>`` / ``p_<test>_adjusted`` (``"all"`` for every one).
     correction: ``"holm"`` (Holm-Bonferroni), ``"bh"`` (Benjamini-Hochberg) or ``"none"``,
-        applied over all rows (pairs x metrics) of the result, separately for each test.
+        applied over all rows (pairs x metrics) of the result, separately for each paired test.
+        Tukey's p-values are already adjusted for every pair of models of a metric: ``p_tukey_adjusted``
+        is ``p_tukey`` (as ranx reports them), whatever ``correction``.
     alpha: significance level for ``significant`` (``p_adjusted < alpha``).
     n_resamples: bootstrap resamples of the CI of ``diff``, the percentile bootstrap of the mean
         paired difference (:func:`metrics_core.stats.bootstrap_ci_many`; ``0``: no bootstrap,
@@ -128,7 +149,13 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     ``p_<test>`` and ``p_<test>_adjusted``. ``diff = model_mean - baseline_mean`` over the ``n``
     users evaluated for both models; ``wins`` counts users where ``model`` is better.
     ``attrs["population"]`` is the :class:`metrics_core.population.Population` (users counted
-    and each model's coverage) and ``attrs["users"]`` its one-line description.
+    and each model's coverage) and ``attrs["users"]`` its one-line description; ``attrs["values"]``
+    holds each model's value of each metric (``{model: {metric: value}}``: its summary value when the
+    evaluation has one, else the mean of its per-user column, over the users counted).
+
+    The result is a :class:`metrics_core.paper_table.Comparison` (a DataFrame): its ``to_latex()`` and
+    ``to_markdown()`` give ranx's report, each model's values with superscript letters of the models it
+    is significantly better than, ready to paste into a paper.
     """
     if not isinstance(evaluations, Mapping) or len(evaluations) < 2:
         raise MetricsError("compare needs at least two models (e.g. --run A --run B)")
@@ -147,6 +174,8 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
         tables = {name: counted.table(table) for name, table in tables.items()}
     metric_names, resolved = metric_columns(tables, metrics)
     pairs = _pairs(names, baseline)
+    paired_tests = [t for t in run_tests if t in stats.TESTS] or ["t"]
+    tukey = {m: _tukey(tables, resolved[m]) for m in metric_names} if "tukey" in run_tests else {}
 
     rows = []
     differences: list[np.ndarray] = []  # challenger - baseline of each row's paired users
@@ -156,8 +185,8 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
             # paired once: the test is given the aligned values (finite in both, in the baseline's order)
             av, bv, _ = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
             r = stats.paired_comparison(
-                av, bv, test=run_tests[0], confidence=confidence, n_resamples=0,
-                n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=run_tests)
+                av, bv, test=paired_tests[0], confidence=confidence, n_resamples=0,
+                n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=paired_tests)
             row = {
                 "metric": m, "baseline": base, "model": other, "n": r.n,
                 "baseline_mean": r.baseline_mean, "model_mean": r.challenger_mean, "diff": r.diff,
@@ -165,20 +194,26 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
                 "p_value": r.p_value, "effect_size": r.effect_size,
                 "wins": r.wins, "ties": r.ties, "losses": r.losses,
             }
+            if m in tukey:
+                row["p_tukey"] = tukey[m][1][(base, other)]
+                if run_tests[0] == "tukey":
+                    row.update(test="tukey", statistic=tukey[m][0][(base, other)], p_value=row["p_tukey"])
             differences.append(bv - av)
             row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
             row["mde"] = stats.minimum_detectable_effect(differences[-1], alpha=alpha, power=POWER)
             row["mde_relative"] = row["mde"] / abs(r.baseline_mean) if r.baseline_mean else float("nan")
             for t in run_tests:
-                row[f"p_{t}"] = getattr(r, f"p_{t}")
+                if t in stats.TESTS:
+                    row[f"p_{t}"] = getattr(r, f"p_{t}")
             rows.append(row)
     if int(n_resamples) > 0:  # every row's interval in one pass per number of paired users
         bounds = stats.bootstrap_ci_many(differences, n_resamples=n_resamples, confidence=confidence, seed=seed)
         for row, (low, high) in zip(rows, bounds):
             row["ci_low"], row["ci_high"] = low, high
     result = pd.DataFrame(rows)
-    for t in run_tests:
-        result[f"p_{t}_adjusted"] = stats.adjust_pvalues(result[f"p_{t}"].to_numpy(), correction)
+    for t in run_tests:  # Tukey's p-values are adjusted for the pairs already
+        result[f"p_{t}_adjusted"] = (result[f"p_{t}"].to_numpy() if t in stats.JOINT_TESTS
+                                     else stats.adjust_pvalues(result[f"p_{t}"].to_numpy(), correction))
     result["p_adjusted"] = result[f"p_{run_tests[0]}_adjusted"]
     result["significant"] = (result["p_adjusted"] < alpha).fillna(False).astype(bool)
     extra = []
@@ -186,10 +221,34 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
         extra += [f"p_{t}", f"p_{t}_adjusted"]
     result.attrs.update({"correction": correction, "alpha": alpha, "tests": run_tests,
                          "confidence": confidence, "population": counted,
-                         "users": counted.describe() if counted is not None else users})
+                         "users": counted.describe() if counted is not None else users,
+                         "values": _model_values(evaluations, tables, metric_names, resolved, counted),
+                         "tukey_users": {m: t[2] for m, t in tukey.items()}})
     from .notebook import show_whole
 
-    return show_whole(result[COMPARE_COLUMNS + extra])
+    out = Comparison(result[COMPARE_COLUMNS + extra])
+    out.attrs = dict(result.attrs)
+    return show_whole(out)
+
+
+def _model_values(evaluations, tables, metric_names, resolved, counted) -> dict:
+    """``{model: {metric: value}}``: the evaluation's summary value (over the users counted), else the mean
+    of the model's per-user column."""
+    out = {}
+    for name, ev in evaluations.items():
+        name = str(name)
+        if counted is not None and hasattr(ev, "per_user"):
+            ev = counted.restrict(ev)
+        summary = dict(getattr(ev, "summary", {}) or {})
+        values = {}
+        for m in metric_names:
+            column = resolved[m][name]
+            value = summary.get(m, summary.get(column))
+            if value is None:
+                value = pd.to_numeric(tables[name][column], errors="coerce").mean()
+            values[m] = float(value)
+        out[name] = values
+    return out
 
 
 def summary_table(evaluations: Mapping[str, Any], metrics: Sequence[str] | None = None,

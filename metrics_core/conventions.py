@@ -98,7 +98,8 @@ _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_u
            "run_only_users": "Users only in the run",
            "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
            "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
-           "short_lists": "Lists shorter than 2 items (ILS, ILD)"}
+           "short_lists": "Lists shorter than 2 items (ILS, ILD)",
+           "ild_distance": "ILD distance"}
 
 #: largest F-beta weight: beta^2 and (1 + beta^2) hits stay far inside float64 (beta^2 overflows near 1.3e154)
 MAX_BETA = 1e100
@@ -148,11 +149,17 @@ CONVENTIONS: tuple[Convention, ...] = (
                choices=("users", "rows"), applies_to="novelty"),
     Convention("beyond_users", "evaluated",
                "diversity metrics over the evaluated users, or over every user with a list (RecTools, Microsoft "
-               "Recommenders; no per-user column then)", choices=("evaluated", "listed"), applies_to="diversity"),
+               "Recommenders; the per-user column then holds the evaluated users' values, empty for one without "
+               "a list)", choices=("evaluated", "listed"), applies_to="diversity"),
     Convention("short_lists", "exclude",
                "ILS of a list with one item: left out, or scored 0 (similarity 0); ILD of a top k of one item: "
                "left out, or scored 0 (no pair, as RecTools); users without a list stay out",
                choices=("exclude", "zero"), applies_to="ils, ild"),
+    Convention("ild_distance", "hamming",
+               "ILD's distance of two items: Hamming (feature columns whose values differ, or tags in one set "
+               "only; RecTools `PairwiseHammingDistanceCalculator`), or cosine distance `1 - cos(x, y)` of the "
+               "numeric feature vectors (a zero vector: cosine 0, distance 1)",
+               choices=("hamming", "cosine"), applies_to="ild"),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
                applies_to="accuracy, precision, recall, f1", metavar="T"),
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",

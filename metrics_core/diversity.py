@@ -101,11 +101,22 @@ def _mean(values: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def _pairwise(lists: Lists, k: int, distance: bool) -> tuple[float, np.ndarray]:
-    """ILS (similarities) or ILD (Hamming distances) of the users' top k; ``short_lists="zero"`` scores a
-    list without a pair 0 (users without a list stay out)."""
+    """ILS (similarities) or ILD (distances, ``ild_distance``: Hamming, or cosine ``1 - cos``) of the users'
+    top k; ``short_lists="zero"`` scores a list without a pair 0 (users without a list stay out).
+
+    The cosine distance of a pair is ``1 - s`` with ``s`` its cosine similarity, so a user's mean cosine
+    distance is ``1 - ILS`` over the same pairs (also the expectation over tie orders: it is linear)."""
     features = lists.features(k)
     ranked = lists.ranked
-    values = (ild_values if distance else ils_values)(ranked, lists.items, k, lists.average, features)[lists.users]
+    cosine = distance and lists.settings["ild_distance"] == "cosine"
+    if cosine and features.kind != "cosine":
+        raise MetricsError("ild_distance='cosine' needs numeric feature columns in item_features (tags have "
+                           "no cosine here); use ild_distance='hamming' for tag sets")
+    if cosine:
+        values = 1.0 - ils_values(ranked, lists.items, k, lists.average, features)[lists.users]
+    else:
+        values = (ild_values if distance else ils_values)(ranked, lists.items, k, lists.average,
+                                                         features)[lists.users]
     if lists.settings["short_lists"] == "zero":
         lengths = ranked.list_lengths[lists.users]
         # ILD (RecTools): only a top k of one item has no pair; ILS: also lists with < 2 featured items
@@ -120,7 +131,8 @@ def ils(lists: Lists, k: int):
 
 
 def ild(lists: Lists, k: int):
-    """ILD@k: mean pairwise Hamming distance (NaN for lists with fewer than two items with features)."""
+    """ILD@k: mean pairwise distance, Hamming or cosine (``ild_distance``; NaN for lists with fewer than
+    two items with features)."""
     return _pairwise(lists, k, distance=True)
 
 

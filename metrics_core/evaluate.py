@@ -406,14 +406,23 @@ def _evaluate(run, qrels, metrics, settings: Settings, *, item_features, interac
         lists = Lists(ranked, users, settings, item_features, interactions, diagnostics)
         for s in diversity:
             summary[s.label], values = s.entry.compute(lists, s.k)
-            if values is not None and not listed:  # per-user columns are those of the evaluated users
-                per_user[s.label] = values
+            if values is not None:  # per-user columns are those of the evaluated users
+                per_user[s.label] = values if not listed else _on_evaluated(values, users, ev_codes, ranked.n_users)
 
     index = pd.Index(ranked.user_ids[ev_codes], name="user_id")
     per_user_df = pd.DataFrame(per_user, index=index)
     ordered = {s.label: summary[s.label] for s in specs}
     return Evaluation(summary=ordered, per_user=per_user_df, diagnostics=diagnostics,
                       n_users=len(ev_codes), ranked=ranked, conventions=dict(settings))
+
+
+def _on_evaluated(values: np.ndarray, users: np.ndarray, ev_codes: np.ndarray, n_users: int) -> np.ndarray:
+    """Per-user values computed over the users ``users`` (``beyond_users="listed"``: every user with a list)
+    taken at the evaluated users ``ev_codes``: NaN for an evaluated user without a list. The summary stays
+    the mean over ``users``, so it may differ from the mean of this column."""
+    full = np.full(n_users, np.nan)
+    full[users] = values
+    return full[ev_codes]
 
 
 def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, settings: Settings):

@@ -21,7 +21,7 @@ from .errors import MetricsError
 from .evaluate import _evaluate
 from .kernels._jit import kernel_guard
 from .layout import Ranked, prepare
-from .presets import BY_NAME, PRESETS, get, metric_settings
+from .presets import BY_NAME, PRESETS, get
 from .registry import parse_metric
 
 
@@ -30,7 +30,10 @@ class Explanation:
     """Result of :func:`explain`.
 
     ``values``: one row per preset (index ``preset``): ``library``, ``library_metric`` (the
-    library's name for the metric, where it has one), ``value``. ``steps``: the path from
+    library's function the row reproduces, where it has one), ``conventions`` (those that function's
+    name fixes apart from the preset's), ``value``. A library with two functions for one metric under
+    different conventions has a row for each: ``ms_recommenders`` is ``map_at_k`` (divided by
+    ``min(k, R)``), ``ms_recommenders:map`` is ``map`` (divided by R); either may start or end the path. ``steps``: the path from
     ``source`` to ``target``, one row per convention that differs: ``convention``, ``from``,
     ``to``, ``value`` after the step, ``change``; ``start`` / ``end`` are the two presets' values.
     ``settings``: the named convention sets given to :func:`explain` (name -> conventions).
@@ -72,6 +75,10 @@ def _value(ranked: Ranked, metric: str, conv: dict) -> float:
                            interactions=None).summary[metric])
 
 
+#: separates a preset from one of its library's names in a row of :func:`explain` (``ms_recommenders:map``)
+VARIANT = ":"
+
+
 def _library_name(preset: str, base: str) -> str:
     """The preset's own name for our base metric name (first match without name-specific conventions),
     or empty."""
@@ -79,13 +86,36 @@ def _library_name(preset: str, base: str) -> str:
     return next((name for name, ours in p.names.items() if ours == base and name not in p.name_settings), "")
 
 
-def _conventions(preset: str, metric: str, named: dict | None = None) -> dict:
-    """Every convention under ``preset`` for ``metric``, with those its name fixes there
-    (Microsoft Recommenders' ``map@k`` is its ``map``, divided by R); a name of ``named``
-    gives its own conventions (the others at their defaults)."""
-    if named and preset in named:
-        return resolve({}, named[preset])
-    return resolve({}, {**get(preset).settings, **metric_settings(metric, preset)})
+def variants(preset: str, base: str) -> list[tuple[str, str]]:
+    """(row, library name) of each function of the preset's library that computes our base metric under
+    conventions of its own (Microsoft Recommenders' ``map``, which divides by R, beside ``map_at_k``, by
+    ``min(k, R)``): the row is ``preset:name``."""
+    p = get(preset)
+    return [(f"{preset}{VARIANT}{name}", name) for name, ours in p.names.items()
+            if ours == base and name in p.name_settings]
+
+
+def _split(row: str) -> tuple[str, str | None]:
+    """(preset, library name or None) of a row of :func:`explain`."""
+    preset, _, name = row.partition(VARIANT)
+    return preset, (name or None)
+
+
+def _conventions(row: str, metric: str, named: dict | None = None) -> dict:
+    """Every convention of a row: a preset's settings (the library's function reported under our name,
+    such as Microsoft Recommenders' ``map_at_k`` for ``map@k``), or with ``preset:name`` those the
+    library's name fixes too (its ``map``, divided by R); a name of ``named`` gives its own conventions
+    (the others at their defaults)."""
+    if named and row in named:
+        return resolve({}, named[row])
+    preset, name = _split(row)
+    fixed = {}
+    if name is not None:
+        if name not in get(preset).name_settings:
+            raise MetricsError(f"{row!r}: {name!r} is not a name of {preset} with conventions of its own; "
+                               f"use {preset!r}")
+        fixed = get(preset).name_settings[name]
+    return resolve({}, {**get(preset).settings, **fixed})
 
 
 def _named(settings) -> dict:
@@ -104,7 +134,7 @@ def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | N
     """(source value, target value, steps) changing one convention at a time from source to target."""
     for name in (source, target):
         if not (named and name in named):
-            get(name)
+            get(_split(name)[0])
     conv = _conventions(source, metric, named)
     goal = _conventions(target, metric, named)
     start = value = _value(ranked, metric, conv)
@@ -144,10 +174,15 @@ def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str 
         base = parse_metric(metric).name
         rows = []
         for n in names:
-            own = n in named
-            rows.append({"preset": n, "library": n if own else get(n).library,
-                         "library_metric": "" if own else _library_name(n, base),
-                         "value": _value(ranked, label, _conventions(n, label, named))})
+            if n in named:
+                rows.append({"preset": n, "library": n, "library_metric": "", "conventions": "",
+                             "value": _value(ranked, label, _conventions(n, label, named))})
+                continue
+            for row, library_name in [(n, _library_name(n, base)), *variants(n, base)]:
+                fixed = get(n).name_settings.get(library_name, {}) if row != n else {}
+                rows.append({"preset": row, "library": get(n).library, "library_metric": library_name,
+                             "conventions": ", ".join(f"{c}={v}" for c, v in fixed.items()),
+                             "value": _value(ranked, label, _conventions(row, label, named))})
         values = pd.DataFrame(rows).set_index("preset")
         start, end, steps = _path(ranked, label, source, target, named)
     return Explanation(label, values, source, target, start, end, steps, ranked, named)

@@ -188,7 +188,8 @@ PRESETS: tuple[Preset, ...] = (
                   "IntraListDiversity with PairwiseHammingDistanceCalculator is ild@k: the mean pairwise Hamming "
                   "distance of the item_features rows (its features_df with item_id as a column), a top k of one "
                   "item scoring 0 (short_lists=zero); pairs with an item without features are left out, as its "
-                  "NaN distances are; other distance calculators are not reproduced",
+                  "NaN distances are; with a cosine distance calculator (1 - cosine similarity of the feature "
+                  "vectors) it is ild@k with ild_distance=cosine; other distance calculators are not reproduced",
                   "Intersection (overlap with a reference model's lists) reads two runs, so it is not a metric of "
                   "evaluate: mc.intersection(run, reference_run, k, reference_k) is Intersection(k, ref_k).calc "
                   "(ties=input: RecTools' ranks)",

@@ -334,11 +334,11 @@ METRICS: tuple[Metric, ...] = (
            convention="needs `item_features`",
            compute=diversity.ils, spark="user_mean"),
     Metric("ild", "diversity", HIGHER,
-           "mean pairwise Hamming distance of the top-k items: feature columns whose values differ, or tags in "
-           "one set only",
+           "mean pairwise distance of the top-k items: Hamming (feature columns whose values differ, or tags in "
+           "one set only) or cosine `1 - cos` (`ild_distance`)",
            "How different the items of a list are from each other, in features (RecTools `IntraListDiversity`).",
            aliases=("intra_list_diversity",), needs=("item_features",), per_user=True,
-           convention="needs `item_features`; a top k of one item: `short_lists`",
+           convention="needs `item_features`; a top k of one item: `short_lists`; distance: `ild_distance`",
            compute=diversity.ild,
            spark_refusal="the Spark engine does not pass its per-user values through the groups yet (ils@k it does)"),
     Metric("coverage", "diversity", HIGHER, "distinct items in evaluated users' top-k / catalogue size",

@@ -35,6 +35,11 @@ Formulas:
   monotone non-decreasing by a running maximum, capped at 1.
 * Benjamini-Hochberg: ``p_(i) * m / i``, made monotone by a running minimum from the
   largest p-value down, capped at 1 (``scipy.stats.false_discovery_control``).
+* Tukey's HSD over ``g`` models at once (``scipy.stats.tukey_hsd``, as ranx): the models' per-user
+  values are ``g`` groups; ``MSE`` is the pooled within-group variance with ``N - g`` degrees of
+  freedom; a pair's statistic is ``q = |mean_i - mean_j| / sqrt(MSE / 2 * (1/n_i + 1/n_j))`` and its
+  p-value the studentized range's tail ``P(Q_{g, N-g} >= q)``, already adjusted for all ``g(g-1)/2``
+  pairs (it treats the groups as independent, as ranx and statsmodels' ``pairwise_tukeyhsd`` do).
 """
 
 from __future__ import annotations
@@ -66,12 +71,15 @@ __all__ = [
     "benjamini_hochberg",
     "adjust_pvalues",
     "align_pairs",
+    "tukey_hsd",
     "PairedComparison",
     "paired_comparison",
     "mean_ci_table",
 ]
 
 TESTS = ("t", "wilcoxon", "randomization")
+#: tests over every model of a comparison at once (one p-value per pair, adjusted for the pairs)
+JOINT_TESTS = ("tukey",)
 CORRECTIONS = ("holm", "bh", "none")
 #: names and aliases of the metrics for which a smaller value is better (win/tie/loss flips for them),
 #: read from the metric table; ``registry.higher_is_better(label)`` answers for a full label
@@ -609,3 +617,28 @@ def mean_ci_table(per_user: pd.DataFrame, metrics: Sequence[str] | None = None,
         rows.append({"metric": col, "mean": float(x.mean()) if x.size else math.nan,
                      "ci_low": low, "ci_high": high, "n": int(x.size)})
     return pd.DataFrame(rows, columns=["metric", "mean", "ci_low", "ci_high", "n"]).set_index("metric")
+
+
+def tukey_hsd(samples: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Tukey's HSD over every group of ``samples`` (one array of per-user values per model, NaN left out):
+    ``(q, p)``, two ``g x g`` matrices of the studentized range statistic and the p-value of each pair
+    (diagonal: 0 and 1). Needs at least two groups and more values than groups."""
+    groups = [np.asarray(v, dtype=float).ravel() for v in samples]
+    groups = [v[np.isfinite(v)] for v in groups]
+    g = len(groups)
+    sizes = np.array([len(v) for v in groups], dtype=float)
+    if g < 2 or (sizes < 1).any() or sizes.sum() <= g:
+        raise MetricsError("Tukey's HSD needs at least two models, each with a value, and more values than models")
+    means = np.array([v.mean() for v in groups])
+    mse = sum(float(((v - v.mean()) ** 2).sum()) for v in groups) / (sizes.sum() - g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.abs(means[:, None] - means[None, :]) / np.sqrt(mse / 2 * (1 / sizes[:, None] + 1 / sizes[None, :]))
+    if mse == 0:  # every model constant: equal means are no difference, unequal ones are certain
+        q = np.where(means[:, None] == means[None, :], 0.0, np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = _scipy_stats().tukey_hsd(*groups).pvalue if mse > 0 else np.where(q == 0, 1.0, 0.0)
+    np.fill_diagonal(q, 0.0)
+    p = np.array(p, dtype=float)
+    np.fill_diagonal(p, 1.0)
+    return q, p

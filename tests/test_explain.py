@@ -18,7 +18,10 @@ from test_presets_libraries import make_data
 def test_steps_add_up_to_the_difference_for_every_pair(metric):
     run, qrels = make_data(4)
     ex = mc.explain(run, qrels, metric=metric)
-    assert list(ex.values.index) == [p.name for p in PRESETS]
+    assert [row for row in ex.values.index if ":" not in row] == [p.name for p in PRESETS]
+    variants = [row for row in ex.values.index if ":" in row]
+    # a library name fixing its own conventions for the metric has a row of its own
+    assert variants == (["spark_mllib:meanAveragePrecision", "ms_recommenders:map"] if metric == "map@3" else [])
     for source, target in itertools.permutations(["trec_eval", "rectools", "sklearn", "spark_mllib",
                                                   "torchmetrics", "ranx"], 2):
         path = ex.path(source, target)
@@ -85,3 +88,49 @@ def test_cli_explain_bad_preset_is_one_line(tmp_path, capsys):
     code = main(["explain", "--run", str(run_path), "--qrels", str(qrels_path), "--presets", "trec_eval,nope"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown preset" in err and "Traceback" not in err
+
+
+def test_ms_recommenders_map_and_map_at_k_are_two_rows():
+    """Microsoft Recommenders answers map@k with two functions: ``map_at_k`` (divides by min(k, R), what its
+    users report) is the ``ms_recommenders`` row, ``map`` (divides by R) the ``ms_recommenders:map`` row;
+    either ends the path. Checked against the library on data where R exceeds k for some users."""
+    import numpy as np
+    import pandas as pd
+    from recommenders.evaluation import python_evaluation as pe
+
+    rng = np.random.default_rng(11)
+    run = pd.DataFrame([(u, f"i{i}", float(10 - r)) for u in range(30)
+                        for r, i in enumerate(rng.choice(40, 10, replace=False))],
+                       columns=["user_id", "item_id", "score"])
+    qrels = pd.DataFrame([(u, f"i{i}", 1) for u in range(30) for i in rng.choice(40, int(rng.integers(1, 25)),
+                                                                                   replace=False)],
+                         columns=["user_id", "item_id", "relevance"])
+    cols = dict(col_user="user_id", col_item="item_id", col_prediction="score", col_rating="relevance")
+    ex = mc.explain(run, qrels, metric="map@10", presets=["rectools", "ms_recommenders"], source="rectools",
+                    target="ms_recommenders")
+    assert ex.values.loc["ms_recommenders", "library_metric"] == "map_at_k"
+    assert ex.values.loc["ms_recommenders:map", "library_metric"] == "map"
+    assert ex.values.loc["ms_recommenders:map", "conventions"] == "ap_norm=relevant"
+    at_k, by_r = pe.map_at_k(qrels, run, k=10, **cols), pe.map(qrels, run, k=10, **cols)
+    assert abs(at_k - by_r) > 1e-3  # the two functions differ on this data
+    assert ex.values.loc["ms_recommenders", "value"] == pytest.approx(at_k, abs=1e-9)
+    assert ex.values.loc["ms_recommenders:map", "value"] == pytest.approx(by_r, abs=1e-9)
+    assert ex.end == pytest.approx(at_k, abs=1e-9)
+    assert ex.path("rectools", "ms_recommenders:map").end == pytest.approx(by_r, abs=1e-9)
+    with pytest.raises(mc.MetricsError, match="not a name of ms_recommenders"):
+        ex.path("rectools", "ms_recommenders:map_at_k")
+
+
+def test_cli_explain_names_each_library_function(tmp_path, capsys):
+    run, qrels = make_data(2)
+    run.to_csv(tmp_path / "run.csv", index=False)
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    code = main(["explain", "--run", str(tmp_path / "run.csv"), "--qrels", str(tmp_path / "qrels.csv"),
+                 "--metric", "map@3", "--presets", "rectools,ms_recommenders", "--to", "ms_recommenders:map",
+                 "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["values"]["ms_recommenders"]["library_metric"] == "map_at_k"
+    assert doc["values"]["ms_recommenders:map"]["conventions"] == "ap_norm=relevant"
+    assert doc["path"]["to"] == "ms_recommenders:map"
+    assert doc["path"]["end"] == doc["values"]["ms_recommenders:map"]["value"]

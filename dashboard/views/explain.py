@@ -22,7 +22,6 @@ metrics = metric_lists.labels(metric_lists.EXPLAIN, k)
 presets = state.presets()
 # the sidebar's conventions: the Overview's number is a row, and a start or end of the path
 own = {explain_tables.THIS_DASHBOARD: state.conventions()}
-choices = [explain_tables.THIS_DASHBOARD, *presets.index]
 
 left, right = st.columns(2)
 model = url.bound(lambda: left.selectbox("Model", names, key="explain_model"), "explain_model", names[0],
@@ -45,6 +44,8 @@ st.dataframe(values, column_config={"value": st.column_config.NumberColumn(
     height=(len(values) + 1) * 35 + 3, key="explain_values")
 
 st.subheader("From one library to another", anchor=False)
+# every row: a library with two functions for the metric (Microsoft Recommenders' map_at_k and map) has two
+choices = [explain_tables.THIS_DASHBOARD, *[r for r in values.index if r != explain_tables.THIS_DASHBOARD]]
 left, right = st.columns(2)
 source = url.bound(lambda: left.selectbox(
     "From", choices, key="explain_from",

@@ -3,8 +3,9 @@
 ::
 
     metrics-core compare --qrels FILE --run A --run B [--run C ...] --metrics ndcg@10,map@100
-        [--baseline NAME | --all-pairs] [--test t|wilcoxon|randomization]
-        [--correction holm|bh|none] [--alpha 0.05] [--users all|served] [--json | --csv]
+        [--baseline NAME | --all-pairs] [--test t|wilcoxon|randomization|tukey]
+        [--correction holm|bh|none] [--alpha 0.05] [--users all|served]
+        [--json | --csv | --format latex|markdown]
         [--user-attributes FILE [--by ATTRIBUTE[,ATTRIBUTE...]]]
 
 Every per-user metric is compared per user, pairing the users evaluated for both models
@@ -24,6 +25,8 @@ Output:
 * ``--json``: ``{"models": {model: {metric: value}}, "comparisons": [row, ...],
   "settings": {...}, "population": {...}, "diagnostics": {model: {...}}}``, NaN as null.
 * ``--csv``: the comparison table, one row per (metric, pair).
+* ``--format latex`` / ``--format markdown``: ranx's report of the comparison
+  (:mod:`metrics_core.paper_table`), ready to paste into a paper.
 
 With ``--user-attributes`` (``user_id`` and one column per attribute), every comparison is also
 made within each segment of users of each attribute (``--by`` names the attributes; default:
@@ -41,8 +44,8 @@ import sys
 
 from ..errors import MetricsError
 from ..population import DEFAULT_USERS, USERS, USERS_HELP, population
-from ..registry import higher_is_better
-from ..stats import CORRECTIONS, TESTS
+from ..paper_table import TEST_NAMES, letter, paper_table
+from ..stats import CORRECTIONS, JOINT_TESTS, TESTS
 from . import _output
 from ..terminal import write_data
 from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
@@ -56,14 +59,18 @@ _TABLE_COLUMNS = ["metric", "baseline", "model", "n", "baseline_mean", "model_me
 _SEGMENT_COLUMNS = ["attribute", "segment"] + _TABLE_COLUMNS
 
 
-def add_test_arguments(p) -> None:
-    """--baseline/--all-pairs, --test, --correction, --alpha, --permutations, --bootstrap, --seed."""
+def add_test_arguments(p, joint: bool = False) -> None:
+    """--baseline/--all-pairs, --test, --correction, --alpha, --permutations, --bootstrap, --seed; ``joint``
+    offers the tests over every run at once (Tukey's HSD) too."""
     who = p.add_mutually_exclusive_group()
     who.add_argument("--baseline", metavar="MODEL",
                      help="model every other run is compared with (default: the first --run)")
     who.add_argument("--all-pairs", action="store_true", help="compare every pair of runs")
-    p.add_argument("--test", choices=TESTS, default="t",
-                   help="paired test: t (Student), wilcoxon (signed-rank), randomization (Fisher); default t")
+    joint_help = ("; or tukey (Tukey's HSD over every run at once, as ranx; its p-values are adjusted for the "
+                  "pairs already)") if joint else ""
+    p.add_argument("--test", choices=(*TESTS, *JOINT_TESTS) if joint else TESTS, default="t",
+                   help=f"paired test: t (Student), wilcoxon (signed-rank), randomization (Fisher){joint_help}; "
+                        "default t")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-testing correction over all pairs x metrics: holm (default), bh, none")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level after correction (0.05)")
@@ -81,10 +88,14 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("compare", help=HELP, description=HELP + ".")
     add_input_arguments(p)
     add_convention_arguments(p)
-    add_test_arguments(p)
+    add_test_arguments(p, joint=True)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON on stdout")
     out.add_argument("--csv", action="store_true", help="print the comparison table as CSV on stdout")
+    out.add_argument("--format", choices=("latex", "markdown"), default=None,
+                     help="print ranx's report of the comparison (each run's values, the best in bold, "
+                          "superscript letters of the runs it is significantly better than) as LaTeX or Markdown, "
+                          "ready to paste into a paper")
     _output.add_spreadsheet_argument(p)
     p.add_argument("--user-attributes", metavar="FILE", default=None,
                    help="user_id and one column per attribute: every comparison is also made within each segment")
@@ -97,6 +108,9 @@ def register(subparsers) -> None:
 def check_test_arguments(args) -> None:
     if getattr(args, "by", None) and not getattr(args, "user_attributes", None):
         raise MetricsError("--by needs --user-attributes FILE (user_id and one column per attribute)")
+    if args.test in JOINT_TESTS and getattr(args, "user_attributes", None):
+        raise MetricsError("--test tukey compares every run at once; segments of --user-attributes are compared "
+                           "with a paired test: use --test t, wilcoxon or randomization")
     if not 0 < args.alpha < 1:
         raise MetricsError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.permutations < 1:
@@ -158,33 +172,18 @@ def _superscript(letters: str) -> str:
     return text
 
 
-def _letter(i: int) -> str:
-    alphabet = "abcdefghijklmnoprstuvwxyz"
-    return alphabet[i] if i < len(alphabet) else f"{alphabet[i // len(alphabet) - 1]}{alphabet[i % len(alphabet)]}"
-
-
 def marked_summary(evaluations: dict, labels: list[str], comparison) -> tuple[list[str], list[list]]:
-    """Rows ``#, model, metric...`` where each value carries the letters of the models it beats."""
-    models = list(evaluations)
-    letter = {m: _letter(i) for i, m in enumerate(models)}
-    beats: dict[tuple[str, str], list[str]] = {}
-    for r in comparison.itertuples(index=False):
-        if not r.significant or r.diff == 0:
-            continue
-        higher = r.model_mean > r.baseline_mean
-        if not higher_is_better(str(r.metric)):
-            higher = not higher
-        winner, loser = (r.model, r.baseline) if higher else (r.baseline, r.model)
-        beats.setdefault((winner, r.metric), []).append(letter[loser])
+    """Rows ``#, model, metric...`` where each value carries the letters of the models it beats
+    (:func:`metrics_core.paper_table.paper_table`: the letters of ranx's report)."""
+    beats = paper_table(comparison).beats
     header = ["#", "model"] + labels
     rows = []
-    for m in models:
-        row = [letter[m], m]
+    for i, m in enumerate(evaluations):
+        row = [letter(i), m]
         for label in labels:
-            value = evaluations[m].summary.get(label, float("nan"))
-            cell = _output.format_cell(value)
-            marks = sorted(beats.get((m, label), []), key=lambda s: (len(s), s))
-            row.append(cell + (_superscript("".join(marks)) if marks else ""))
+            cell = _output.format_cell(evaluations[m].summary.get(label, float("nan")))
+            marks = beats.get((m, label), "")
+            row.append(cell + (_superscript(marks) if marks else ""))
         rows.append(row)
     return header, rows
 
@@ -238,7 +237,9 @@ def run(args) -> int:
     print_notes(args, notes, evaluations)
     evaluations, counted = counted_evaluations(evaluations, args.users)
     segments = segment_comparisons(args, evaluations, baseline, shared)
-    if args.json:
+    if args.format is not None:
+        sys.stdout.write(comparison.to_latex() if args.format == "latex" else comparison.to_markdown())
+    elif args.json:
         doc = {
             "models": {m: {label: ev.summary.get(label) for label in labels} for m, ev in evaluations.items()},
             "comparisons": [{k: row[k] for k in _TABLE_COLUMNS} | {"test": args.test}
@@ -268,8 +269,7 @@ def run(args) -> int:
             sys.stdout.write(f"Coverage: {line}\n")
         sys.stdout.write("\n" + _output.format_table(header, rows))
         correction = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}[args.correction]
-        test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-                "randomization": "Fisher randomization test"}[args.test]
+        test = TEST_NAMES[args.test]
         sys.stdout.write(f"\nSuperscripts: significantly better than that model ({test}, {correction} "
                          f"correction, alpha {args.alpha:g}).\n\n")
         header, rows = comparison_rows(comparison)

@@ -5,7 +5,9 @@
     metrics-core explain --qrels FILE --run FILE --metric ndcg@10
         [--presets trec_eval,rectools,...] [--from trec_eval] [--to rectools] [--json]
 
-Prints the value under each preset side by side, then the path from ``--from``
+Prints the value under each preset side by side (a library with two functions for the metric under
+different conventions, such as Microsoft Recommenders' ``map_at_k`` and ``map``, has a row for each:
+``ms_recommenders`` and ``ms_recommenders:map``), then the path from ``--from``
 to ``--to`` (default: the first two presets) changing one convention at a time,
 with the change each step makes.
 """
@@ -37,7 +39,7 @@ def register(subparsers) -> None:
     p.add_argument("--metric", default="ndcg@10", help="one metric name (default ndcg@10)")
     p.add_argument("--presets", type=_preset_list, default=None,
                    help="comma-separated presets to compare (default: all): " + ", ".join(x.name for x in PRESETS))
-    p.add_argument("--from", dest="source", metavar="PRESET", help="start of the path (default: first preset)")
+    p.add_argument("--from", dest="source", metavar="PRESET", help="start of the path (default: first preset; a row such as ms_recommenders:map)")
     p.add_argument("--to", dest="target", metavar="PRESET", help="end of the path (default: second preset)")
     p.add_argument("--json", action="store_true", help="print JSON on stdout")
     p.set_defaults(func=run)
@@ -56,14 +58,16 @@ def run(args) -> int:
                  target=args.target)
     if args.json:
         doc = {"metric": ex.metric,
-               "values": {p: {"library": r["library"], "library_metric": r["library_metric"], "value": r["value"]}
+               "values": {p: {"library": r["library"], "library_metric": r["library_metric"],
+                              "conventions": r["conventions"], "value": r["value"]}
                           for p, r in ex.values.iterrows()},
                "path": {"from": ex.source, "to": ex.target, "start": ex.start, "end": ex.end,
                         "steps": ex.steps.to_dict("records")}}
         print(json.dumps(doc, indent=2))
         return 0
-    rows = [[p, r["library"], r["library_metric"], r["value"]] for p, r in ex.values.iterrows()]
-    print(_output.format_table(["preset", "library", "library name", ex.metric], rows, digits=6))
+    rows = [[p, r["library"], r["library_metric"] + (f" ({r['conventions']})" if r["conventions"] else ""),
+             r["value"]] for p, r in ex.values.iterrows()]
+    print(_output.format_table(["preset", "library", "library function", ex.metric], rows, digits=6))
     print()
     print(f"from {ex.source} to {ex.target}, one convention at a time:")
     for line in ex.describe():
