@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
+from streamlit import config as _config
 from starlette.middleware import Middleware
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,5 +35,10 @@ async def lifespan(_app):
 
 
 from dashboard.owner import OwnerCookieMiddleware  # noqa: E402
+
+# Tables offer no "Download as CSV" of their own (Streamlit's writes "=tier" as it is, a formula in a
+# spreadsheet): every CSV of the dashboard is a spreadsheet-safe download button. Also in
+# .streamlit/config.toml; set here so a server started from another folder has it too.
+_config.set_option("client.disableDataExport", True, "dashboard/serve.py")
 
 app = st.App("app.py", lifespan=lifespan, middleware=[Middleware(OwnerCookieMiddleware)])

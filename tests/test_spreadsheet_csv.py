@@ -50,3 +50,23 @@ def test_spreadsheet_csv_round_trip():
     rows = list(csv.reader(io.StringIO(text)))
     assert rows == [["model", "user_id", "v"], ["'=HYPERLINK(\"http://x\")", "'@u", "-0.5"],
                     ["bm25", "'-7", "1.0"]]
+
+
+def test_streamlits_table_export_is_off_in_the_dashboard():
+    """Streamlit's table toolbar would write ``=tier`` as it is: its export is off in the settings read
+    from the repository root and in the server itself (tests/browser/test_table_export_browser.py
+    checks the toolbar), so the dashboard's only CSVs are its own spreadsheet-safe downloads."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    from streamlit import config
+
+    root = Path(__file__).resolve().parents[1]
+    assert tomllib.loads((root / ".streamlit" / "config.toml").read_text())["client"]["disableDataExport"] is True
+    config.set_option("client.disableDataExport", False, "test")
+    try:
+        importlib.reload(importlib.import_module("dashboard.serve"))
+        assert config.get_option("client.disableDataExport") is True
+    finally:
+        config.set_option("client.disableDataExport", False, "test")
