@@ -8,7 +8,9 @@ On the deterministic data of :mod:`benchmarks.datagen` (``--users`` x 100
 candidates, graded relevance, no tied scores), both tools start from the same
 in-memory DataFrames and compute every measure of ``all_trec`` per query and
 its summary: metrics_core with ``mc.prepare`` then ``mc.evaluate(...,
-metrics=["all_trec"], preset="trec_eval")``, pytrec_eval with its dict building
+metrics=["all_trec"], preset="pytrec_eval")`` (pytrec_eval's
+trec_eval counts recall levels as floor(x R + 0.9); the trec_eval preset rounds them as trec_eval 10),
+pytrec_eval with its dict building
 then ``RelevanceEvaluator(qrels, supported_measures).evaluate(run)``. The
 summaries must agree to 1e-9 (exit status 1 otherwise). Times are the minimum
 and median of ``--repeats``; the JIT compile or cache load of metrics_core is
@@ -61,12 +63,12 @@ def main(argv=None) -> int:
 
     ds = datagen.generate(args.users)
     tiny = datagen.generate(50)
-    jit, _ = _timed(lambda: mc.evaluate(mc.prepare(tiny.run, tiny.qrels), metrics=["all_trec"], preset="trec_eval"))
+    jit, _ = _timed(lambda: mc.evaluate(mc.prepare(tiny.run, tiny.qrels), metrics=["all_trec"], preset="pytrec_eval"))
     times: dict[str, list[float]] = {}
     ours = None
     for _ in range(args.repeats):
         t_prep, ranked = _timed(lambda: mc.prepare(ds.run, ds.qrels))
-        t_eval, ev = _timed(lambda: mc.evaluate(ranked, metrics=["all_trec"], preset="trec_eval"))
+        t_eval, ev = _timed(lambda: mc.evaluate(ranked, metrics=["all_trec"], preset="pytrec_eval"))
         for step, t in (("prepare", t_prep), ("evaluate all_trec", t_eval), ("end to end", t_prep + t_eval)):
             times.setdefault(("metrics_core", step), []).append(t)
         ours = ev.summary

@@ -44,7 +44,7 @@ DIVERSITY = _names("overview", "diversity")
 CURVES = registry.curve_metrics()
 #: The Curves page's chart of the metric at every cutoff K.
 CURVES_K = _names("curves_k")
-#: the largest K of the Curves page's precision and recall at every cutoff
+#: the largest K of the Curves page's ranking metrics at every cutoff
 CURVES_K_MAX = 50
 #: The Curves page's table over every scored row pooled.
 POOLED_ROWS = _names("pooled_rows")

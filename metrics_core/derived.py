@@ -27,11 +27,11 @@ from .kernels.bpref import bpref_values
 from .kernels.err import MAX_GRADE, err_values
 from .kernels.gain_g import bin_g_values, g_values
 from .kernels.infap import infap_values
-from .kernels.interpolated_precision import eleven_point_average, iprec_values
+from .kernels.interpolated_precision import ELEVEN_LEVELS, iprec_values
 from .kernels.judged import judged_values
 from .kernels.ndcg_levels import ndcg_rel_values, rndcg_values
 from .kernels.rank_biased import rank_biased_values
-from .kernels.rprec_mult import rprec_mult_values
+from .kernels.rprec_mult import TREC_MULTIPLES, rprec_mult_values
 from .kernels.trec_lists import NUM_NONREL_JUDGED_RET, NUM_REL_RET, NUM_RET, set_counts
 from .kernels.partial_auc import PAP, PAUC, partial_auc_values
 from .kernels.ranking import AP, HITS_COLUMN, KERNEL_FAMILIES, RankedLists
@@ -127,9 +127,22 @@ def _threshold_as_given(i: Inputs) -> float:
     return float(i.settings["relevance_threshold"])
 
 
+def _shared(i: Inputs, name: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
+    """``compute()`` once per prepared data, tie rule, relevance threshold and recall-level count: the
+    families that read one table (the set measures' counts, the eleven recall levels, bpref) share it."""
+    key = ("derived", name, i.settings["ties"], _threshold_as_given(i), i.settings["recall_level_count"])
+    if key not in i.ranked._cache:
+        i.ranked._cache[key] = compute()
+    return i.ranked._cache[key]
+
+
+def _set_counts(i: Inputs) -> np.ndarray:
+    return _shared(i, "set_counts", lambda: set_counts(_as_given(i), _threshold_as_given(i)))
+
+
 def _counts(i: Inputs):
     """(num_ret, num_rel_ret, R) of every user code: the counts of trec_eval's set measures."""
-    counts = set_counts(_as_given(i), _threshold_as_given(i))
+    counts = _set_counts(i)
     return counts[:, NUM_RET], counts[:, NUM_REL_RET], i.lists.n_rel.astype(np.float64)
 
 
@@ -138,7 +151,7 @@ def _set(formula: Callable) -> Callable[[Inputs], np.ndarray]:
 
 
 def _count(column: int) -> Callable[[Inputs], np.ndarray]:
-    return lambda i: set_counts(_as_given(i), _threshold_as_given(i))[:, column]
+    return lambda i: _set_counts(i)[:, column]
 
 
 def _log_floor(values: np.ndarray) -> np.ndarray:
@@ -147,10 +160,29 @@ def _log_floor(values: np.ndarray) -> np.ndarray:
 
 
 def _gm_bpref(i: Inputs) -> np.ndarray:
-    return _log_floor(_bpref(i))
+    return _log_floor(_shared(i, "bpref_values", lambda: _bpref(i)))
+
+
+def _rprec_mult(i: Inputs) -> np.ndarray:
+    """Rprec_mult at the level's multiple of R (trec_eval's ten multiples in one pass, shared)."""
+    def at(multiples):
+        return rprec_mult_values(_as_given(i), _threshold_as_given(i), multiples, i.settings["ties"] == "average")
+    standard = np.flatnonzero(TREC_MULTIPLES == i.level)
+    if len(standard):
+        return _shared(i, "multiples_of_r", lambda: at(TREC_MULTIPLES))[:, standard[0]]
+    return at([i.level])[:, 0]
+
+
+def _eleven_levels(i: Inputs) -> np.ndarray:
+    """Interpolated precision at the eleven recall levels, one pass for all of them."""
+    return _shared(i, "iprec_11", lambda: iprec_values(_as_given(i), _threshold_as_given(i), ELEVEN_LEVELS,
+                                                        _add_point_nine(i)))
 
 
 def _iprec(i: Inputs) -> np.ndarray:
+    standard = np.flatnonzero(ELEVEN_LEVELS == i.level)
+    if len(standard):
+        return _eleven_levels(i)[:, standard[0]]
     return iprec_values(_as_given(i), _threshold_as_given(i), [i.level], _add_point_nine(i))[:, 0]
 
 
@@ -162,7 +194,7 @@ def _err(i: Inputs) -> np.ndarray:
     if i.ranked.rel_values.max(initial=0.0) > MAX_GRADE:
         raise MetricsError(f"ERR reads grades from 0 to {int(MAX_GRADE)} (gdeval's scale); the ground truth has "
                            f"{float(i.ranked.rel_values.max())}: map the grades onto 0..{int(MAX_GRADE)}")
-    return err_values(_as_given(i), i.k)
+    return err_values(_as_given(i), i.k, i.settings["ties"] == "average")
 
 
 def _rbp(residual: bool) -> Callable[[Inputs], np.ndarray]:
@@ -172,9 +204,8 @@ def _rbp(residual: bool) -> Callable[[Inputs], np.ndarray]:
 
 INFAP = Derived(lambda i: infap_values(_as_given(i), _threshold_as_given(i)))
 IPREC_AT_RECALL = Derived(_iprec)
-ELEVEN_POINT = Derived(lambda i: eleven_point_average(_as_given(i), _threshold_as_given(i), _add_point_nine(i)))
-RPREC_MULT = Derived(lambda i: rprec_mult_values(_as_given(i), _threshold_as_given(i), i.level,
-                                                 i.settings["ties"] == "average"))
+ELEVEN_POINT = Derived(lambda i: _eleven_levels(i).mean(axis=1))
+RPREC_MULT = Derived(_rprec_mult)
 SET_PRECISION = Derived(_set(set_measures.set_precision))
 SET_RECALL = Derived(_set(set_measures.set_recall))
 SET_F = Derived(_set(set_measures.set_f))

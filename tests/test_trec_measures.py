@@ -6,7 +6,7 @@ References, never the code under test:
   aggregated as trec_eval aggregates (``compute_aggregated_measure``; gm_* the exp of the
   mean of its per-query logarithms; num_* summed), on generated TREC runs with tied
   scores, unjudged and pooled-unjudged (-1) documents, graded levels, topics missing on
-  either side and docnos such as "12", "012" and "d12" (the documented id rule reads "12.0" as "12");
+  either side and docnos such as "12", "12.0" and "012" (three documents, as trec_eval reads them);
 * trec_eval's own printed output for its fixtures (tests/data/trec_eval, 4 decimals);
 * ir_measures' ``iter_calc`` / ``calc_aggregate`` (pytrec_eval, gdeval and judged providers);
 * plain-Python formulas written here (RBP and its residual), and brute force over every
@@ -33,9 +33,9 @@ ir_measures = pytest.importorskip("ir_measures")
 
 def _generated(seed: int, n_topics: int = 40):
     """A TREC run and qrels: half-step scores (many ties), grades -1..3, topics only in the run or only
-    in the qrels, short lists, and docnos "12" / "012" / "d12" side by side."""
+    in the qrels, short lists, and docnos "12" / "12.0" / "012" side by side."""
     rng = np.random.default_rng(seed)
-    docs = [str(d) for d in range(50)] + ["012", "d12", "d7"]
+    docs = [str(d) for d in range(50)] + ["12.0", "012", "d12"]
     run, qrels = [], []
     for t in range(n_topics):
         qid = str(300 + t)
@@ -229,6 +229,16 @@ def test_rbp_persistence_from_ir_measures_syntax():
     assert a.summary["RBP"] != a.summary["RBP(p=0.6)"]
 
 
+def _err(rels, k):
+    """gdeval's ERR@k over relevances in rank order (None = not judged: grade 0)."""
+    total, decay = 0.0, 1.0
+    for i, rel in enumerate(rels[:k] if k else rels):
+        r = (2 ** max(rel or 0, 0) - 1) / 16
+        total += r * decay / (i + 1)
+        decay *= 1 - r
+    return total
+
+
 def _brute_force_over_ties(scores, rels, value):
     """Mean of ``value(order)`` over every order of the tied items (scores descending)."""
     groups = [list(g) for _, g in itertools.groupby(sorted(range(len(scores)), key=lambda i: -scores[i]),
@@ -242,7 +252,7 @@ def _brute_force_over_ties(scores, rels, value):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_judged_rbp_rprec_mult_exact_over_tie_orders(seed):
+def test_judged_rbp_rprec_mult_err_exact_over_tie_orders(seed):
     rng = np.random.default_rng(seed)
     rows, qrows = [], []
     for u in range(6):
@@ -250,23 +260,27 @@ def test_judged_rbp_rprec_mult_exact_over_tie_orders(seed):
         for i in range(n):
             rows.append((f"u{u}", f"i{i}", float(rng.integers(0, 3))))
             if rng.random() < 0.7:
-                qrows.append((f"u{u}", f"i{i}", int(rng.integers(0, 3))))
+                qrows.append((f"u{u}", f"i{i}", int(rng.integers(-1, 5))))
         qrows.append((f"u{u}", "never", 1))
     run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
     qrels = pd.DataFrame(qrows, columns=["user_id", "item_id", "relevance"])
-    ev = mc.evaluate(run, qrels, metrics=["judged@3", "rbp@4", "rprec_mult@0.6"], ties="average",
-                     rbp_persistence=0.7)
+    ev = mc.evaluate(run, qrels, metrics=["judged@3", "rbp@4", "rprec_mult@0.6", "rprec_mult@0.5", "err@4", "err"],
+                     ties="average", rbp_persistence=0.7)
     judged = {(u, i): r for u, i, r in qrels.itertuples(index=False)}
     for user in ev.per_user.index:
         g = run[run["user_id"] == user]
         scores = g["score"].tolist()
         rels = [judged.get((user, i)) for i in g["item_id"]]
         R = sum(1 for (u, _), r in judged.items() if u == user and r >= 1)
-        c = math.floor(0.6 * R + 0.9)
+        c, c_half = math.floor(0.6 * R + 0.9), math.floor(0.5 * R + 0.9)
         expect = {
             "judged@3": _brute_force_over_ties(scores, rels,
                                                lambda r: sum(x is not None for x in r[:3]) / min(3, len(r))),
             "rbp@4": _brute_force_over_ties(scores, rels, lambda r: _rbp(r, 0.7, 4, 1)[0]),
+            "err@4": _brute_force_over_ties(scores, rels, lambda r: _err(r, 4)),
+            "err": _brute_force_over_ties(scores, rels, lambda r: _err(r, 0)),
+            "rprec_mult@0.5": _brute_force_over_ties(
+                scores, rels, lambda r: sum(x is not None and x >= 1 for x in r[:c_half]) / c_half if c_half else 0.0),
             "rprec_mult@0.6": _brute_force_over_ties(
                 scores, rels, lambda r: sum(x is not None and x >= 1 for x in r[:c]) / c if c else 0.0),
         }
@@ -279,8 +293,8 @@ def test_one_order_measures_refused_on_ties_under_average():
     with pytest.raises(MetricsError, match="ties='trec'"):
         mc.evaluate(run, qrels, metrics=["infap"])
     untied = _unique_scores(run)
-    a = mc.evaluate(untied, qrels, metrics=["infap", "err@10"])
-    b = mc.evaluate(untied, qrels, metrics=["infap", "err@10"], ties="trec")
+    a = mc.evaluate(untied, qrels, metrics=["infap", "gain_g"])
+    b = mc.evaluate(untied, qrels, metrics=["infap", "gain_g"], ties="trec")
     assert a.summary == b.summary
 
 

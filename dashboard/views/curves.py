@@ -16,10 +16,12 @@ settings = state.settings()
 conv = state.conventions()
 threshold_rel = tables.relevance_threshold(conv)
 
-st.subheader("Precision and recall at every cutoff K", anchor=False)
-st.caption("The ranking view: for each K, the mean over users of precision@K (relevant items in the top K / K) "
-           "and recall@K (relevant items in the top K / all the user's relevant items, retrieved or not). "
-           f"This is what the @K metrics report. {metric_lists.missing_sentence(conv)}")
+st.subheader("Ranking metrics at every cutoff K", anchor=False)
+st.caption("The ranking view: for each K, the mean over users of precision@K (relevant items in the top K / K), "
+           "recall@K (relevant items in the top K / all the user's relevant items, retrieved or not), rank-biased "
+           "precision, expected reciprocal rank and the share of the top K that is judged at all (a low share "
+           "means the other values rest on few judgments). This is what the @K metrics report. "
+           f"{metric_lists.missing_sentence(conv)}")
 with state.guard():
     long = state.metric_curves(list(metric_lists.CURVES_K), k_max=metric_lists.CURVES_K_MAX)
 st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, charts.metric_vs_k, colors), key="curves_vs_k")

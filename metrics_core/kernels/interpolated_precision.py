@@ -10,7 +10,7 @@ any rank from that item's rank to the end of the list:
 
 with c = 0 read as the first relevant item, and 0 when fewer than c relevant
 items are retrieved (or none is). ``11pt_avg`` is the mean of iprec over the
-levels 0, 0.1, ..., 1.0. The list is read in one order (the tie rule's);
+levels 0, 0.1, ..., 1.0 (:data:`ELEVEN_LEVELS`, one pass for all of them). The list is read in one order (the tie rule's);
 averaging over the orders of tied items is not offered.
 """
 
@@ -74,8 +74,3 @@ def iprec_values(lists, threshold: float, levels, add_point_nine: bool) -> np.nd
     _iprec(lists.offsets, lists.rel_code, lists.rel_values, lists.n_rel, float(threshold), levels,
            bool(add_point_nine), out)
     return out
-
-
-def eleven_point_average(lists, threshold: float, add_point_nine: bool) -> np.ndarray:
-    """trec_eval's 11pt_avg: the mean of the interpolated precision at the eleven recall levels."""
-    return iprec_values(lists, threshold, ELEVEN_LEVELS, add_point_nine).mean(axis=1)
