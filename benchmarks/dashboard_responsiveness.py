@@ -63,7 +63,7 @@ def main() -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    from dashboard.sources import Blob, Sources
+    from dashboard.sources import _SESSION, Blob, Sources, _Session
 
     t = time.perf_counter()
     runs, qrels = make_data(args.users, args.candidates)
@@ -74,7 +74,7 @@ def main() -> None:
           f"{len(qrels):,} judgments; generated in {time.perf_counter() - t:.1f} s")
 
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=900)
-    at.session_state["mcd_sources"] = sources
+    at.session_state[_SESSION] = _Session(sources=sources)
 
     def timed(label: str) -> float:
         t0 = time.perf_counter()

@@ -31,6 +31,14 @@ It starts its own server (``streamlit run dashboard/serve.py`` on a free port) u
 with disconnected sessions and cache entries kept S seconds
 (``STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL``, ``METRICS_CORE_DASHBOARD_CACHE_TTL``)
 and, after the sessions close, waits until the server's memory stops falling.
+
+``--snapshot-mb MB`` puts a snapshot in the started server's store first (a result file of
+about MB megabytes, CSV, and its ground truth) and every session opens it
+(``?analysis=<id>``) instead of the demo: the memory probe then shows what N viewers of
+one stored file cost the server. ``--hold S`` keeps every session open S seconds once all
+have opened, and the server's memory is read then ("with the sessions open"):
+
+    python benchmarks/load_test.py --sessions 50 --steps 0 --snapshot-mb 69 --hold 20 --ttl 20
 """
 
 from __future__ import annotations
@@ -138,17 +146,26 @@ async def _pause(rng: random.Random, think: float) -> None:
 # ---------------------------------------------------------------- websocket client
 
 async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, log: dict,
-                      timeout: float, opened: "asyncio.Barrier") -> None:
+                      timeout: float, opened: "asyncio.Barrier", query: str = "", hold: float = 0.0,
+                      probe=None) -> None:
     rng = random.Random(seed)
     path, title = PAGES[page]
+    path = path or (title.lower() if query else "")  # a snapshot opens on its Brief by default
     session = None
     try:
-        session, first = await Session.open(url, page=path, timeout=timeout)
+        session, first = await Session.open(url, query_string=query, page=path, timeout=timeout)
         log["timings"].append((f"open {title}", first.seconds))
         log["runs"] += first.runs
         log["bytes"].append(first.bytes_received)
         log["errors"].extend(f"session {seed}, open: {e}" for e in first.exceptions)
+        if first.status != "finished":
+            log["errors"].append(f"session {seed}, open: script {first.status}")
         await opened.wait()  # every session changes K at the same time
+        if hold > 0:
+            await asyncio.sleep(hold)
+            if seed == 0 and probe is not None:
+                log["rss_open"] = probe()  # every session is open (and idle) now
+            await opened.wait()  # none leaves before the reading
         k = session.widgets[session.widget_id("k")].int_value
         for step in range(steps):
             await _pause(rng, think)
@@ -172,10 +189,10 @@ async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, 
 
 
 async def _drive_websocket(url: str, sessions: int, steps: int, think: float, page: str,
-                           timeout: float) -> dict:
+                           timeout: float, query: str = "", hold: float = 0.0, probe=None) -> dict:
     log: dict = {"timings": [], "errors": [], "runs": 0, "bytes": []}
     opened = asyncio.Barrier(sessions)
-    await asyncio.gather(*(_ws_session(url, page, steps, think, i, log, timeout, opened)
+    await asyncio.gather(*(_ws_session(url, page, steps, think, i, log, timeout, opened, query, hold, probe)
                            for i in range(sessions)))
     return log
 
@@ -259,6 +276,28 @@ async def warm_up(url: str, page: str, timeout: float) -> None:
     await session.close()
 
 
+def make_snapshot(store_dir: Path, megabytes: float) -> tuple[str, int]:
+    """Save, in the analysis store at ``store_dir``, a snapshot of a synthetic result file of about
+    ``megabytes`` MB (CSV: user_id, item_id, score; 100 candidates a user) and its ground truth;
+    its id and the result file's size in bytes."""
+    from benchmarks.datagen import generate
+    from metrics_core.store import AnalysisStore
+
+    users = max(1, int(megabytes * 1e6 / 3870))  # about 38.7 bytes a row, 100 rows a user
+    data = generate(users)
+    run_csv = data.run.to_csv(index=False).encode()
+    qrels_csv = data.qrels.to_csv(index=False).encode()
+    settings = {"kind": "snapshot", "runs": [{"model": "big_model", "mapping": {}}],
+                "files": {"qrels": {"mapping": {}}}, "notes": "", "view": {}, "demo": False}
+    store = AnalysisStore(store_dir)
+    try:
+        receipt = store.save_snapshot([("big_model.csv", run_csv, "run"), ("qrels.csv", qrels_csv, "qrels")],
+                                      settings, title="load test")
+    finally:
+        store.close()
+    return receipt.id, len(run_csv)
+
+
 def _in_thread(coroutine, timeout: float):
     # a thread of its own: the caller may already run an event loop (Playwright's sync API does)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
@@ -267,13 +306,19 @@ def _in_thread(coroutine, timeout: float):
 
 def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: float = 600,
         extra_env: dict | None = None, settle_budget: float = 0.0, client: str = "websocket",
-        think: float = 0.0, page: str = "overview", ttl: float | None = None) -> dict:
+        think: float = 0.0, page: str = "overview", ttl: float | None = None,
+        snapshot_mb: float = 0.0, hold: float = 0.0) -> dict:
     """Drive the sessions against ``url`` or a server started here; the results as a dict.
 
     ``ttl``: the server started here keeps disconnected sessions and cache entries that many
     seconds, and after the sessions close the memory is read once it stops falling (at most
-    ``settle_budget`` seconds, by default four times the ttl plus 30 s).
+    ``settle_budget`` seconds, by default four times the ttl plus 30 s). ``snapshot_mb``: every
+    session opens a snapshot of a result file that large (websocket client, a server started
+    here); ``hold``: seconds every session stays open once all have opened, when the memory
+    "with the sessions open" is read.
     """
+    if snapshot_mb and (url is not None or client != "websocket"):
+        raise ValueError("--snapshot-mb needs the websocket client and a server started here")
     if client not in CLIENTS or page not in PAGES:
         raise ValueError(f"client must be one of {CLIENTS} and page one of {tuple(PAGES)}")
     env = dict(extra_env or {})
@@ -286,15 +331,23 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         log_dir = Path(tempfile.mkdtemp(prefix="load_test_"))
         env.setdefault("METRICS_CORE_STORE_DIR", str(log_dir / "store"))
         proc, url = start_server(ROOT / "dashboard" / "serve.py", extra_env=env, log_path=log_dir / "server.log")
+    query, file_bytes = "", 0
     try:
         pid = proc.pid if proc is not None else None
-        _in_thread(warm_up(url, page, timeout), timeout)
-        driver = _drive_websocket if client == "websocket" else _drive_browser
+        if snapshot_mb:
+            analysis, file_bytes = make_snapshot(Path(env["METRICS_CORE_STORE_DIR"]), snapshot_mb)
+            query = f"analysis={analysis}"
+        _in_thread(warm_up(url, page, timeout), timeout)  # the demo's first visit: not what is measured
         load_start = os.getloadavg()
         with MemoryWatch(pid) as watch:
             before = rss_mb(pid) if pid else float("nan")
             cpu_start, start = (process_cpu(pid) if pid else float("nan")), time.perf_counter()
-            log = _in_thread(driver(url, sessions, steps, think, page, timeout), timeout)
+            if client == "websocket":
+                probe = (lambda: rss_mb(pid)) if pid else None
+                log = _in_thread(_drive_websocket(url, sessions, steps, think, page, timeout, query, hold, probe),
+                                 timeout)
+            else:
+                log = _in_thread(_drive_browser(url, sessions, steps, think, page, timeout), timeout)
             elapsed = time.perf_counter() - start
             cpu = (process_cpu(pid) - cpu_start) if pid else float("nan")
         closed = rss_mb(pid) if pid else float("nan")
@@ -306,11 +359,13 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         result = summarise(log["timings"], elapsed, log["runs"])
         result.update(
             client=client, page=page, sessions=sessions, steps=steps, think=think, ttl=ttl,
+            snapshot_file_mb=file_bytes / 1e6, hold=hold,
             errors=log["errors"], server_alive=healthy, script_runs=log["runs"], seconds=elapsed,
             server_cpu_seconds=cpu, loadavg={"start": load_start, "end": os.getloadavg()},
             received_kib_median=float(np.median(log["bytes"]) / 1024) if log["bytes"] else float("nan"),
             # "before": after the untimed first visit (demo built and cached, kernels loaded)
-            rss_mb={"before": before, "peak": watch.peak, "after_sessions": closed, "after_settle": after})
+            rss_mb={"before": before, "open": log.get("rss_open", float("nan")), "peak": watch.peak,
+                    "after_sessions": closed, "after_settle": after})
         keep_log = bool(log["errors"]) or not healthy
         if log_dir is not None and keep_log:
             result["server_log"] = str(log_dir / "server.log")
@@ -328,15 +383,19 @@ def report(result: dict) -> str:
     cpu = r["server_cpu_seconds"]
     cpu_text = ("server CPU not measured (a server started elsewhere)" if np.isnan(cpu) else
                 f"server CPU {cpu:.1f} s ({cpu / max(r['script_runs'], 1):.2f} s per run)")
-    lines = [f"{r['client']} client, page {r['page']}, {r['sessions']} sessions x {r['steps']} K changes, "
+    opened = (f", every session on a snapshot of a {r['snapshot_file_mb']:.0f} MB result file"
+              if r.get("snapshot_file_mb") else "")
+    lines = [f"{r['client']} client, page {r['page']}{opened}, {r['sessions']} sessions x {r['steps']} K changes, "
              f"think {r['think']:g} s: {r['script_runs']} script runs in {r['seconds']:.1f} s = "
              f"{r['runs_per_second']:.2f} runs/s; {cpu_text}",
              "| action | n | p50 s | p95 s | max s |", "|---|---|---|---|---|"]
     for action, a in r["actions"].items():
         lines.append(f"| {action} | {a['n']} | {a['p50']:.2f} | {a['p95']:.2f} | {a['max']:.2f} |")
     mem = r["rss_mb"]
-    lines.append("server RSS MiB: before {before:.0f}, peak {peak:.0f}, after the sessions closed "
-                 "{after_sessions:.0f}".format(**mem)
+    held = (f", with the sessions open ({r['hold']:g} s after the last opened) {mem['open']:.0f}"
+            if not np.isnan(mem.get("open", float("nan"))) else "")
+    lines.append(("server RSS MiB: before {before:.0f}" + held + ", peak {peak:.0f}, after the sessions closed "
+                  "{after_sessions:.0f}").format(**mem)
                  + (f", after settling {mem['after_settle']:.0f}" if not np.isnan(mem["after_settle"]) else ""))
     if r["client"] == "websocket":
         lines.append(f"median bytes received per action: {r['received_kib_median']:.0f} KiB")
@@ -361,6 +420,10 @@ def main() -> None:
     parser.add_argument("--ttl", type=float, default=None,
                         help="seconds the started server keeps closed sessions and cache entries; "
                              "then wait for its memory to settle")
+    parser.add_argument("--snapshot-mb", type=float, default=0.0,
+                        help="every session opens a snapshot of a result file of about this many MB (CSV)")
+    parser.add_argument("--hold", type=float, default=0.0,
+                        help="seconds every session stays open once all have opened (memory read then)")
     parser.add_argument("--url", default=None, help="a running server on 127.0.0.1 (default: start one)")
     parser.add_argument("--timeout", type=float, default=600, help="stop after this many seconds")
     parser.add_argument("--json", default=None, help="also write the results here")
@@ -369,9 +432,13 @@ def main() -> None:
         parser.error("the load test only targets a server on this machine (127.0.0.1)")
     if args.sessions < 1 or args.steps < 0 or args.think < 0 or (args.ttl is not None and args.ttl <= 0):
         parser.error("--sessions must be >= 1, --steps and --think >= 0, --ttl > 0")
+    if args.snapshot_mb < 0 or args.hold < 0:
+        parser.error("--snapshot-mb and --hold must be >= 0")
+    if args.snapshot_mb and (args.url or args.client != "websocket"):
+        parser.error("--snapshot-mb needs the websocket client and a server started here (no --url)")
     try:
         result = run(args.sessions, args.steps, args.url, args.timeout, client=args.client,
-                     think=args.think, page=args.page, ttl=args.ttl)
+                     think=args.think, page=args.page, ttl=args.ttl, snapshot_mb=args.snapshot_mb, hold=args.hold)
     except (TimeoutError, asyncio.TimeoutError):
         sys.exit(f"load test: stopped after --timeout {args.timeout:g} s")
     except RuntimeError as exc:  # the server did not start

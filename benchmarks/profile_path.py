@@ -135,10 +135,10 @@ def release_uploads(at) -> None:
     every run, so every rerun would copy the three 1M-row files (Streamlit deep-copies widget
     values): 0.04 CPU s a rerun that no user's server spends. Emptied uploaders keep the models
     (the dashboard keeps what it took in)."""
-    from dashboard.sources import _SOURCES
+    from dashboard.sources import _SESSION
 
     def models() -> set:
-        return set(at.session_state[_SOURCES].runs) if _SOURCES in at.session_state else set()
+        return set(at.session_state[_SESSION].sources.runs) if _SESSION in at.session_state else set()
 
     names = models()
     for key in UPLOADERS:

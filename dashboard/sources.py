@@ -35,7 +35,7 @@ from metrics_core.store import WORKING as STORE_WORKING
 from metrics_core.store import (AnalysisStore, NotOwnerError, SavedFile, SnapshotReceipt, StaleRevisionError,
                                 StoreError, StoreFullError)
 
-from . import owner, url
+from . import file_bytes, owner, url
 
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
@@ -51,25 +51,58 @@ WORKING, SNAPSHOT = "working copy", "snapshot"
 
 @dataclass(frozen=True)
 class Blob:
-    """An uploaded file: its name, bytes, SHA-256 and optional column mapping."""
+    """A loaded file: its name, SHA-256, size in bytes and optional column mapping.
+
+    Its bytes (:attr:`data`) are held by the session itself (``own``) only until the analysis
+    store keeps them; then the session drops its copy and the bytes come from the server's one
+    copy of each stored content (:mod:`dashboard.file_bytes`), read from the store again when
+    the server's cache let them go."""
 
     name: str
-    data: bytes = field(repr=False)
-    sha256: str = ""
+    sha256: str
+    size: int
     mapping: tuple[tuple[str, str], ...] = ()
+    own: bytes | None = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def of(name: str, data: bytes, mapping: dict | None = None, sha256: str = "") -> "Blob":
-        """The blob of ``data``; ``sha256``: its digest when already known and checked (a file the
-        analysis store read back), else computed here."""
+        """The blob of ``data``, held by the session; ``sha256``: its digest when already known and
+        checked (a file the analysis store read back), else computed here."""
         data = data if isinstance(data, bytes) else bytes(data)
-        return Blob(name=name, data=data, sha256=sha256 or hashlib.sha256(data).hexdigest(),
-                    mapping=tuple(sorted((mapping or {}).items())))
+        return Blob(name=name, sha256=sha256 or hashlib.sha256(data).hexdigest(), size=len(data),
+                    mapping=_mapping(mapping), own=data)
+
+    @staticmethod
+    def stored(name: str, sha256: str, size: int, mapping: dict | None = None) -> "Blob":
+        """The blob of a content the analysis store holds (the session keeps no copy of it)."""
+        return Blob(name=name, sha256=sha256, size=int(size), mapping=_mapping(mapping))
+
+    @property
+    def data(self) -> bytes:
+        """The file's exact bytes: the session's own until stored, else the server's copy."""
+        if self.own is not None:
+            return self.own
+        return file_bytes.shared(self.sha256, lambda: _store().read_content(self.sha256))
+
+    def with_mapping(self, mapping: dict | None) -> "Blob":
+        """The same file with another column mapping."""
+        return replace(self, mapping=_mapping(mapping))
+
+    def handed_to_server(self) -> "Blob":
+        """The blob without the session's own copy: its bytes go to the server's copy."""
+        if self.own is None:
+            return self
+        file_bytes.keep(self.sha256, self.own)
+        return replace(self, own=None)
 
     @property
     def key(self) -> str:
         """Cache key: content hash plus the column mapping."""
         return self.sha256 + "|" + ",".join(f"{a}={b}" for a, b in self.mapping)
+
+
+def _mapping(mapping: dict | None) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((mapping or {}).items()))
 
 
 @dataclass(frozen=True)
@@ -100,18 +133,56 @@ class Opened:
     editable: bool = True
 
 
-_SOURCES = "mcd_sources"
-_OPENED = "mcd_opened"
-_SAVING = "mcd_saving"  # the Future of a save still running on the store thread
 # Saves of every session run here, off the script thread; a session waits for its own.
 _SAVER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="analysis-store-save")
-_FAILED = "mcd_failed_analysis"
-_SEEN = "mcd_seen_uploads"
-_GEN = "mcd_upload_generation"
-_REFUSED = "mcd_refused_uploads"
-_STORE_ERROR = "mcd_store_error"
-_CONFLICT = "mcd_save_conflict"
-_REPLACED = "mcd_replaced_working_copy"
+_SESSION = "mcd_session"
+
+
+@dataclass
+class _Saving:
+    """A save still running on the store thread, and the contents it stores."""
+
+    future: Future
+    digests: frozenset[str]
+
+
+@dataclass
+class _Session:
+    """Everything this module keeps for a session, in one object.
+
+    Streamlit may stop a script run at any access to ``st.session_state`` (and at any drawing
+    call) when the browser asks for a new run, for instance when the next upload arrives. State
+    that must change together (the sources, the uploads taken in, the save under way) therefore
+    lives here, as plain attributes: a change is prepared first (reading the files, asking the
+    store), then made by assignments with no Streamlit call between them, so a run stopped at any
+    point leaves either the whole change or none of it."""
+
+    sources: Sources = field(default_factory=Sources)
+    opened: Opened | None = None
+    saving: _Saving | None = None
+    seen: set = field(default_factory=set)  # file ids of the uploads taken in (or refused)
+    generation: int = 0  # suffix of the uploader keys; bumped to clear the uploaders
+    refused: list = field(default_factory=list)
+    store_error: str | None = None
+    conflict: str | None = None
+    replaced: str | None = None
+    failed: tuple[str, str] | None = None  # an id the URL asked for that could not be opened, and why
+    left: set = field(default_factory=set)  # ids this session moved away from by its own changes
+
+    def show(self, opened: Opened | None) -> None:
+        """Show ``opened`` from now on; the analysis shown before is remembered as left."""
+        if self.opened is not None and (opened is None or opened.id != self.opened.id):
+            self.left.add(self.opened.id)
+        self.opened = opened
+        if opened is not None:
+            self.left.discard(opened.id)
+
+
+def _session() -> _Session:
+    box = st.session_state.get(_SESSION)
+    if box is None:
+        box = st.session_state[_SESSION] = _Session()
+    return box
 
 
 def model_name(filename: str) -> str:
@@ -127,7 +198,7 @@ def model_name(filename: str) -> str:
 
 def sources() -> Sources:
     """The raw inputs of the current analysis (empty runs: demo models)."""
-    return st.session_state.get(_SOURCES) or Sources()
+    return _session().sources
 
 
 def is_demo() -> bool:
@@ -135,9 +206,19 @@ def is_demo() -> bool:
 
 
 def current() -> Opened | None:
-    """The stored analysis shown (None: the demo, nothing uploaded)."""
+    """The stored analysis shown (None: the demo, nothing uploaded); its id is in the URL."""
     finish_saving()
-    return st.session_state.get(_OPENED)
+    box = _session()
+    _publish(box)
+    return box.opened
+
+
+def _publish(box: _Session) -> None:
+    """Put the id of the analysis shown in the URL (a run stopped after a save was taken in, but
+    before the address changed, has it put there by the next one)."""
+    wanted = box.opened.id if box.opened is not None else None
+    if url.get(url.ANALYSIS) != wanted:
+        url.set(url.ANALYSIS, wanted)
 
 
 def read_only() -> bool:
@@ -152,22 +233,48 @@ def load_sources(new: Sources, persist: bool = True) -> None:
 
     The save runs on a store thread while the script goes on reading and preparing the
     files (SQLite's writes and the hashing release the GIL); :func:`finish_saving` takes
-    its outcome in the same script run, at the latest when the run ends. Another
-    browser's working copy is not changed (nothing happens: its pages offer no change)."""
+    its outcome in the same script run, at the latest when the run ends (or in the next run,
+    when this one is stopped first). Another browser's working copy is not changed (nothing
+    happens: its pages offer no change)."""
+    _commit(new, persist=persist)
+
+
+def _commit(new: Sources, persist: bool = True, *, seen: set | frozenset = frozenset(),
+            refused: list | tuple = ()) -> bool:
+    """Make ``new`` the session's sources (with the upload ids ``seen`` taken in and the
+    ``refused`` lines to say), starting its save when ``persist``; False when the working copy
+    is another browser's (nothing changes then but the refusal said).
+
+    Everything that may stop the run (reading session state, asking for the owner secret,
+    hashing, the store's handle) happens before the first assignment; the assignments that
+    follow change the session as one step (see :class:`_Session`)."""
     opened = current()  # an earlier save of this session finishes first: saves keep their order
+    box = _session()
     if persist and read_only() and not new.empty:
-        st.session_state.setdefault(_REFUSED, []).append(
-            "this working copy belongs to the browser that created it and is read-only here: "
-            "make your own copy to change it")
-        return
-    st.session_state[_SOURCES] = new
-    if not persist:
-        return
-    if new.empty:
-        st.session_state.pop(_OPENED, None)
-        st.session_state.pop(_CONFLICT, None)
-        url.set(url.ANALYSIS, None)
-        return
+        box.seen.update(seen)
+        box.refused.extend([*refused,
+                            "this working copy belongs to the browser that created it and is read-only here: "
+                            "make your own copy to change it"])
+        return False
+    saving = None
+    if persist and not new.empty:
+        saving = _start_save(new, opened)
+    box.sources = new  # from here to the end of the step: no Streamlit call
+    box.seen.update(seen)
+    box.refused.extend(refused)
+    if saving is not None:
+        box.saving = saving
+    elif persist:  # nothing loaded: no stored analysis
+        box.show(None)
+        box.conflict = None
+    if persist and new.empty:
+        _publish(box)
+    return True
+
+
+def _start_save(new: Sources, opened: Opened | None) -> _Saving:
+    """Start saving ``new`` on the store thread: in the session's working copy when it shows one
+    of its own, else in a new working copy."""
     files, settings, _ = _to_files(new, WORKING)
     working = opened if opened is not None and opened.kind == WORKING else None
     secret = owner.secret()
@@ -185,10 +292,11 @@ def load_sources(new: Sources, persist: bool = True) -> None:
                 # expired (or removed) while this tab was open: the change starts a new copy
                 return _Replaced(store.create_working(files, settings, owner=secret), working.id, str(exc)), 1
         return store.create_working(files, settings, owner=secret), 1
+    digests = frozenset(f.sha256 for f in files)
     try:
-        st.session_state[_SAVING] = _SAVER.submit(save, _store())
+        return _Saving(_SAVER.submit(save, _store()), digests)
     except StoreError as exc:  # no store to save in
-        st.session_state[_SAVING] = _failed(exc)
+        return _Saving(_failed(exc), digests)
 
 
 @dataclass(frozen=True)
@@ -209,49 +317,63 @@ def _failed(exc: StoreError) -> Future:
 def finish_saving() -> None:
     """Wait for this session's save started by :func:`load_sources`, if any, and take its
     outcome: the working copy's id in the URL, or the store's problem for the page to
-    show (the data then stays in this session only). The entry point calls it when a
-    script run ends; anything that reads what is stored calls it first."""
-    pending = st.session_state.pop(_SAVING, None)
+    show (the data then stays in this session only). Once saved, the session's own copies
+    of the files stored are dropped: the server's copy serves them (:mod:`dashboard.file_bytes`).
+    The entry point calls it when a script run ends; anything that reads what is stored calls
+    it first."""
+    box = _session()
+    pending = box.saving
     if pending is None:
         return
     try:
-        aid, revision = pending.result()
+        aid, revision = pending.future.result()
     except (StaleRevisionError, NotOwnerError) as exc:  # the stored copy stays; so does its id
-        st.session_state[_CONFLICT] = str(exc)
+        box.saving, box.conflict = None, str(exc)
         return
     except StoreError as exc:  # the data stays in this session; the page says why it is not kept
-        st.session_state[_STORE_ERROR] = str(exc)
-        st.session_state.pop(_OPENED, None)
-        url.set(url.ANALYSIS, None)
+        box.saving, box.store_error = None, str(exc)
+        box.show(None)
+        _publish(box)
         return
-    st.session_state.pop(_STORE_ERROR, None)
-    st.session_state.pop(_REPLACED, None)  # said until the next change is saved
+    replaced = None
     if isinstance(aid, _Replaced):
-        st.session_state[_REPLACED] = (
-            f"Your working copy {aid.old} is no longer on the server ({aid.reason}). Your files, with this "
-            f"change, are saved in a new working copy {aid.new}: the address now names it.")
+        replaced = (f"Your working copy {aid.old} is no longer on the server ({aid.reason}). Your files, with this "
+                    f"change, are saved in a new working copy {aid.new}: the address now names it.")
         aid = aid.new
-    st.session_state[_OPENED] = Opened(aid, WORKING, revision=revision)
-    url.set(url.ANALYSIS, aid)
+    stored = _handed_to_server(box.sources, pending.digests)
+    box.saving = None  # from here to the end of the step: no Streamlit call
+    box.sources = stored
+    box.store_error = None
+    box.replaced = replaced  # said until the next change is saved
+    box.show(Opened(aid, WORKING, revision=revision))
+    _publish(box)
+
+
+def _handed_to_server(src: Sources, digests: frozenset[str]) -> Sources:
+    """``src`` without the session's own copies of the contents ``digests`` (stored now)."""
+    def hand(blob: Blob | None) -> Blob | None:
+        return blob.handed_to_server() if blob is not None and blob.sha256 in digests else blob
+    return replace(src, runs={name: hand(blob) for name, blob in src.runs.items()},
+                   **{role: hand(getattr(src, role)) for role in ROLES})
 
 
 def save_conflict() -> str | None:
     """Why this session's changes are no longer saved (another tab changed the working
     copy since this one loaded it): said on every page until the page is reloaded."""
-    return st.session_state.get(_CONFLICT)
+    return _session().conflict
 
 
 def replaced_working_copy() -> str | None:
     """After a change was saved in a new working copy because the session's own had expired or been
     removed: the sentence that says so, until the next change is saved (None otherwise). It does not
     wait for a save in progress (see :func:`finish_saving`)."""
-    return st.session_state.get(_REPLACED)
+    return _session().replaced
 
 
 def store_problem() -> str | None:
     """Why the last change could not be saved in the store (None when it was)."""
     finish_saving()
-    return st.session_state.get(_STORE_ERROR)
+    return _session().store_error
 
 
 def add_run(blob: Blob) -> str:
@@ -277,15 +399,15 @@ def set_mapping(model: str | None, mapping: dict[str, str]) -> None:
     src = sources()
     if model is None:
         if src.qrels is not None:
-            set_blob("qrels", Blob.of(src.qrels.name, src.qrels.data, mapping))
+            set_blob("qrels", src.qrels.with_mapping(mapping))
         return
     blob = src.runs[model]
-    load_sources(replace(src, runs={**src.runs, model: Blob.of(blob.name, blob.data, mapping)}))
+    load_sources(replace(src, runs={**src.runs, model: blob.with_mapping(mapping)}))
 
 
 def upload_generation() -> int:
     """Suffix of the uploader keys; bumped to clear the uploaders."""
-    return st.session_state.setdefault(_GEN, 0)
+    return _session().generation
 
 
 def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str]:
@@ -297,35 +419,51 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
     ignored, so removing a model is not undone by the uploader still holding its
     file. Returns the names of the models added.
 
+    Taking the files in is one step (see :class:`_Session`): every new file is read and
+    checked first, then the sources, the ids of the files taken in and the save change
+    together. A run stopped before that step (the next upload arriving) leaves the files
+    untaken, and the next run, whose uploaders still hold them, takes them in. A file
+    the store cannot hold is refused, and :func:`refused_uploads` says why.
+
     A file taken in (or refused) is released from Streamlit's upload storage
     (:func:`release_upload`): its bytes live on in the sources, and the uploader keeps
     listing its name.
     """
-    seen: set = st.session_state.setdefault(_SEEN, set())
+    box = _session()
+    seen = set(box.seen)
     src = sources()
     new_runs = dict(src.runs)
     others = {}
-    added = []
+    added, taken, refused = [], set(), []
     runs = runs if isinstance(runs, (list, tuple)) else [runs] if runs is not None else []
     for f in runs:
-        if _new_upload(f, seen):
-            seen.add(f.file_id)
+        if _new_upload(f, seen | taken):
+            taken.add(f.file_id)
             blob = Blob.of(f.name, f.getvalue())
-            if _refused(f, blob):
+            problem = _refusal(f, blob)
+            if problem:
+                refused.append(problem)
                 continue
             new_runs[model_name(blob.name)] = blob
             added.append(model_name(blob.name))
     for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
         if isinstance(f, (list, tuple)):
             f = f[-1] if f else None
-        if _new_upload(f, seen):
-            seen.add(f.file_id)
+        if _new_upload(f, seen | taken):
+            taken.add(f.file_id)
             blob = Blob.of(f.name, f.getvalue())
-            if _refused(f, blob):
+            problem = _refusal(f, blob)
+            if problem:
+                refused.append(problem)
                 continue
             others[kind] = blob
     if added or others:
-        load_sources(replace(src, runs=new_runs, **others))
+        if not _commit(replace(src, runs=new_runs, **others), seen=taken, refused=refused):
+            added = []
+    elif taken:  # only refusals: remembered as one step
+        box.seen.update(taken)
+        box.refused.extend(refused)
+    seen = box.seen
     for f in [*runs, truth, features, attributes]:
         for one in f if isinstance(f, (list, tuple)) else [f]:
             if hasattr(one, "getvalue") and getattr(one, "file_id", None) in seen:
@@ -354,19 +492,18 @@ def release_upload(file_id: str) -> None:
         ctx.uploaded_file_mgr.remove_file(ctx.session_id, file_id)
 
 
-def _refused(upload, blob: Blob) -> bool:
-    """Refuse an upload the analysis store cannot hold (for this browser), before it is
-    parsed: the file is not taken in and :func:`refused_uploads` says why. Content already
-    stored costs nothing and is never refused. A store that cannot be reached refuses
-    nothing (the files then stay in this session, see :func:`store_problem`)."""
+def _refusal(upload, blob: Blob) -> str | None:
+    """Why an upload the analysis store cannot hold (for this browser) is refused, before it is
+    parsed (None: it is taken in). Content already stored costs nothing and is never refused.
+    A store that cannot be reached refuses nothing (the files then stay in this session, see
+    :func:`store_problem`)."""
     try:
-        _store().check_can_store(len(blob.data), owner=owner.secret(), sha256=blob.sha256)
+        _store().check_can_store(blob.size, owner=owner.secret(), sha256=blob.sha256)
     except StoreFullError as exc:
-        st.session_state.setdefault(_REFUSED, []).append(f"{upload.name} was not loaded: {exc}")
-        return True
+        return f"{upload.name} was not loaded: {exc}"
     except StoreError:
-        return False
-    return False
+        return None
+    return None
 
 
 def upload_limits_text() -> str:
@@ -392,7 +529,9 @@ def upload_limits_text() -> str:
 
 def refused_uploads() -> list[str]:
     """One line per upload refused since the last call (the file is named in each)."""
-    return st.session_state.pop(_REFUSED, None) or []
+    box = _session()
+    lines, box.refused = box.refused, []
+    return lines
 
 
 def uploader_key(name: str) -> str:
@@ -402,9 +541,14 @@ def uploader_key(name: str) -> str:
 
 def reset_to_demo() -> None:
     """Return to the demo data and clear the uploaders."""
-    load_sources(Sources())
-    st.session_state[_SEEN] = set()
-    st.session_state[_GEN] = upload_generation() + 1
+    current()  # a save under way is taken in first
+    box = _session()
+    box.sources = Sources()  # one step: the data, what the uploaders held, the analysis shown
+    box.seen = set()
+    box.generation += 1
+    box.show(None)
+    box.conflict = None
+    _publish(box)
 
 
 # ----------------------------------------------------------------------------- store
@@ -435,15 +579,22 @@ def _from_saved(saved) -> tuple[Sources, dict]:
     runs = {}
     for i, f in enumerate(saved.files_with_role("run")):
         meta = runs_meta[i] if i < len(runs_meta) and isinstance(runs_meta[i], dict) else {}
-        runs[str(meta.get("model") or model_name(f.name))] = Blob.of(f.name, f.data, meta.get("mapping"),
-                                                                     getattr(f, "sha256", ""))
+        runs[str(meta.get("model") or model_name(f.name))] = _stored_blob(f, meta.get("mapping"))
     others = {}
     for role in ROLES:
         found = saved.files_with_role(role)
         if found:
             meta = settings.get("files", {}).get(role, {})
-            others[role] = Blob.of(found[0].name, found[0].data, meta.get("mapping"), getattr(found[0], "sha256", ""))
+            others[role] = _stored_blob(found[0], meta.get("mapping"))
     return Sources(runs=runs, **others), settings
+
+
+def _stored_blob(f: SavedFile, mapping: dict | None) -> Blob:
+    """The session's blob of a file loaded from the store: its name and digest, no bytes (they
+    stay in the server's copy, :mod:`dashboard.file_bytes`)."""
+    if not f.sha256:
+        return Blob.of(f.name, f.data, mapping)
+    return Blob.stored(f.name, f.sha256, len(f.data), mapping)
 
 
 def open_requested() -> dict | None:
@@ -453,27 +604,35 @@ def open_requested() -> dict | None:
     A malformed or unknown id raises :class:`StoreError` on every run (the store is asked
     once per value)."""
     opened = current()  # first: a save that just finished puts its own id in the URL
+    box = _session()
     requested = url.requested(url.ANALYSIS)
     if requested is None or (opened is not None and requested == opened.id):
         return None
-    failed = st.session_state.get(_FAILED)
+    if requested in box.left:
+        # a run the browser asked for before it had the address of this session's latest change
+        # (an upload right after another one): the session stays on what it shows
+        url.set(url.ANALYSIS, opened.id if opened is not None else None)
+        return None
+    failed = box.failed
     if failed is not None and failed[0] == requested:  # said again on every run, looked up once
         raise StoreError(failed[1])
     try:
-        saved = _store().load(requested, owner=owner.secret())
+        saved = _store().load(requested, owner=owner.secret(), contents=file_bytes.shared)
     except StoreError as exc:
-        st.session_state[_FAILED] = (requested, str(exc))
+        box.failed = (requested, str(exc))
         raise
     src, settings = _from_saved(saved)
-    st.session_state[_SOURCES] = src
-    kind = WORKING if getattr(saved, "kind", STORE_SNAPSHOT) == STORE_WORKING else SNAPSHOT
-    st.session_state[_OPENED] = Opened(saved.id, kind, saved.title,
-                                       str(getattr(saved, "notes", "") or settings.get("notes", "")), saved.created,
-                                       revision=saved.revision, editable=saved.editable)
-    st.session_state.pop(_CONFLICT, None)
-    st.session_state[_SEEN] = set()
-    st.session_state[_GEN] = upload_generation() + 1
-    url.set(url.ANALYSIS, saved.id)
+    aid, src_kind, title, created = saved.id, getattr(saved, "kind", STORE_SNAPSHOT), saved.title, saved.created
+    notes = str(getattr(saved, "notes", "") or settings.get("notes", ""))
+    revision, editable = saved.revision, saved.editable
+    del saved  # the files' bytes stay in the server's copy only
+    kind = WORKING if src_kind == STORE_WORKING else SNAPSHOT
+    box.sources = src  # from here to the end of the step: no Streamlit call
+    box.show(Opened(aid, kind, title, notes, created, revision=revision, editable=editable))
+    box.conflict = None
+    box.seen = set()
+    box.generation += 1
+    url.set(url.ANALYSIS, aid)
     view = settings.get("view")
     if not view and any(key in settings for key in ("k", "gain", "ties")):  # saved by older versions
         view = {key: settings[key] for key in ("k", "gain", "ties") if key in settings}
@@ -497,11 +656,12 @@ def make_own_copy() -> None:
     try:
         copy_id = _store().copy(opened.id, owner=owner.secret())
     except StoreError as exc:
-        st.session_state.setdefault(_REFUSED, []).append(f"no copy was made: {exc}")
+        _session().refused.append(f"no copy was made: {exc}")
         return
-    st.session_state[_OPENED] = Opened(copy_id, WORKING, opened.title, opened.notes, revision=1, editable=True)
-    st.session_state.pop(_CONFLICT, None)
-    url.set(url.ANALYSIS, copy_id)
+    box = _session()
+    box.show(Opened(copy_id, WORKING, opened.title, opened.notes, revision=1, editable=True))
+    box.conflict = None
+    _publish(box)
 
 
 def delete_snapshot(analysis_id: str, delete_token: str) -> None:

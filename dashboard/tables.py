@@ -45,7 +45,7 @@ def loaded_files(src, report) -> pd.DataFrame:
             status = "waiting for a ground truth"
         else:
             status = "ready" if model in ready else "not used"
-        rows.append({"file": blob.name, "role": "model", "model": model, "size": _size(len(blob.data)),
+        rows.append({"file": blob.name, "role": "model", "model": model, "size": _size(blob.size),
                      "status": status})
     for role, kind in ROLE_KINDS.items():
         blob = getattr(src, kind)
@@ -54,7 +54,7 @@ def loaded_files(src, report) -> pd.DataFrame:
         bad = any(p.role == kind for p in report.problems)
         status = "problem: see below" if bad else ("ready" if src.runs or kind != "qrels"
                                                    else "ready, waiting for models")
-        rows.append({"file": blob.name, "role": role, "model": "", "size": _size(len(blob.data)),
+        rows.append({"file": blob.name, "role": role, "model": "", "size": _size(blob.size),
                      "status": status})
     return pd.DataFrame(rows, columns=["file", "role", "model", "size", "status"])
 
@@ -165,6 +165,15 @@ def summary_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["model", *metrics])
 
 
+
+
+def summary_download(shown: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The Overview's summary file: the tables shown (each indexed by model), side by side in the
+    order shown, one row per model with a leading ``model`` column."""
+    columns = [column for table in shown for column in table.columns]
+    joined = pd.concat(list(shown), axis=1)
+    joined.index.name = "model"
+    return joined.reset_index()[["model", *columns]]
 
 
 def distribution_summary(long: pd.DataFrame) -> pd.DataFrame:

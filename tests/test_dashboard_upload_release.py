@@ -73,7 +73,7 @@ def test_uploads_are_released_and_the_pages_keep_them(server_storage):
     # the pages keep the data: the Overview's numbers are those of the uploaded files
     at.switch_page("views/overview.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert sorted(at.session_state["mcd_sources"].runs) == sorted(d.runs)
+    assert sorted(at.session_state["mcd_session"].sources.runs) == sorted(d.runs)
     table = next(df.value for df in at.dataframe if "ndcg@10" in df.value.columns)
     assert sorted(table.index) == sorted(d.runs)
     for name, run in d.runs.items():
@@ -98,7 +98,7 @@ def test_a_placeholder_is_never_taken_in():
 
         added = sources.ingest_uploads([DeletedFile("forgotten"), Upload()], DeletedFile("truth-gone"))
         st.text(repr(added))
-        st.text(repr(sorted(st.session_state["mcd_seen_uploads"])))
+        st.text(repr(sorted(st.session_state["mcd_session"].seen)))
 
     at = AppTest.from_function(script, default_timeout=deadlines.SCRIPT_RUN)
     at.run()

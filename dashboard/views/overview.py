@@ -4,7 +4,6 @@ first, over which users the numbers are and which model did not serve whom."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from dashboard import background, charts, format as fmt, metric_lists, sources, state, tables, text, url
@@ -30,6 +29,13 @@ described = " · ".join(f"{key} = {value:g}" if isinstance(value, float) else f"
                        for key, value in settings.items())
 st.caption(f"{described} · {fmt.plural(len(models), 'model')}. Hover a column header for the metric's "
            "definition; change the conventions in the sidebar.")
+# The summary download sits here, above the tables, and is offered only once this run has built the
+# tables it holds: until then (a change of settings or files being computed) the previous run's button,
+# which would save the previous state's numbers under the new caption, is replaced by a disabled one.
+download_slot = st.empty()
+download_label = f"Download summary CSV ({described})"
+download_slot.button(download_label, disabled=True, key="overview_download_pending", icon=":material/download:",
+                     help="Offered once the tables below are computed for these settings.")
 with state.guard():
     state.show_population()
 
@@ -128,16 +134,14 @@ if show_div:
         st.caption(f"{' and '.join(n.upper() for n in metric_lists.NEEDS_FEATURES)} need an item-features table "
                    "(upload one on the Data page).")
 
-div_all = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all") if show_div else None
-all_metrics = ranking + list(scored_wide.columns) + (list(div_all.columns) if show_div else [])
-summary = pd.concat([wide, scored_wide, div_all], axis=1)
-summary = summary.reset_index()[["model", *all_metrics]]
-slug = state.settings_slug()
-st.download_button(f"Download summary CSV ({described})",
-                   data=text.csv_bytes(summary, index=False, float_format="%.17g"),
-                   file_name=f"summary_{slug}.csv", mime="text/csv", key="overview_download",
-                   on_click="ignore", icon=":material/download:")
-st.caption(text.SPREADSHEET_NOTE)
+# the file holds exactly the tables drawn above in this run
+shown_tables = [wide, scored_wide, *([div_wide] if show_div else [])]
+summary = tables.summary_download(shown_tables)
+with download_slot.container():
+    st.download_button(download_label, data=text.csv_bytes(summary, index=False, float_format="%.17g"),
+                       file_name=f"summary_{state.settings_slug()}.csv", mime="text/csv", key="overview_download",
+                       on_click="ignore", icon=":material/download:")
+    st.caption(text.SPREADSHEET_NOTE)
 
 # the Curves page's tables of large models, computed on the server thread once per upload and settings
 # (before the optional section below, which is off on large data and ends the page when off)

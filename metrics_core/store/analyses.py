@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -40,6 +41,8 @@ MAX_ROLE_CHARS = 100
 MAX_BRIEF_BYTES = 2 * 1024 * 1024
 #: Lengths of a kept brief's settings key (a SHA-256 in hex) and format version.
 _BRIEF_KEY_CHARS, _BRIEF_FORMAT_CHARS = 64, 32
+#: How a stored content is named: the lowercase hex SHA-256 of its bytes.
+_DIGEST = re.compile(r"\A[0-9a-f]{64}\Z")
 # A working copy's expiry is written back on use at most this often (seconds).
 _REFRESH_EVERY = 60.0
 
@@ -182,9 +185,15 @@ class AnalysisStore:
                              "upload the files again")
         return row
 
-    def load(self, analysis_id: str, *, owner: str | None = None) -> SavedAnalysis:
+    def load(self, analysis_id: str, *, owner: str | None = None,
+             contents: Callable[[str, Callable[[], bytes]], bytes] | None = None) -> SavedAnalysis:
         """Load a working copy or snapshot (a working copy's expiry restarts: it was used).
-        ``editable`` on the result says whether ``owner`` may change it."""
+        ``editable`` on the result says whether ``owner`` may change it.
+
+        ``contents(sha256, read)``, when given, supplies each distinct content: it returns bytes
+        it already holds for that digest, or calls ``read()`` (which reads them from the store,
+        checked against the digest, inside the load's transaction). A server that shows one
+        stored file to many viewers keeps a single copy this way."""
         validate_analysis_id(analysis_id)
         owner_hash = hash_owner(owner)
         engine_ = self._engine()
@@ -194,20 +203,31 @@ class AnalysisStore:
                 row = self._live_row(conn, analysis_id, now)
                 file_rows = conn.execute(sa.select(schema.files).where(schema.files.c.analysis_id == analysis_id)
                                          .order_by(schema.files.c.position)).all()
-                contents: dict[str, bytes] = {}
+                found: dict[str, bytes] = {}
                 for f in file_rows:
-                    if f.sha256 not in contents:
-                        contents[f.sha256] = blobs.read(conn, f.sha256)
+                    if f.sha256 not in found:
+                        def read(digest: str = f.sha256) -> bytes:
+                            return blobs.read(conn, digest)
+                        found[f.sha256] = read() if contents is None else contents(f.sha256, read)
         expires = row.expires_at
         if row.kind == WORKING and expires - now < self.limits.working_seconds - _REFRESH_EVERY:
             expires = self._refresh(engine_, analysis_id, now) or expires
         return SavedAnalysis(
             id=analysis_id, created=_iso(row.created_at), settings=json.loads(row.settings),
-            files=tuple(SavedFile(name=f.name, role=f.role, data=contents[f.sha256], sha256=f.sha256)
+            files=tuple(SavedFile(name=f.name, role=f.role, data=found[f.sha256], sha256=f.sha256)
                         for f in file_rows),
             title=row.title, notes=row.notes, kind=row.kind, updated=_iso(row.updated_at),
             expires=_iso(expires) if row.kind == WORKING else None, revision=int(row.revision),
             editable=row.kind == WORKING and row.owner_sha256 == owner_hash)
+
+    def read_content(self, sha256: str) -> bytes:
+        """The stored bytes of the content with this hex SHA-256 (checked against it), as
+        :meth:`load` gave them for a file: for a caller that dropped its copy and needs it
+        again. :class:`StoreError` when no file holds that content any more."""
+        if not isinstance(sha256, str) or not _DIGEST.match(sha256):
+            raise StoreError("a stored content is named by the 64 hexadecimal digits of its SHA-256")
+        with self._errors("read from"), engine.read_transaction(self._engine()) as conn:
+            return blobs.read(conn, sha256)
 
     def _refresh(self, engine_, analysis_id: str, now: float) -> float | None:
         """Restart a working copy's retention; return the new expiry, or ``None`` when the
