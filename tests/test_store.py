@@ -1030,3 +1030,21 @@ def test_a_file_given_with_its_digest_is_stored_under_it_without_hashing_again(b
     (loaded,) = store.load(aid).files
     assert loaded.data == data and loaded.sha256 == digest
     assert hashed == [len(data)]  # read back: checked against the digest
+
+
+def test_a_small_disk_names_the_reserve_it_keeps(tmp_path, monkeypatch):
+    """A disk with less free space than the reserve: the refusal says what is free beyond the 64 MiB
+    reserve and that the reserve exists (not "only 0 bytes free"), in one line."""
+    import shutil as _shutil
+    from collections import namedtuple
+
+    from metrics_core.store import quota
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(_shutil, "disk_usage", lambda _p: usage(100 * 2**20, 70 * 2**20, 30 * 2**20))
+    assert quota.disk_free(tmp_path) == 0  # 30 MiB free, all of it inside the 64 MiB reserve
+    store = AnalysisStore(tmp_path / "store")
+    with pytest.raises(StoreFullError) as info:
+        store.save_snapshot({"a.csv": b"user_id,item_id,score\n"}, {}, title="T")
+    message = str(info.value)
+    assert "\n" not in message and "64.0 MiB" in message and "always leaves free" in message, message

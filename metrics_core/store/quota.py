@@ -40,8 +40,10 @@ def refusal(needed: int, used: int, quota: int, free_on_disk: int | None) -> Sto
             f"{format_size(quota)}; an administrator can raise {QUOTA_ENV}")
     if free_on_disk is not None and needed > free_on_disk and quota - used >= needed:
         return StoreFullError(
-            f"the disk holding the analysis store has only {format_size(free_on_disk)} free and this needs "
-            f"{format_size(needed)}; free disk space or move the store ({QUOTA_ENV} is not the limit here)")
+            f"the disk holding the analysis store has only {format_size(free_on_disk)} free beyond the "
+            f"{format_size(DISK_RESERVE_BYTES)} the store always leaves free (for its journal and the system) "
+            f"and this needs {format_size(needed)}; free disk space or move the store ({QUOTA_ENV} is not "
+            "the limit here)")
     return StoreFullError(
         f"the analysis store is full: {format_size(used)} of its {format_size(quota)} quota are used and this "
         f"needs {format_size(needed)} more; delete snapshots you no longer need or ask an administrator to "
