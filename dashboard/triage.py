@@ -78,9 +78,12 @@ def group_counts(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def filter_users(table: pd.DataFrame, group: str | None = None, segment: pd.Series | None = None,
-                 segment_value: str | None = None, search: str = "") -> pd.DataFrame:
-    """Rows of one group (None: all), one segment value, and user ids starting with ``search``."""
+                 segment_value: str | None = None, search: str = "", users: pd.Index | None = None) -> pd.DataFrame:
+    """Rows of one group (None: all), one segment value, and user ids starting with ``search``;
+    ``users``: only these user ids (strings; None: every user)."""
     out = table
+    if users is not None:
+        out = out[out["user_id"].isin(users)]
     if group:
         out = out[out["group"] == group]
     if segment is not None and segment_value is not None:

@@ -35,7 +35,7 @@ from metrics_core.errors import MetricsError
 from metrics_core.segment_compare import attribute_labels
 from metrics_core.verdicts import WORSE, marker, sentence
 
-__all__ = ["Decision", "Brief", "build_brief", "brief_segments", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER",
+__all__ = ["Decision", "Brief", "build_brief", "brief_segments", "failure_groups", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER",
            "FAILURE_GROUPS"]
 
 NOT_SERVED = "not served"
@@ -137,30 +137,43 @@ def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, label
     return rows
 
 
+def failure_groups(baseline: pd.Series, challenger: pd.Series, metric: str, unserved=None) -> pd.DataFrame:
+    """The users where ``challenger`` scores worse than ``baseline`` on ``metric`` (per-user
+    Series by user id, paired over the users with a finite value in both), each with its failure
+    group and its loss: a DataFrame indexed by user id with ``group`` and ``loss``.
+
+    ``loss = max(0, s * (baseline - challenger))`` with ``s = +1`` when higher is better, else
+    ``-1``; a user with ``loss > 0`` is in exactly one group: :data:`NOT_SERVED` when it is among
+    ``unserved`` (the users the challenger's run has no list for), else :data:`SCORES_ZERO` when
+    the challenger's value is 0, else :data:`RANKED_LOWER`. The brief's table counts these users
+    and the Failures page lists them, so a brief row opens exactly its users."""
+    a, b, users = stats.align_pairs(baseline, challenger)
+    sign = 1.0 if registry.higher_is_better(metric) else -1.0
+    loss = np.maximum(sign * (a - b), 0.0)
+    missing = pd.Index([]) if unserved is None else pd.Index(unserved)
+    not_served = ids_in(users, missing)
+    zero = ~not_served & (b == 0)
+    group = np.where(not_served, NOT_SERVED, np.where(zero, SCORES_ZERO, RANKED_LOWER))
+    losing = loss > 0
+    return pd.DataFrame({"group": group[losing], "loss": loss[losing]}, index=pd.Index(users)[losing])
+
+
 def _failure_groups(counted: Mapping[str, pd.DataFrame], decision: Decision, unserved: Mapping[str, Any]
                     ) -> pd.DataFrame:
     rows = []
     base = counted[decision.baseline]
     for challenger in decision.challengers:
-        missing = unserved.get(challenger)
-        missing = pd.Index([]) if missing is None else pd.Index(missing)
         for metric in decision.metrics:
-            a, b, users = stats.align_pairs(base[metric], counted[challenger][metric])
-            sign = 1.0 if registry.higher_is_better(metric) else -1.0
-            loss = np.maximum(sign * (a - b), 0.0)
-            total = float(loss.sum())
+            lost = failure_groups(base[metric], counted[challenger][metric], metric, unserved.get(challenger))
+            total = float(lost["loss"].sum())
             if total <= 0:
                 continue
-            not_served = ids_in(users, missing)
-            zero = ~not_served & (b == 0)
-            group = np.where(not_served, NOT_SERVED, np.where(zero, SCORES_ZERO, RANKED_LOWER))
-            losing = loss > 0
             for name in FAILURE_GROUPS:
-                pick = losing & (group == name)
+                pick = lost["group"].to_numpy() == name
                 if pick.any():
                     rows.append({"challenger": challenger, "metric": metric, "group": name,
-                                 "users": int(pick.sum()), "loss": float(loss[pick].sum()),
-                                 "share": float(loss[pick].sum()) / total})
+                                 "users": int(pick.sum()), "loss": float(lost["loss"].to_numpy()[pick].sum()),
+                                 "share": float(lost["loss"].to_numpy()[pick].sum()) / total})
     out = pd.DataFrame(rows, columns=["challenger", "metric", "group", "users", "loss", "share"])
     return out.sort_values(["challenger", "metric", "share"], ascending=[True, True, False],
                            kind="stable").reset_index(drop=True)

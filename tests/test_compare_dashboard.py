@@ -16,7 +16,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
-from dashboard import demo, text  # noqa: E402
+from dashboard import brief_text, demo, text  # noqa: E402
 from metrics_core.store import AnalysisStore  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
@@ -384,7 +384,10 @@ def test_brief_tells_compares_numbers_and_opens_failures(monkeypatch, tmp_path):
     assert at.selectbox(key="failures_other").value == "popularity"
     assert at.selectbox(key="failures_metric").value == (groups.loc[row, "metric"] if "metric" in groups.columns
                                                          else "ndcg@10")
-    assert at.selectbox(key="failures_group").value == "not served"
+    assert at.selectbox(key="failures_group").value == brief_text.FAILURES_GROUP["not served"]
+    # exactly the brief's users of that group: the same count
+    caption = next(c.value for c in at.caption if re.search(r"users? match", c.value))
+    assert int(re.sub(r"[^0-9]", "", caption.split(" user")[0])) == int(groups.loc[row, "users"].replace(",", ""))
 
 
 def test_compare_states_each_challengers_overlap_with_the_baseline(monkeypatch, tmp_path):

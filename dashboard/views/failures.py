@@ -14,13 +14,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
+from dashboard import brief_text, failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
+from dashboard.decision import current as current_decision
+from metrics_core.brief import failure_groups
 
 
 
 def _new_attribute() -> None:
     """Another attribute: its values differ, so the value filter starts at "all"."""
     st.session_state["failures_segment"] = "all"
+
+
+def _opening(key: str, options: list, value) -> dict:
+    """The selectbox's opening choice ``value`` while the session has none for ``key`` (a choice the
+    session or the URL holds is the widget's state already, which an index would contradict)."""
+    return {} if key in st.session_state else {"index": options.index(value)}
 
 
 st.title("Failures")
@@ -41,13 +49,19 @@ elif url.requested(url.USER) is not None and url.requested(url.USER) != url.get(
 
 left, beside, mid, right = st.columns([2, 2, 2, 1])
 names = list(models)
-model = url.bound(lambda: left.selectbox("Model", names, key="failures_model"),
-                  "failures_model", names[0], options=names)
+# opened from the sidebar, the page shows the pair under study: the decision's first challenger
+# against its baseline (the Brief and Compare set the pair they open)
+studied = current_decision(names) if len(names) >= 2 else None
+first = studied.challengers[0] if studied is not None and studied.challengers else names[0]
+model = url.bound(lambda: left.selectbox("Model", names, key="failures_model", **_opening("failures_model", names, first)),
+                  "failures_model", first, options=names)
 others = [m for m in names if m != model]
+against = studied.baseline if studied is not None and studied.baseline in others else (others or [None])[0]
 other = url.bound(lambda: beside.selectbox("Compared with", others, key="failures_other",
+                                           **_opening("failures_other", others, against),
                                            help="The failing users are those where the model is worse than "
                                                 "this one; a user's list is shown beside this model's"),
-                  "failures_other", others[0], options=others) if others else None
+                  "failures_other", against, options=others) if others else None
 options = metric_lists.labels(metric_lists.PER_USER, k)
 metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric",
                                          help=metric_lists.help_for(st.session_state.get("failures_metric", options[0]),
@@ -83,8 +97,18 @@ st.dataframe(counts.assign(users=[fmt.count(v) for v in counts["users"]],
              hide_index=True, key="failures_groups", placeholder=fmt.EMPTY)
 
 f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
-group = url.bound(lambda: f1.selectbox("Group", ["all", *triage.GROUPS], key="failures_group"),
-                  "failures_group", "all", options=["all", *triage.GROUPS])
+group_options = ["all", *triage.GROUPS, *(brief_text.FAILURES_GROUP.values() if other else ())]
+group = url.bound(lambda: f1.selectbox(
+    "Group", group_options, key="failures_group",
+    help="The brief's groups (below the compared model: ...) are the users where this model scores below "
+         "the compared one on the metric, by what went wrong, counted as the Brief counts them"),
+    "failures_group", "all", options=group_options)
+below = None  # the brief's failure group: exactly the users the Brief counts in it
+if group in brief_text.FAILURES_GROUP.values():
+    lost = failure_groups(evals[other].per_user[metric], evals[model].per_user[metric], metric,
+                          state.population().unserved.get(model))
+    wanted = next(g for g, label in brief_text.FAILURES_GROUP.items() if label == group)
+    below = pd.Index(lost.index[lost["group"].to_numpy() == wanted]).astype(str)
 attrs = state.user_attributes()
 attr_cols = [col for col in attrs.columns if col != "user_id"] if attrs is not None else []
 segment = segment_value = None
@@ -99,7 +123,8 @@ if attr_cols:
                        "failures_segment", "all", options=values)
     segment_value = None if chosen == "all" else chosen
 search = f4.text_input("User id starts with", key="failures_search", max_chars=200)
-shown = triage.filter_users(table, None if group == "all" else group, segment, segment_value, search)
+shown = triage.filter_users(table, None if group == "all" or below is not None else group, segment,
+                            segment_value, search, users=below)
 worst = failure_tables.with_attributes(shown.head(int(n)), attrs)
 
 st.subheader(text.md(f"Worst {fmt.plural(len(worst), 'user')} of {model} by {metric}"), anchor=False)
