@@ -66,14 +66,14 @@ def main(argv=None) -> int:
     p.add_argument("--dr-rows", type=int, default=100_000)
     args = p.parse_args(argv)
     import metrics_core as mc
-    from metrics_core.ope.evaluate import _at_logged
+    from metrics_core.ope.codes import LogCodes
     from metrics_core.ope.policy import action_probabilities
 
     t = time.perf_counter()
     log, run = make(args.rows, args.users, args.items)
     print(f"data: {args.rows:,} logged rows, run {len(run):,} rows ({time.perf_counter() - t:.1f} s to generate)")
     probs = action_probabilities(run, "top1")
-    pi_e = _at_logged(log, probs)
+    pi_e = LogCodes.of(log).at_logged(log, probs)
     pscore, reward = log["propensity"].to_numpy(), log["reward"].to_numpy()
     est, whole = [], []
     for _ in range(args.repeats):

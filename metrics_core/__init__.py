@@ -21,6 +21,11 @@ switch-DR, DRos; slate IPS), with intervals, weight diagnostics and a verdict (:
 
     ope = mc.off_policy(log, {"dense": run}, policy="softmax", temperature=1.0)
     ope.estimates, ope.diagnostics, ope.verdicts
+
+Runs scored on the target plus N sampled negatives, corrected as Krichene and Rendle (KDD 2020)
+(:mod:`metrics_core.sampled`)::
+
+    mc.sampled_metrics(run, qrels, ["hr@10", "ndcg@10"], n_items=50_000, correction="bv").summary
 """
 
 from . import conventions, plot, registry
@@ -38,6 +43,7 @@ from .conventions import presets  # the presets' conventions as a table
 from .publish import Published, publish
 from .layout import Ranked, prepare
 from .ope import OffPolicy, off_policy
+from .sampled import SampledMetrics, may_reverse, sampled_metrics
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
 from .tracking import log_mlflow
 from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
@@ -47,7 +53,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
-    "MetricsError", "OffPolicy", "Ranked", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
+    "MetricsError", "OffPolicy", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
     "metric_curve", "off_policy", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",

@@ -69,6 +69,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/reductions.py", "_logloss_final"): "the metric named in its own range-check error message",
     ("metrics_core/reductions.py", "_brier_final"): "the metric named in its own range-check error message",
     ("metrics_core/reductions.py", "_ece_final"): "the metric named in its own range-check error message",
+    ("metrics_core/sampled.py", "METRICS"):
+        "the metrics whose single-target closed form the 1+N correction needs at every full rank",
+    ("metrics_core/sampled.py", "full_metric"):
+        "the single-target closed forms (one relevant item at full rank r), checked against mc.evaluate",
     ("metrics_core/single.py", "average_precision"): "a kernel column read by the single-list helper",
     ("metrics_core/single.py", "dcg_at_k"): "a kernel column read by the single-list helper",
     ("metrics_core/single.py", "ndcg_at_k"): "a kernel column read by the single-list helper",

@@ -49,6 +49,7 @@ import pandas as pd
 from ..errors import MetricsError
 from ..io.logged import REQUIRED, check_propensities
 from . import estimators as E
+from .codes import LogCodes
 from .policy import action_probabilities
 from .reward_model import cross_fit
 from .slate import iips_terms, rips_terms, slot_probabilities
@@ -108,7 +109,8 @@ def _check_log(log: pd.DataFrame) -> pd.DataFrame:
         raise MetricsError("the log has no rows")
     log = log.reset_index(drop=True).copy()
     for c in ("user_id", "item_id"):
-        log[c] = log[c].astype(str)
+        if not (pd.api.types.is_object_dtype(log[c]) or pd.api.types.is_string_dtype(log[c])):
+            log[c] = log[c].astype(str)
     for c in ("reward", "propensity"):
         values = pd.to_numeric(log[c], errors="coerce").to_numpy(float)
         bad = np.flatnonzero(~np.isfinite(values))
@@ -141,15 +143,6 @@ def _policy_keys(probs: pd.DataFrame) -> list[str]:
     return [c for c in ("user_id", "position") if c in probs.columns]
 
 
-def _at_logged(log: pd.DataFrame, probs: pd.DataFrame) -> np.ndarray:
-    """``pi_e(a_i | x_i)`` of every logged round."""
-    keys = _policy_keys(probs) + ["item_id"]
-    if "position" in keys and "position" not in log.columns:
-        raise MetricsError("the run gives probabilities per position but the log has no position column")
-    m = log[keys].merge(probs, on=keys, how="left")
-    return m["probability"].fillna(0.0).to_numpy()
-
-
 def _candidates(log: pd.DataFrame, probs: pd.DataFrame) -> pd.DataFrame:
     """Every (round, action) with ``pi_e(a | x_round) > 0``: ``round``, ``item_id``, ``probability``."""
     keys = _policy_keys(probs)
@@ -159,20 +152,6 @@ def _candidates(log: pd.DataFrame, probs: pd.DataFrame) -> pd.DataFrame:
     else:
         m = rounds.merge(probs, how="cross")
     return m[["round", "item_id", "probability"]]
-
-
-def _unlogged_mass(log: pd.DataFrame, probs: pd.DataFrame, logged_items: set) -> float:
-    """Mean over rounds of the policy's probability on items the log never shows (per context, weighted
-    by the context's rounds)."""
-    off = probs[~probs["item_id"].isin(logged_items)]
-    if not len(off):
-        return 0.0
-    keys = _policy_keys(probs)
-    if not keys:
-        return float(off["probability"].sum()) / (probs["position"].nunique() if "position" in probs else 1)
-    per = off.groupby(keys)["probability"].sum()
-    rounds = log.groupby(keys).size()
-    return float((per.reindex(rounds.index, fill_value=0.0) * rounds).sum() / len(log))
 
 
 def _resampled(columns: dict[str, np.ndarray], ratios: dict[str, tuple[str, str]], n_bootstrap: int,
@@ -321,15 +300,15 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
 
     reward = log["reward"].to_numpy()
     n = len(log)
-    contexts = log["user_id"].nunique()
-    logged_items = set(log["item_id"].unique())
+    codes = LogCodes.of(log)
+    contexts = len(codes.contexts)
     columns: dict[str, np.ndarray] = {"_reward": reward}
     ratios: dict[str, tuple[str, str]] = {}
     per_model, diag_rows, warns, fits = {}, [], {}, {}
     for name, run in runs.items():
         probs = action_probabilities(run, policy, k=k, temperature=temperature)
-        w = E.importance_weights(_at_logged(log, probs), log["propensity"].to_numpy())
-        unlogged = _unlogged_mass(log, probs, logged_items)
+        w = E.importance_weights(codes.at_logged(log, probs), log["propensity"].to_numpy())
+        unlogged = codes.unlogged_mass(probs)
         fit = q_pi = None
         if any(e in NEEDS_REWARD_MODEL for e in est):
             cands = _candidates(log, probs)
@@ -344,8 +323,7 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
             columns[f"{name}\x00{t}"] = v
         if "snips" in est:
             ratios[f"{name}\x00snips"] = (f"{name}\x00_wr", f"{name}\x00_w")
-        without = int((~pd.Series(log["user_id"].unique()).isin(set(run["user_id"]))).sum()) \
-            if "user_id" in run.columns else 0
+        without = codes.contexts_without_list(probs)
         warns[name] = _warnings(w, unlogged, int(without), contexts, lines)
         ess = E.effective_sample_size(w)
         diag_rows.append({"model": name, "rounds": n, "contexts": contexts, "contexts_without_list": int(without),
@@ -386,26 +364,21 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
                     slate_policy=slate_policy if slate_est else None, context_columns=list(context_columns),
                     reward_model=next(iter(fits.values())).model if fits else None, lines=lines)
     return OffPolicy(estimates, logging, pd.DataFrame(diag_rows), warns, pd.DataFrame(verdicts),
-                     _per_context(log, per_model, est), settings)
+                     _per_context(log, codes, per_model, est), settings)
 
 
-def _per_context(log: pd.DataFrame, per_model: dict, est: list[str]) -> pd.DataFrame:
+def _per_context(log: pd.DataFrame, codes: LogCodes, per_model: dict, est: list[str]) -> pd.DataFrame:
     n = len(log)
     frames = []
+    reward = log["reward"].to_numpy()
     for name, (terms, w) in per_model.items():
-        data = {"user_id": log["user_id"].to_numpy(), "reward": log["reward"].to_numpy(), "weight": w}
         total_w = float(w.sum())
-        for e in est:
-            if e == "snips":
-                data[e] = terms["_wr"] / total_w if total_w > 0 else np.full(n, np.nan)
-            else:
-                data[e] = terms[e] / n
-        frame = pd.DataFrame(data).groupby("user_id", sort=False).agg(
-            rounds=("reward", "size"), reward=("reward", "sum"), weight=("weight", "sum"),
-            **{e: (e, "sum") for e in est})
-        frames.append(frame.reset_index().assign(model=name))
-    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return out[["model", "user_id", "rounds", "reward", "weight", *est]] if len(out) else out
+        shares = {e: (terms["_wr"] / total_w if total_w > 0 else np.full(n, np.nan)) if e == "snips"
+                  else terms[e] / n for e in est}
+        frame = codes.per_context({"reward": reward, "weight": w, **shares})
+        frames.append(frame.assign(model=name, rounds=codes.rounds))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["model", "user_id", "rounds", "reward", "weight", *est]]
 
 
 def _slates(log, runs, slate_est, slate_policy, temperature, s, seed):

@@ -32,42 +32,46 @@ POLICIES = ("top1", "topk", "softmax", "given")
 SUM_TOLERANCE = 1e-6
 
 
-def _sorted(run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    return run.sort_values(keys + ["score"], ascending=[True] * len(keys) + [False], kind="mergesort")
+def _group_codes(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """One integer per distinct key tuple (0 for everything when there is no key)."""
+    if not keys:
+        return np.zeros(len(frame), np.int64)
+    if len(keys) == 1:
+        return pd.factorize(frame[keys[0]])[0].astype(np.int64)
+    return frame.groupby(keys, sort=False).ngroup().to_numpy().astype(np.int64)
 
 
-def _tie_blocks(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For rows sorted by key then score descending: (0-based rank, tie-block start, tie-block size)."""
-    group = frame.groupby(keys, sort=False).ngroup().to_numpy() if keys else np.zeros(len(frame), np.int64)
-    score = frame["score"].to_numpy()
-    n = len(frame)
-    new_group = np.r_[True, group[1:] != group[:-1]] if n else np.zeros(0, bool)
-    new_block = new_group | np.r_[True, score[1:] != score[:-1]] if n else np.zeros(0, bool)
+def _blocks(run: pd.DataFrame, keys: list[str]):
+    """Rows by context then score (descending): ``(order, group, rank0, block_start, block_size, score)``,
+    each in that order: the context code, the 0-based rank and the tie block of equal scores."""
+    group = _group_codes(run, keys)
+    score = run["score"].to_numpy(float)
+    order = np.lexsort((-score, group))
+    group, score = group[order], score[order]
+    n = len(order)
     idx = np.arange(n)
+    new_group = np.r_[True, group[1:] != group[:-1]] if n else np.zeros(0, bool)
+    new_block = new_group | (np.r_[True, score[1:] != score[:-1]] if n else np.zeros(0, bool))
     group_start = np.maximum.accumulate(np.where(new_group, idx, 0)) if n else idx
     block_start = np.maximum.accumulate(np.where(new_block, idx, 0)) if n else idx
     block_id = np.cumsum(new_block) - 1
     block_size = np.bincount(block_id)[block_id] if n else idx
-    return idx - group_start, block_start - group_start, block_size
+    return order, group, idx - group_start, block_start - group_start, block_size, score
 
 
 def tie_blocks(run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The run sorted by context then score (descending) with ``rank0``, ``block_start`` and
     ``block_size``: the 0-based rank of each row and the tie block of equal scores it belongs to."""
-    frame = _sorted(run, keys).reset_index(drop=True)
-    rank0, start, size = _tie_blocks(frame, keys)
-    return frame.assign(rank0=rank0, block_start=start, block_size=size)
+    order, _, rank0, start, size, _ = _blocks(run, keys)
+    return run.iloc[order].reset_index(drop=True).assign(rank0=rank0, block_start=start, block_size=size)
 
 
-def _softmax(frame: pd.DataFrame, keys: list[str], temperature: float) -> np.ndarray:
+def _softmax(group: np.ndarray, rank0: np.ndarray, score: np.ndarray, temperature: float) -> np.ndarray:
     if not temperature > 0 or not np.isfinite(temperature):
         raise MetricsError(f"temperature must be a positive finite number, got {temperature}")
-    score = frame["score"].to_numpy(float)
-    top = frame.groupby(keys, sort=False)["score"].transform("max").to_numpy() if keys else score.max()
+    top = score[rank0 == 0][group]  # rows are sorted: each context's first row holds its largest score
     e = np.exp((score - top) / temperature)
-    total = pd.Series(e).groupby([frame[k].to_numpy() for k in keys], sort=False).transform("sum").to_numpy() \
-        if keys else e.sum()
-    return e / total
+    return e / np.bincount(group, weights=e)[group]
 
 
 def _given(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
@@ -99,31 +103,28 @@ def action_probabilities(run: pd.DataFrame, policy: str = "softmax", *, k: int |
     if policy not in POLICIES:
         raise MetricsError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
     keys = [c for c in ("user_id", "position") if c in run.columns]
-    if policy != "given":
-        keys = [c for c in keys if c != "position"]
-        if "score" not in run.columns:
-            raise MetricsError(f"policy={policy!r} needs a 'score' column in the run")
-        frame = tie_blocks(run, keys)
-    else:
+    if policy == "given":
         frame = run.reset_index(drop=True)
+        p = _given(frame, keys)
+        cols = [c for c in ("user_id", "position", "item_id") if c in frame.columns]
+        out = frame[cols].assign(probability=p)
+        return out[out["probability"] > 0].reset_index(drop=True)
+    keys = [c for c in keys if c != "position"]
+    if "score" not in run.columns:
+        raise MetricsError(f"policy={policy!r} needs a 'score' column in the run")
+    order, group, rank0, start, size, score = _blocks(run, keys)
     if policy == "top1":
-        p = np.where(frame["block_start"].to_numpy() == 0, 1.0 / frame["block_size"].to_numpy(), 0.0)
+        p = np.where(start == 0, 1.0 / size, 0.0)
     elif policy == "topk":
         if k is None or int(k) < 1:
             raise MetricsError(f"policy='topk' needs k >= 1, got {k}")
-        sizes = frame.groupby(keys, sort=False)["item_id"].transform("size").to_numpy() if keys \
-            else np.full(len(frame), len(frame))
-        kk = np.minimum(int(k), sizes)
-        start, size = frame["block_start"].to_numpy(), frame["block_size"].to_numpy()
+        kk = np.minimum(int(k), np.bincount(group)[group])
         p = np.clip(kk - start, 0, size) / (size * kk)
-    elif policy == "softmax":
-        p = _softmax(frame, keys, float(temperature))
     else:
-        p = _given(frame, keys)
-    cols = [c for c in ("user_id", "position", "item_id") if c in frame.columns and (c != "position" or
-                                                                                       policy == "given")]
-    out = frame[cols].assign(probability=p)
-    return out[out["probability"] > 0].reset_index(drop=True)
+        p = _softmax(group, rank0, score, float(temperature))
+    keep = p > 0
+    cols = [c for c in ("user_id", "item_id") if c in run.columns]
+    return run[cols].iloc[order[keep]].reset_index(drop=True).assign(probability=p[keep])
 
 
 __all__ = ["POLICIES", "action_probabilities", "tie_blocks"]

@@ -1,0 +1,90 @@
+"""The log's contexts and actions as integer codes, made once and shared by every model.
+
+Looking up ``pi_e(a_i | x_i)`` for millions of logged rounds is a search of
+``context_code * n_actions + action_code`` among the policy's sorted keys,
+not a join of text columns. A policy given per ``position`` (``policy="given"``)
+is looked up by a join instead (:meth:`LogCodes.at_logged`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import MetricsError
+
+
+@dataclass
+class LogCodes:
+    """``context``/``action``: the code of each round's context and action; ``contexts``/``actions``:
+    the distinct values (``pd.Index``) those codes point to; ``rounds``: rounds per context."""
+
+    context: np.ndarray
+    action: np.ndarray
+    contexts: pd.Index
+    actions: pd.Index
+    rounds: np.ndarray
+
+    @classmethod
+    def of(cls, log: pd.DataFrame) -> "LogCodes":
+        context, contexts = pd.factorize(log["user_id"])
+        action, actions = pd.factorize(log["item_id"])
+        return cls(context.astype(np.int64), action.astype(np.int64), pd.Index(contexts), pd.Index(actions),
+                   np.bincount(context, minlength=len(contexts)))
+
+    def _policy_codes(self, probs: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray]:
+        ctx = self.contexts.get_indexer(probs["user_id"]) if "user_id" in probs.columns else None
+        return ctx, self.actions.get_indexer(probs["item_id"])
+
+    def at_logged(self, log: pd.DataFrame, probs: pd.DataFrame) -> np.ndarray:
+        """``pi_e(a_i | x_i)`` of every logged round (0 where the policy does not list the action)."""
+        if "position" in probs.columns:
+            if "position" not in log.columns:
+                raise MetricsError("the run gives probabilities per position but the log has no position column")
+            keys = [c for c in ("user_id", "position", "item_id") if c in probs.columns]
+            return log[keys].merge(probs, on=keys, how="left")["probability"].fillna(0.0).to_numpy()
+        ctx, act = self._policy_codes(probs)
+        n_actions = len(self.actions)
+        keep = act >= 0 if ctx is None else (act >= 0) & (ctx >= 0)
+        key = act[keep] if ctx is None else ctx[keep] * n_actions + act[keep]
+        value = probs["probability"].to_numpy()[keep]
+        order = np.argsort(key, kind="stable")
+        key, value = key[order], value[order]
+        wanted = self.action if ctx is None else self.context * n_actions + self.action
+        at = np.searchsorted(key, wanted)
+        at_ok = np.minimum(at, max(len(key) - 1, 0))
+        found = (at < len(key)) & (key[at_ok] == wanted) if len(key) else np.zeros(len(wanted), bool)
+        return np.where(found, value[at_ok] if len(key) else 0.0, 0.0)
+
+    def contexts_without_list(self, probs: pd.DataFrame) -> int:
+        """Logged contexts the policy gives no action (0 for a context-free policy)."""
+        if "user_id" not in probs.columns:
+            return 0
+        ctx, _ = self._policy_codes(probs)
+        return len(self.contexts) - len(np.unique(ctx[ctx >= 0]))
+
+    def unlogged_mass(self, probs: pd.DataFrame) -> float:
+        """Mean over rounds of the policy's probability on actions the log never shows."""
+        ctx, act = self._policy_codes(probs)
+        off = act < 0
+        p = probs["probability"].to_numpy()
+        if ctx is None:
+            slots = probs["position"].nunique() if "position" in probs.columns else 1
+            return float(p[off].sum()) / slots
+        keep = off & (ctx >= 0)
+        mass = np.bincount(ctx[keep], weights=p[keep], minlength=len(self.contexts))
+        if "position" in probs.columns:
+            mass = mass / max(probs["position"].nunique(), 1)
+        return float(np.dot(mass, self.rounds) / len(self.context))
+
+    def per_context(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
+        """Sums of each per-round column over each context's rounds: ``user_id``, then the columns."""
+        out = {"user_id": self.contexts.to_numpy()}
+        for name, v in values.items():
+            out[name] = np.bincount(self.context, weights=v, minlength=len(self.contexts))
+        return pd.DataFrame(out)
+
+
+__all__ = ["LogCodes"]
