@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = (s if isinstance(s, TerminalWriter) else TerminalWriter(s) for s in streams)
     try:
-        code = _run(argv)
+        code = _run(argv, streams[1])
         sys.stdout.flush()
         return code
     except BrokenPipeError:
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
-def _run(argv: list[str] | None) -> int:
+def _run(argv: list[str] | None, terminal=None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -99,8 +99,13 @@ def _run(argv: list[str] | None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
+    from . import progress
+
+    # stages and progress on the terminal's own stream (the bar's carriage returns must reach it)
+    reporter = progress.for_terminal(terminal or sys.stderr, quiet=bool(getattr(args, "quiet", False)))
     try:
-        return int(func(args) or EXIT_OK)
+        with progress.active(reporter):
+            return int(func(args) or EXIT_OK)
     except MetricsError as e:
         message = " ".join(str(e).split("\n"))
         print(f"error: {message}", file=sys.stderr)

@@ -22,6 +22,7 @@ import pandas as pd
 from metrics_core import registry, stats
 from metrics_core.errors import MetricsError
 from metrics_core.paper_table import Comparison
+from metrics_core.progress import stage
 from metrics_core.per_user import per_user_table
 from metrics_core.population import check_users, population
 
@@ -179,37 +180,42 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
 
     rows = []
     differences: list[np.ndarray] = []  # challenger - baseline of each row's paired users
-    for m in metric_names:
-        higher = registry.higher_is_better(m)
-        for base, other in pairs:
-            # paired once: the test is given the aligned values (finite in both, in the baseline's order)
-            av, bv, _ = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
-            r = stats.paired_comparison(
-                av, bv, test=paired_tests[0], confidence=confidence, n_resamples=0,
-                n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=paired_tests)
-            row = {
-                "metric": m, "baseline": base, "model": other, "n": r.n,
-                "baseline_mean": r.baseline_mean, "model_mean": r.challenger_mean, "diff": r.diff,
-                "ci_low": r.ci_low, "ci_high": r.ci_high, "test": r.test, "statistic": r.statistic,
-                "p_value": r.p_value, "effect_size": r.effect_size,
-                "wins": r.wins, "ties": r.ties, "losses": r.losses,
-            }
-            if m in tukey:
-                row["p_tukey"] = tukey[m][1][(base, other)]
-                if run_tests[0] == "tukey":
-                    row.update(test="tukey", statistic=tukey[m][0][(base, other)], p_value=row["p_tukey"])
-            differences.append(bv - av)
-            row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
-            row["mde"] = stats.minimum_detectable_effect(differences[-1], alpha=alpha, power=POWER)
-            row["mde_relative"] = row["mde"] / abs(r.baseline_mean) if r.baseline_mean else float("nan")
-            for t in run_tests:
-                if t in stats.TESTS:
-                    row[f"p_{t}"] = getattr(r, f"p_{t}")
-            rows.append(row)
-    if int(n_resamples) > 0:  # every row's interval in one pass per number of paired users
-        bounds = stats.bootstrap_ci_many(differences, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        for row, (low, high) in zip(rows, bounds):
-            row["ci_low"], row["ci_high"] = low, high
+    tested = ", ".join(run_tests)
+    n_rows = len(metric_names) * len(pairs)
+    with stage(f"testing {n_rows} comparison(s) ({tested})", total=n_rows, unit="comparison") as bar:
+        for m in metric_names:
+            higher = registry.higher_is_better(m)
+            for base, other in pairs:
+                # paired once: the test is given the aligned values (finite in both, in the baseline's order)
+                av, bv, _ = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
+                r = stats.paired_comparison(
+                    av, bv, test=paired_tests[0], confidence=confidence, n_resamples=0,
+                    n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=paired_tests)
+                row = {
+                    "metric": m, "baseline": base, "model": other, "n": r.n,
+                    "baseline_mean": r.baseline_mean, "model_mean": r.challenger_mean, "diff": r.diff,
+                    "ci_low": r.ci_low, "ci_high": r.ci_high, "test": r.test, "statistic": r.statistic,
+                    "p_value": r.p_value, "effect_size": r.effect_size,
+                    "wins": r.wins, "ties": r.ties, "losses": r.losses,
+                }
+                if m in tukey:
+                    row["p_tukey"] = tukey[m][1][(base, other)]
+                    if run_tests[0] == "tukey":
+                        row.update(test="tukey", statistic=tukey[m][0][(base, other)], p_value=row["p_tukey"])
+                differences.append(bv - av)
+                row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
+                row["mde"] = stats.minimum_detectable_effect(differences[-1], alpha=alpha, power=POWER)
+                row["mde_relative"] = row["mde"] / abs(r.baseline_mean) if r.baseline_mean else float("nan")
+                for t in run_tests:
+                    if t in stats.TESTS:
+                        row[f"p_{t}"] = getattr(r, f"p_{t}")
+                rows.append(row)
+                bar.update(1)
+    with stage(f"resampling: {int(n_resamples):,} bootstrap resamples of {len(differences)} difference(s)"):
+        if int(n_resamples) > 0:  # every row's interval in one pass per number of paired users
+            bounds = stats.bootstrap_ci_many(differences, n_resamples=n_resamples, confidence=confidence, seed=seed)
+            for row, (low, high) in zip(rows, bounds):
+                row["ci_low"], row["ci_high"] = low, high
     result = pd.DataFrame(rows)
     for t in run_tests:  # Tukey's p-values are adjusted for the pairs already
         result[f"p_{t}_adjusted"] = (result[f"p_{t}"].to_numpy() if t in stats.JOINT_TESTS

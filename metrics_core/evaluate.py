@@ -291,7 +291,7 @@ def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclud
 
 @takes_conventions
 def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_features=None, interactions=None,
-             **conventions_given) -> Evaluation:
+             progress: bool = False, **conventions_given) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
     ``run``, ``qrels``, ``item_features`` and ``interactions`` may be pandas or polars
@@ -301,9 +301,18 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_feature
     ``python -m metrics_core evaluate --help``); a keyword left at None takes the
     ``preset``'s value (:func:`metrics_core.conventions.presets`), else its default.
     Under a preset, ``metrics`` may use that library's names (``ndcg_cut_10``).
-    Returns an :class:`Evaluation`.
+    ``progress=True`` shows the stages (preparing, evaluating) and a first compile of the kernels
+    on ``sys.stderr`` (under the cell in a notebook) once a stage runs over 2 s
+    (:mod:`metrics_core.progress`). Returns an :class:`Evaluation`.
     """
-    with kernel_guard():
+    from . import progress as reporting
+
+    if progress:
+        with reporting.active(reporting.in_notebook()):
+            return evaluate(run, qrels, metrics, preset=preset, item_features=item_features,
+                            interactions=interactions, **conventions_given)
+    with kernel_guard(), reporting.stage("evaluating " + ", ".join(map(str, [metrics] if isinstance(metrics, str)
+                                                                         else metrics))[:80]):
         settings = conventions.settle(preset, **conventions_given)
         specs = preset_parse_metrics(metrics, preset)
         groups = settings_groups(specs, preset, settings.explicit())

@@ -346,10 +346,14 @@ def write_report(path: str | Path, evaluations: Mapping[str, Any], **kwargs: Any
     """Write :func:`build_report` to ``path`` (UTF-8) and return the path. A name holding bytes that
     are not UTF-8 (a file name's, held by Python as lone surrogates) is written with those bytes as
     ``\\xNN`` (:func:`metrics_core.terminal.escape_surrogates`)."""
+    from .progress import stage
+
     path = Path(path)
-    text = escape_surrogates(build_report(evaluations, **kwargs))
+    with stage(f"building the report {path.name}"):
+        text = escape_surrogates(build_report(evaluations, **kwargs))
     try:
-        path.write_text(text, encoding="utf-8")
+        with stage(f"writing {path.name}"):
+            path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise MetricsError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
     return path

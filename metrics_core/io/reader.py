@@ -9,6 +9,8 @@ repeat one only with the same relevance (the repeat is dropped).
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pyarrow as pa
 
@@ -100,6 +102,19 @@ def _trec(text: bytes, name: str, kind: str, columns: dict | None, newlines: int
 
 def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None,
                limits: ReadLimits | None = None, check_run_pairs: bool = True, whole_number_ids: bool = False):
+    """Read a run or ground-truth file (:func:`_read_table`), shown as the stage "reading NAME" on
+    the active progress reporter (:mod:`metrics_core.progress`)."""
+    from ..progress import stage
+
+    shown = name or (str(path_or_buffer) if isinstance(path_or_buffer, (str, os.PathLike))
+                     else getattr(path_or_buffer, "name", None) or "the data")
+    with stage(f"reading {shown}"):
+        return _read_table(path_or_buffer, name=name, kind=kind, columns=columns, limits=limits,
+                           check_run_pairs=check_run_pairs, whole_number_ids=whole_number_ids)
+
+
+def _read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None,
+                limits: ReadLimits | None = None, check_run_pairs: bool = True, whole_number_ids: bool = False):
     """Read a run or ground-truth file into ``(DataFrame, ColumnMapping)``.
 
     ``path_or_buffer``: a path (str or Path), bytes, or a binary file object

@@ -76,8 +76,11 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
     (user, item) in the run is an error; in the ground truth an exact repeat is
     dropped and a conflicting one is an error. Either may be a pandas or polars
     DataFrame, a pyarrow Table or any Arrow PyCapsule table (:mod:`metrics_core.frames`).
+    Shown as the stage "preparing NAME" on the active progress reporter (:mod:`metrics_core.progress`).
     """
-    with kernel_guard():
+    from ..progress import stage
+
+    with kernel_guard(), stage(f"preparing {name}: encoding ids, joining the ground truth, sorting"):
         return _prepare(run, qrels, name, rank_and_join)
 
 

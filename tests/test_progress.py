@@ -1,0 +1,132 @@
+"""Signs of life: the command line shows its stages on a terminal's stderr (a real pseudo-terminal
+here) and its standard output stays exactly what it is without them; with stderr not a terminal,
+or under --quiet, nothing is added. A first compile of a kernel is said once; mc.evaluate's
+progress=True shows the stages without changing a number."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import _deadlines as deadlines
+import numpy as np
+import pandas as pd
+import pytest
+
+import metrics_core as mc
+from metrics_core import progress
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("progress")
+    rng = np.random.default_rng(0)
+    rows = [(f"u{u}", f"i{i}", float(rng.random())) for u in range(300) for i in rng.choice(80, 15, replace=False)]
+    run = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
+    run.to_csv(folder / "run.csv", index=False)
+    run.sample(frac=0.2, random_state=0)[["user_id", "item_id"]].assign(relevance=1).to_csv(folder / "qrels.csv",
+                                                                                           index=False)
+    return folder
+
+
+def _command(files: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "metrics_core", "compare", "--qrels", str(files / "qrels.csv"),
+            "--run", str(files / "run.csv"), "--run", str(files / "run.csv"), "--metrics", "ndcg@10,recall@10",
+            *extra]
+
+
+def _env(delay: str = "0") -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+                **{progress.DELAY_ENV: delay})
+
+
+def _on_a_terminal(cmd: list[str], env: dict) -> tuple[int, str, str]:
+    """Run ``cmd`` with stderr on a pseudo-terminal and stdout on a pipe: (exit, stdout, terminal text)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a 120-column terminal
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, cwd=REPO, env=env)
+    os.close(slave)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], deadlines.SUBPROCESS)
+        if not ready:
+            proc.kill()
+            raise AssertionError("the command wrote nothing on its terminal within the deadline")
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the command exited: its terminal is closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out = proc.stdout.read().decode()
+    code = proc.wait(timeout=deadlines.SUBPROCESS)
+    os.close(master)
+    return code, out, shown.decode(errors="replace")
+
+
+def test_a_terminal_shows_the_stages_and_stdout_is_unchanged(files):
+    plain = subprocess.run(_command(files), capture_output=True, text=True, cwd=REPO, env=_env(),
+                           timeout=deadlines.SUBPROCESS)
+    assert plain.returncode == 0, plain.stderr
+    code, out, shown = _on_a_terminal(_command(files), _env())
+    assert code == 0
+    assert out == plain.stdout  # the results, to the last line, as without progress
+    for stage in ("metrics-core: reading ", "run.csv", "metrics-core: preparing ", "metrics-core: evaluating ndcg@10",
+                  "testing 2 comparison(s)", "resampling: 1,000 bootstrap resamples"):
+        assert stage in shown, (stage, shown)
+    assert "\r" in shown  # drawn in place and erased: no stage line is left behind
+
+
+def test_not_a_terminal_or_quiet_adds_nothing(files):
+    piped = subprocess.run(_command(files), capture_output=True, text=True, cwd=REPO, env=_env(),
+                           timeout=deadlines.SUBPROCESS)
+    assert piped.returncode == 0 and "metrics-core:" not in piped.stderr and "\r" not in piped.stderr
+    code, out, shown = _on_a_terminal(_command(files, "--quiet"), _env())
+    assert code == 0 and out == piped.stdout and "metrics-core:" not in shown
+
+
+def test_a_quick_stage_under_the_delay_is_not_shown(files):
+    code, out, shown = _on_a_terminal(_command(files), _env(delay="600"))
+    assert code == 0 and "metrics-core:" not in shown
+
+
+def test_a_first_compile_is_said_once():
+    import io
+
+    from numba import njit
+
+    stream = io.StringIO()
+    progress._compiling["said"] = False
+    try:
+        with progress.active(progress.Reporter(stream, delay=600)):
+            assert njit(lambda x: x + 1)(1) == 2  # a new function: numba compiles it
+            assert njit(lambda x: x * 3)(2) == 6
+        assert stream.getvalue().count(progress.COMPILING) == 1
+    finally:
+        progress._compiling["said"] = True
+    quiet = io.StringIO()
+    with progress.active(None):
+        njit(lambda x: x - 1)(1)
+    assert quiet.getvalue() == ""
+
+
+def test_evaluate_progress_in_a_notebook_changes_no_number(files, capsys, monkeypatch):
+    monkeypatch.setenv(progress.DELAY_ENV, "0")
+    run, qrels = pd.read_csv(files / "run.csv"), pd.read_csv(files / "qrels.csv")
+    quiet = mc.evaluate(run, qrels, ["ndcg@10", "recall@5"])
+    assert "metrics-core:" not in capsys.readouterr().err
+    shown = mc.evaluate(run, qrels, ["ndcg@10", "recall@5"], progress=True)
+    err = capsys.readouterr().err
+    assert "metrics-core: evaluating ndcg@10, recall@5" in err and "metrics-core: preparing run" in err
+    assert shown.summary == quiet.summary
+    pd.testing.assert_frame_equal(shown.per_user, quiet.per_user)
