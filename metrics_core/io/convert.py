@@ -112,11 +112,14 @@ def _check_exact_floats(col: pa.Array, role: str, src: str, name: str, lines: Li
 def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, lines: LineMap) -> MetricsError:
     """Build the message for a column with at least one bad number."""
     if numeric:
-        f = col.cast(pa.float64()) if not pa.types.is_floating(col.type) else col
+        f = col.cast(pa.float64(), safe=False) if not pa.types.is_floating(col.type) else col
         null = pc.is_null(f).to_numpy(zero_copy_only=False)
         vals = f.fill_null(0.0).to_numpy(zero_copy_only=False).astype(np.float64)
         kinds = {"empty": null, "NaN": np.isnan(vals) & ~null, "infinite": np.isinf(vals) & ~null}
         kinds["non-numeric"] = np.zeros(len(vals), bool)
+        if pa.types.is_integer(col.type):  # a 64-bit float holds every integer up to 2^53 only
+            beyond = pc.or_(pc.greater(col, EXACT_FLOAT_INTEGER), pc.less(col, -EXACT_FLOAT_INTEGER))
+            kinds["beyond 2^53"] = beyond.fill_null(False).to_numpy(zero_copy_only=False)
     else:
         text = pc.utf8_trim_whitespace(col)
         null = pc.is_null(text).to_numpy(zero_copy_only=False)
@@ -128,6 +131,11 @@ def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, 
         num = pc.match_substring_regex(text, _NUMBER).to_numpy(zero_copy_only=False)
         kinds = {"empty": empty | null, "NaN": nan, "infinite": inf}
         kinds["non-numeric"] = ~(num | nan | inf | empty | null)
+        written = text.to_numpy(zero_copy_only=False)[num]
+        with np.errstate(over="ignore"):
+            overflow = np.zeros(len(col), bool)
+            overflow[np.flatnonzero(num)] = np.isinf(written.astype(np.float64))
+        kinds["beyond the largest float"] = overflow
     any_bad = np.zeros(len(col), bool)
     for mask in kinds.values():
         any_bad |= mask
@@ -136,7 +144,11 @@ def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, 
     first = int(np.flatnonzero(any_bad)[0])
     kind = next(k for k, m in kinds.items() if m[first])
     value = col[first].as_py()
-    shown = "an empty value" if kind == "empty" else f"{kind} value {_clip(value)}" if kind != "non-numeric" else f"non-numeric value {_clip(value)}"
+    shown = {"empty": "an empty value",
+             "beyond 2^53": f"the integer {value}, beyond 2^53 = {EXACT_FLOAT_INTEGER:,} (a 64-bit float, in which "
+                            f"{role}s are computed, holds every integer up to there only; scale the {role}s down)",
+             "beyond the largest float": f"the value {_clip(value)}, beyond the largest 64-bit float (about 1.8e308)",
+             }.get(kind, f"{kind} value {_clip(value)}")
     counts = ", ".join(f"{int(m.sum())} {k}" for k, m in kinds.items() if m.any())
     return MetricsError(
         f"{name}: {lines(first)}: {role} column {src!r} has {shown}; {int(any_bad.sum())} bad {role} value(s) "
