@@ -43,6 +43,7 @@ from .conventions import presets  # the presets' conventions as a table
 from .publish import Published, publish
 from .layout import Ranked, prepare
 from .ope import OffPolicy, off_policy
+from .debias import debias
 from .sampled import SampledMetrics, may_reverse, sampled_metrics
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
 from .tracking import log_mlflow
@@ -53,7 +54,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
-    "MetricsError", "OffPolicy", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
+    "MetricsError", "OffPolicy", "debias", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
     "metric_curve", "off_policy", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",

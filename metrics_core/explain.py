@@ -152,14 +152,26 @@ def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | N
 
 
 def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str | None = None,
-            target: str | None = None, settings: dict | None = None) -> Explanation:
+            target: str | None = None, settings: dict | None = None, debias: dict | None = None) -> Explanation:
     """``metric`` on this data under every preset in ``presets`` (default: all), and the path from
     ``source`` to ``target`` (default: the first two rows). ``run`` may be a :class:`Ranked`.
 
     ``settings`` names convention sets of one's own (``{"this dashboard": {"gain": "exponential"}}``;
     conventions not given keep their defaults): each is a row before the presets (``library`` is its
-    name) and may be ``source`` or ``target``."""
+    name) and may be ``source`` or ``target``.
+
+    ``debias`` (``{"iqr_coef": 1.5, "seed": 0}``) first down-samples the ground truth's popular items as
+    RecTools' ``DebiasConfig`` (:func:`metrics_core.debias.debias`), so every row reads the debiased
+    metric (RecTools' ``NDCG(k, debias_config=...)`` under the rectools preset)."""
     named = _named(settings)
+    if debias is not None:
+        from .debias import debias as debias_qrels
+
+        if isinstance(run, Ranked) or qrels is None:
+            raise MetricsError("debias needs the ground truth as a DataFrame (qrels), not a prepared Ranked")
+        if not isinstance(debias, dict):
+            raise MetricsError("debias must be a dict such as {'iqr_coef': 1.5, 'seed': 0}")
+        qrels = debias_qrels(qrels, **debias)
     presets_list = [p.name for p in PRESETS] if presets is None else list(presets)
     for n in presets_list:
         get(n)

@@ -193,8 +193,9 @@ PRESETS: tuple[Preset, ...] = (
                   "Intersection (overlap with a reference model's lists) reads two runs, so it is not a metric of "
                   "evaluate: mc.intersection(run, reference_run, k, reference_k) is Intersection(k, ref_k).calc "
                   "(ties=input: RecTools' ranks)",
-                  "DebiasConfig (down-sampled popular test interactions) is not reproduced: it changes the ground "
-                  "truth before any metric"),
+                  "DebiasConfig(iqr_coef, random_state) down-samples popular items of the ground truth before any "
+                  "metric: mc.debias(qrels, iqr_coef, seed) is that step (the same rows for the same seed), then "
+                  "evaluate under this preset"),
            checked="tests/test_presets_libraries.py against rectools.metrics"),
     Preset("recmetrics", "recmetrics", dict(ties="input", gain="binary", ap_norm="relevant", empty_users="zero",
                                             missing_users="zero"),

@@ -131,10 +131,9 @@ def _runs(runs) -> dict[str, pd.DataFrame]:
     for name, run in runs.items():
         if not isinstance(run, pd.DataFrame) or "item_id" not in run.columns:
             raise MetricsError(f"run {name!r} must be a DataFrame with item_id and score (or probability)")
-        run = run.copy()
         for c in ("user_id", "item_id"):
-            if c in run.columns:
-                run[c] = run[c].astype(str)
+            if c in run.columns and not (pd.api.types.is_object_dtype(run[c]) or pd.api.types.is_string_dtype(run[c])):
+                run = run.assign(**{c: run[c].astype(str)})
         out[str(name)] = run
     return out
 
