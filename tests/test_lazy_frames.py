@@ -87,3 +87,14 @@ def test_a_failing_lazy_query_is_one_line(parquet):
     with pytest.raises(mc.MetricsError) as info:
         mc.evaluate(pl.scan_parquet(folder / "missing.parquet"), qrels)
     assert "\n" not in str(info.value) and "missing.parquet" in str(info.value)
+
+
+def test_the_lazy_frames_benchmark_gives_equal_numbers_on_both_paths(tmp_path):
+    """benchmarks/lazy_frames.py at 4,000 rows: the pandas path and the LazyFrame path, each in its
+    own process, give the same numbers (the benchmark measures their memory; nothing is timed here)."""
+    from benchmarks import lazy_frames
+
+    results = lazy_frames.measure(4_000, tmp_path)
+    assert [r["path"] for r in results] == list(lazy_frames.PATHS)
+    assert results[0]["summary"] == results[1]["summary"]
+    assert all(r["peak"] >= r["rss_before"] > 0 for r in results)
