@@ -28,6 +28,7 @@ import math
 import re
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -94,19 +95,20 @@ def log_mlflow(evaluation, *, tracking_uri: str | None = None, experiment: str |
     param_names = _names(params, prefix, "settings")
 
     uri = tracking_uri or mlflow.get_tracking_uri()
-    client = MlflowClient(uri)
     created = False
-    if run_id is None:
-        active = mlflow.active_run()
-        if active is not None and (tracking_uri is None or tracking_uri == mlflow.get_tracking_uri()):
-            run_id = active.info.run_id
-        else:
-            experiment_id = "0"
-            if experiment:
-                found = client.get_experiment_by_name(experiment)
-                experiment_id = found.experiment_id if found else client.create_experiment(experiment)
-            run_id = client.create_run(experiment_id, run_name=run_name).info.run_id
-            created = True
+    with _as_one_line(uri):  # a store MLflow refuses (a file:// store, an unreachable server) is one line too
+        client = MlflowClient(uri)
+        if run_id is None:
+            active = mlflow.active_run()
+            if active is not None and (tracking_uri is None or tracking_uri == mlflow.get_tracking_uri()):
+                run_id = active.info.run_id
+            else:
+                experiment_id = "0"
+                if experiment:
+                    found = client.get_experiment_by_name(experiment)
+                    experiment_id = found.experiment_id if found else client.create_experiment(experiment)
+                run_id = client.create_run(experiment_id, run_name=run_name).info.run_id
+                created = True
     status = "FAILED"
     try:
         now = int(time.time() * 1000)
@@ -131,10 +133,27 @@ def log_mlflow(evaluation, *, tracking_uri: str | None = None, experiment: str |
         status = "FINISHED"
     except MetricsError:
         raise
-    except Exception as e:  # MLflow's own errors (store unreachable, param already set, ...) as one line
-        message = " ".join(str(e).split())[:300]
-        raise MetricsError(f"MLflow ({uri}): {type(e).__name__}: {message}") from None
+    except Exception as e:  # noqa: BLE001 - MLflow's own errors (param already set, ...) as one line
+        raise _one_line(uri, e) from None
     finally:
         if created:
-            client.set_terminated(run_id, status=status)
+            with _as_one_line(uri):
+                client.set_terminated(run_id, status=status)
     return run_id
+
+
+def _one_line(uri: str, exc: Exception) -> MetricsError:
+    """MLflow's error ``exc`` as the one line ``MLflow (<uri>): <type>: <message, at most 300 chars>``."""
+    message = " ".join(str(exc).split())[:300]
+    return MetricsError(f"MLflow ({uri}): {type(exc).__name__}: {message}")
+
+
+@contextmanager
+def _as_one_line(uri: str):
+    """Turn any error MLflow raises inside the block into :func:`_one_line`'s MetricsError."""
+    try:
+        yield
+    except MetricsError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever MLflow raises for its store
+        raise _one_line(uri, e) from None

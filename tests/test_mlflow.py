@@ -133,3 +133,15 @@ def test_cli_evaluate_mlflow(store):
                                              rel=1e-12)
     assert got.data.params["gain"] == "exponential" and got.data.params["preset"] == "(none)"
     assert "metrics_core/report.html" in [a.path for a in MlflowClient(uri).list_artifacts(run_id, "metrics_core")]
+
+
+def test_a_store_mlflow_refuses_is_the_documented_one_line(tmp_path):
+    """A ``file://`` store (MLflow's file store refuses new runs) fails when the run is created, before
+    anything is logged: the same one-line MetricsError as every other MLflow error."""
+    run, qrels = _data(2)
+    ev = mc.evaluate(run, qrels, ["ndcg@10"])
+    uri = (tmp_path / "mlruns").as_uri()
+    assert uri.startswith("file://")
+    with pytest.raises(mc.MetricsError, match=r"^MLflow \(file://.*\): MlflowException: ") as info:
+        mc.log_mlflow(ev, tracking_uri=uri, experiment="nightly", report=False)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 500
