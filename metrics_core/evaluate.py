@@ -103,21 +103,33 @@ def _threshold(settings: Settings) -> float:
     return 1.0 if settings.gain == "binary" else float(settings.relevance_threshold)
 
 
+def kernel_relevances(lists: RankedLists, settings: Settings) -> RankedLists:
+    """``lists`` with the relevances the kernels read under ``settings``: 0/1 (relevance >= threshold)
+    for the binary gain, as given otherwise."""
+    if settings.gain != "binary":
+        return lists
+    threshold = settings.relevance_threshold
+    return lists._replace(rel_values=(lists.rel_values >= threshold).astype(np.float64),
+                          ideal_rel=(lists.ideal_rel >= threshold).astype(np.float64))
+
+
+def kernel_options(settings: Settings, disc_table: np.ndarray) -> RankingOptions:
+    """The conventions of ``settings`` as the ranking kernels' codes, with ``disc_table``."""
+    return RankingOptions(GAINS[settings.gain], IDEALS[settings.ideal], AP_NORMS[settings.ap_norm],
+                          _threshold(settings), settings.ties == "average", disc_table)
+
+
 def _lists(ranked: Ranked, settings: Settings) -> RankedLists:
     """The ranking kernels' view of ``ranked`` under the tie rule (relevances as 0/1 for the binary gain)."""
-    rel_values, ideal_rel = ranked.rel_values, ranked.ideal_rel
     threshold = settings.relevance_threshold
-    if settings.gain == "binary":
-        rel_values = (rel_values >= threshold).astype(np.float64)
-        ideal_rel = (ideal_rel >= threshold).astype(np.float64)
-    return RankedLists(ranked.offsets, ranked.codes_in_order(settings.ties), rel_values, ranked.tie_key,
-                       ranked.n_relevant(threshold), ranked.q_offsets, ideal_rel)
+    return kernel_relevances(RankedLists(ranked.offsets, ranked.codes_in_order(settings.ties), ranked.rel_values,
+                                         ranked.tie_key, ranked.n_relevant(threshold), ranked.q_offsets,
+                                         ranked.ideal_rel), settings)
 
 
 def _options(ranked: Ranked, k: int, settings: Settings) -> RankingOptions:
     """The conventions as the ranking kernels' codes, with a discount table long enough for ``k``."""
-    return RankingOptions(GAINS[settings.gain], IDEALS[settings.ideal], AP_NORMS[settings.ap_norm],
-                          _threshold(settings), settings.ties == "average", _discounts(ranked, k))
+    return kernel_options(settings, _discounts(ranked, k))
 
 
 def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, catalogue=None,
@@ -266,11 +278,6 @@ def check_needs(specs, *, item_features, interactions=None) -> None:
             raise MetricsError(f"{s.name} needs an interactions table (user_id, item_id: the users' history)")
         if "reference" in s.entry.needs:
             raise MetricsError(f"{s.name} compares two runs; evaluate takes one run (see mc.intersection)")
-
-
-def check_beta(beta) -> float:
-    """The F-beta weight as a float within its bounds (one-line MetricsError otherwise)."""
-    return conventions.check("beta", beta)
 
 
 def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclude",
@@ -438,9 +445,11 @@ def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, set
     """Scored-row metrics: one partition's partial sums, finalized (see :mod:`metrics_core.reductions`)."""
     rows = reductions.scored_rows(ranked, settings.relevance_threshold, settings.threshold, settings.gauc_weight,
                                   judged_only=settings.unjudged_rows == "exclude")
-    totals = reductions.scored_partials([s.entry.reduction for s in specs], rows)
+    totals = reductions.scored_partials([s.entry.reduction for s in specs], rows,
+                                        probabilities=any("probabilities" in s.entry.needs for s in specs))
     for s in specs:
         reduction = s.entry.reduction
+        reductions.check_needs(s.label, s.entry.needs, totals)
         summary[s.label] = reduction.value(rows, totals)
         if reduction.per_user is not None:
             per_user[s.label] = reduction.per_user(rows)[ev_codes]

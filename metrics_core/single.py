@@ -9,11 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import conventions
-from .evaluate import AP_NORMS, GAINS, IDEALS
+from .evaluate import kernel_options, kernel_relevances
 from .errors import MetricsError
 from .registry import MAX_K
-from .kernels.ranking import (FAMILIES, FAMILY_INDEX, KERNEL_FAMILIES, RankedLists, RankingOptions, discount_table,
-                              ranking_families)
+from .kernels.ranking import FAMILIES, FAMILY_INDEX, KERNEL_FAMILIES, discount_table, one_list, ranking_families
 
 
 def _finite(values, what: str) -> np.ndarray:
@@ -29,29 +28,23 @@ def _finite(values, what: str) -> np.ndarray:
 
 def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant=None,
               ap_norm="relevant", threshold=1.0) -> dict:
+    """Every kernel family of one list at cutoff ``k`` (None: the whole list), as :func:`metrics_core.evaluate`
+    computes it for one user: each position its own tie group, the ideal the list re-sorted unless
+    ``ideal_relevances`` is given, R the relevant items of the ideal unless ``n_relevant`` is given."""
     rel = _finite(relevances, "relevances")
     if k is not None and (not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= MAX_K):
         raise MetricsError(f"k must be a whole number from 1 to 2^62, got {k!r}")
-    conventions.validate(gain=gain, ap_norm=ap_norm)
+    settings = conventions.settle(gain=gain, ap_norm=ap_norm, relevance_threshold=float(threshold), ties="input",
+                                  ideal="retrieved" if ideal_relevances is None else "judged")
+    ideal = rel if ideal_relevances is None else _finite(ideal_relevances, "ideal_relevances")
     if gain == "exponential":
         conventions.check_exponential_relevance(rel, "relevances")
         if ideal_relevances is not None:
-            conventions.check_exponential_relevance(_finite(ideal_relevances, "ideal_relevances"),
-                                                    "ideal_relevances")
-    n = len(rel)
-    ideal_kind = IDEALS["retrieved"] if ideal_relevances is None else IDEALS["judged"]
-    ideal = np.sort(rel if ideal_relevances is None else _finite(ideal_relevances, "ideal_relevances"))[::-1]
-    if n_relevant is None:
-        n_relevant = float(np.sum(rel >= threshold)) if ideal_relevances is None else float(np.sum(ideal >= threshold))
+            conventions.check_exponential_relevance(ideal, "ideal_relevances")
+    lists = kernel_relevances(one_list(rel, ideal, n_relevant, float(threshold)), settings)
     out = np.empty((1, len(FAMILIES)))
-    values, codes = np.unique(np.asarray(rel, dtype=np.float64), return_inverse=True)
-    codes = codes.astype(np.uint8 if len(values) <= 255 else np.int32).reshape(-1)
-    lists = RankedLists(offsets=np.array([0, n], dtype=np.int64), rel_code=codes, rel_values=values,
-                        tie_key=(np.arange(n) % 2).astype(np.uint8), n_rel=np.array([float(n_relevant)]),
-                        ideal_offsets=np.array([0, len(ideal)], dtype=np.int64), ideal_rel=np.ascontiguousarray(ideal))
-    options = RankingOptions(gain_kind=GAINS[gain], ideal_kind=ideal_kind, ap_norm=AP_NORMS[ap_norm],
-                             threshold=float(threshold), ties_average=False,
-                             disc_table=discount_table(max(n, len(ideal)) + 1))  # a larger k reads no further
+    # a discount per position of the list and of the ideal: a larger k reads no further
+    options = kernel_options(settings, discount_table(max(len(rel), len(ideal)) + 1))
     ranking_families(lists, 0 if k is None else int(k), options, np.arange(len(FAMILIES), dtype=np.int64), out)
     return {name: float(out[0, FAMILY_INDEX[name]]) for name in KERNEL_FAMILIES}
 

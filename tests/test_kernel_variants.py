@@ -124,6 +124,7 @@ def test_the_forced_variant_is_the_one_that_runs():
     kernel = ranking._ranking_families
     names = kernel.py_func.__code__.co_varnames[:kernel.py_func.__code__.co_argcount]
     args = [np.zeros(1, dtype=np.uint8)] * len(names)  # a tiny input: serial unless forced
+    args[names.index("lists")] = ranking.RankedLists(*[np.zeros(1, dtype=np.uint8)] * len(ranking.RankedLists._fields))
     assert kernel.variant_for(args) == SERIAL
     with use_variant(PARALLEL):
         assert kernel.variant_for(args) == PARALLEL
@@ -140,11 +141,12 @@ def test_size_rule_picks_serial_below_the_threshold_and_parallel_from_it():
 
     kernel = ranking._ranking_families
     names = kernel.py_func.__code__.co_varnames[:kernel.py_func.__code__.co_argcount]
-    work = names.index("rel_code")
+    work = names.index("lists")
 
     def args(n):
         a = [0] * len(names)
-        a[work] = np.zeros(n, dtype=np.uint8)
+        a[work] = ranking.RankedLists(*[np.zeros(1)] * len(ranking.RankedLists._fields))._replace(
+            rel_code=np.zeros(n, dtype=np.uint8))
         return a
 
     assert kernel.variant_for(args(PARALLEL_MIN_WORK - 1)) == SERIAL

@@ -90,11 +90,12 @@ def readonly(a: np.ndarray) -> np.ndarray:
 
 
 def _readonly_input(a):
-    """An input argument as a kernel reads it: arrays (also inside a tuple) read-only."""
+    """An input argument as a kernel reads it: arrays (also inside a tuple or named tuple) read-only."""
     if isinstance(a, np.ndarray):
         return readonly(a)
     if isinstance(a, tuple):
-        return tuple(readonly(x) if isinstance(x, np.ndarray) else x for x in a)
+        fields = (readonly(x) if isinstance(x, np.ndarray) else x for x in a)
+        return type(a)(*fields) if hasattr(a, "_fields") else tuple(fields)
     return a
 
 
@@ -113,7 +114,7 @@ class SizedKernel:
     :data:`PARALLEL_MIN_WORK` elements run serially, others in parallel.
 
     ``work`` names the argument whose size measures the input (an array's length or an
-    integer); ``writes`` names the array arguments the kernel writes, every other array
+    integer), or a field of a named-tuple argument (``"lists.rel_code"``); ``writes`` names the array arguments the kernel writes, every other array
     argument (and every array inside a tuple argument) is passed read-only. Positional
     arguments only.
     """
@@ -123,11 +124,12 @@ class SizedKernel:
 
     def __init__(self, fn, work: str, writes: tuple[str, ...], options: dict):
         names = list(inspect.signature(fn).parameters)
-        unknown = [n for n in (work, *writes) if n not in names]
+        work_argument, _, self._work_field = work.partition(".")
+        unknown = [n for n in (work_argument, *writes) if n not in names]
         if unknown:
             raise TypeError(f"{fn.__qualname__} has no argument(s) {', '.join(unknown)}")
         self.py_func = fn
-        self._work = names.index(work)
+        self._work = names.index(work_argument)
         self._writes = frozenset(names.index(n) for n in writes)
         self.parallel = nb.njit(parallel=True, **options)(fn)
         self.serial = nb.njit(**options)(_renamed(fn, "_serial"))
@@ -141,6 +143,8 @@ class SizedKernel:
         if forced is not None:
             return forced
         work = args[self._work]
+        if self._work_field:
+            work = getattr(work, self._work_field)
         size = work.shape[0] if isinstance(work, np.ndarray) else int(work)
         return PARALLEL if size >= PARALLEL_MIN_WORK else SERIAL
 

@@ -1,4 +1,4 @@
-"""The per-user ranking kernel: every ranking metric family at one cutoff, one pass.
+"""The per-user ranking kernels: every ranking metric family at one cutoff, or at every cutoff up to k_max.
 
 Inputs are the ranked CSR arrays (each user's rows sorted by score descending);
 the relevance of ranked row i is ``rel_values[rel_code[i]]``.
@@ -32,6 +32,15 @@ relevant position in the group; AP uses E[h_i * hits@i] = (r/m)(b + 1 + j (r-1)/
 for offset j in a group of m items with r relevant after b certain hits, and for
 the "retrieved" normalisation conditions on the hypergeometric number of hits
 in the part of the group cut by k. Without it, every position is its own group.
+
+One walk, two kernels. Both kernels walk a user's tie groups with the same helpers, so each
+formula above is written once: :func:`tie_group_end` finds a group, :func:`group_sums` its gain
+and relevant items, :func:`group_start` / :func:`group_step` its running sums position by position
+(discounts, P(no hit), the RR and AP terms), :func:`sums_after` the user's running sums with the
+first c positions of the group counted, :func:`family_values` every family from those sums, and
+:func:`ideal_of` / :func:`idcg_of` the ideal DCG. :func:`ranking_families` reads the sums at one
+cutoff for every user; :func:`ranking_curve` at every cutoff 1..k_max, summed over users.
+Kernel arguments are the named bundles :class:`RankedLists` and :class:`RankingOptions`.
 """
 
 from __future__ import annotations
@@ -109,13 +118,139 @@ def group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold):
     return G, Rg
 
 
-@njit
-def idcg_of(ideal_rel, a, b, cut, gain_kind, disc):
-    """DCG of the first ``cut`` entries of ideal_rel[a:b] (already sorted descending)."""
+@njit(inline="always")
+def per_item(x, m):
+    """x / m, the mean over a tie group of ``m`` items (without a division for a lone item, the common case)."""
+    return x if m == 1 else x / m
+
+
+@njit(inline="always")
+def tie_group_end(score, a, s, n, ties_average):
+    """End (exclusive, 0-based within the list starting at row ``a``) of the tie group starting at ``s``:
+    the run of equal ``score`` neighbours under ``ties_average``, else ``s + 1`` (every position its own group)."""
+    e = s + 1
+    if ties_average:
+        s0 = score[a + s]
+        while e < n and score[a + e] == s0:
+            e += 1
+    return e
+
+
+@njit(inline="always")
+def ap_term(j, s, m, r, b_rel):
+    """E[h_i * hits@i] / i at offset ``j`` of a tie group of ``m`` items, ``r`` of them relevant, starting at
+    0-based rank ``s`` after ``b_rel`` certain hits: (r/m)(b_rel + 1 + j (r-1)/(m-1)) / (s + j + 1)."""
+    if m > 1:
+        t = (r / m) * (b_rel + 1.0 + j * (r - 1.0) / (m - 1.0))
+    else:
+        t = r * (b_rel + 1.0)
+    return t / (s + j + 1.0)
+
+
+@njit(inline="always")
+def group_start(m, r):
+    """The running sums of a tie group of ``m`` items (``r`` relevant) before its first position:
+    (sum of discounts, P(no relevant item yet), RR part, P(first relevant item at the next position), AP part)."""
+    return 0.0, 1.0, 0.0, per_item(r, m), 0.0
+
+
+@njit(inline="always")
+def group_step(part, j, s, m, r, b_rel, rr_open, disc_table):
+    """The running sums of a tie group (see :func:`group_start`) after its first ``j + 1`` positions, from
+    those after ``j``. The group starts at 0-based rank ``s`` after ``b_rel`` certain hits; ``rr_open``:
+    no earlier group held a relevant item, so this one decides the reciprocal rank.
+
+    - discounts: + disc[s + j]
+    - P(no relevant item in the first j + 1) = prod_{i<=j} (m - r - i) / (m - i) (hypergeometric)
+    - RR part: + P(first relevant at offset j) / (s + j + 1), P(first at j + 1) = P(first at j) (m - r - j) / (m - j - 1)
+    - AP part: + :func:`ap_term`
+    """
+    disc, q, rr_part, p_first, ap_part = part
+    disc += disc_table[s + j]
+    if r > 0.0:
+        if m - r - j <= 0.0:
+            q = 0.0
+        else:
+            q *= (m - r - j) / (m - j)
+        if rr_open and j <= m - r:
+            rr_part += p_first / (s + j + 1.0)
+            if m - j - 1 > 0:
+                p_first *= (m - r - j) / (m - j - 1.0)
+        ap_part += ap_term(j, s, m, r, b_rel)
+    return disc, q, rr_part, p_first, ap_part
+
+
+#: a user's running sums before the first ranked row: (CG, DCG, hits, AP numerator, RR, RR decided, P(no hit))
+USER_START = (0.0, 0.0, 0.0, 0.0, 0.0, False, 1.0)
+
+
+@njit(inline="always")
+def sums_after(sums, part, c, m, G, r):
+    """A user's running sums (see :data:`USER_START`) once the first ``c`` positions of a tie group of ``m``
+    items (gain sum ``G``, ``r`` relevant; ``part`` its running sums after ``c`` positions) are counted.
+    A partly counted group adds the mean gain and mean hit per position; a whole one (c = m) its exact totals."""
+    cg, dcg, hits, ap_num, rr, rr_done, none_prob = sums
+    disc, q, rr_part, p_first, ap_part = part
+    cg += G if c == m else per_item(G, m) * c
+    dcg += per_item(G, m) * disc
+    if r > 0.0:  # (without relevant items the hits, AP, RR and P(no hit) do not change)
+        hits += r if c == m else per_item(r, m) * c
+        ap_num += ap_part
+        none_prob *= q
+        if not rr_done:
+            rr += rr_part
+            rr_done = True
+    return cg, dcg, hits, ap_num, rr, rr_done, none_prob
+
+
+@njit(inline="always")
+def ap_of(ap_norm, R, k, sums):
+    """AP@k from a user's running sums: numerator / D (:func:`ap_denominator`), 0 when D = 0."""
+    den = ap_denominator(ap_norm, R, k, sums[2])
+    return sums[3] / den if den > 0.0 else 0.0
+
+
+@njit(inline="always")
+def family_values(sums, ap, idcg, kk, R, r_precision):
+    """Every family of ``FAMILIES`` at a cutoff of ``kk`` positions, in that order, from a user's running
+    sums, AP@k, IDCG@k, R and R-precision."""
+    cg, dcg, hits, ap_num, rr, rr_done, none_prob = sums
+    return (cg, dcg, dcg / idcg if idcg > 0.0 else 0.0, ap, rr, hits / kk if kk > 0 else 0.0,
+            hits / R if R > 0.0 else 0.0, 2.0 * hits / (kk + R) if kk + R > 0.0 else 0.0, 1.0 - none_prob,
+            r_precision, hits)
+
+
+@njit(inline="always")
+def ideal_of(lists, u, ideal_kind):
+    """User ``u``'s ideal relevances, sorted descending: the judged items (``IDEAL_JUDGED``), the retrieved
+    list re-sorted (``IDEAL_RETRIEVED``); empty for ``IDEAL_K`` (see :func:`ideal_gain`)."""
+    if ideal_kind == IDEAL_JUDGED:
+        return lists.ideal_rel[lists.ideal_offsets[u]:lists.ideal_offsets[u + 1]]
+    if ideal_kind == IDEAL_K:
+        return lists.ideal_rel[0:0]
+    a = lists.offsets[u]
+    n = lists.offsets[u + 1] - a
+    seg = np.empty(n, dtype=np.float64)
+    for j in range(n):
+        seg[j] = lists.rel_values[lists.rel_code[a + j]]
+    return sorted_desc(seg, n)
+
+
+@njit(inline="always")
+def ideal_gain(ideal_kind, ideal, j, gain_kind):
+    """Gain of 0-based ideal position ``j``: g(1) for ``IDEAL_K``, else g(ideal[j]) (0 past its end)."""
+    if ideal_kind == IDEAL_K:
+        return gain_of(1.0, gain_kind)
+    return gain_of(ideal[j], gain_kind) if j < ideal.shape[0] else 0.0
+
+
+@njit(inline="always")
+def idcg_of(ideal_kind, ideal, cut, gain_kind, disc):
+    """IDCG of the first ``cut`` ideal positions: sum_{j<cut} ideal_gain(j) * disc[j] (gains are sorted
+    descending: the sum stops at the first zero)."""
     total = 0.0
-    m = min(b - a, cut)
-    for j in range(m):
-        g = gain_of(ideal_rel[a + j], gain_kind)
+    for j in range(cut if ideal_kind == IDEAL_K else min(cut, ideal.shape[0])):
+        g = ideal_gain(ideal_kind, ideal, j, gain_kind)
         if g == 0.0:
             break
         total += g * disc[j]
@@ -129,6 +264,8 @@ def ap_retrieved_with_cut_group(ap_before, b_rel, s, m, r, c):
     The group starts at 0-based rank ``s``, has ``m`` items of which ``r`` are
     relevant, and only its first ``c`` positions (0 < c < m) are inside the
     cutoff; ``b_rel`` relevant items and AP numerator ``ap_before`` come before.
+    Given ``h`` hits among the ``c`` (hypergeometric), the cut part is a group of ``c``
+    items with ``h`` relevant (:func:`ap_term`).
     """
     total = 0.0
     h_lo = max(0, c - (m - r))
@@ -141,11 +278,7 @@ def ap_retrieved_with_cut_group(ap_before, b_rel, s, m, r, c):
         num = ap_before
         if h > 0:
             for j in range(c):
-                if c > 1:
-                    e = (h / c) * (b_rel + 1.0 + j * (h - 1.0) / (c - 1.0))
-                else:
-                    e = h * (b_rel + 1.0)
-                num += e / (s + j + 1.0)
+                num += ap_term(j, s, c, float(h), b_rel)
         total += p * num / (b_rel + h)
     return total
 
@@ -180,157 +313,94 @@ class RankingOptions(NamedTuple):
     disc_table: np.ndarray
 
 
+def one_list(relevances: np.ndarray, ideal: np.ndarray, n_relevant: float | None, threshold: float) -> RankedLists:
+    """The kernels' view of one ranked list (``relevances`` in rank order, no ties): the ideal ``ideal``
+    sorted descending; R = ``n_relevant``, by default the ideal's items with relevance >= ``threshold``."""
+    n = len(relevances)
+    values, codes = np.unique(np.asarray(relevances, dtype=np.float64), return_inverse=True)
+    ideal_rel = np.ascontiguousarray(np.sort(np.asarray(ideal, dtype=np.float64))[::-1])
+    if n_relevant is None:
+        n_relevant = float(np.sum(ideal_rel >= threshold))
+    return RankedLists(offsets=np.array([0, n], dtype=np.int64),
+                       rel_code=codes.astype(np.uint8 if len(values) <= 255 else np.int32).reshape(-1),
+                       rel_values=values, tie_key=(np.arange(n) % 2).astype(np.uint8),
+                       n_rel=np.array([float(n_relevant)]), ideal_offsets=np.array([0, len(ideal_rel)], dtype=np.int64),
+                       ideal_rel=ideal_rel)
+
+
 def ranking_families(lists: RankedLists, k: int, options: RankingOptions, columns: np.ndarray,
                      out: np.ndarray) -> None:
     """Fill ``out[u, columns[f]]`` with family ``f`` of ``FAMILIES`` at cutoff ``k`` for every user
     (families with ``columns[f] < 0`` are not stored)."""
-    _ranking_families(*lists, int(k), *options, columns, out)
+    _ranking_families(lists, int(k), options, columns, out)
 
 
 def ranking_curve(lists: RankedLists, users: np.ndarray, k_max: int, options: RankingOptions,
                   n_threads: int) -> np.ndarray:
     """Sums over ``users`` of every family at each cutoff k = 1..k_max: array ``(k_max, N_FAMILIES)``."""
-    return _ranking_curve(*lists, users, int(k_max), *options, n_threads)
+    return _ranking_curve(lists, users, int(k_max), options, n_threads)
 
 
-@njit(inline="always")
-def _put(out, u, columns, family, value):
-    c = columns[family]
-    if c >= 0:
-        out[u, c] = value
-
-
-@njit(parallel=True, work="rel_code", writes=("out",))
-def _ranking_families(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, k, gain_kind,
-                      ideal_kind, ap_norm, threshold, ties_average, disc_table, columns, out):
-    """The compiled loop of :func:`ranking_families`: the fields of ``RankedLists``, ``k``, the
-    fields of ``RankingOptions``, then ``columns`` and ``out``."""
+@njit(parallel=True, work="lists.rel_code", writes=("out",))
+def _ranking_families(lists, k, options, columns, out):
+    """The compiled loop of :func:`ranking_families`: one walk per user over its tie groups up to
+    max(K, R) positions (R for R-precision), counting the first K positions."""
+    gain_kind, ideal_kind, ap_norm, threshold, ties_average, disc_table = options
+    offsets, rel_code, rel_values, score = lists.offsets, lists.rel_code, lists.rel_values, lists.tie_key
     n_users = offsets.shape[0] - 1
     for u in nb.prange(n_users):
         a = offsets[u]
         n = offsets[u + 1] - a
         K = n if k == 0 else min(k, n)
         kk = n if k == 0 else k
-        R = n_rel[u]
+        R = lists.n_rel[u]
         R_int = int(R)
-        cg = 0.0
-        dcg = 0.0
-        ap_num = 0.0
-        ap_value = -1.0
-        rr = 0.0
-        rr_done = False
-        hits = 0.0
+        sums = USER_START
+        ap_cut = -1.0  # E[AP] of a tie group cut by k under the "retrieved" normalisation
         hits_R = 0.0
-        none_prob = 1.0
         b_rel = 0.0
         s = 0
         limit = max(K, R_int)
         while s < n and s < limit:
-            e = s + 1
-            if ties_average:
-                s0 = score[a + s]
-                while e < n and score[a + e] == s0:
-                    e += 1
-            if e == s + 1:  # a lone item: the general terms below with m = 1, without divisions
-                x = rel_values[rel_code[a + s]]
-                relevant = x >= threshold
-                if s < K:
-                    g = gain_of(x, gain_kind)
-                    cg += g
-                    dcg += g * disc_table[s]
-                    if relevant:
-                        hits += 1.0
-                        none_prob = 0.0
-                        if not rr_done:
-                            rr = 1.0 / (s + 1.0)
-                            rr_done = True
-                        ap_num += (b_rel + 1.0) / (s + 1.0)
-                if relevant:
-                    if s < R_int:
-                        hits_R += 1.0
-                    b_rel += 1.0
-                s = e
-                continue
+            e = tie_group_end(score, a, s, n, ties_average)
             m = e - s
-            G, Rg = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
             c = min(max(K - s, 0), m)
-            if c > 0:
-                disc = 0.0
-                for j in range(s, s + c):
-                    disc += disc_table[j]
-                dcg += G / m * disc
-                cg += G / m * c
-                hits += Rg / m * c
-                if Rg > 0.0:
-                    q = 1.0
-                    for i in range(c):
-                        if m - Rg - i <= 0.0:
-                            q = 0.0
-                            break
-                        q *= (m - Rg - i) / (m - i)
-                    none_prob *= q
-                    if not rr_done:
-                        p = Rg / m
-                        last = min(c, m - int(Rg) + 1)
-                        for j in range(last):
-                            rr += p / (s + j + 1.0)
-                            if m - j - 1 > 0:
-                                p *= (m - Rg - j) / (m - j - 1.0)
-                        rr_done = True
-                if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): never a literal 0, one compiled version
-                    ap_value = ap_retrieved_with_cut_group(ap_num, b_rel, np.int64(s), m, int(Rg), c)
-                elif Rg > 0.0:
+            if m == 1:  # a lone item (the common case): the same helpers, constants known when compiling
+                G, r = group_sums(rel_code, rel_values, a, s, s + 1, gain_kind, threshold)
+                if c == 1:
+                    part = group_step(group_start(1, r), 0, s, 1, r, b_rel, not sums[5], disc_table)
+                    sums = sums_after(sums, part, 1, 1, G, r)
+            else:
+                G, r = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
+                if c > 0:
+                    part = group_start(m, r)
                     for j in range(c):
-                        if m > 1:
-                            t = (Rg / m) * (b_rel + 1.0 + j * (Rg - 1.0) / (m - 1.0))
-                        else:
-                            t = Rg * (b_rel + 1.0)
-                        ap_num += t / (s + j + 1.0)
-            cR = min(max(R_int - s, 0), m)
-            hits_R += Rg / m * cR
-            b_rel += Rg
+                        part = group_step(part, j, s, m, r, b_rel, not sums[5], disc_table)
+                    if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): never a literal 0, one compiled version
+                        ap_cut = ap_retrieved_with_cut_group(sums[3], b_rel, np.int64(s), m, int(r), c)
+                    sums = sums_after(sums, part, c, m, G, r)
+            if r > 0.0:
+                hits_R += per_item(r, m) * min(max(R_int - s, 0), m)  # expected relevant items in the top R
+                b_rel += r
             s = e
-        # normalisations
-        if ideal_kind == IDEAL_JUDGED:
-            cut = ideal_offsets[u + 1] - ideal_offsets[u] if k == 0 else k
-            idcg = idcg_of(ideal_rel, ideal_offsets[u], ideal_offsets[u + 1], cut, gain_kind, disc_table)
-        elif ideal_kind == IDEAL_K:
-            idcg = 0.0
-            for j in range(kk):
-                idcg += gain_of(1.0, gain_kind) * disc_table[j]
-        else:
-            seg = np.empty(n, dtype=np.float64)
-            for j in range(n):
-                seg[j] = rel_values[rel_code[a + j]]
-            seg = sorted_desc(seg, n)
-            # np.int64(0): a literal 0 would compile a second version of idcg_of
-            idcg = idcg_of(seg, np.int64(0), n, n if k == 0 else k, gain_kind, disc_table)
-        if ap_value < 0.0:
-            den = ap_denominator(ap_norm, R, k, hits)
-            ap_value = ap_num / den if den > 0.0 else 0.0
-        _put(out, u, columns, CG, cg)
-        _put(out, u, columns, DCG, dcg)
-        _put(out, u, columns, NDCG, dcg / idcg if idcg > 0.0 else 0.0)
-        _put(out, u, columns, AP, ap_value)
-        _put(out, u, columns, RR, rr)
-        _put(out, u, columns, PRECISION, hits / kk if kk > 0 else 0.0)
-        _put(out, u, columns, RECALL, hits / R if R > 0.0 else 0.0)
-        _put(out, u, columns, F1, 2.0 * hits / (kk + R) if kk + R > 0.0 else 0.0)
-        _put(out, u, columns, HIT, 1.0 - none_prob)
-        _put(out, u, columns, R_PRECISION, hits_R / R if R > 0.0 else 0.0)
-        _put(out, u, columns, HITS, hits)
+        ideal = ideal_of(lists, u, ideal_kind)
+        idcg = idcg_of(ideal_kind, ideal, kk if ideal_kind == IDEAL_K or k > 0 else ideal.shape[0], gain_kind,
+                       disc_table)
+        ap = ap_cut if ap_cut >= 0.0 else ap_of(ap_norm, R, k, sums)
+        _store(out, u, columns, family_values(sums, ap, idcg, kk, R, hits_R / R if R > 0.0 else 0.0))
 
 
-@njit(parallel=True, work="rel_code")
-def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, ideal_rel, users, k_max, gain_kind,
-                   ideal_kind, ap_norm, threshold, ties_average, disc_table, n_threads):
-    """Sums over ``users`` of every family at each cutoff k = 1..k_max, in one pass per user.
+@njit(parallel=True, work="lists.rel_code")
+def _ranking_curve(lists, users, k_max, options, n_threads):
+    """Sums over ``users`` of every family at each cutoff k = 1..k_max, in one walk per user.
 
     Returns ``sums[k - 1, family]``; dividing by ``len(users)`` gives the means
-    that :func:`ranking_families` would give at each k separately (same
-    formulas and tie rule; the pooled ``hits`` column sums hits@k). R-precision
+    that :func:`ranking_families` would give at each k separately (the same
+    tie-group arithmetic; the pooled ``hits`` column sums hits@k). R-precision
     does not depend on k and its column is left at 0 here.
     """
+    gain_kind, ideal_kind, ap_norm, threshold, ties_average, disc_table = options
+    offsets, rel_code, rel_values, score = lists.offsets, lists.rel_code, lists.rel_values, lists.tie_key
     partial = np.zeros((n_threads, k_max, N_FAMILIES))
     n_sel = users.shape[0]
     for t in nb.prange(n_threads):
@@ -342,114 +412,39 @@ def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, i
             u = users[idx]
             a = offsets[u]
             n = offsets[u + 1] - a
-            R = n_rel[u]
-            # ideal gains for IDCG@k, k = 1..k_max
-            if ideal_kind == IDEAL_JUDGED:
-                ia = ideal_offsets[u]
-                ideal = ideal_rel[ia:ideal_offsets[u + 1]]
-            elif ideal_kind == IDEAL_K:
-                ideal = np.ones(k_max)
-            else:
-                ideal = np.empty(n)
-                for j in range(n):
-                    ideal[j] = rel_values[rel_code[a + j]]
-                ideal = sorted_desc(ideal, n)
+            R = lists.n_rel[u]
+            ideal = ideal_of(lists, u, ideal_kind)
             idcg_prefix = np.zeros(k_max)
             run_idcg = 0.0
             for j in range(k_max):
-                if j < ideal.shape[0]:
-                    run_idcg += gain_of(ideal[j], gain_kind) * disc_table[j]
+                g = ideal_gain(ideal_kind, ideal, j, gain_kind)
+                if g != 0.0:  # a zero gain reads no discount: past the ideal list the table may end
+                    run_idcg += g * disc_table[j]
                 idcg_prefix[j] = run_idcg
-            cg = 0.0
-            dcg = 0.0
-            hits = 0.0
-            ap_num = 0.0
-            rr = 0.0
-            rr_done = False
-            none_prob = 1.0
+            sums = USER_START
             b_rel = 0.0
             s = 0
             k = 0  # cutoffs 1..k filled so far
-            while s < n:
-                e = s + 1
-                if ties_average:
-                    while e < n and score[a + e] == score[a + s]:
-                        e += 1
+            while s < n and k < k_max:
+                e = tie_group_end(score, a, s, n, ties_average)
                 m = e - s
-                G, Rg = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
-                # partial state inside the group, cutoff k = s + c
-                q = 1.0
-                rr_part = 0.0
-                p_first = Rg / m
-                ap_part = 0.0
-                disc = 0.0
-                for c in range(1, m + 1):
-                    j = c - 1
-                    disc += disc_table[s + j]
-                    if Rg > 0.0:
-                        if m - Rg - j <= 0.0:
-                            q = 0.0
-                        else:
-                            q *= (m - Rg - j) / (m - j)
-                        if not rr_done and j <= m - Rg:
-                            rr_part += p_first / (s + j + 1.0)
-                            if m - j - 1 > 0:
-                                p_first *= (m - Rg - j) / (m - j - 1.0)
-                        if m > 1:
-                            tt = (Rg / m) * (b_rel + 1.0 + j * (Rg - 1.0) / (m - 1.0))
-                        else:
-                            tt = Rg * (b_rel + 1.0)
-                        ap_part += tt / (s + j + 1.0)
-                    kc = s + c
-                    if kc > k_max:
-                        break
-                    h = hits + Rg / m * c
+                G, r = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
+                part = group_start(m, r)
+                for c in range(1, min(m, k_max - s) + 1):
+                    part = group_step(part, c - 1, s, m, r, b_rel, not sums[5], disc_table)
+                    k = s + c
+                    inside = sums_after(sums, part, c, m, G, r)
                     if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): as in _ranking_families
-                        ap = ap_retrieved_with_cut_group(ap_num, b_rel, np.int64(s), m, int(Rg), c)
+                        ap = ap_retrieved_with_cut_group(sums[3], b_rel, np.int64(s), m, int(r), c)
                     else:
-                        den = ap_denominator(ap_norm, R, kc, h)
-                        ap = (ap_num + ap_part) / den if den > 0.0 else 0.0
-                    d = dcg + G / m * disc
-                    row = acc[kc - 1]
-                    row[CG] += cg + G / m * c
-                    row[DCG] += d
-                    row[NDCG] += d / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
-                    row[AP] += ap
-                    row[RR] += rr + rr_part if not rr_done else rr
-                    row[PRECISION] += h / kc
-                    row[RECALL] += h / R if R > 0.0 else 0.0
-                    row[F1] += 2.0 * h / (kc + R) if kc + R > 0.0 else 0.0
-                    row[HIT] += 1.0 - none_prob * (q if Rg > 0.0 else 1.0)
-                    row[HITS] += h
-                    k = kc
-                # close the group
-                cg += G
-                dcg += G / m * disc
-                hits += Rg
-                ap_num += ap_part
-                if Rg > 0.0:
-                    none_prob *= q
-                    if not rr_done:
-                        rr += rr_part
-                        rr_done = True
-                b_rel += Rg
+                        ap = ap_of(ap_norm, R, k, inside)
+                    _add(acc[k - 1], family_values(inside, ap, idcg_prefix[k - 1], k, R, 0.0))
+                sums = sums_after(sums, part, m, m, G, r)  # (unused once k = k_max: the walk ends)
+                b_rel += r
                 s = e
-                if k >= k_max:
-                    break
             # cutoffs beyond the list: only the normalisations change
             for kc in range(k + 1, k_max + 1):
-                den = ap_denominator(ap_norm, R, kc, hits)
-                row = acc[kc - 1]
-                row[CG] += cg
-                row[DCG] += dcg
-                row[NDCG] += dcg / idcg_prefix[kc - 1] if idcg_prefix[kc - 1] > 0.0 else 0.0
-                row[AP] += ap_num / den if den > 0.0 else 0.0
-                row[RR] += rr
-                row[PRECISION] += hits / kc
-                row[RECALL] += hits / R if R > 0.0 else 0.0
-                row[F1] += 2.0 * hits / (kc + R) if kc + R > 0.0 else 0.0
-                row[HIT] += 1.0 - none_prob
-                row[HITS] += hits
+                _add(acc[kc - 1], family_values(sums, ap_of(ap_norm, R, kc, sums), idcg_prefix[kc - 1], kc, R, 0.0))
     # partial.sum(axis=0) as loops: the same additions in the same order (from 0.0, thread by thread),
     # without compiling numba's axis reduction (over a second on a fresh installation)
     sums = np.zeros((k_max, N_FAMILIES))
@@ -458,3 +453,41 @@ def _ranking_curve(offsets, rel_code, rel_values, score, n_rel, ideal_offsets, i
             for f in range(N_FAMILIES):
                 sums[kc, f] += partial[t, kc, f]
     return sums
+
+
+@njit(inline="always")
+def _put(out, u, columns, family, value):
+    c = columns[family]
+    if c >= 0:
+        out[u, c] = value
+
+
+@njit(inline="always")
+def _store(out, u, columns, values):
+    """out[u, columns[f]] = values[f] for every family f stored (columns[f] >= 0), by constant index."""
+    _put(out, u, columns, CG, values[CG])
+    _put(out, u, columns, DCG, values[DCG])
+    _put(out, u, columns, NDCG, values[NDCG])
+    _put(out, u, columns, AP, values[AP])
+    _put(out, u, columns, RR, values[RR])
+    _put(out, u, columns, PRECISION, values[PRECISION])
+    _put(out, u, columns, RECALL, values[RECALL])
+    _put(out, u, columns, F1, values[F1])
+    _put(out, u, columns, HIT, values[HIT])
+    _put(out, u, columns, R_PRECISION, values[R_PRECISION])
+    _put(out, u, columns, HITS, values[HITS])
+
+
+@njit(inline="always")
+def _add(row, values):
+    """row[f] += values[f] for every family f but R-precision (no cutoff: the curve leaves it at 0), by constant index."""
+    row[CG] += values[CG]
+    row[DCG] += values[DCG]
+    row[NDCG] += values[NDCG]
+    row[AP] += values[AP]
+    row[RR] += values[RR]
+    row[PRECISION] += values[PRECISION]
+    row[RECALL] += values[RECALL]
+    row[F1] += values[F1]
+    row[HIT] += values[HIT]
+    row[HITS] += values[HITS]
