@@ -11,8 +11,9 @@ Every metric here is written once as three steps:
 ``mc.evaluate`` is the one-partition case (its partial is the combined sum);
 the Spark backend runs the same partial on each group of users, combines the
 partials on the driver (or with a Spark group-by per item) and calls the same
-finalize. Range checks (logloss's probabilities) live in the finalize step,
-so both paths raise the same error.
+finalize. The input checks a metric's registry ``needs`` ask for (``probabilities``:
+every score in [0, 1]) read the partial of :func:`scored_partials` and run before
+finalize (:func:`check_needs`), so both paths raise the same error for every such metric.
 
 ``auc`` and ``pr_auc`` are rank statistics over all scored rows
 (:attr:`RowReduction.whole`): their partial is the number of positive and
@@ -100,8 +101,11 @@ def _probabilities_partial(r: ScoredRows) -> dict:
     return {"rows": r.n, "outside_0_1": n_bad, "first_outside_0_1": float(r.score[bad][0]) if n_bad else None}
 
 
-def _check_probabilities(name: str, t: dict) -> None:
-    if t.get("outside_0_1"):
+def check_needs(name: str, needs, t: dict) -> None:
+    """The input checks of a scored-row metric ``name`` whose registry entry needs ``needs``, on the combined
+    partial sums ``t`` (of :func:`scored_partials` with ``probabilities=True`` when any metric needs them):
+    ``probabilities`` -> every score in [0, 1] (one-line MetricsError naming the first score outside)."""
+    if "probabilities" in needs and t.get("outside_0_1"):
         raise MetricsError(
             f"{name} needs probabilities in [0, 1]; {int(t['outside_0_1'])} score(s) fall outside, "
             f"e.g. {t['first_outside_0_1']:g}; apply a sigmoid first or drop {name}"
@@ -115,7 +119,6 @@ def _logloss_partial(r: ScoredRows) -> dict:
 
 
 def _logloss_final(t: dict) -> float:
-    _check_probabilities("logloss", t)
     return _ratio(t["logloss_sum"], t["rows"])
 
 
@@ -126,7 +129,6 @@ def _brier_partial(r: ScoredRows) -> dict:
 
 
 def _brier_final(t: dict) -> float:
-    _check_probabilities("brier", t)
     return _ratio(t["brier_sum"], t["rows"])
 
 
@@ -181,7 +183,6 @@ def _ece_partial(r: ScoredRows) -> dict:
 
 def _ece_final(t: dict) -> float:
     """sum_b (n_b / n) |mean label_b - mean score_b| = sum_b |sum label_b - sum score_b| / n."""
-    _check_probabilities("ece", t)
     gap = sum(abs(t[f"ece_y_{b}"] - t[f"ece_p_{b}"]) for b in range(ECE_BINS))
     return _ratio(gap, t["rows"])
 
@@ -291,9 +292,10 @@ AVERAGE_PRECISION = RowReduction(_nothing, _whole_only, whole=lambda r: cls.aver
 RANK_STATISTICS = (ROC_AUC, AVERAGE_PRECISION)
 
 
-def scored_partials(reductions: Iterable[RowReduction], rows: ScoredRows) -> dict:
-    """The partial sums one partition contributes to the scored-row metrics of ``reductions``."""
-    out: dict = {}
+def scored_partials(reductions: Iterable[RowReduction], rows: ScoredRows, probabilities: bool = False) -> dict:
+    """The partial sums one partition contributes to the scored-row metrics of ``reductions``; with
+    ``probabilities`` (a metric needs them) also the count of scores outside [0, 1] that :func:`check_needs` reads."""
+    out: dict = _probabilities_partial(rows) if probabilities else {}
     for reduction in dict.fromkeys(reductions):
         out.update(reduction.partial(rows))
     return out

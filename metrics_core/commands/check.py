@@ -36,7 +36,7 @@ from ..io import read_table
 from ..presets import PRESETS, metric_names as preset_metric_names
 from ..stats import CORRECTIONS, TESTS
 from . import _output
-from .evaluate import add_input_arguments, check_probabilities, conventions, load_inputs, metric_bases
+from .evaluate import add_input_arguments, check_probabilities, conventions, load_inputs, probability_metrics
 
 HELP = "pass or fail conditions on metrics (thresholds, no regression against a baseline) for CI"
 EXIT_FAILED = 1
@@ -121,11 +121,10 @@ def run(args) -> int:
     notes: list[str] = []
     qrels, runs = load_inputs(args, notes)
     conv = conventions(args)
-    probabilities = "logloss" in metric_bases(labels)
+    probabilities = probability_metrics(labels, args.preset)
     evaluations = {}
     for r in runs:
-        if probabilities:
-            check_probabilities(r)
+        check_probabilities(r, probabilities)
         evaluations[r.model] = _evaluate(r.frame, qrels, labels, conv, r.path)
     baseline = None
     if args.baseline:

@@ -49,7 +49,7 @@ from ..stats import CORRECTIONS, JOINT_TESTS, TESTS
 from . import _output
 from ..terminal import write_data
 from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
-                       load_inputs, metric_bases, metric_labels)
+                       load_inputs, metric_labels, probability_metrics)
 
 HELP = "paired significance tests between runs on per-user metrics"
 
@@ -124,9 +124,9 @@ def evaluate_runs(args, labels: list[str], notes: list[str]) -> dict:
     import metrics_core as mc
 
     qrels, runs = load_inputs(args, notes)
-    if "logloss" in metric_bases(labels, getattr(args, "preset", None)):
-        for r in runs:
-            check_probabilities(r)
+    probabilities = probability_metrics(labels, getattr(args, "preset", None))
+    for r in runs:
+        check_probabilities(r, probabilities)
     conv = conventions(args)
     out = {}
     for r in runs:

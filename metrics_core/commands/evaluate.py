@@ -204,17 +204,27 @@ def id_writing_notes(run: pd.DataFrame, run_name, qrels: pd.DataFrame, qrels_nam
     return [line for line in lines if line]
 
 
-def check_probabilities(run: RunInput) -> None:
-    """logloss needs scores in [0, 1]: name the first line outside and count them."""
+def check_probabilities(run: RunInput, metrics: list[str]) -> None:
+    """``metrics`` (requested metrics whose registry entry needs probabilities, :func:`probability_metrics`)
+    read the scores as probabilities: name the first line with a score outside [0, 1] and count them."""
+    if not metrics:
+        return
     score = run.frame["score"].to_numpy()
     bad = np.flatnonzero((score < 0) | (score > 1))
     if len(bad):
         i = int(bad[0])
         src = "score" if run.mapping.score_from_rank else run.mapping.score
+        names = ", ".join(metrics)
         raise MetricsError(
-            f"{run.path}: {run.mapping.where(i)}: logloss needs probabilities in [0, 1] but column {src!r} "
-            f"holds {score[i]:g}; {len(bad)} score(s) fall outside [0, 1]. Apply a sigmoid first or drop logloss"
+            f"{run.path}: {run.mapping.where(i)}: {names} need{'s' if len(metrics) == 1 else ''} probabilities "
+            f"in [0, 1] but column {src!r} holds {score[i]:g}; {len(bad)} score(s) fall outside [0, 1]. "
+            f"Apply a sigmoid first or drop {names}"
         )
+
+
+def probability_metrics(labels: list[str], preset: str | None = None) -> list[str]:
+    """The requested metrics (as requested) whose registry entry needs probabilities (``needs``)."""
+    return [spec.label for spec in preset_parse_metrics(labels, preset) if "probabilities" in spec.entry.needs]
 
 
 def conventions(args) -> dict:
@@ -249,12 +259,6 @@ def metric_labels(args) -> list[str]:
     specs = preset_parse_metrics(given, getattr(args, "preset", None))
     labels = list(dict.fromkeys(s.label.strip() for s in specs))
     return labels
-
-
-def metric_bases(labels: list[str], preset: str | None = None) -> set[str]:
-    """Canonical base names of parsed metric labels (``log_loss`` -> ``logloss``), library names under
-    ``preset`` read as that library's."""
-    return {spec.name for spec in preset_parse_metrics(labels, preset)}
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -348,10 +352,10 @@ def run(args) -> int:
         results = _evaluate_spark(args, labels, conv, notes)
     else:
         qrels, runs = load_inputs(args, notes, check_run_pairs=False)  # mc.prepare finds repeated pairs
-        if "logloss" in metric_bases(labels, getattr(args, "preset", None)):
-            for r in runs:
-                with r.pairs_checked_on_error():
-                    check_probabilities(r)
+        probabilities = probability_metrics(labels, getattr(args, "preset", None))
+        for r in runs:
+            with r.pairs_checked_on_error():
+                check_probabilities(r, probabilities)
         results = _evaluate_local(qrels, runs, labels, conv)
     err = sys.stderr
     if not args.quiet:

@@ -195,8 +195,10 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
     conv = plan.conventions
     rows = reductions.scored_rows(ranked, thr, float(conv["threshold"]), conv["gauc_weight"],
                                   judged_only=conv["unjudged_rows"] == "exclude")
-    reduced = [s.entry.reduction for s in plan.specs if s.entry.on_scored_rows]
-    stats["scored"] = reductions.scored_partials(reduced, rows)
+    scored_specs = [s for s in plan.specs if s.entry.on_scored_rows]
+    reduced = [s.entry.reduction for s in scored_specs]
+    stats["scored"] = reductions.scored_partials(reduced, rows,
+                                                 probabilities=any("probabilities" in s.entry.needs for s in scored_specs))
     stats["scored_rows"] = rows.n
     stats["scored_positives"] = float(rows.label.sum())
     if any(r.whole is not None for r in reduced) and rows.n:

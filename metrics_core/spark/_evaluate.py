@@ -375,6 +375,7 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
                                  any(x.entry.reduction is reductions.RANK_STATISTICS[1] for x in specs))
             summary[label] = auc_ap[reductions.RANK_STATISTICS.index(spec.entry.reduction)]
         elif combine == "row_sums":
+            reductions.check_needs(label, spec.entry.needs, scored)
             summary[label] = spec.entry.reduction.finalize(scored)
         elif combine == "item_coverage":
             summary[label] = _coverage(out, specs.index(spec), run, truth, item_features)
