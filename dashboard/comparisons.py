@@ -27,7 +27,6 @@ import pandas as pd
 
 from metrics_core import stats
 from metrics_core.compare import POWER, compare
-from metrics_core.encode import ids_in
 
 from . import background, cache
 
@@ -258,12 +257,6 @@ def _prefetch_sign_flips(keys: tuple, per_user: dict, metrics: tuple, baseline: 
     for b in all_per_user:
         background.start(_rows_key(all_keys, matrix_metric, b, test, 0, N_PERMUTATIONS, opt_key),
                          _rows(all_per_user, matrix_metric, b, test, 0, N_PERMUTATIONS))
-
-
-def users_among(per_user: pd.DataFrame, ids) -> pd.DataFrame:
-    """The rows of a per-user table whose user id is one of ``ids`` (ids compared exactly, as strings
-    or integers as they were read)."""
-    return per_user[ids_in(per_user.index, ids)]
 
 
 def paired(baseline: pd.Series, challenger: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:

@@ -238,11 +238,6 @@ def load_errors() -> list[str]:
     return [msg for _, msg in _entries()[1]]
 
 
-def load_problems() -> list[tuple[str | None, str]]:
-    """``(model name, or None for the ground truth; message)`` per failed file."""
-    return _entries()[1]
-
-
 def read_mapping(model: str | None):
     """metrics_core's ColumnMapping of a model's file (None: the ground truth), or None."""
     src = sources()
@@ -353,11 +348,6 @@ def _side_problems(src: Sources | None = None) -> list[Problem]:
             except MetricsError as exc:
                 out.append(Problem(role, None, blob.name, str(exc)))
     return out
-
-
-def side_errors() -> list[str]:
-    """Messages for an item-features or user-attributes file that cannot be read."""
-    return [p.message for p in _side_problems()]
 
 
 def _features_key() -> str:

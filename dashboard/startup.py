@@ -25,9 +25,9 @@ import threading
 PAGE_MODULES = (
     "dashboard.state", "dashboard.sources", "dashboard.owner", "dashboard.uploads", "dashboard.url",
     "dashboard.url_numbers", "dashboard.tables", "dashboard.text", "dashboard.snapshot_brief",
-    "dashboard.brief_text", "dashboard.decision", "dashboard.metric_lists", "dashboard.charts",
-    "dashboard.compare_charts", "dashboard.comparisons", "dashboard.verdict", "dashboard.curve_tables",
-    "dashboard.distribution_tables", "dashboard.explain_tables", "dashboard.failure_tables",
+    "dashboard.brief_text", "dashboard.decision", "dashboard.metric_lists",
+    "dashboard.comparisons", "dashboard.verdict", "dashboard.curve_tables",
+    "dashboard.explain_tables", "dashboard.failure_tables",
     "dashboard.triage", "dashboard.files", "dashboard.background", "dashboard.cache", "metrics_core.brief_record",
 )
 

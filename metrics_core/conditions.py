@@ -33,8 +33,6 @@ from dataclasses import dataclass, replace
 from .errors import MetricsError
 from .registry import MetricSpec, parse_metric
 
-#: comparison operators of threshold conditions
-OPERATORS = (">=", ">", "<=", "<")
 #: a relative margin is a share of the baseline's mean: 0% to this
 MAX_MARGIN_PERCENT = 100.0
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"

@@ -34,7 +34,6 @@ class ItemFeatures:
     tag_start: np.ndarray | None = None  # -1 where an item has no features
     tag_end: np.ndarray | None = None
     tags: np.ndarray | None = None
-    n_catalogue: int = 0
 
 
 def _tag_list(value) -> list[str]:
@@ -71,8 +70,7 @@ def align_features(item_features: pd.DataFrame, item_ids: pd.Index) -> ItemFeatu
         tag_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         tags = np.concatenate(per_code) if n_items else np.empty(0, dtype=np.int64)
         starts = np.where(known, tag_offsets[:-1], -1)
-        return ItemFeatures("jaccard", known, tag_start=starts, tag_end=tag_offsets[1:].copy(), tags=tags,
-                            n_catalogue=len(df))
+        return ItemFeatures("jaccard", known, tag_start=starts, tag_end=tag_offsets[1:].copy(), tags=tags)
     numeric = df[others].apply(pd.to_numeric, errors="coerce") if others else None
     if numeric is None or numeric.isna().any().any():
         raise MetricsError(
@@ -86,4 +84,4 @@ def align_features(item_features: pd.DataFrame, item_ids: pd.Index) -> ItemFeatu
     rows = np.arange(len(df))
     feat_row[code[code >= 0]] = rows[code >= 0]
     return ItemFeatures("cosine", known, feat_row=feat_row, matrix=np.ascontiguousarray(matrix),
-                        raw=np.ascontiguousarray(raw), n_catalogue=len(df))
+                        raw=np.ascontiguousarray(raw))

@@ -723,11 +723,6 @@ def label_at(metric: Metric, k: int) -> str:
     return metric.name if metric.cutoff == CUTOFF_NONE else f"{metric.name}@{k}"
 
 
-def ranking_columns() -> dict[str, str]:
-    """Ranking metric name -> its ranking kernel column (``map`` -> ``ap``, ``mrr`` -> ``rr``)."""
-    return {m.name: m.family for m in METRICS if m.kind == "ranking"}
-
-
 def derivations() -> dict[str, Derived]:
     """Ranking family -> its derivation (:mod:`metrics_core.derived`): the families filled after the
     ranking kernel, and the kernel columns replaced under some conventions."""

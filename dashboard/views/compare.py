@@ -14,7 +14,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import background, compare_charts as cc, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
+from dashboard import background, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
+from dashboard.state import compare_figures
 from dashboard.decision import ALPHAS, CORRECTIONS, TESTS
 
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
@@ -155,8 +156,8 @@ with st.expander("Full statistics"):
     st.caption(text.SPREADSHEET_NOTE)
 
 col_a, col_b = st.columns(2)
-col_a.plotly_chart(state.cached_figure("compare_forest", table, cc.lift_forest), key="compare_forest")
-col_b.plotly_chart(state.cached_figure("compare_wtl", table, cc.win_tie_loss), key="compare_wtl")
+col_a.plotly_chart(state.cached_figure("compare_forest", table, compare_figures.lift_forest), key="compare_forest")
+col_b.plotly_chart(state.cached_figure("compare_wtl", table, compare_figures.win_tie_loss), key="compare_wtl")
 
 st.subheader("Every model against every other", anchor=False)
 matrix_metric = url.bound(lambda: st.selectbox("Metric of the matrix", metrics, key="compare_matrix_metric"),
@@ -254,9 +255,9 @@ def per_user_section() -> None:
                          f"{focus_model} {unserved[focus_model]:,}."))
     col_a, col_b = st.columns(2)
     plotted = pairs.assign(segment=pairs["user_id"].map(segment).to_numpy())
-    col_a.plotly_chart(state.cached_figure("compare_scatter", plotted, cc.pair_scatter, focus_metric, baseline,
+    col_a.plotly_chart(state.cached_figure("compare_scatter", plotted, compare_figures.pair_scatter, focus_metric, baseline,
                                            focus_model), key="compare_scatter")
-    col_b.plotly_chart(state.cached_figure("compare_hist", pairs, cc.pair_differences, focus_metric, baseline,
+    col_b.plotly_chart(state.cached_figure("compare_hist", pairs, compare_figures.pair_differences, focus_metric, baseline,
                                            focus_model, float(row["ci_low"]), float(row["ci_high"])),
                        key="compare_hist")
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, curve_tables, format as fmt, metric_lists, state, tables, text, url
+from dashboard import curve_tables, format as fmt, metric_lists, state, tables, text, url
+from dashboard.state import figures
 
 st.title("Curves")
 models = state.require_models()
-colors = charts.model_colors(list(models))
+colors = figures.model_colors(list(models))
 settings = state.settings()
 conv = state.conventions()
 threshold_rel = tables.relevance_threshold(conv)
@@ -24,7 +25,7 @@ st.caption("The ranking view: for each K, the mean over users of precision@K (re
            f"{metric_lists.missing_sentence(conv)}")
 with state.guard():
     long = state.metric_curves(list(metric_lists.CURVES_K), k_max=metric_lists.CURVES_K_MAX)
-st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, charts.metric_vs_k, colors), key="curves_vs_k")
+st.plotly_chart(state.cached_figure("precision_recall_vs_k", long, figures.metric_vs_k, colors), key="curves_vs_k")
 
 st.subheader("Pooled over every scored row", anchor=False)
 st.caption(f"Every row of the results is one prediction, labelled positive when its relevance is at least "
@@ -60,9 +61,9 @@ left, right = st.columns(2)
 # the figures are built once per models, labels and conventions (what the curves and their AUCs depend on)
 drawn = (f"{tuple((n, state.model_keys().get(n, n)) for n in models)!r}|{threshold_rel}|{state.users()}|"
          f"{sorted(state.evaluation_options().items())!r}")
-left.plotly_chart(state.keyed_figure("curves_roc", drawn, charts.roc, roc, {n: evals[n].summary[metric_lists.one("roc")] for n in roc},
+left.plotly_chart(state.keyed_figure("curves_roc", drawn, figures.roc, roc, {n: evals[n].summary[metric_lists.one("roc")] for n in roc},
                                      colors), key="curves_roc")
-right.plotly_chart(state.keyed_figure("curves_pr", f"{drawn}|{recall_over}", charts.pr, pr,
+right.plotly_chart(state.keyed_figure("curves_pr", f"{drawn}|{recall_over}", figures.pr, pr,
                                       {n: evals[n].summary[metric_lists.one("pr_curve")] for n in pr}, colors), key="curves_pr")
 
 st.subheader("Calibration", anchor=False)
@@ -75,7 +76,7 @@ else:
     with state.guard():
         cal = {n: state.curve("calibration", n, r, n_bins=n_bins, relevance_threshold=threshold_rel)
                for n, r in calibrated.items()}
-    st.plotly_chart(state.keyed_figure("curves_calibration", f"{drawn}|{n_bins}", charts.calibration, cal,
+    st.plotly_chart(state.keyed_figure("curves_calibration", f"{drawn}|{n_bins}", figures.calibration, cal,
                                        {n: evals[n].summary[metric_lists.one("calibration")] for n in cal}, colors),
                     key="curves_calibration")
     st.caption("Rows per score bin (a point from a few rows says little):")
@@ -102,7 +103,7 @@ with state.guard():
     cm_eval = state.evaluate_all(list(metric_lists.THRESHOLD), threshold=threshold)[cm_model]
     cm = state.curve("confusion", cm_model, models[cm_model], threshold=threshold, relevance_threshold=threshold_rel)
 left, right = st.columns([2, 3])
-left.plotly_chart(charts.confusion(cm, cm_model), key="curves_cm")
+left.plotly_chart(figures.confusion(cm, cm_model), key="curves_cm")
 s = cm_eval.summary
 right.dataframe({"metric": list(metric_lists.THRESHOLD),
                  "value": [s.get(m, float("nan")) for m in metric_lists.THRESHOLD]},

@@ -8,11 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, distribution_tables, format as fmt, metric_lists, state, tables, url
+from dashboard import format as fmt, metric_lists, state, tables, url
+from dashboard.state import distribution_tables, figures
 
 st.title("Distributions")
 models = state.require_models()
-colors = charts.model_colors(list(models))
+colors = figures.model_colors(list(models))
 k = state.controls()["k"]
 
 options = metric_lists.labels(metric_lists.PER_USER, k)
@@ -35,9 +36,9 @@ st.dataframe(state.distribution_summary(long),
              key="dist_summary", placeholder=fmt.EMPTY)
 
 left, right = st.columns(2)
-left.plotly_chart(state.cached_figure("dist_ecdf", distribution_tables.ecdf_steps(long), charts.ecdf, metric, colors),
+left.plotly_chart(state.cached_figure("dist_ecdf", distribution_tables.ecdf_steps(long), figures.ecdf, metric, colors),
                   key="dist_ecdf")
-right.plotly_chart(state.cached_figure("dist_box", distribution_tables.box_stats(long), charts.box, metric, colors),
+right.plotly_chart(state.cached_figure("dist_box", distribution_tables.box_stats(long), figures.box, metric, colors),
                    key="dist_box")
 st.caption("ECDF: share of users with a value at most x (a curve further right is better for a metric where "
            "higher is better); box: median, quartiles and the spread of the per-user values of each model.")
@@ -54,7 +55,7 @@ else:
 segment, segment_col = state.user_segments(pd.Index(long["user_id"]), models, attrs, attr_col,
                                            tables.relevance_threshold(state.conventions()))
 table = state.segment_table(long, segment)
-st.plotly_chart(state.cached_figure("dist_segments", table, charts.segments, metric, segment_col, colors),
+st.plotly_chart(state.cached_figure("dist_segments", table, figures.segments, metric, segment_col, colors),
                 key="dist_segments")
 st.dataframe(table.pivot(index="segment", columns="model", values="mean")[list(evals)],
              key="dist_segment_table", placeholder=fmt.EMPTY)

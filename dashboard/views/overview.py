@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, charts, format as fmt, metric_lists, sources, state, tables, text, url
+from dashboard import background, format as fmt, metric_lists, sources, state, tables, text, url
+from dashboard.state import figures
 
 st.title("Overview")
 opened = sources.current()
@@ -19,7 +20,7 @@ models = state.require_models()
 c = state.controls()
 k = c["k"]
 settings = state.settings()
-colors = charts.model_colors(list(models))
+colors = figures.model_colors(list(models))
 
 ranking = metric_lists.labels(metric_lists.RANKING, k)
 scored = metric_lists.scored_labels()
@@ -78,7 +79,7 @@ if show_ci:
                                                 help=metric_lists.help_for(st.session_state.get(
                                                     "overview_bar_metric", ranking[0]), settings)),
                            "overview_bar_metric", ranking[0], options=ranking)
-        st.plotly_chart(state.cached_figure("summary_bars", cis, charts.summary_bars, metric, colors),
+        st.plotly_chart(state.cached_figure("summary_bars", cis, figures.summary_bars, metric, colors),
                         key="overview_bars")
 
 st.subheader("Scored-row metrics")
@@ -159,4 +160,4 @@ if compiling:
                "the chart appears here by itself in a few seconds.")
     background.refresh_when_ready([compiling])
 else:
-    st.plotly_chart(state.cached_figure("metric_vs_k", long, charts.metric_vs_k, colors), key="overview_vs_k")
+    st.plotly_chart(state.cached_figure("metric_vs_k", long, figures.metric_vs_k, colors), key="overview_vs_k")

@@ -187,16 +187,6 @@ def top_k_inclusion(offsets, score, k, ties_average):
     return p
 
 
-def top_k_mask(offsets: np.ndarray, k: int) -> np.ndarray:
-    """Boolean mask of ranked rows within each user's top k (k = 0: all rows)."""
-    n = int(offsets[-1])
-    if k == 0:
-        return np.ones(n, dtype=bool)
-    lengths = np.diff(offsets)
-    rank = np.arange(n) - np.repeat(offsets[:-1], lengths)
-    return rank < k
-
-
 def self_information(counts: np.ndarray, n_users: int) -> np.ndarray:
     """-log2(pop), pop = count / n_users with unseen items counted once."""
     c = np.maximum(counts.astype(np.float64), 1.0)
