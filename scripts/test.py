@@ -24,6 +24,9 @@ Options (before any pytest argument):
 ``--busy``     keeps every core busy with CPU-bound processes started here and stopped when
                the tests end (each also stops by itself after ``--busy-limit`` seconds, 7200 by
                default, or when this script is gone): the suite must pass on a loaded machine.
+``--quick``    the quick tier, for a change to one module: every test but the browser tests
+               (``tests/browser``, the random walks among them) and the Spark tests (``-m "not browser and not
+               spark"``); the full suite, without it, stays the CI command.
 ``--jobs N``   worker processes (default: :func:`default_workers`, one per core plus one, 3 to 8
                as the memory allows); ``--jobs 0`` runs in this process.
 
@@ -53,6 +56,8 @@ WORKERS = 3
 MAX_WORKERS = 8
 GIB_PER_WORKER = 3.0  # three workers took 7.5 GiB at the peak of a full run (2026-11-27)
 INSIDE = "METRICS_CORE_TEST_INSIDE_VENV"
+#: pytest arguments of ``--quick``: no browser (Chromium, dashboard servers, the random walks) and no Spark
+QUICK_ARGS = ("--ignore=tests/browser", "-m", "not browser and not spark")
 HOG = """
 import os, sys, time
 end, parent = time.monotonic() + float(sys.argv[1]), int(sys.argv[2])
@@ -243,6 +248,7 @@ def main(argv: list[str]) -> int:
     argv = list(argv)
     latest = bool(take_option(argv, "--latest"))
     busy = bool(take_option(argv, "--busy"))
+    quick = bool(take_option(argv, "--quick"))
     busy_limit = float(take_option(argv, "--busy-limit", has_value=True) or 7200)
     jobs_text = take_option(argv, "--jobs", has_value=True)
     jobs = default_workers() if jobs_text is None else int(jobs_text)
@@ -261,6 +267,8 @@ def main(argv: list[str]) -> int:
         env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
         changed = install_latest(env) if latest else install_locked(env) or []
     os.chdir(REPO)
+    if quick:
+        argv = [*QUICK_ARGS, *argv]
     if jobs > 0:
         argv = ["-n", str(jobs), "--dist", "loadgroup", *argv]
     env = dict(os.environ, METRICS_CORE_TEST_ENV=mode if os.environ.get("METRICS_CORE_SKIP_SETUP") != "1" else "")

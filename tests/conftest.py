@@ -90,6 +90,9 @@ def pytest_runtestloop(session):
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:  # a test taking the Spark session is a Spark test (``-m "not spark"`` leaves it out)
+        if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
     items[:] = longest_first(items)
     for item in items:
         group = xdist_group_of(item)

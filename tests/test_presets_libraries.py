@@ -256,6 +256,7 @@ def spark_context():
     yield session.sparkContext
 
 
+@pytest.mark.spark
 def test_spark_mllib_preset_matches_ranking_metrics(spark_context):
     from pyspark.mllib.evaluation import RankingMetrics
 
