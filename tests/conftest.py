@@ -60,7 +60,7 @@ def pytest_sessionstart(session):
     (the two variants on the two cores) and waits for it in :func:`pytest_runtestloop`: under
     pytest-xdist the workers start and collect the tests meanwhile, then load the kernels from
     the cache when they need them."""
-    if hasattr(session.config, "workerinput"):
+    if hasattr(session.config, "workerinput") or session.config.option.collectonly:  # collecting runs no kernel
         return
     from metrics_core.kernels import cache_stamp
 
