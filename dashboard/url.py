@@ -10,6 +10,7 @@ that page navigation, which drops unbound parameters, never loses them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import streamlit as st
@@ -129,8 +130,9 @@ def _from_url(raw: str | list[str], kind: type) -> Any:
             return {"true": True, "false": False}[raw.lower()]
         if kind is int:
             return int(raw)
-        if kind is float:
-            return float(raw)
+        if kind is float:  # nan and inf are no position of a slider or bound of a range
+            value = float(raw)
+            return value if math.isfinite(value) else None
         return str(raw)
     except (KeyError, ValueError, TypeError, IndexError):
         return None

@@ -111,3 +111,18 @@ def test_upload_after_the_working_copy_expired_starts_a_new_one_and_says_so(monk
     assert [f.data for f in saved.files_with_role("qrels")] == [demo.to_csv_bytes(d.qrels)]
     page(at, "overview")
     assert frame_with(at, "ndcg@10").shape[0] == len(d.runs)
+
+
+@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "NaN"])
+def test_a_page_number_in_the_address_that_is_not_finite_is_ignored(raw):
+    """``?curves_threshold=nan`` (a page's bound slider, not a convention): the Curves page draws,
+    its slider at the opening threshold as without the parameter; a finite value in range is kept."""
+    plain = page(app(), "curves")
+    slider = plain.slider(key="curves_threshold")
+    opening, low, high = slider.value, slider.min, slider.max
+    at = page(app(curves_threshold=raw), "curves")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.slider(key="curves_threshold").value == opening
+    inside = low + (high - low) / 3
+    kept = page(app(curves_threshold=repr(inside)), "curves")
+    assert kept.slider(key="curves_threshold").value == pytest.approx(inside)
