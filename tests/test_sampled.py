@@ -144,3 +144,28 @@ def test_bad_inputs():
         sampled_metrics(run, qrels.assign(item_id="t"), ["mrr@10"], n_items=10)
     with pytest.raises(MetricsError, match="catalogue size"):
         sampled_metrics(run, qrels, ["ap"], n_items=None)
+
+
+def test_compare_command_says_which_pair_may_reverse(tmp_path, capsys):
+    import json
+
+    from metrics_core.cli import main
+
+    n, m = 500, 49
+    rng = np.random.default_rng(3)
+    ranks = {"A": np.where(rng.random(2000) < 0.3, 1, rng.integers(200, 501, 2000)), "B": rng.integers(5, 31, 2000)}
+    for name, r in ranks.items():
+        run, qrels = _one_plus_n(r, n, m, seed=4)
+        run.to_csv(tmp_path / f"{name}.csv", index=False)
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    args = ["compare", "--qrels", str(tmp_path / "qrels.csv"), "--run", str(tmp_path / "A.csv"), "--run",
+            str(tmp_path / "B.csv"), "--metrics", "hr@10", "--sampled-items", str(n), "--bootstrap", "100",
+            "--permutations", "100", "-q"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Sampled ranking (49 negatives of 500 items), corrected by bv" in out
+    assert "hr@10: sampled, B leads A" in out and "may reverse under full ranking" in out
+    assert main(args + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["sampled"]["may_reverse"]) == 1
+    assert doc["sampled"]["models"]["A"]["hr@10"]["corrected"] > doc["sampled"]["models"]["B"]["hr@10"]["corrected"]

@@ -101,8 +101,39 @@ def register(subparsers) -> None:
                    help="user_id and one column per attribute: every comparison is also made within each segment")
     p.add_argument("--by", metavar="ATTRIBUTE[,...]", default=None,
                    help="the attributes of --user-attributes to compare segments by (default: every column)")
+    p.add_argument("--sampled-items", metavar="N", type=int, default=None,
+                   help="the runs score each user's target with sampled negatives (1+N protocol) out of a "
+                        "catalogue of N items: report Krichene and Rendle's corrected hr@k, ndcg@k, recall@k and ap, "
+                        "and say which pairs may reverse under full ranking")
+    p.add_argument("--sampled-correction", choices=("bv", "ls"), default="bv",
+                   help="correction of --sampled-items: bias-variance (gamma 0.1, default) or least squares")
     p.add_argument("-q", "--quiet", action="store_true", help="no notes or warnings on stderr")
     p.set_defaults(func=run)
+
+
+def sampled_reversals(args, labels: list[str], baseline: str | None) -> tuple[dict, list[str]]:
+    """With ``--sampled-items``: each run's sampled and corrected metrics (those the correction covers)
+    and the sentences of the pairs whose order may reverse under full ranking; else ``({}, [])``."""
+    if args.sampled_items is None:
+        return {}, []
+    from itertools import combinations
+
+    from ..sampled import METRICS, may_reverse, sampled_metrics
+    from ..registry import parse_metric
+
+    covered = [m for m in labels if parse_metric(m).name in METRICS]
+    if not covered:
+        raise MetricsError("--sampled-items corrects hr@k, ndcg@k, recall@k and ap; none of them was asked for")
+    qrels, runs = load_inputs(args, [])
+    results = {}
+    for r in runs:
+        truth = qrels if qrels is not None else r.frame[["user_id", "item_id", "relevance"]]
+        results[r.model] = sampled_metrics(r.frame, truth, covered, n_items=args.sampled_items,
+                                           correction=args.sampled_correction)
+    names = list(results)
+    pairs = [(baseline, m) for m in names if m != baseline] if baseline else list(combinations(names, 2))
+    lines = [line for a, b in pairs for line in may_reverse(results[a], results[b], names=(a, b))]
+    return results, lines
 
 
 def check_test_arguments(args) -> None:
@@ -234,6 +265,7 @@ def run(args) -> int:
     comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
                                 correction=args.correction, alpha=args.alpha, n_resamples=args.bootstrap,
                                 n_permutations=args.permutations, seed=args.seed, users=args.users)
+    sampled, reversals = sampled_reversals(args, labels, baseline)
     print_notes(args, notes, evaluations)
     evaluations, counted = counted_evaluations(evaluations, args.users)
     segments = segment_comparisons(args, evaluations, baseline, shared)
@@ -253,6 +285,9 @@ def run(args) -> int:
         if segments is not None:
             doc["segments"] = [{k: row[k] for k in _SEGMENT_COLUMNS} | {"test": args.test}
                                for row in segments.to_dict(orient="records")]
+        if sampled:
+            doc["sampled"] = {"models": {m: res.summary.to_dict("index") for m, res in sampled.items()},
+                              "settings": next(iter(sampled.values())).settings, "may_reverse": reversals}
         sys.stdout.write(_output.format_json(doc))
     elif args.csv:
         table, header = (comparison, _TABLE_COLUMNS) if segments is None else (segments, _SEGMENT_COLUMNS)
@@ -281,6 +316,16 @@ def run(args) -> int:
             sys.stdout.write(_output.format_table(["attribute", "segment"] + header,
                                                   [[r.attribute, r.segment] + row for r, row in
                                                    zip(segments.itertuples(index=False), rows)]))
+        if sampled:
+            settings = next(iter(sampled.values())).settings
+            sys.stdout.write(f"\nSampled ranking ({', '.join(map(str, settings['negatives']))} negatives of "
+                             f"{settings['n_items']:,} items), corrected by {settings['correction']} "
+                             f"(Krichene and Rendle):\n\n")
+            rows = [[m, metric, r["sampled"], r["corrected"]] for m, res in sampled.items()
+                    for metric, r in res.summary.iterrows()]
+            sys.stdout.write(_output.format_table(["model", "metric", "sampled", "corrected"], rows))
+            for line in reversals or ["no pair's order differs between the sampled and the corrected values"]:
+                sys.stdout.write(f"{line}\n")
     return 0
 
 
