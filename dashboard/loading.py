@@ -80,6 +80,33 @@ def _spin(key: str) -> bool:
     return key not in cache.SHARED and get_script_run_ctx(suppress_warning=True) is not None
 
 
+def load_step_text(done: int, total: int, action: str, name: str) -> str:
+    """The progress line of loading the uploaded files: ``Step 2 of 5: reading run.csv`` (the file
+    name as the user gave it; the caller shows it as text)."""
+    return f"Step {done + 1} of {total}: {action} {name}"
+
+
+class _LoadProgress:
+    """How far the loading of the uploaded files is: a progress bar with the step and the file,
+    shown from the first step that is not cached (cached steps take no time) on a page's script
+    thread, and removed when every file is read and prepared."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.bar = total, 0, None
+
+    def step(self, key: str, action: str, name: str) -> None:
+        """Before a step: show it when ``key`` is not cached (:func:`_spin`)."""
+        if self.bar is None and _spin(key):
+            self.bar = st.empty()
+        if self.bar is not None:
+            self.bar.progress(self.done / self.total, text=text.md(load_step_text(self.done, self.total, action, name)))
+        self.done += 1
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.empty()
+
+
 def _first_line(exc: Exception) -> str:
     """The first line of an unexpected exception's message (at most 200 characters)."""
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
@@ -198,9 +225,19 @@ def load_report(src: Sources | None = None) -> LoadReport:
                 problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
         return LoadReport(entries, problems + _side_problems(src), [])
     problems: list[Problem] = []
+    shown = _LoadProgress((src.qrels is not None) + 2 * len(src.runs))
+    try:
+        return _load_uploaded(src, problems, shown)
+    finally:
+        shown.close()
+
+
+def _load_uploaded(src: Sources, problems: list, shown: _LoadProgress) -> LoadReport:
+    """:func:`load_report` of uploaded files, each step shown on ``shown``."""
     qrels_df = None
     qrels_key = ""
     if src.qrels is not None:
+        shown.step(f"read|qrels|{src.qrels.key}|{src.qrels.name}", "reading", src.qrels.name)
         try:
             qrels_df = read_blob(src.qrels, "qrels")[0]
             qrels_key = src.qrels.key
@@ -208,6 +245,7 @@ def load_report(src: Sources | None = None) -> LoadReport:
             problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
     out, waiting = [], []
     for name, blob in src.runs.items():
+        shown.step(f"read|results|{blob.key}|{blob.name}", "reading", blob.name)
         try:
             run_df, mapping = read_blob(blob, "results")
             if src.qrels is not None and qrels_df is None:
@@ -218,6 +256,7 @@ def load_report(src: Sources | None = None) -> LoadReport:
                 continue
             if qrels_df is not None and mapping.score is None and mapping.rank is None:
                 _require_scores(blob)
+            shown.step(f"prepare|{blob.key}|{qrels_key}|{name}", "sorting each user's list of", name)
             ranked = _prepare(blob, qrels_key, name, run_df, mapping, qrels_df)
         except MetricsError as exc:
             problems.append(Problem("run", name, blob.name, f"Model {name}: {exc}"))

@@ -344,3 +344,39 @@ def test_the_data_page_has_the_overview_tables_computed_on_the_server_thread(mon
     for name, run in d.runs.items():
         ref = real(run, d.qrels, metrics=["auc"])
         assert table.loc[name, "auc"] == pytest.approx(ref.summary["auc"], abs=1e-12)
+
+
+def test_loading_uploaded_files_shows_each_step_and_how_far_then_removes_the_bar(monkeypatch):
+    """Reading and preparing uploads shows a progress bar, "Step k of n: reading FILE" (the fraction
+    done), from the first step that is not cached; once every file is ready no bar is left."""
+    from dashboard import loading
+
+    shown = []
+    real_step = loading._LoadProgress.step
+
+    def step(self, key, action, name):
+        real_step(self, key, action, name)
+        if self.bar is not None:
+            shown.append((self.done - 1, self.total, loading.load_step_text(self.done - 1, self.total, action, name)))
+
+    monkeypatch.setattr(loading._LoadProgress, "step", step)
+    d = demo.make_demo(n_users=300, n_items=200, list_length=20, seed=47)  # files no other test has read
+    at = app()
+    page(at, "data")
+    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    shown.clear()
+    upload(at, "upload_runs_0", runs_as_files(d))
+    n = 1 + 2 * len(d.runs)
+    texts = [t for _, _, t in shown]
+    assert texts[0].startswith(f"Step 2 of {n}: reading ") and texts[-1].startswith(f"Step {n} of {n}: sorting")
+    assert [done for done, _, _ in shown] == list(range(1, n)) and {total for _, total, _ in shown} == {n}
+    assert not at.get("progress")  # removed once everything is ready
+    shown.clear()
+    at.run()  # everything cached: no bar at all
+    assert shown == [] and not at.get("progress")
+
+
+def test_a_load_step_names_the_file_as_given():
+    from dashboard import loading
+
+    assert loading.load_step_text(0, 3, "reading", "runs *v2*.csv") == "Step 1 of 3: reading runs *v2*.csv"
