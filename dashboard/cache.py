@@ -1,6 +1,6 @@
-"""A server-wide cache bounded in bytes and in time, for everything the dashboard
-computes: parsed files, prepared models, evaluations, curves, bootstrap intervals
-and comparisons.
+"""A server-wide cache bounded in bytes and in time, for the bytes of stored files
+(:mod:`dashboard.file_bytes`) and everything the dashboard computes: parsed files,
+prepared models, evaluations, curves, bootstrap intervals and comparisons.
 
 Entries are keyed by content (SHA-256 of the file plus the options that shape
 the result) and shared by every session. The least recently used entries are
@@ -282,7 +282,7 @@ _SWEEPER = start_sweeper(SHARED, also=_close_expired_sessions)
 
 def limits_text() -> str:
     """The cache limits in one sentence (for the Data page)."""
-    return (f"Parsed files, prepared models and computed results are kept on the server up to "
+    return (f"Stored files' bytes, parsed files, prepared models and computed results are kept on the server up to "
             f"{SHARED.max_bytes / 2**20:,.0f} MB in total for "
             f"{plural(round(SHARED.ttl_seconds / 60), 'minute')} "
             f"after their last use ({MB_ENV}, {TTL_ENV}).")
