@@ -37,6 +37,7 @@ from .diagnostics import Diagnostics
 from .errors import MetricsError
 from .evaluate import Evaluation, evaluate, metric_curve
 from .explain import explain
+from .fusion import fuse, optimize_weights as optimize_fusion_weights
 from .gate import CheckReport, check
 from .intersection import intersection, intersection_per_user
 from .conventions import presets  # the presets' conventions as a table
@@ -55,7 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
     "MetricsError", "OffPolicy", "debias", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
-    "evaluate", "explain", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
+    "evaluate", "explain", "fuse", "optimize_fusion_weights", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
     "metric_curve", "off_policy", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",
