@@ -20,6 +20,8 @@ import streamlit as st  # noqa: E402
 from dashboard import (background, kernel_warmup, preload, snapshot_brief, sources, state,  # noqa: E402
                        tables, text, uploads, url, url_numbers)
 
+from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: E402
+
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [
     ("brief.py", "Brief", ":material/gavel:"),
@@ -32,6 +34,13 @@ PAGES = [
     ("explain.py", "Explain", ":material/help:"),
     ("share.py", "Share", ":material/share:"),
 ]
+
+def page_requested() -> str:
+    """The page path the browser's address names on this run (``brief`` for ``/brief``), or ``""``
+    (the root, or a rerun of a page already shown, which Streamlit names by its hash)."""
+    pages = getattr(get_script_run_ctx(), "pages_manager", None)
+    return str(getattr(pages, "intended_page_name", None) or "")
+
 
 background.page_started()  # the server thread's queued jobs wait until this page is drawn (the finally below)
 kernel_warmup.start_once()  # compile the kernels later pages need while this one renders
@@ -50,6 +59,11 @@ opened = sources.current()
 # the URL or the view being opened), else the Overview.
 first = ("brief.py" if (opened is not None and opened.kind == sources.SNAPSHOT)
          or url.has_choices("compare_", view) else "overview.py")
+# Streamlit serves the default page at the root only: an address naming it (/brief of an analysis
+# that opens on the Brief, copied into a fresh browser) would say "Page not found". Then the other
+# candidate is the default, and the page the address names keeps its path.
+if page_requested() == Path(first).stem:
+    first = "overview.py" if first == "brief.py" else "brief.py"
 pages = [
     st.Page(PAGES_DIR / fname, title=title, icon=icon, default=(fname == first))
     for fname, title, icon in PAGES
