@@ -1048,3 +1048,22 @@ def test_a_small_disk_names_the_reserve_it_keeps(tmp_path, monkeypatch):
         store.save_snapshot({"a.csv": b"user_id,item_id,score\n"}, {}, title="T")
     message = str(info.value)
     assert "\n" not in message and "64.0 MiB" in message and "always leaves free" in message, message
+
+
+@pytest.mark.parametrize("name, shown", [("a\x00b.csv", "\\x00 at position 2"), ("caf\udce9.csv", "\\xe9 at position 4"),
+                                         ("x\ud800.csv", "\\ud800 at position 2")])
+def test_a_name_no_database_keeps_is_one_line(backend, name, shown):
+    """A NUL (PostgreSQL refuses it; it said to check the database URL) or a lone surrogate in a
+    file name: one line naming the character and its position, on both backends; nothing saved."""
+    store = backend.store()
+    with pytest.raises(StoreError, match="cannot keep; rename it") as info:
+        store.create_working({name: b"user_id,item_id,score\n"}, {})
+    assert shown in str(info.value) and "\n" not in str(info.value) and "database URL" not in str(info.value)
+    assert backend.count("store_analyses") == 0
+
+
+def test_a_file_name_over_the_limit_says_so(backend):
+    """An upload named with 1,204 characters: the limit, not "the analysis store is not available"."""
+    store = backend.store()
+    with pytest.raises(StoreError, match="has 1204 characters; at most 1000 are kept, shorten it"):
+        store.create_working({"n" * 1200 + ".csv": b"user_id,item_id,score\n"}, {})

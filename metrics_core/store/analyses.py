@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection, make_url
 from metrics_core.store import accounting, blobs, engine, quota, schema
 from metrics_core.store.config import DIR_ENV, URL_ENV, StoreLimits, default_store_dir
 from metrics_core.store.errors import NotOwnerError, StaleRevisionError, StoreError
+from metrics_core.terminal import escape
 from metrics_core.store.ids import (hash_delete_token, hash_owner, new_analysis_id, new_delete_token,
                                     token_matches, validate_analysis_id, validate_delete_token)
 from metrics_core.store.records import (SNAPSHOT, WORKING, SavedAnalysis, SavedFile, SnapshotReceipt,
@@ -87,9 +88,16 @@ def _settings_json(settings: Mapping[str, Any] | None) -> str:
 
 
 def _text(value: Any, what: str, limit: int) -> str:
+    """``value`` as the text the database keeps, else a one-line StoreError: longer than ``limit``,
+    or holding a character no database text column keeps (NUL, which PostgreSQL refuses, or a lone
+    surrogate, which is not UTF-8)."""
     value = "" if value is None else str(value)
     if len(value) > limit:
         raise StoreError(f"the {what} has {len(value)} characters; at most {limit} are kept, shorten it")
+    bad = next((c for c in value if c == "\x00" or "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:
+        raise StoreError(f"the {what} holds the character {escape(bad)} at position {value.index(bad) + 1}, "
+                         "which the analysis store cannot keep; rename it without that character")
     return value
 
 
