@@ -429,6 +429,39 @@ def decision_brief(decision: Any, title: str = "", notes: str = "", progressive:
     return _assemble_brief(_brief_inputs(decision), decision, title, notes, progressive)
 
 
+def _attributes_key(attributes: pd.DataFrame | None) -> int | None:
+    """The content key of the user attributes (None without them)."""
+    return None if attributes is None else int(pd.util.hash_pandas_object(attributes, index=False).sum()) & (2**64 - 1)
+
+
+def _segments_key(models_key: tuple, decision: Any, opt_key: tuple, attr_key: Any) -> str:
+    """The cache key of a decision's segment rows (:func:`metrics_core.brief.brief_segments`)."""
+    return f"brief_segments|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}"
+
+
+def prefetch_brief_segments(decision: Any, tests: Sequence[str]) -> None:
+    """On many users, the segment rows of ``decision`` under each test of ``tests`` (every attribute's
+    segments, the analysis' family of tests) computed on the server thread, so that choosing another
+    test on Compare finds them in the cache."""
+    from dataclasses import replace
+
+    from metrics_core.brief import brief_segments
+
+    from . import background
+
+    inputs = _brief_inputs(decision)
+    evals, keys, opt_key, attributes = inputs["evals"], inputs["keys"], inputs["opt_key"], inputs["attributes"]
+    if attributes is None or max(len(e.per_user) for e in evals.values()) <= background.FOREGROUND_USERS:
+        return
+    attr_key = _attributes_key(attributes)
+    models_key = tuple(keys.get(n, n) for n in evals)
+    for test in tests:
+        other = replace(decision, test=test)
+        key = _segments_key(models_key, other, opt_key, attr_key)
+        if key not in cache.SHARED:
+            background.start(key, lambda other=other: brief_segments(evals, other, attributes=attributes))
+
+
 def complete_brief_later(decision: Any, title: str = "", notes: str = ""):
     """A function of no argument, callable on any thread, that waits for every pending result of
     :func:`decision_brief` and returns the complete brief (the same numbers the page shows once
@@ -472,10 +505,9 @@ def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: st
                                    decision.baseline, decision.test, decision.correction, float(decision.alpha),
                                    opt_key)
     attributes = inputs["attributes"]
-    attr_key = (None if attributes is None else
-                int(pd.util.hash_pandas_object(attributes, index=False).sum()) & (2**64 - 1))
+    attr_key = _attributes_key(attributes)
     models_key = tuple(keys.get(n, n) for n in evals)
-    segments_key = f"brief_segments|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}"
+    segments_key = _segments_key(models_key, decision, opt_key, attr_key)
     pending = list(table.attrs["pending"])
     segments = None
     if attributes is not None:

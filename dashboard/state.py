@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_all, explanation,  # noqa: F401
                       keyed_figure, metric_curves, metric_curves_unless_compiling, overlap_with_baseline,
-                      population, prefetch_curves, prefetch_evaluations, presets, report_html)
+                      population, prefetch_brief_segments, prefetch_curves, prefetch_evaluations, presets,
+                      report_html)
 from .controls import (  # noqa: F401
     apply_view, at_default, controls, conventions, evaluation_options, render_controls, settings, settings_slug,
     users)

@@ -101,6 +101,20 @@ def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: flo
     })
 
 
+def adjusted_segment_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Segment rows already adjusted over their family (:func:`metrics_core.brief.brief_segments`:
+    ``segment``, ``metric``, ``model``, ``n``, the lift and its interval, ``p_adjusted``,
+    ``significant``, ``diff``) as the readable rows of :func:`segment_rows`."""
+    return pd.DataFrame({
+        "segment": rows["segment"].astype(str), "metric": rows["metric"], "challenger": rows["model"],
+        "users paired": [fmt.count(v) for v in rows["n"]],
+        "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(rows["lift"], rows["lift_ci_low"],
+                                                                 rows["lift_ci_high"])],
+        "adjusted p": [fmt.pvalue(p) for p in rows["p_adjusted"]],
+        "verdict": [marker(r) for r in rows[["significant", "metric", "diff"]].to_dict("records")],
+    })
+
+
 def resampling_note(test: str, users: int, interval: bool, sign_flips: bool = True) -> str:
     """What is shown while the resampled statistics of many users are computed on the server:
     the randomization test's ``sign_flips`` (under that test) and/or the difference's ``interval``."""

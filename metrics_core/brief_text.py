@@ -73,6 +73,14 @@ def segment_loss_rows(brief: Any, limit: int = 8) -> pd.DataFrame:
     return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")
 
 
+def family_sentence(correction: str, n_tests: int, attributes) -> str:
+    """The family of tests the segment p-values are adjusted over, named as every surface names it:
+    every segment of every user attribute x primary metric x challenger of the analysis."""
+    return (f"adjusted over {fmt.plural(n_tests, 'test')}: every segment of every user attribute "
+            f"({', '.join(map(str, attributes))}) x metric x challenger, "
+            f"{CORRECTION_NAMES.get(correction, correction)} correction")
+
+
 def segment_note(brief: Any) -> str:
     """What the segment rows are about: how many tests, which correction."""
     d = brief.decision
@@ -82,8 +90,8 @@ def segment_note(brief: Any) -> str:
     found = len(brief.segment_losses)
     lead = (f"{fmt.plural(found, 'segment row')} where a challenger that does not lose overall is significantly worse"
             if found else "No segment where a challenger that does not lose overall is significantly worse")
-    return (f"{lead}: {tests} over {', '.join(brief.attributes)}, "
-            f"{CORRECTION_NAMES.get(d.correction, d.correction)} correction over all of them, α = {d.alpha:g}.")
+    return (f"{lead}: p-values {family_sentence(d.correction, brief.n_segment_tests, brief.attributes)}, "
+            f"α = {d.alpha:g}.")
 
 
 def failure_rows(brief: Any, per_pair: int = 3) -> pd.DataFrame:

@@ -130,7 +130,8 @@ def test_segments_corrected_over_every_segment_test(data):
     for (attr, val, _, _), p in zip(rows, adjusted):
         assert by_key[(attr, val)] == pytest.approx(p, rel=1e-9)
     note = bt.segment_note(brief)
-    assert "5 segment tests over segment, tier, Holm correction over all of them" in note
+    assert ("adjusted over 5 tests: every segment of every user attribute (segment, tier) x metric x challenger, "
+            "Holm correction") in note
 
 
 def test_failure_groups_partition_the_loss(data):

@@ -213,7 +213,7 @@ def test_compare_by_segment_csv_table_and_errors(files, capsys):
     assert "country,'=1+1," in capsys.readouterr().out  # a formula-like segment is neutralised
     assert main(base + ["--user-attributes", str(attrs)]) == 0
     out = capsys.readouterr().out
-    assert "By segment (Holm-Bonferroni correction over the 7 segment rows" in out and "(missing)" in out
+    assert "By segment (p-values adjusted over 7 tests: every segment of every user attribute" in out and "(missing)" in out
     assert main(base + ["--by", "tier"]) == 2
     err = capsys.readouterr().err
     assert err == "error: --by needs --user-attributes FILE (user_id and one column per attribute)\n"

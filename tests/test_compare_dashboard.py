@@ -437,30 +437,42 @@ def test_large_data_overlap_and_other_segments_come_from_the_server_thread(monke
     for name in (XSS, "two_tower"):
         want = mc.intersection(frame(f[f"{name}.csv"]), base, 10, ties="input")
         assert f"{_plain(text.md(name))} {100 * want:.1f}%" in caption, (name, want, caption)
-    # tenure's 30 segments were computed on the server thread while "tier" was shown
+    # every attribute's segments are computed on the server thread once, as the brief's family of tests
+    from scipy import stats as sps
+    from statsmodels.stats.multitest import multipletests
+
+    from dashboard import format as fmt
     _wait_idle(background)
-    computed = [k for k in cache.SHARED.keys()
-                if k.startswith("segments-all|") and "'tenure'" in k and "|alpha=" not in k]
-    assert len(computed) == 1, computed  # one entry for the attribute: every segment compared at once
-    segments = cache.SHARED.get_or_compute(computed[0], lambda: pytest.fail("tenure's segments were not cached"))
-    assert sorted(segments, key=int) == [str(t) for t in range(1, 31)]
+    ok(at.run())
     ok(at.selectbox(key="compare_segment").set_value("tenure").run())
+    _wait_idle(background)
+    ok(at.run())
     shown = frame_with(at, "segment")
     assert sorted(set(shown["segment"]), key=int) == [str(t) for t in range(1, 31)]
     attrs = pd.read_csv(io.BytesIO(_attributes_csv()), dtype={"user_id": str})
     ev = reference(["ndcg@10"])
-    per_user = {n: ev[n].per_user[["ndcg@10"]] for n in ("popularity", XSS, "two_tower")}
+    per_user = {n: ev[n].per_user["ndcg@10"] for n in ("popularity", XSS, "two_tower")}
     users = per_user["popularity"].index.astype(str)
-    label = attrs.set_index("user_id")["tenure"].astype(str)
-    for tenure in ("1", "17", "30"):
-        ids = users[label.reindex(users).to_numpy() == tenure]
-        part = {n: t[t.index.astype(str).isin(ids)] for n, t in per_user.items()}
-        want = mc.compare(part, baseline="popularity", metrics=["ndcg@10"], test="t", correction="none",
-                          n_resamples=0, n_permutations=0)
-        rows = shown[shown["segment"] == tenure]
-        for _, w in want.iterrows():
-            row = rows[rows["challenger"] == w["model"]].iloc[0]
-            assert row["users paired"] == f"{int(w['n']):,}"
+    # the family: every segment of every attribute x challenger, Holm over all of them (scipy, statsmodels)
+    pvalues, keys = [], []
+    for attribute in ("tier", "tenure"):
+        label = attrs.set_index("user_id")[attribute].astype(str).reindex(users).to_numpy()
+        for value in sorted(set(label)):
+            for challenger in (XSS, "two_tower"):
+                a = per_user["popularity"][label == value]
+                b = per_user[challenger].reindex(a.index)
+                paired = a.notna() & b.notna()
+                pvalues.append(sps.ttest_rel(b[paired], a[paired]).pvalue)
+                keys.append((attribute, value, challenger, int(paired.sum())))
+    adjusted = dict(zip(keys, multipletests(pvalues, method="holm")[1]))
+    for (attribute, value, challenger, n), p in adjusted.items():
+        if attribute != "tenure":
+            continue
+        row = shown[(shown["segment"] == value) & (shown["challenger"] == challenger)].iloc[0]
+        assert row["users paired"] == f"{n:,}"
+        assert row["adjusted p"] == fmt.pvalue(p), (value, challenger)
+    family = next(_plain(c.value) for c in at.caption if "adjusted over" in c.value)
+    assert f"adjusted over {len(adjusted)} tests: every segment of every user attribute (tier, tenure)" in family
 
 
 def _wait_idle(background) -> None:
@@ -495,7 +507,7 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     _wait_idle(background)
     ok(at.run())
     assert not any("being compared on the server" in c.value for c in at.caption)
-    note = next(_plain(c.value) for c in at.caption if "segment test" in c.value)
+    note = next(_plain(c.value) for c in at.caption if "adjusted over" in c.value)
     attrs = pd.read_csv(io.BytesIO(_attributes_csv()), dtype={"user_id": str})
     evals = reference(["ndcg@10"])
     decision = mb.Decision(baseline="popularity", challengers=(XSS, "two_tower"), metrics=("ndcg@10",))
@@ -533,14 +545,12 @@ def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypa
     assert any("'ndcg@10'|popularity|wilcoxon" in k for k in ready)
     for base in ("popularity", XSS, "two_tower"):
         assert any(f"|{base}|wilcoxon|0|0|" in k for k in ready), base
-    # the shown attribute's segments: one entry for all of them
-    assert any(k.startswith("segments-all|") and "'tier'" in k and "|wilcoxon|" in k for k in cache.SHARED.keys())
     before = set(cache.SHARED.keys())
     ok(at.selectbox(key="compare_test").set_value("wilcoxon").run())
-    # (the other attribute's segments under the new test are started on the server thread by the click)
+    # (the segments of every attribute under the new test, the analysis' one family, are started on the
+    # server thread by the click; the brief that holds them is assembled from the rows already computed)
     computed_in_click = {k for k in set(cache.SHARED.keys()) - before
-                         if ("|wilcoxon|0|0|" in k or (k.startswith("segments-all|") and "|wilcoxon|" in k))
-                         and "'tenure'" not in k}
+                         if "|wilcoxon|0|0|" in k and not k.startswith("brief|")}
     assert not computed_in_click, [re.sub(r"[0-9a-f]{20,}", "#", k)[:400] for k in computed_in_click]
     shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])
     ev = reference(["ndcg@10"])
@@ -562,7 +572,7 @@ def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monke
     before = set(cache.SHARED.keys())
     ok(at.selectbox(key="compare_test").set_value("randomization").run())
     flips = f"|randomization|0|{comparisons.N_PERMUTATIONS}|"
-    in_click = {k for k in set(cache.SHARED.keys()) - before if flips in k}
+    in_click = {k for k in set(cache.SHARED.keys()) - before if flips in k and not k.startswith("brief|")}
     assert not in_click, [re.sub(r"[0-9a-f]{20,}", "#", k)[:300] for k in in_click]
     assert not any("updates itself" in c.value for c in at.caption)
     shown = frame_with(at, "p_adjusted").set_index(["metric", "model"])

@@ -14,9 +14,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import background, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
+from dashboard import background, brief_text, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
 from dashboard.state import compare_figures
-from dashboard.decision import ALPHAS, CORRECTIONS, TESTS
+from dashboard.decision import ALPHAS, CORRECTIONS, TESTS, current as current_decision
 
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
 CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
@@ -200,25 +200,24 @@ def segment_section() -> None:
     st.subheader("By segment", anchor=False)
     seg_col = url.bound(lambda: st.selectbox("User attribute", attr_cols, key="compare_segment"),
                         "compare_segment", attr_cols[0], options=attr_cols)
-    baseline_ids = pd.Index(per_user[baseline].index.astype(str))
-    labels, _ = state.user_segments(baseline_ids, models, attrs, seg_col)
+    # one family of tests for the analysis: the brief's segment rows (every attribute's segments
+    # adjusted together), so that a segment has one verdict here, on the Brief, in the report and
+    # in metrics-core compare
+    decision = current_decision(names)
     with state.guard(), st.spinner(f"Running the {TEST_LABELS[test]} per segment..."):
-        by_segment = comparisons.segment_comparisons(chosen_keys, chosen_per_user, labels, seg_col,
-                                                     tuple(metrics), baseline, test, float(alpha), opt_key)
-    # the other attributes' segments are computed on the server thread, for the next choice
-    comparisons.prefetch_segments(
-        chosen_keys, chosen_per_user,
-        {c: (lambda c=c: state.user_segments(baseline_ids, models, attrs, c)[0]) for c in attr_cols if c != seg_col},
-        tuple(metrics), baseline, test, float(alpha), opt_key)
-    st.dataframe(verdict.segment_rows(by_segment, correction, alpha), hide_index=True, key="compare_segments",
+        brief = state.decision_brief(decision, progressive=True)
+        state.prefetch_brief_segments(decision, [t for t in TESTS if t != test])  # the next choice
+    prefetch_other_tests(None)
+    if brief.verdicts.attrs.get("segments_pending", False):
+        st.caption("The segments of every user attribute are being compared on the server; they appear here "
+                   "when that is done (the page updates itself).")
+        background.refresh_when_ready(list(brief.verdicts.attrs.get("pending", [])))
+        return
+    rows = brief.segments[brief.segments["attribute"].astype(str) == str(seg_col)]
+    st.dataframe(verdict.adjusted_segment_rows(rows), hide_index=True, key="compare_segments",
                  placeholder=fmt.EMPTY)
-    st.caption(f"{CORRECTION_LABELS[correction]} correction over every segment x comparison "
-               f"({fmt.plural(sum(len(t) for t in by_segment.values()), 'test')})."
-               + (" " + verdict.resampling_note(test, len(per_user[baseline]), interval=False)
-                  if any(t.attrs["pending"] for t in by_segment.values()) else ""))
-    prefetch_other_tests((labels, seg_col))
-    background.refresh_when_ready([k for t in by_segment.values() for k in t.attrs["pending"]])
-
+    st.caption(text.md("P-values " + brief_text.family_sentence(correction, brief.n_segment_tests,
+                                                                  brief.attributes) + ".", limit=900))
 
 background.refresh_when_ready([*table.attrs["pending"], *overlap_pending,
                                *(k for t in by_base.values() for k in t.attrs["pending"])])

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import sys
 
+from ..brief_text import family_sentence
 from ..errors import MetricsError
 from ..population import DEFAULT_USERS, USERS, USERS_HELP, population
 from ..paper_table import TEST_NAMES, letter, paper_table
@@ -310,7 +311,8 @@ def run(args) -> int:
         header, rows = comparison_rows(comparison)
         sys.stdout.write(_output.format_table(header, rows))
         if segments is not None:
-            sys.stdout.write(f"\nBy segment ({correction} correction over the {len(segments):,} segment rows, "
+            attributes = list(dict.fromkeys(segments["attribute"].astype(str)))
+            sys.stdout.write(f"\nBy segment (p-values {family_sentence(args.correction, len(segments), attributes)}, "
                              f"apart from the table above):\n\n")
             header, rows = comparison_rows(segments, interval=False)
             sys.stdout.write(_output.format_table(["attribute", "segment"] + header,
@@ -335,6 +337,7 @@ def segment_comparisons(args, evaluations: dict, baseline: str | None, metrics: 
     if not getattr(args, "user_attributes", None):
         return None
     from ..io import read_user_attributes
+    from ..brief import MAX_SEGMENTS_PER_ATTRIBUTE, MIN_SEGMENT_USERS
     from ..segment_compare import attribute_labels, segment_rows
 
     attributes, _ = read_user_attributes(args.user_attributes)
@@ -348,4 +351,5 @@ def segment_comparisons(args, evaluations: dict, baseline: str | None, metrics: 
                            "add one column per attribute")
     return segment_rows({m: ev.per_user for m, ev in evaluations.items()}, labels, baseline=baseline,
                         metrics=metrics, test=args.test, correction=args.correction, alpha=args.alpha,
-                        n_permutations=args.permutations, seed=args.seed)
+                        n_permutations=args.permutations, seed=args.seed,
+                        max_segments=MAX_SEGMENTS_PER_ATTRIBUTE, min_users=MIN_SEGMENT_USERS)
