@@ -91,14 +91,7 @@ def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: flo
     both = pd.concat(frames, ignore_index=True)
     both["p_adjusted"] = adjust_pvalues(both["p_value"].to_numpy(), correction)
     both["significant"] = (both["p_adjusted"] < alpha).fillna(False).astype(bool)
-    return pd.DataFrame({
-        "segment": both["segment"].astype(str), "metric": both["metric"], "challenger": both["model"],
-        "users paired": [fmt.count(v) for v in both["n"]],
-        "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(both["lift"], both["lift_ci_low"],
-                                                                 both["lift_ci_high"])],
-        "adjusted p": [fmt.pvalue(p) for p in both["p_adjusted"]],
-        "verdict": [marker(r) for r in both[["significant", "metric", "diff"]].to_dict("records")],
-    })
+    return adjusted_segment_rows(both)
 
 
 def adjusted_segment_rows(rows: pd.DataFrame) -> pd.DataFrame:
