@@ -222,26 +222,30 @@ def family_values(sums, ap, idcg, kk, R, r_precision):
 
 @njit(inline="always")
 def ideal_of(lists, u, ideal_kind):
-    """User ``u``'s ideal relevances, sorted descending: the judged items (``IDEAL_JUDGED``), the retrieved
-    list re-sorted (``IDEAL_RETRIEVED``); empty for ``IDEAL_K`` (see :func:`ideal_gain`)."""
-    if ideal_kind == IDEAL_JUDGED:
-        return lists.ideal_rel[lists.ideal_offsets[u]:lists.ideal_offsets[u + 1]]
+    """User ``u``'s ideal relevances, sorted descending, as ``(array, start, length)`` (no slice: no array
+    to count references to): the judged items (``IDEAL_JUDGED``), the retrieved list re-sorted
+    (``IDEAL_RETRIEVED``); none for ``IDEAL_K`` (see :func:`ideal_gain`)."""
+    if ideal_kind == IDEAL_RETRIEVED:
+        a = lists.offsets[u]
+        n = lists.offsets[u + 1] - a
+        seg = np.empty(n, dtype=np.float64)
+        for j in range(n):
+            seg[j] = lists.rel_values[lists.rel_code[a + j]]
+        return sorted_desc(seg, n), 0, n
     if ideal_kind == IDEAL_K:
-        return lists.ideal_rel[0:0]
-    a = lists.offsets[u]
-    n = lists.offsets[u + 1] - a
-    seg = np.empty(n, dtype=np.float64)
-    for j in range(n):
-        seg[j] = lists.rel_values[lists.rel_code[a + j]]
-    return sorted_desc(seg, n)
+        return lists.ideal_rel, 0, 0
+    start = lists.ideal_offsets[u]
+    return lists.ideal_rel, start, lists.ideal_offsets[u + 1] - start
 
 
 @njit(inline="always")
 def ideal_gain(ideal_kind, ideal, j, gain_kind):
-    """Gain of 0-based ideal position ``j``: g(1) for ``IDEAL_K``, else g(ideal[j]) (0 past its end)."""
+    """Gain of 0-based ideal position ``j`` of ``ideal`` = (array, start, length) of :func:`ideal_of`:
+    g(1) for ``IDEAL_K``, else g(array[start + j]) (0 past its length)."""
     if ideal_kind == IDEAL_K:
         return gain_of(1.0, gain_kind)
-    return gain_of(ideal[j], gain_kind) if j < ideal.shape[0] else 0.0
+    values, start, length = ideal
+    return gain_of(values[start + j], gain_kind) if j < length else 0.0
 
 
 @njit(inline="always")
@@ -249,7 +253,7 @@ def idcg_of(ideal_kind, ideal, cut, gain_kind, disc):
     """IDCG of the first ``cut`` ideal positions: sum_{j<cut} ideal_gain(j) * disc[j] (gains are sorted
     descending: the sum stops at the first zero)."""
     total = 0.0
-    for j in range(cut if ideal_kind == IDEAL_K else min(cut, ideal.shape[0])):
+    for j in range(cut if ideal_kind == IDEAL_K else min(cut, ideal[2])):
         g = ideal_gain(ideal_kind, ideal, j, gain_kind)
         if g == 0.0:
             break
@@ -384,8 +388,7 @@ def _ranking_families(lists, k, options, columns, out):
                 b_rel += r
             s = e
         ideal = ideal_of(lists, u, ideal_kind)
-        idcg = idcg_of(ideal_kind, ideal, kk if ideal_kind == IDEAL_K or k > 0 else ideal.shape[0], gain_kind,
-                       disc_table)
+        idcg = idcg_of(ideal_kind, ideal, kk if ideal_kind == IDEAL_K or k > 0 else ideal[2], gain_kind, disc_table)
         ap = ap_cut if ap_cut >= 0.0 else ap_of(ap_norm, R, k, sums)
         _store(out, u, columns, family_values(sums, ap, idcg, kk, R, hits_R / R if R > 0.0 else 0.0))
 
@@ -429,17 +432,24 @@ def _ranking_curve(lists, users, k_max, options, n_threads):
                 e = tie_group_end(score, a, s, n, ties_average)
                 m = e - s
                 G, r = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
-                part = group_start(m, r)
-                for c in range(1, min(m, k_max - s) + 1):
-                    part = group_step(part, c - 1, s, m, r, b_rel, not sums[5], disc_table)
-                    k = s + c
-                    inside = sums_after(sums, part, c, m, G, r)
-                    if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): as in _ranking_families
-                        ap = ap_retrieved_with_cut_group(sums[3], b_rel, np.int64(s), m, int(r), c)
-                    else:
-                        ap = ap_of(ap_norm, R, k, inside)
-                    _add(acc[k - 1], family_values(inside, ap, idcg_prefix[k - 1], k, R, 0.0))
-                sums = sums_after(sums, part, m, m, G, r)  # (unused once k = k_max: the walk ends)
+                if m == 1:  # a lone item (the common case): the same helpers, constants known when compiling
+                    k = s + 1
+                    sums = sums_after(sums, group_step(group_start(1, r), 0, s, 1, r, b_rel, not sums[5], disc_table),
+                                      1, 1, G, r)
+                    _add(acc[k - 1], family_values(sums, ap_of(ap_norm, R, k, sums), idcg_prefix[k - 1], k, R, 0.0))
+                else:
+                    part = group_start(m, r)
+                    inside = sums
+                    for c in range(1, min(m, k_max - s) + 1):
+                        part = group_step(part, c - 1, s, m, r, b_rel, not sums[5], disc_table)
+                        k = s + c
+                        inside = sums_after(sums, part, c, m, G, r)
+                        if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): as in _ranking_families
+                            ap = ap_retrieved_with_cut_group(sums[3], b_rel, np.int64(s), m, int(r), c)
+                        else:
+                            ap = ap_of(ap_norm, R, k, inside)
+                        _add(acc[k - 1], family_values(inside, ap, idcg_prefix[k - 1], k, R, 0.0))
+                    sums = inside  # the whole group counted (c = m), or k = k_max and the walk ends
                 b_rel += r
                 s = e
             # cutoffs beyond the list: only the normalisations change
