@@ -33,12 +33,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/publish.py", "publish"): "the documented default primary metric of publish",
     ("metrics_core/commands/explain.py", "register"): "the command line's default --metric",
     ("metrics_core/commands/publish.py", "register"): "the command line's default --primary",
-    ("metrics_core/commands/check.py", "run"):
-        "the command line names the scored-row metric whose input it checks for probabilities (read-side check)",
-    ("metrics_core/commands/evaluate.py", "run"):
-        "the command line names the scored-row metric whose input it checks for probabilities (read-side check)",
-    ("metrics_core/commands/compare.py", "evaluate_runs"):
-        "the command line names the scored-row metric whose input it checks for probabilities (read-side check)",
     ("metrics_core/commands/compare.py", "comparison_rows"): "a table column for a p-value, not a metric",
     ("metrics_core/commands/compare.py", "population_doc"): "help text: the word coverage for users' data",
     ("metrics_core/conventions.py", "CONVENTIONS"):
@@ -66,9 +60,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/evaluate.py", "IDEALS"): "the convention value ideal=\"judged\", not the metric judged@k",
     ("metrics_core/layout/ranked.py", "Ranked.user_list"): "a column saying whether an item is judged, not the metric",
     ("metrics_core/single.py", "_one_list"): "a column saying whether an item is judged, not the metric",
-    ("metrics_core/reductions.py", "_logloss_final"): "the metric named in its own range-check error message",
-    ("metrics_core/reductions.py", "_brier_final"): "the metric named in its own range-check error message",
-    ("metrics_core/reductions.py", "_ece_final"): "the metric named in its own range-check error message",
     ("metrics_core/sampled.py", "METRICS"):
         "the metrics whose single-target closed form the 1+N correction needs at every full rank",
     ("metrics_core/sampled.py", "full_metric"):
