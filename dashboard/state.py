@@ -39,5 +39,8 @@ from .sources import (  # noqa: F401
     is_demo, remove_run, reset_to_demo, set_blob, set_mapping, sources)
 from .tables import (  # noqa: F401
     distribution_summary, per_user_long, segment_table, summary_table, user_segments)
+# what Data and Failures show of the engine: how ids are written, and the brief's failure groups
+from metrics_core.brief import failure_groups  # noqa: F401
+from metrics_core.diagnostics import id_writing_notes  # noqa: F401
 # the figure and table builders shared with ``mc.plot``, so a notebook and the dashboard draw the same figure
 from metrics_core.plot import compare_figures, distribution_tables, figures  # noqa: F401

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from metrics_core.diagnostics import id_writing_notes
 
 from dashboard import background, cache, files, format as fmt, metric_lists, sources, state, tables, text, uploads
 
@@ -107,7 +106,7 @@ for name, ranked in models.items():
 st.dataframe(pd.DataFrame(rows).set_index("model"), key="data_models", placeholder=fmt.EMPTY)
 if src.qrels is not None:  # ids that miss the ground truth only by how a whole number is written
     for name, ranked in models.items():
-        for sentence in id_writing_notes(ranked, src.runs[name].name if name in src.runs else name,
+        for sentence in state.id_writing_notes(ranked, src.runs[name].name if name in src.runs else name,
                                          src.qrels.name):
             st.warning(text.md(sentence, limit=600))
 

@@ -16,7 +16,6 @@ import streamlit as st
 
 from dashboard import brief_text, failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
 from dashboard.decision import current as current_decision
-from metrics_core.brief import failure_groups
 
 
 
@@ -105,7 +104,7 @@ group = url.bound(lambda: f1.selectbox(
     "failures_group", "all", options=group_options)
 below = None  # the brief's failure group: exactly the users the Brief counts in it
 if group in brief_text.FAILURES_GROUP.values():
-    lost = failure_groups(evals[other].per_user[metric], evals[model].per_user[metric], metric,
+    lost = state.failure_groups(evals[other].per_user[metric], evals[model].per_user[metric], metric,
                           state.population().unserved.get(model))
     wanted = next(g for g, label in brief_text.FAILURES_GROUP.items() if label == group)
     below = pd.Index(lost.index[lost["group"].to_numpy() == wanted]).astype(str)
