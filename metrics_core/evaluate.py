@@ -318,16 +318,16 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_feature
         with reporting.active(reporting.in_notebook()):
             return evaluate(run, qrels, metrics, preset=preset, item_features=item_features,
                             interactions=interactions, **conventions_given)
-    with kernel_guard(), reporting.stage("evaluating " + ", ".join(map(str, [metrics] if isinstance(metrics, str)
-                                                                         else metrics))[:80]):
+    with kernel_guard():
         settings = conventions.settle(preset, **conventions_given)
         specs = preset_parse_metrics(metrics, preset)
-        groups = settings_groups(specs, preset, settings.explicit())
-        if len(groups) == 1:
-            return _evaluate(run, qrels, specs, settings.replace(**groups[0][0]),
-                             item_features=item_features, interactions=interactions)
-        return _evaluate_groups(run, qrels, specs, settings, groups, item_features=item_features,
-                                interactions=interactions)
+        with reporting.stage("evaluating " + ", ".join(s.label for s in specs)[:80]):
+            groups = settings_groups(specs, preset, settings.explicit())
+            if len(groups) == 1:
+                return _evaluate(run, qrels, specs, settings.replace(**groups[0][0]),
+                                 item_features=item_features, interactions=interactions)
+            return _evaluate_groups(run, qrels, specs, settings, groups, item_features=item_features,
+                                    interactions=interactions)
 
 
 def _evaluate_groups(run, qrels, specs, settings: Settings, groups, *, item_features, interactions) -> Evaluation:

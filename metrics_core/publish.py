@@ -58,8 +58,9 @@ class Published:
 
 
 def per_user_metrics() -> tuple[str, ...]:
-    """Names of the per-user ranking metrics (those a brief and the dashboard's Compare accept)."""
-    return tuple(dict.fromkeys(m.name for m in registry.metrics_of_kind("ranking") if m.per_user))
+    """Names of the per-user ranking metrics a brief and the dashboard's Compare offer (the registry's
+    ``per_user`` section: trec_eval's one-order measures are per user but offered by no page)."""
+    return tuple(dict.fromkeys(m.name for m in registry.metrics_in("per_user", "ranking")))
 
 
 def _cutoff(primary: Sequence[str]) -> int:

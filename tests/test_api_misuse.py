@@ -52,7 +52,7 @@ def test_duplicate_column_names():
 def test_run_that_is_not_a_frame():
     with pytest.raises(MetricsError) as e:
         mc.evaluate([1, 2, 3], QRELS)
-    one_line(e, "a DataFrame (pandas or polars), a pyarrow Table", "got list")
+    one_line(e, "a DataFrame (pandas or polars), a polars LazyFrame, a pyarrow Table", "got list")
 
 
 @pytest.mark.parametrize("n_bins", [0, -3, 2.5, "10", True, 10**9])

@@ -3,6 +3,8 @@ table: same columns, order and values, p-values adjusted over every row."""
 
 from __future__ import annotations
 
+import functools
+
 import _deadlines as deadlines
 import numpy as np
 import pandas as pd
@@ -10,6 +12,9 @@ import pytest
 
 from dashboard import cache, comparisons
 from metrics_core.compare import compare
+
+# mc.compare returns a Comparison (a DataFrame with paper-table writers): compare the values, not the class
+assert_same_frame = functools.partial(pd.testing.assert_frame_equal, check_frame_type=False)
 
 
 def per_user_tables():
@@ -28,12 +33,12 @@ def test_cached_comparison_equals_compare(test, correction):
     expected = compare(tables, baseline="a", metrics=["ndcg@10", "map"], test=test, correction=correction,
                        alpha=0.01, n_permutations=comparisons.N_PERMUTATIONS, seed=0)
     got = comparisons.comparison(("ka", "kb", "kc"), tables, ("ndcg@10", "map"), "a", test, correction, 0.01, ())
-    pd.testing.assert_frame_equal(got, expected)
+    assert_same_frame(got, expected)
     # a second metric order reuses the cached rows and still adjusts over all of them
     again = comparisons.comparison(("ka", "kb", "kc"), tables, ("map", "ndcg@10"), "a", test, correction, 0.01, ())
     reordered = compare(tables, baseline="a", metrics=["map", "ndcg@10"], test=test, correction=correction,
                         alpha=0.01, n_permutations=comparisons.N_PERMUTATIONS, seed=0)
-    pd.testing.assert_frame_equal(again, reordered)
+    assert_same_frame(again, reordered)
 
 
 def test_without_bootstrap_only_the_difference_interval_is_missing():
@@ -42,7 +47,7 @@ def test_without_bootstrap_only_the_difference_interval_is_missing():
     full = comparisons.comparison(("ka", "kb", "kc"), tables, ("map",), None, "t", "holm", 0.05, ())
     bare = comparisons.comparison(("ka", "kb", "kc"), tables, ("map",), None, "t", "holm", 0.05, (), bootstrap=False)
     assert bare["ci_low"].isna().all() and full["ci_low"].notna().all()
-    pd.testing.assert_frame_equal(bare.drop(columns=["ci_low", "ci_high"]), full.drop(columns=["ci_low", "ci_high"]))
+    assert_same_frame(bare.drop(columns=["ci_low", "ci_high"]), full.drop(columns=["ci_low", "ci_high"]))
 
 
 def test_many_users_answer_at_once_then_the_resampled_rows_arrive(monkeypatch):
@@ -64,7 +69,7 @@ def test_many_users_answer_at_once_then_the_resampled_rows_arrive(monkeypatch):
     assert exact.attrs["pending"] == []
     expected = compare(tables, baseline="a", metrics=["ndcg@10", "map"], test="randomization", correction="holm",
                        alpha=0.05, n_permutations=comparisons.N_PERMUTATIONS, seed=0)
-    pd.testing.assert_frame_equal(exact, expected)
+    assert_same_frame(exact, expected)
 
 
 def test_the_difference_interval_is_the_same_under_every_test():
@@ -75,7 +80,7 @@ def test_the_difference_interval_is_the_same_under_every_test():
                          n_permutations=200, seed=0)[["ci_low", "ci_high"]] for test in ("t", "wilcoxon", "randomization")]
     assert intervals[0].notna().all().all()
     for other in intervals[1:]:
-        pd.testing.assert_frame_equal(other, intervals[0])
+        assert_same_frame(other, intervals[0])
 
 
 def test_on_many_users_another_test_reuses_the_interval_and_only_waits_for_its_sign_flips(monkeypatch):
@@ -90,13 +95,13 @@ def test_on_many_users_another_test_reuses_the_interval_and_only_waits_for_its_s
     assert background.wait(first.attrs["pending"], timeout=deadlines.BACKGROUND)
     wilcoxon = comparisons.comparison(keys, tables, ("map",), "a", "wilcoxon", "holm", 0.05, ())
     assert wilcoxon.attrs["pending"] == []  # the interval is the t-test's, nothing is resampled again
-    pd.testing.assert_frame_equal(wilcoxon, compare(tables, baseline="a", metrics=["map"], test="wilcoxon",
+    assert_same_frame(wilcoxon, compare(tables, baseline="a", metrics=["map"], test="wilcoxon",
                                                     correction="holm", alpha=0.05, seed=0))
     flips = comparisons.comparison(keys, tables, ("map",), "a", "randomization", "holm", 0.05, ())
     assert comparisons.pending_parts(flips.attrs["pending"]) == {"interval": False, "sign_flips": True}
     assert flips["ci_low"].notna().all()  # the interval is there while the sign flips run
     assert background.wait(flips.attrs["pending"], timeout=deadlines.BACKGROUND)
     exact = comparisons.comparison(keys, tables, ("map",), "a", "randomization", "holm", 0.05, ())
-    pd.testing.assert_frame_equal(exact, compare(tables, baseline="a", metrics=["map"], test="randomization",
+    assert_same_frame(exact, compare(tables, baseline="a", metrics=["map"], test="randomization",
                                                  correction="holm", alpha=0.05,
                                                  n_permutations=comparisons.N_PERMUTATIONS, seed=0))

@@ -31,7 +31,7 @@ def test_counts_lifts_and_signs():
 
 
 def test_lists_come_from_the_registry():
-    per_user = {m.name for m in registry.METRICS if m.kind == "ranking" and m.per_user}
+    per_user = {m.name for m in registry.METRICS if m.kind == "ranking" and m.per_user and "per_user" in m.sections}
     assert set(metric_lists.PER_USER) == per_user
     assert set(metric_lists.DIVERSITY) == {m.name for m in registry.METRICS
                                            if m.kind == "diversity" and "history" not in m.needs}

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from _event_loop import run_on_own_loop  # noqa: E402
 from dashboard import demo, owner, text  # noqa: E402
 from metrics_core.store import TOKEN_PATTERN, AnalysisStore  # noqa: E402
 from test_dashboard_pages import APP, TIMEOUT, app, page, upload_small  # noqa: E402
@@ -147,8 +148,6 @@ def _served(headers: list[tuple[bytes, bytes]], content_type: bytes = b"text/htm
             scheme: str = "http", kind: str = "http") -> list[tuple[bytes, bytes]]:
     """The response headers a request with ``headers`` gets through :class:`owner.OwnerCookieMiddleware`
     in front of an app answering ``content_type``."""
-    import asyncio
-
     async def inner(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type)]})
         await send({"type": "http.response.body", "body": b"<html></html>"})
@@ -161,7 +160,7 @@ def _served(headers: list[tuple[bytes, bytes]], content_type: bytes = b"text/htm
     async def receive():
         return {"type": "http.request"}
     scope = {"type": kind, "scheme": scheme, "method": "GET", "path": "/", "headers": headers}
-    asyncio.run(owner.OwnerCookieMiddleware(inner)(scope, receive, send))
+    run_on_own_loop(owner.OwnerCookieMiddleware(inner)(scope, receive, send))
     return sent[0]["headers"]
 
 

@@ -20,6 +20,7 @@ FILES = sorted([*(ROOT / "dashboard").rglob("*.py"), ROOT / "metrics_core" / "co
 ALLOWED = {
     ("dashboard/tables.py", "hit"): "a ranked row's label (hit or miss at the relevance threshold), "
                                     "not the hit_rate metric",
+    ("dashboard/triage.py", "judged"): "a ranked row's column (the item has a judgment), not the judged@k metric",
 }
 
 _WHOLE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*)\s*(?:@\s*(?:[0-9]+|[kK]))?\s*$")

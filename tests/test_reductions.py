@@ -105,10 +105,11 @@ def test_partitions_combine_to_the_whole(seed, n_groups, gauc_weight):
 def test_logloss_range_check_survives_combining():
     rows = _data(3)
     rows.loc[rows.index[-1], "score"] = 1.5
-    partials = [reductions.scored_partials([reductions.LOGLOSS], reductions.scored_rows(mc.prepare(part), 1.0))
+    partials = [reductions.scored_partials([reductions.LOGLOSS], reductions.scored_rows(mc.prepare(part), 1.0),
+                                           probabilities=True)
                 for part in _groups(rows, 4)]
     with pytest.raises(mc.MetricsError, match=r"1 score\(s\) fall outside, e.g. 1.5"):
-        reductions.LOGLOSS.finalize(reductions.combine(partials))
+        reductions.check_needs("logloss", ("probabilities",), reductions.combine(partials))
     with pytest.raises(mc.MetricsError, match=r"1 score\(s\) fall outside, e.g. 1.5"):
         mc.evaluate(rows, metrics=["logloss"])
 

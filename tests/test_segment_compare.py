@@ -7,6 +7,8 @@ segments with a single paired user or none, a metric where lower is better, inte
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 import math
 
@@ -18,6 +20,9 @@ from scipy import stats as sps
 from metrics_core import MetricsError
 from metrics_core.compare import compare
 from metrics_core.segment_compare import compare_segments
+
+# mc.compare returns a Comparison (a DataFrame with paper-table writers): compare the values, not the class
+assert_same_frame = functools.partial(pd.testing.assert_frame_equal, check_frame_type=False)
 
 METRICS = ["ndcg@10", "mse"]  # mse: lower is better (wins are decreases)
 
@@ -81,7 +86,7 @@ def test_every_segment_is_compare_on_its_users(test, int_ids, baseline):
         expected_segments.append(value)
         want = compare(part, baseline=baseline, metrics=METRICS, test=test, correction="none", alpha=0.1,
                        n_resamples=0, n_permutations=300, seed=4)
-        pd.testing.assert_frame_equal(got[value], want, check_exact=False, rtol=1e-9, atol=1e-12)
+        assert_same_frame(got[value], want, check_exact=False, rtol=1e-9, atol=1e-12)
         assert got[value].attrs["correction"] == "none" and got[value].attrs["alpha"] == 0.1
     assert list(got) == expected_segments
     assert {"east", "west"} <= set(got)
@@ -190,4 +195,4 @@ def test_missing_and_mixed_labels():
     assert 7 in got and all(isinstance(k, str) or k == 7 for k in got)  # no segment of NaN or None
     seven = by_value(tables, mixed.fillna("none"), 7)
     want = compare(seven, baseline="base", metrics=["mse"], correction="none", n_resamples=0)
-    pd.testing.assert_frame_equal(got[7], want, check_exact=False, rtol=1e-9, atol=1e-12)
+    assert_same_frame(got[7], want, check_exact=False, rtol=1e-9, atol=1e-12)

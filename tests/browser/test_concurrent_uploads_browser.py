@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlparse
 
 import _deadlines as deadlines
 import pytest
+from _event_loop import run_on_own_loop
 
 from dashboard import demo
 from dashboard_server import CHROMIUM_ARGS, SERVER_SCRIPT, chromium_path, start_server, stop_process
@@ -133,7 +134,7 @@ async def drive(url: str, all_files: list[dict[str, Path]]) -> list[dict]:
 def test_many_browsers_uploading_at_once_lose_no_file(server, tmp_path):
     url, store = server
     all_files = [files_for(tmp_path, i) for i in range(SESSIONS)]
-    outs = asyncio.run(drive(url, all_files))
+    outs = run_on_own_loop(drive(url, all_files))
     for i, out in enumerate(outs):
         where = f"session {i} ({'selected together' if i % 2 else 'one after the other'})"
         assert out["exceptions"] == 0 and not out["errors"], (where, out["errors"])

@@ -22,6 +22,7 @@ from dashboard_server import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT))
 from benchmarks import load_test  # noqa: E402
+from _event_loop import run_on_own_loop  # noqa: E402
 from benchmarks.streamlit_ws import ProtocolError, Session  # noqa: E402
 
 pytestmark = pytest.mark.browser  # end to end against a real server (no Chromium needed)
@@ -29,13 +30,6 @@ pytestmark = pytest.mark.browser  # end to end against a real server (no Chromiu
 CHANGES = {0: (20, 5), 1: (50, 10)}  # session -> the K values it sets, in order
 
 
-def run_on_own_loop(coroutine):
-    """``asyncio.run`` on a thread of its own: in the browser suite Playwright's sync API
-    already runs an event loop on the main thread, where ``asyncio.run`` is refused."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _table(result, column_prefix: str) -> pa.Table:
