@@ -4,7 +4,7 @@
 
     metrics-core ope --log FILE --run FILE [--run FILE ...]
         [--policy softmax|top1|topk|given] [--k K] [--temperature T]
-        [--estimators dm,ips,snips,dr,switch_dr,dros,iips,rips] [--context-columns a,b]
+        [--estimators dm,ips,snips,dr,switch_dr,dros,sips,iips,rips] [--context-columns a,b]
         [--n-folds 3] [--bootstrap 1000] [--seed 0] [--preset obp]
         [--per-context FILE] [--json]
 
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("ope", help=HELP, description=HELP + ".")
     p.add_argument("--log", metavar="FILE", required=True,
                    help="logged feedback: user (context), item shown, reward, propensity [, position, slate_id, "
-                        "propensity_cascade, context columns]")
+                        "propensity_cascade, propensity_slate, context columns]")
     p.add_argument("--log-columns", metavar="ROLE=COL,...", type=_columns_option, default=None,
                    help="explicit column mapping of the log; roles: " + ", ".join(LOG_ALIASES))
     p.add_argument("--run", metavar="FILE", action="append", required=True,

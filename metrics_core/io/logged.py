@@ -16,7 +16,11 @@ given explicitly with ``columns={role: source column}``:
   rows of one shown list,
 * optional ``propensity_cascade`` (``propensity_cascade``, ``pscore_cascade``):
   the logging policy's probability of the list's top part down to this slot
-  (the reward-interaction IPS of slates needs it).
+  (the reward-interaction IPS of slates needs it),
+* optional ``propensity_slate`` (``propensity_slate``, ``pscore_slate``,
+  ``slate_propensity``): the logging policy's probability of the whole slate
+  (the standard IPS of slates reads it; without it, ``propensity_cascade`` at
+  the slate's last slot).
 
 Other columns are kept as read (context features for the reward model).
 A propensity of 0, below 0 or above 1 is refused with the line that holds it:
@@ -41,6 +45,7 @@ LOG_ALIASES: dict[str, tuple[str, ...]] = {
     "position": ("position", "pos", "slot"),
     "slate_id": ("slate_id", "impression_id", "request_id", "list_id"),
     "propensity_cascade": ("propensity_cascade", "pscore_cascade"),
+    "propensity_slate": ("propensity_slate", "pscore_slate", "slate_propensity"),
 }
 REQUIRED = ("user_id", "item_id", "reward", "propensity")
 
@@ -96,10 +101,10 @@ def read_log(path_or_buffer, *, name: str | None = None, columns: dict | None = 
     for role in ("user_id", "item_id", "slate_id"):
         if roles[role] is not None:
             out[role] = ids(table[roles[role]], role, roles[role], src.name, lines)
-    for role in ("reward", "propensity", "position", "propensity_cascade"):
+    for role in ("reward", "propensity", "position", "propensity_cascade", "propensity_slate"):
         if roles[role] is not None:
             out[role] = pa.array(numbers(table[roles[role]], role, roles[role], src.name, lines), pa.float64())
-    for role in ("propensity", "propensity_cascade"):
+    for role in ("propensity", "propensity_cascade", "propensity_slate"):
         if role in out:
             check_propensities(out[role].to_numpy(), src.name, lines)
     used = {c for c in roles.values() if c is not None}

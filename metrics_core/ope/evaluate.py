@@ -2,13 +2,13 @@
 
 Inputs: the log (:mod:`metrics_core.io.logged`: ``user_id`` context,
 ``item_id`` action shown, ``reward``, ``propensity`` of the logging policy,
-optional ``position``, ``slate_id``, ``propensity_cascade``, context feature
+optional ``position``, ``slate_id``, ``propensity_cascade``, ``propensity_slate``, context feature
 columns) and one run per model, turned into an evaluation policy by
 :func:`metrics_core.ope.policy.action_probabilities`.
 
 The logging policy's value is the mean logged reward (on-policy). Every
 estimate of :mod:`metrics_core.ope.estimators` (DM, IPS, SNIPS, DR, switch-DR,
-DRos) and, for logs with slots, of :mod:`metrics_core.ope.slate` (IIPS, RIPS),
+DRos) and, for logs with slots, of :mod:`metrics_core.ope.slate` (SIPS, IIPS, RIPS),
 comes with:
 
 * a percentile bootstrap interval: ``n_bootstrap`` resamples of the rounds
@@ -52,13 +52,13 @@ from . import estimators as E
 from .codes import LogCodes
 from .policy import action_probabilities
 from .reward_model import cross_fit
-from .slate import iips_terms, rips_terms, slot_probabilities
+from .slate import iips_terms, rips_terms, sips_terms, slot_probabilities, whole_slate
 
 ESTIMATORS = ("dm", "ips", "snips", "dr", "switch_dr", "dros")
-SLATE_ESTIMATORS = ("iips", "rips")
+SLATE_ESTIMATORS = ("sips", "iips", "rips")
 NEEDS_REWARD_MODEL = ("dm", "dr", "switch_dr", "dros")
 NAMES = {"dm": "DM", "ips": "IPS", "snips": "SNIPS", "dr": "DR", "switch_dr": "switch-DR", "dros": "DRos",
-         "iips": "independent IPS", "rips": "reward-interaction IPS"}
+         "sips": "standard slate IPS", "iips": "independent IPS", "rips": "reward-interaction IPS"}
 LINES = {"ess_line": 0.01, "max_weight_share": 0.05, "unlogged_line": 0.05, "mean_weight_se": 3.0}
 
 DEFAULTS = dict(clip=math.inf, switch_tau=10.0, dros_lambda=10.0, n_folds=3, n_bootstrap=1000, confidence=0.95)
@@ -118,8 +118,26 @@ def _check_log(log: pd.DataFrame) -> pd.DataFrame:
             raise MetricsError(f"log row {int(bad[0]) + 1}: {c} {log[c].iloc[bad[0]]!r} is not a finite number; "
                                f"{len(bad)} row(s) are")
         log[c] = values
-    check_propensities(log["propensity"].to_numpy(), "log", lambda i: f"row {i + 1}")
+    for c in ("propensity", "propensity_cascade", "propensity_slate"):
+        if c in log.columns:
+            check_propensities(pd.to_numeric(log[c], errors="coerce").to_numpy(float),
+                               "log" if c == "propensity" else f"log column {c}",
+                               lambda i: f"row {i + 1}")
+            log[c] = pd.to_numeric(log[c]).astype(float)
     return log
+
+
+def _slate_inputs(log: pd.DataFrame, estimator: str) -> str | None:
+    """Why the log cannot feed a slate estimator (None when it can)."""
+    if "position" not in log.columns:
+        return f"{NAMES[estimator]} needs a position column in the log (the slot of each row)"
+    if estimator == "rips" and "propensity_cascade" not in log.columns:
+        return ("reward-interaction IPS needs the log's propensity_cascade column (the logging policy's "
+                "probability of the list's top part down to each slot)")
+    if estimator == "sips" and not {"propensity_slate", "propensity_cascade"} & set(log.columns):
+        return ("standard slate IPS needs the log's propensity_slate column (the logging policy's probability "
+                "of the whole slate) or its propensity_cascade column")
+    return None
 
 
 def _runs(runs) -> dict[str, pd.DataFrame]:
@@ -278,8 +296,7 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
     runs = _runs(runs)
     has_slates = "position" in log.columns and ("slate_id" in log.columns)
     wanted = list(estimators) if estimators is not None else \
-        list(ESTIMATORS) + ([e for e in SLATE_ESTIMATORS if e != "rips" or "propensity_cascade" in log.columns]
-                            if has_slates else [])
+        list(ESTIMATORS) + ([e for e in SLATE_ESTIMATORS if _slate_inputs(log, e) is None] if has_slates else [])
     unknown = [e for e in wanted if e not in ESTIMATORS + SLATE_ESTIMATORS]
     if unknown:
         raise MetricsError(f"unknown estimator {unknown[0]!r}; use {', '.join(ESTIMATORS + SLATE_ESTIMATORS)}")
@@ -288,9 +305,10 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
         raise MetricsError(f"primary estimator {primary!r} is not among the estimators asked for")
     est = [e for e in wanted if e in ESTIMATORS]
     slate_est = [e for e in wanted if e in SLATE_ESTIMATORS]
-    if "rips" in slate_est and "propensity_cascade" not in log.columns:
-        raise MetricsError("reward-interaction IPS needs the log's propensity_cascade column (the logging "
-                           "policy's probability of the list's top part down to each slot)")
+    for e in slate_est:
+        missing = _slate_inputs(log, e)
+        if missing:
+            raise MetricsError(missing)
     slate_policy = slate_policy or ("softmax" if policy == "softmax" else "rank")
     if "iips" in slate_est and slate_policy == "softmax":
         raise MetricsError("independent IPS under a softmax ranking needs each slot's marginal probability, which "
@@ -396,6 +414,10 @@ def _slates(log, runs, slate_est, slate_policy, temperature, s, seed):
         if "iips" in slate_est:
             t = iips_terms(reward, marginal, log["propensity"].to_numpy()[order])
             cols[f"{name}\x00iips"] = np.bincount(slates, weights=t, minlength=n_slates)
+        if "sips" in slate_est:
+            pb = log["propensity_slate"] if "propensity_slate" in log.columns else log["propensity_cascade"]
+            t = sips_terms(reward, whole_slate(cascade, slates), whole_slate(pb.to_numpy()[order], slates))
+            cols[f"{name}\x00sips"] = np.bincount(slates, weights=t, minlength=n_slates)
         if "rips" in slate_est:
             t = rips_terms(reward, cascade, log["propensity_cascade"].to_numpy()[order])
             cols[f"{name}\x00rips"] = np.bincount(slates, weights=t, minlength=n_slates)

@@ -10,7 +10,13 @@ slot reward ``r_s(l)`` at each. With ``S`` slates:
 * reward-interaction IPS (RIPS, McInerney et al. 2020):
   ``V = (1/S) sum_s sum_l r_s(l) pi_e(a_s(1..l) | x_s) / pi_b(a_s(1..l) | x_s)``,
   the probabilities of the list's top part down to slot ``l`` (cascade);
-* standard IPS (SIPS): the same with the whole slate's probability at every slot.
+* standard IPS (SIPS, McInerney et al. 2020, eq. 1):
+  ``V = (1/S) sum_s sum_l r_s(l) pi_e(s | x_s) / pi_b(s | x_s)``, the whole
+  slate's probability at every slot (no assumption on how the slots' rewards
+  interact, hence the largest weights). ``pi_b(s | x_s)`` is the log's
+  ``propensity_slate``, or else its ``propensity_cascade`` at the slate's last
+  logged slot (the top part down to the last slot is the whole slate);
+  ``pi_e(s | x_s)`` is the evaluation policy's cascade probability at that slot.
 
 The evaluation policy of a ranked run is either its ranking (``rank``: the
 items by score, ties in a uniformly random order) or a Plackett-Luce sampling
@@ -45,6 +51,18 @@ def slate_value(terms: np.ndarray, slate_codes: np.ndarray) -> float:
 def iips_terms(reward: np.ndarray, pi_e_marginal: np.ndarray, pscore_marginal: np.ndarray) -> np.ndarray:
     """IIPS slot terms ``r(l) pi_e(a(l) at l) / pi_b(a(l) at l)``."""
     return reward * pi_e_marginal / pscore_marginal
+
+
+def sips_terms(reward: np.ndarray, pi_e_slate: np.ndarray, pscore_slate: np.ndarray) -> np.ndarray:
+    """SIPS slot terms ``r(l) pi_e(s) / pi_b(s)`` (the whole slate's probabilities, repeated at each slot)."""
+    return reward * pi_e_slate / pscore_slate
+
+
+def whole_slate(values: np.ndarray, slate_codes: np.ndarray) -> np.ndarray:
+    """Each slate's value at its last row, repeated on every row of the slate (rows in slate order)."""
+    last = np.r_[slate_codes[1:] != slate_codes[:-1], True] if len(slate_codes) else np.zeros(0, bool)
+    return np.asarray(values, float)[last][np.cumsum(np.r_[0, last[:-1]])] if len(slate_codes) else \
+        np.zeros(0)
 
 
 def rips_terms(reward: np.ndarray, pi_e_cascade: np.ndarray, pscore_cascade: np.ndarray) -> np.ndarray:
@@ -112,4 +130,4 @@ def slot_probabilities(log: pd.DataFrame, run: pd.DataFrame, policy: str, temper
     return frame, None, _softmax_cascade(frame, run, float(temperature))
 
 
-__all__ = ["iips_terms", "rips_terms", "slate_value", "slot_probabilities"]
+__all__ = ["iips_terms", "rips_terms", "sips_terms", "slate_value", "slot_probabilities", "whole_slate"]
