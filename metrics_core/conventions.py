@@ -5,7 +5,7 @@ immutable :class:`Settings`, the value every layer below reads. The keyword
 validation of :func:`metrics_core.evaluate` (:func:`validate`), the keywords of
 ``evaluate`` and ``metric_curve`` (:func:`takes_conventions`),
 the command line's options (:func:`add_arguments`, :func:`from_args`), the
-dashboard's widgets (:func:`widget_specs`) and the README's conventions table
+dashboard's widgets (:func:`widget_specs`) and the conventions table of docs/conventions-and-presets.md
 (:func:`markdown_table`) are generated from :data:`CONVENTIONS`.
 """
 
@@ -30,7 +30,7 @@ class Convention:
     """One keyword of ``evaluate``.
 
     ``choices`` lists the allowed values (default first) of a choice; it is
-    empty for a number. ``applies_to`` names the metrics it changes (README
+    empty for a number. ``applies_to`` names the metrics it changes (docs
     and dashboard grouping); ``help`` is one sentence per choice or a
     sentence for a number.
     """
@@ -370,7 +370,7 @@ def widget_specs() -> list[dict]:
 
 
 def markdown_table() -> str:
-    """The README's conventions table."""
+    """The conventions table of docs/conventions-and-presets.md."""
     lines = ["| keyword | option | values (default first) | applies to | meaning |", "| --- | --- | --- | --- | --- |"]
     for c in CONVENTIONS:
         values = f"`{c.default:g}` ({c.allowed})" if c.is_number else ", ".join(f"`{v}`" for v in c.choices)

@@ -1,13 +1,14 @@
-"""The README's metric and conventions tables and docs/api.md's metric lists, generated from the
-registry and the conventions.
+"""The documentation's generated sections: docs/metrics.md's metric table, the conventions and presets
+tables of docs/conventions-and-presets.md and docs/api.md's metric lists, generated from the registry,
+the conventions and the presets.
 
 A file marks each generated section with a pair of HTML comments
 (``<!-- metric-table:start -->`` ... ``<!-- metric-table:end -->``, the same
-for ``conventions-table`` and ``api-metric-lists``; a marker may follow a
+for ``conventions-table``, ``presets-table`` and ``api-metric-lists``; a marker may follow a
 comment sign on its line, as in docs/api.md's code block).
-``python -m metrics_core.docs_tables README.md`` rewrites what lies between
+``python -m metrics_core.docs_tables docs/metrics.md`` rewrites what lies between
 them; ``--check`` only reports whether the file is up to date (exit 1 when it
-is not).
+is not). Without a path it rewrites every page that holds a section (:data:`PAGES`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,29 @@ import sys
 from pathlib import Path
 
 from . import conventions, registry
+from .presets import PRESETS
+
+
+def presets_table() -> str:
+    """One row per preset of :data:`metrics_core.presets.PRESETS`: its name, the library, the conventions it
+    sets away from their defaults, and how it is tested."""
+    defaults = conventions.defaults()
+    lines = ["| preset | library | conventions it sets (others keep their default) | checked by |",
+             "| --- | --- | --- | --- |"]
+    for p in PRESETS:
+        changed = ", ".join(f"`{name}={value}`" for name, value in p.settings.items() if defaults.get(name) != value)
+        lines.append(f"| `{p.name}` | {p.library} | {changed or 'none'} | {p.checked.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)
+
 
 SECTIONS = {
     "metric-table": registry.markdown_table,
     "conventions-table": conventions.markdown_table,
+    "presets-table": presets_table,
     "api-metric-lists": registry.api_lists,
 }
+#: the pages holding generated sections, rewritten by ``python -m metrics_core.docs_tables`` without a path
+PAGES = ("docs/metrics.md", "docs/conventions-and-presets.md", "docs/api.md")
 
 
 def _markers(section: str) -> tuple[str, str]:
@@ -51,21 +69,22 @@ def render(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m metrics_core.docs_tables", description=__doc__.split("\n")[0])
-    parser.add_argument("path", nargs="?", default="README.md", help="the markdown file (default README.md)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is not up to date; write nothing")
+    parser.add_argument("paths", nargs="*", metavar="path",
+                        help=f"markdown files (default: {', '.join(PAGES)}, from the repository root)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a file is not up to date; write nothing")
     args = parser.parse_args(argv)
-    path = Path(args.path)
-    text = path.read_text(encoding="utf-8")
-    new = render(text)
-    if args.check:
-        if new != text:
-            print(f"{path}: generated tables are out of date; run python -m metrics_core.docs_tables {path}",
-                  file=sys.stderr)
-            return 1
-        return 0
-    if new != text:
-        path.write_text(new, encoding="utf-8")
-    return 0
+    stale = 0
+    for path in map(Path, args.paths or PAGES):
+        text = path.read_text(encoding="utf-8")
+        new = render(text)
+        if args.check:
+            if new != text:
+                print(f"{path}: generated tables are out of date; run python -m metrics_core.docs_tables {path}",
+                      file=sys.stderr)
+                stale = 1
+        elif new != text:
+            path.write_text(new, encoding="utf-8")
+    return stale
 
 
 if __name__ == "__main__":

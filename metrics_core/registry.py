@@ -7,7 +7,7 @@ computes it, and how the Spark engine combines it over groups of users or why
 it refuses it (``spark``, ``spark_refusal``, ``spark_catalogue``). The name
 parser (:func:`parse_metric`, with "did you mean"), ``evaluate``'s dispatch,
 the Spark engine, the command line's ``--help``, ``stats``' direction of
-improvement, the dashboard's lists and tooltips and the README's metric table
+improvement, the dashboard's lists and tooltips and docs/metrics.md's metric table
 all read this table; ``tests/test_single_source.py`` lists the places that
 still write a metric's name elsewhere, and why. Where a metric is shown, and
 whether it is a default selection (the dashboard's pages, the report's default
@@ -138,7 +138,7 @@ class Metric:
     what it reads besides the run (:data:`NEEDS`; :attr:`tables` names the
     tables). ``per_user`` metrics give one value per evaluated user (a column of
     ``Evaluation.per_user``). ``convention`` names the defaults that shape the
-    value (README column).
+    value (documentation column).
     ``sections`` names where the metric is shown or selected by default (keys of
     :data:`SECTIONS`); left out, it is :data:`KIND_SECTIONS` of its ``kind``.
     """
@@ -213,7 +213,7 @@ class Metric:
 
     @property
     def display(self) -> str:
-        """How the README and the help write the name: ``ndcg@k``, ``r_precision``, ``auc``."""
+        """How the documentation and the help write the name: ``ndcg@k``, ``r_precision``, ``auc``."""
         if self.cutoff == CUTOFF_LEVEL:
             return f"{self.name}@x"
         return self.name if self.cutoff == CUTOFF_NONE else f"{self.name}@k"
@@ -749,7 +749,7 @@ def _cell(text: str) -> str:
 
 
 def markdown_table() -> str:
-    """The README's metric table (one row per entry, generated from the table above)."""
+    """docs/metrics.md's metric table (one row per entry, generated from the table above)."""
     lines = ["| metric | kind | formula (per user unless stated) | better | default convention |",
              "| --- | --- | --- | --- | --- |"]
     for m in METRICS:

@@ -1,5 +1,5 @@
-"""The README's "In a pipeline" and "In CI" sections, run as written on small generated files:
-every code block of the two sections is taken from README.md and executed in a fresh folder."""
+"""The "In a pipeline" and "In CI" sections of docs/workflows.md, run as written on small generated files:
+every code block of the two sections is taken from the page and executed in a fresh folder."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ BLOCK = re.compile(r"```(python|bash)\n(.*?)```", re.DOTALL)
 
 
 def section_blocks(title: str) -> list[tuple[str, str]]:
-    """``(language, code)`` of every fenced block under the README heading ``### {title}``."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start = text.index(f"### {title}\n")
+    """``(language, code)`` of every fenced block under the heading ``## {title}`` of docs/workflows.md."""
+    text = (REPO / "docs" / "workflows.md").read_text(encoding="utf-8")
+    start = text.index(f"## {title}\n")
     end = text.find("\n#", start + 4)
     return BLOCK.findall(text[start:end if end > 0 else None])
 

@@ -1,6 +1,6 @@
-"""The metric table and the conventions: parser, generated README tables, CLI options, directions.
+"""The metric table and the conventions: parser, generated documentation tables, CLI options, directions.
 
-References: the README in the repository (must equal what the tables generate),
+References: docs/metrics.md and docs/conventions-and-presets.md (must equal what the tables generate),
 ``inspect.signature(mc.evaluate)`` for the defaults, scikit-learn's
 ``roc_auc_score`` per user for ``--gauc-weight``.
 """
@@ -21,34 +21,40 @@ from sklearn.metrics import roc_auc_score
 import metrics_core as mc
 from metrics_core import conventions, docs_tables, naming, registry, stats
 from metrics_core.cli import main
-from metrics_core.presets import get as get_preset
+from metrics_core.presets import PRESETS, get as get_preset
 from metrics_core.kernels.ranking import KERNEL_FAMILIES
 from metrics_core.reductions import RowReduction
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_tables_match_the_registry():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert docs_tables.render(text) == text, "run: python -m metrics_core.docs_tables README.md"
+def test_documentation_tables_match_the_registry():
+    metrics = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    assert docs_tables.render(metrics) == metrics, "run: python -m metrics_core.docs_tables docs/metrics.md"
     for m in registry.METRICS:
-        assert f"`{m.display}`" in text
+        assert f"`{m.display}`" in metrics
+    page = ROOT / "docs" / "conventions-and-presets.md"
+    text = page.read_text(encoding="utf-8")
+    assert docs_tables.render(text) == text, "run: python -m metrics_core.docs_tables docs/conventions-and-presets.md"
     for c in conventions.CONVENTIONS:
         assert f"`{c.option}`" in text
+    for p in PRESETS:
+        assert f"| `{p.name}` | {p.library} |" in text
 
 
-def test_api_metric_lists_match_the_registry():
-    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
-    assert docs_tables.render(text) == text, "run: python -m metrics_core.docs_tables docs/api.md"
-    start, end = text.index("api-metric-lists:start"), text.index("api-metric-lists:end")
-    listed = set(text[start:end].replace("\n", " ").split())
-    for m in registry.METRICS:  # every metric, also the ones added last
-        assert m.display in listed, m.name
+def test_every_generated_page_is_up_to_date(monkeypatch, capsys):
+    """``python -m metrics_core.docs_tables --check`` without a path checks every page holding a section."""
+    monkeypatch.chdir(ROOT)
+    assert docs_tables.main(["--check"]) == 0
+    assert capsys.readouterr().err == ""
+    for page in docs_tables.PAGES:  # each holds at least one generated section
+        assert any(f"<!-- {section}:start -->" in (ROOT / page).read_text(encoding="utf-8")
+                   for section in docs_tables.SECTIONS), page
 
 
 def test_docs_tables_check_fails_on_a_stale_file(tmp_path):
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    stale = tmp_path / "README.md"
+    text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    stale = tmp_path / "metrics.md"
     stale.write_text(text.replace("| `auc` (`roc_auc`) |", "| `auc` |"), encoding="utf-8")
     assert docs_tables.main([str(stale), "--check"]) == 1
     assert docs_tables.main([str(stale)]) == 0

@@ -206,15 +206,15 @@ def test_a_preset_diversity_convention_counts_only_with_a_diversity_metric():
     assert spark_message(["ndcg@10"], beyond_users="listed").startswith("beyond_users other than the default")
 
 
-def test_the_readme_names_what_spark_refuses():
-    """The README's Spark section lists the refused metrics, the catalogue metrics and the conventions taken at
+def test_the_spark_page_names_what_spark_refuses():
+    """docs/spark.md lists the refused metrics, the catalogue metrics and the conventions taken at
     their default only, as the registry and the conventions table say today."""
     import re
     from pathlib import Path
 
-    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "spark.md").read_text(encoding="utf-8").split())
     refused = re.search(r"Not on Spark yet, refused with one line naming the metric and the reason: ([^;]*);", text)
-    assert refused, "the README's Spark section lost its list of refused metrics"
+    assert refused, "docs/spark.md lost its list of refused metrics"
     assert sorted(re.findall(r"`(\w+)(?:@k)?`", refused.group(1))) == sorted(
         m.name for m in registry.METRICS if not m.on_spark)
     catalogue = re.search(r"; ([^;]*) need `item_features` there", text)
