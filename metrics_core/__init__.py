@@ -21,6 +21,7 @@ switch-DR, DRos; slate IPS), with intervals, weight diagnostics and a verdict (:
 
     ope = mc.off_policy(log, {"dense": run}, policy="softmax", temperature=1.0)
     ope.estimates, ope.diagnostics, ope.verdicts
+    prepared = mc.prepare_log(log, runs)  # ids coded once; then off_policy(prepared, ...) per setting
 
 Runs scored on the target plus N sampled negatives, corrected as Krichene and Rendle (KDD 2020)
 (:mod:`metrics_core.sampled`)::
@@ -43,7 +44,7 @@ from .intersection import intersection, intersection_per_user
 from .conventions import presets  # the presets' conventions as a table
 from .publish import Published, publish
 from .layout import Ranked, prepare
-from .ope import OffPolicy, off_policy
+from .ope import OffPolicy, off_policy, prepare_log
 from .debias import debias
 from .sampled import SampledMetrics, may_reverse, sampled_metrics
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
@@ -57,7 +58,7 @@ __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
     "MetricsError", "OffPolicy", "debias", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "fuse", "optimize_fusion_weights", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
-    "metric_curve", "off_policy", "presets", "Published", "publish",
+    "metric_curve", "off_policy", "prepare_log", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",
 ]

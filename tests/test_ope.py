@@ -21,6 +21,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from metrics_core.errors import MetricsError
 from metrics_core.ope import action_probabilities, off_policy
+from metrics_core.ope import prepare_log as mc_prepare_log
 
 DATA = Path(__file__).parent / "data" / "obd"
 
@@ -412,3 +413,58 @@ def test_obp_readme_example_bernoulli_ts_on_the_random_log():
     assert f"{row['value']:.6f}" == "0.004553"
     assert f"{row['lift'] + 1:.6f}" == "1.198126"
     assert f"{row['lift']:.2%}" == "19.81%"
+
+
+def _ref_top1_ips(log: pd.DataFrame, run: pd.DataFrame) -> float:
+    """Plain loops: the top-1 policy (tied tops share the mass) looked up by exact text ids."""
+    best: dict = {}
+    for u, group in run.groupby(run["user_id"].astype(str)):
+        top = group["score"].max()
+        winners = [str(i) for i in group.loc[group["score"] == top, "item_id"]]
+        best[u] = {i: 1 / len(winners) for i in winners}
+    total = 0.0
+    for u, i, r, p in zip(log["user_id"].astype(str), log["item_id"].astype(str), log["reward"], log["propensity"]):
+        total += best.get(u, {}).get(i, 0.0) / p * r
+    return total / len(log)
+
+
+@pytest.mark.parametrize("kind", ["text", "integer", "categorical", "large integer"])
+def test_prepared_log_codes_ids_once_and_gives_the_same_estimates(kind):
+    """prepare_log codes contexts and actions of log and runs jointly (categories, small integers, exact
+    text); estimates from it equal plain loops over text ids, with run-only users and items, users without a
+    list, ids "12" and "12.0", and a run whose rows are not grouped by user."""
+    rng = np.random.default_rng(7)
+    n_users, n_items, n = 40, 9, 2000
+    u = rng.integers(0, n_users, n)
+    a = rng.integers(0, n_items, n)
+    log = pd.DataFrame({"user_id": u, "item_id": a, "reward": (rng.random(n) < 0.3).astype(float),
+                        "propensity": np.full(n, 1 / n_items)})
+    run_users = np.repeat(np.arange(3, n_users + 5), n_items + 2)  # users 0-2 have no list; 40-44 not in the log
+    run_items = np.tile(np.arange(n_items + 2), n_users + 2)        # items 9 and 10 never logged
+    run = pd.DataFrame({"user_id": run_users, "item_id": run_items,
+                        "score": rng.integers(0, 4, len(run_users)).astype(float)}).sample(frac=1, random_state=2)
+    if kind == "text":
+        names = np.array(["12", "12.0", "012"] + [f"i{j}" for j in range(3, n_items + 2)], dtype=object)
+        log["item_id"], run["item_id"] = names[log["item_id"]], names[run["item_id"]]
+        log["user_id"], run["user_id"] = log["user_id"].astype(str), run["user_id"].astype(str)
+    elif kind == "categorical":
+        cats = [str(x) for x in range(n_users + 5)]
+        log["user_id"] = pd.Categorical(log["user_id"].astype(str), categories=cats)
+        run["user_id"] = pd.Categorical(run["user_id"].astype(str), categories=cats)
+    elif kind == "large integer":
+        log["user_id"] = log["user_id"] * 10**12 + 5
+        run["user_id"] = run["user_id"] * 10**12 + 5
+    ref = _ref_top1_ips(log, run)
+    prepared = mc_prepare_log(log, {"m": run})
+    res = off_policy(prepared, policy="top1", estimators=["ips", "snips"], primary="ips", n_bootstrap=0)
+    assert res.estimates.set_index("estimator").loc["ips", "value"] == pytest.approx(ref, rel=1e-12)
+    assert res.diagnostics["contexts_without_list"].iloc[0] == 3
+    assert res.diagnostics["contexts"].iloc[0] == log["user_id"].nunique()
+    assert res.diagnostics["unlogged_mass"].iloc[0] >= 0
+    per = res.per_context
+    assert len(per) == log["user_id"].nunique() and per["rounds"].sum() == n
+    assert per["ips"].sum() == pytest.approx(ref, rel=1e-12)
+    again = off_policy(log, {"m": run}, policy="top1", estimators=["ips"], primary="ips", n_bootstrap=0)
+    assert again.estimates["value"].iloc[0] == pytest.approx(ref, rel=1e-12)
+    with pytest.raises(MetricsError, match="prepare_log"):
+        off_policy(prepared, {"m": run})

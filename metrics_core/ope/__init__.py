@@ -9,6 +9,7 @@
 
 from .evaluate import ESTIMATORS, PRESETS, SLATE_ESTIMATORS, OffPolicy, off_policy
 from .policy import POLICIES, action_probabilities
+from .prepared import PreparedLog, prepare_log
 
-__all__ = ["ESTIMATORS", "POLICIES", "PRESETS", "SLATE_ESTIMATORS", "OffPolicy", "action_probabilities",
-           "off_policy"]
+__all__ = ["ESTIMATORS", "POLICIES", "PRESETS", "SLATE_ESTIMATORS", "OffPolicy", "PreparedLog", "action_probabilities",
+           "off_policy", "prepare_log"]

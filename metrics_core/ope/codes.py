@@ -31,8 +31,18 @@ class LogCodes:
     def of(cls, log: pd.DataFrame) -> "LogCodes":
         context, contexts = pd.factorize(log["user_id"])
         action, actions = pd.factorize(log["item_id"])
-        return cls(context.astype(np.int64), action.astype(np.int64), pd.Index(contexts), pd.Index(actions),
-                   np.bincount(context, minlength=len(contexts)))
+        return cls.from_codes(context, action, pd.Index(contexts), pd.Index(actions))
+
+    @classmethod
+    def from_codes(cls, context, action, contexts: pd.Index, actions: pd.Index) -> "LogCodes":
+        """From codes into dictionaries that may also hold ids the log never shows (they get 0 rounds)."""
+        context, action = np.asarray(context, np.int64), np.asarray(action, np.int64)
+        return cls(context, action, contexts, actions, np.bincount(context, minlength=len(contexts)))
+
+    @property
+    def logged_actions(self) -> np.ndarray:
+        """Per action code, whether the log shows it at least once."""
+        return np.bincount(self.action, minlength=len(self.actions)) > 0
 
     def _policy_codes(self, probs: pd.DataFrame) -> tuple[np.ndarray | None, np.ndarray]:
         ctx = self.contexts.get_indexer(probs["user_id"]) if "user_id" in probs.columns else None
@@ -63,12 +73,14 @@ class LogCodes:
         if "user_id" not in probs.columns:
             return 0
         ctx, _ = self._policy_codes(probs)
-        return len(self.contexts) - len(np.unique(ctx[ctx >= 0]))
+        listed = np.zeros(len(self.contexts), bool)
+        listed[ctx[ctx >= 0]] = True
+        return int(np.count_nonzero((self.rounds > 0) & ~listed))
 
     def unlogged_mass(self, probs: pd.DataFrame) -> float:
         """Mean over rounds of the policy's probability on actions the log never shows."""
         ctx, act = self._policy_codes(probs)
-        off = act < 0
+        off = (act < 0) | ~self.logged_actions[np.maximum(act, 0)]
         p = probs["probability"].to_numpy()
         if ctx is None:
             slots = probs["position"].nunique() if "position" in probs.columns else 1
@@ -80,10 +92,12 @@ class LogCodes:
         return float(np.dot(mass, self.rounds) / len(self.context))
 
     def per_context(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
-        """Sums of each per-round column over each context's rounds: ``user_id``, then the columns."""
-        out = {"user_id": self.contexts.to_numpy()}
+        """Sums of each per-round column over each logged context's rounds: ``user_id``, ``rounds``, then
+        the columns (contexts the log never shows are left out)."""
+        in_log = self.rounds > 0
+        out = {"user_id": self.contexts.to_numpy()[in_log], "rounds": self.rounds[in_log]}
         for name, v in values.items():
-            out[name] = np.bincount(self.context, weights=v, minlength=len(self.contexts))
+            out[name] = np.bincount(self.context, weights=v, minlength=len(self.contexts))[in_log]
         return pd.DataFrame(out)
 
 

@@ -50,7 +50,9 @@ from ..errors import MetricsError
 from ..io.logged import REQUIRED, check_propensities
 from . import estimators as E
 from .codes import LogCodes
-from .policy import action_probabilities
+from .policy import POLICIES, action_probabilities, given_probabilities, row_probabilities
+from .prepared import (CodedRun, PreparedLog, contexts_without_list, policy_at_logged, prepare_log,
+                       probability_frame, unlogged_mass)
 from .reward_model import cross_fit
 from .slate import iips_terms, rips_terms, sips_terms, slot_probabilities, whole_slate
 
@@ -140,7 +142,7 @@ def _slate_inputs(log: pd.DataFrame, estimator: str) -> str | None:
     return None
 
 
-def _runs(runs) -> dict[str, pd.DataFrame]:
+def _runs(runs, as_text: bool = True) -> dict[str, pd.DataFrame]:
     if isinstance(runs, pd.DataFrame):
         runs = {"model": runs}
     if not isinstance(runs, dict) or not runs:
@@ -149,11 +151,24 @@ def _runs(runs) -> dict[str, pd.DataFrame]:
     for name, run in runs.items():
         if not isinstance(run, pd.DataFrame) or "item_id" not in run.columns:
             raise MetricsError(f"run {name!r} must be a DataFrame with item_id and score (or probability)")
-        for c in ("user_id", "item_id"):
+        for c in ("user_id", "item_id") if as_text else ():
             if c in run.columns and not (pd.api.types.is_object_dtype(run[c]) or pd.api.types.is_string_dtype(run[c])):
                 run = run.assign(**{c: run[c].astype(str)})
         out[str(name)] = run
     return out
+
+
+def _row_probabilities(coded: CodedRun, policy: str, k, temperature) -> np.ndarray:
+    """The evaluation policy's probability of each row of a coded run."""
+    if policy not in POLICIES:
+        raise MetricsError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
+    if policy == "given":
+        keys = ["user_id"] if coded.context is not None else []
+        return given_probabilities(coded.frame.reset_index(drop=True), keys)
+    if coded.score is None:
+        raise MetricsError(f"policy={policy!r} needs a 'score' column in the run")
+    group = coded.context if coded.context is not None else np.zeros(len(coded.action), np.int64)
+    return row_probabilities(group, coded.score, policy, k=k, temperature=temperature)
 
 
 def _policy_keys(probs: pd.DataFrame) -> list[str]:
@@ -272,7 +287,7 @@ def _round_terms(est: list[str], reward, w, fit, q_pi, s: dict) -> dict[str, np.
     return {k: v for k, v in terms.items() if k.startswith("_") or k in est}
 
 
-def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | None = None,
+def off_policy(log, runs=None, *, policy: str = "softmax", k: int | None = None,
                temperature: float = 1.0, estimators=None, context_columns=(), reward_model=None,
                n_folds: int | None = None, clip: float | None = None, switch_tau: float | None = None,
                dros_lambda: float | None = None, n_bootstrap: int | None = None, confidence: float | None = None,
@@ -280,6 +295,8 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
                slate_policy: str | None = None, lines: dict | None = None) -> OffPolicy:
     """Estimate each run's policy value on ``log`` (see the module docstring).
 
+    ``log``: the log, or :func:`metrics_core.ope.prepared.prepare_log`'s result (``runs`` then left out):
+    ids coded once, so repeated estimates spend no time on them.
     ``runs``: a DataFrame or ``{model: DataFrame}`` (``user_id``, ``item_id``, ``score``, or
     ``probability`` with ``policy="given"``). ``policy``/``k``/``temperature``: how scores become
     action probabilities. ``estimators``: names among :data:`ESTIMATORS` and :data:`SLATE_ESTIMATORS`
@@ -292,8 +309,16 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
     s = _settings(preset, dict(clip=clip, switch_tau=switch_tau, dros_lambda=dros_lambda, n_folds=n_folds,
                                n_bootstrap=n_bootstrap, confidence=confidence))
     lines = dict(LINES, **(lines or {}))
-    log = _check_log(log)
-    runs = _runs(runs)
+    if isinstance(log, PreparedLog):
+        if runs is not None:
+            raise MetricsError("the runs were given to prepare_log already; call off_policy(prepared) alone")
+        prepared = log
+    elif runs is None:
+        raise MetricsError("off_policy needs the runs: off_policy(log, runs) or off_policy(prepare_log(log, runs))")
+    else:
+        prepared = prepare_log(log, runs)
+    log, codes = prepared.log, prepared.codes
+    runs = {name: r.frame for name, r in prepared.runs.items()}
     has_slates = "position" in log.columns and ("slate_id" in log.columns)
     wanted = list(estimators) if estimators is not None else \
         list(ESTIMATORS) + ([e for e in SLATE_ESTIMATORS if _slate_inputs(log, e) is None] if has_slates else [])
@@ -317,18 +342,25 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
 
     reward = log["reward"].to_numpy()
     n = len(log)
-    codes = LogCodes.of(log)
-    contexts = len(codes.contexts)
+    contexts = int(np.count_nonzero(codes.rounds))
     columns: dict[str, np.ndarray] = {"_reward": reward}
     ratios: dict[str, tuple[str, str]] = {}
     per_model, diag_rows, warns, fits = {}, [], {}, {}
-    for name, run in runs.items():
-        probs = action_probabilities(run, policy, k=k, temperature=temperature)
-        w = E.importance_weights(codes.at_logged(log, probs), log["propensity"].to_numpy())
-        unlogged = codes.unlogged_mass(probs)
+    for name, coded in prepared.runs.items():
+        run = coded.frame
+        if policy == "given" and "position" in run.columns:  # one policy per slot: joined on position
+            probs = action_probabilities(run, policy)
+            pi_e, unlogged = codes.at_logged(log, probs), codes.unlogged_mass(probs)
+            without = codes.contexts_without_list(probs)
+        else:
+            p = _row_probabilities(coded, policy, k, temperature)
+            pi_e, unlogged = policy_at_logged(prepared, coded, p), unlogged_mass(prepared, coded, p)
+            without = contexts_without_list(prepared, coded, p)
+            probs = None
+        w = E.importance_weights(pi_e, log["propensity"].to_numpy())
         fit = q_pi = None
         if any(e in NEEDS_REWARD_MODEL for e in est):
-            cands = _candidates(log, probs)
+            cands = _candidates(log, probs if probs is not None else probability_frame(prepared, coded, p))
             fit = cross_fit(log, reward, cands, context_columns=context_columns, estimator=reward_model,
                             n_folds=int(s["n_folds"]), seed=seed)
             fits[name] = fit
@@ -340,7 +372,6 @@ def off_policy(log: pd.DataFrame, runs, *, policy: str = "softmax", k: int | Non
             columns[f"{name}\x00{t}"] = v
         if "snips" in est:
             ratios[f"{name}\x00snips"] = (f"{name}\x00_wr", f"{name}\x00_w")
-        without = codes.contexts_without_list(probs)
         warns[name] = _warnings(w, unlogged, int(without), contexts, lines)
         ess = E.effective_sample_size(w)
         diag_rows.append({"model": name, "rounds": n, "contexts": contexts, "contexts_without_list": int(without),
@@ -392,8 +423,7 @@ def _per_context(log: pd.DataFrame, codes: LogCodes, per_model: dict, est: list[
         total_w = float(w.sum())
         shares = {e: (terms["_wr"] / total_w if total_w > 0 else np.full(n, np.nan)) if e == "snips"
                   else terms[e] / n for e in est}
-        frame = codes.per_context({"reward": reward, "weight": w, **shares})
-        frames.append(frame.assign(model=name, rounds=codes.rounds))
+        frames.append(codes.per_context({"reward": reward, "weight": w, **shares}).assign(model=name))
     out = pd.concat(frames, ignore_index=True)
     return out[["model", "user_id", "rounds", "reward", "weight", *est]]
 
@@ -442,4 +472,4 @@ def _slates(log, runs, slate_est, slate_policy, temperature, s, seed):
     return rows, {"slate_value": base, "slate_low": blow, "slate_high": bhigh, "slates": n_slates}
 
 
-__all__ = ["DEFAULTS", "ESTIMATORS", "LINES", "OffPolicy", "PRESETS", "SLATE_ESTIMATORS", "off_policy"]
+__all__ = ["DEFAULTS", "ESTIMATORS", "LINES", "OffPolicy", "PRESETS", "SLATE_ESTIMATORS", "off_policy", "prepare_log"]

@@ -41,11 +41,9 @@ def _group_codes(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
     return frame.groupby(keys, sort=False).ngroup().to_numpy().astype(np.int64)
 
 
-def _blocks(run: pd.DataFrame, keys: list[str]):
+def _blocks(group: np.ndarray, score: np.ndarray):
     """Rows by context then score (descending): ``(order, group, rank0, block_start, block_size, score)``,
     each in that order: the context code, the 0-based rank and the tie block of equal scores."""
-    group = _group_codes(run, keys)
-    score = run["score"].to_numpy(float)
     order = np.lexsort((-score, group))
     group, score = group[order], score[order]
     n = len(order)
@@ -62,19 +60,52 @@ def _blocks(run: pd.DataFrame, keys: list[str]):
 def tie_blocks(run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The run sorted by context then score (descending) with ``rank0``, ``block_start`` and
     ``block_size``: the 0-based rank of each row and the tie block of equal scores it belongs to."""
-    order, _, rank0, start, size, _ = _blocks(run, keys)
+    order, _, rank0, start, size, _ = _blocks(_group_codes(run, keys), run["score"].to_numpy(float))
     return run.iloc[order].reset_index(drop=True).assign(rank0=rank0, block_start=start, block_size=size)
 
 
-def _softmax(group: np.ndarray, rank0: np.ndarray, score: np.ndarray, temperature: float) -> np.ndarray:
-    if not temperature > 0 or not np.isfinite(temperature):
-        raise MetricsError(f"temperature must be a positive finite number, got {temperature}")
-    top = score[rank0 == 0][group]  # rows are sorted: each context's first row holds its largest score
-    e = np.exp((score - top) / temperature)
-    return e / np.bincount(group, weights=e)[group]
+def _group_max(group: np.ndarray, score: np.ndarray, n_groups: int) -> np.ndarray:
+    """Each context's largest score, without sorting: one reduction per run of equal codes when the rows
+    are grouped by context (as runs almost always are), else an unbuffered maximum."""
+    top = np.full(n_groups, -np.inf)
+    if not len(group):
+        return top
+    if np.all(group[1:] >= group[:-1]):
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        top[group[starts]] = np.maximum.reduceat(score, starts)
+    else:
+        np.maximum.at(top, group, score)
+    return top
 
 
-def _given(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+def row_probabilities(group: np.ndarray, score: np.ndarray, policy: str, *, k: int | None = None,
+                      temperature: float = 1.0) -> np.ndarray:
+    """``pi_e`` of every run row, in the rows' order, from its context code ``group`` (integers from 0)
+    and its score, by ``top1``, ``topk`` or ``softmax`` (the formulas of the module docstring). Only
+    ``topk`` sorts; ``top1`` and ``softmax`` need each context's largest score and a sum."""
+    group = np.asarray(group, np.int64)
+    score = np.asarray(score, float)
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    if policy == "top1":
+        best = score == _group_max(group, score, n_groups)[group]
+        return best / np.bincount(group, weights=best, minlength=n_groups)[group]
+    if policy == "softmax":
+        if not temperature > 0 or not np.isfinite(temperature):
+            raise MetricsError(f"temperature must be a positive finite number, got {temperature}")
+        e = np.exp((score - _group_max(group, score, n_groups)[group]) / temperature)
+        return e / np.bincount(group, weights=e, minlength=n_groups)[group]
+    if policy == "topk":
+        if k is None or int(k) < 1:
+            raise MetricsError(f"policy='topk' needs k >= 1, got {k}")
+        order, sorted_group, _, start, size, _ = _blocks(group, score)
+        kk = np.minimum(int(k), np.bincount(sorted_group)[sorted_group])
+        p = np.empty(len(group))
+        p[order] = np.clip(kk - start, 0, size) / (size * kk)
+        return p
+    raise MetricsError(f"unknown scoring policy {policy!r}; use top1, topk or softmax")
+
+
+def given_probabilities(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
     if "probability" not in frame.columns:
         raise MetricsError("policy='given' needs a 'probability' column in the run")
     p = pd.to_numeric(frame["probability"], errors="coerce").to_numpy(float)
@@ -105,26 +136,18 @@ def action_probabilities(run: pd.DataFrame, policy: str = "softmax", *, k: int |
     keys = [c for c in ("user_id", "position") if c in run.columns]
     if policy == "given":
         frame = run.reset_index(drop=True)
-        p = _given(frame, keys)
+        p = given_probabilities(frame, keys)
         cols = [c for c in ("user_id", "position", "item_id") if c in frame.columns]
         out = frame[cols].assign(probability=p)
         return out[out["probability"] > 0].reset_index(drop=True)
     keys = [c for c in keys if c != "position"]
     if "score" not in run.columns:
         raise MetricsError(f"policy={policy!r} needs a 'score' column in the run")
-    order, group, rank0, start, size, score = _blocks(run, keys)
-    if policy == "top1":
-        p = np.where(start == 0, 1.0 / size, 0.0)
-    elif policy == "topk":
-        if k is None or int(k) < 1:
-            raise MetricsError(f"policy='topk' needs k >= 1, got {k}")
-        kk = np.minimum(int(k), np.bincount(group)[group])
-        p = np.clip(kk - start, 0, size) / (size * kk)
-    else:
-        p = _softmax(group, rank0, score, float(temperature))
+    p = row_probabilities(_group_codes(run, keys), run["score"].to_numpy(float), policy, k=k,
+                          temperature=temperature)
     keep = p > 0
     cols = [c for c in ("user_id", "item_id") if c in run.columns]
-    return run[cols].iloc[order[keep]].reset_index(drop=True).assign(probability=p[keep])
+    return run[cols][keep].reset_index(drop=True).assign(probability=p[keep])
 
 
-__all__ = ["POLICIES", "action_probabilities", "tie_blocks"]
+__all__ = ["POLICIES", "action_probabilities", "given_probabilities", "row_probabilities", "tie_blocks"]
