@@ -8,6 +8,9 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
   --metrics ndcg@10,map@100,mrr@10,precision@10,recall@100`` on a small CSV pair
   (``--users`` users x 100 candidates of :mod:`benchmarks.datagen`), from process
   start to exit; then the same command again on the cache the first one left.
+* **install**: the README's install step ``python3 -m metrics_core warm`` on an empty cache (wall
+  time), then the same ``evaluate`` as the first one a user runs after installing, then ``warm``
+  again (a complete cache: it only checks the stamp).
 * **dashboard cold**: ``python3 -m streamlit run dashboard/serve.py`` (headless, a
   free port on 127.0.0.1) until the Overview of the bundled demo is usable in
   headless Chromium: ``/_stcore/health`` answers "ok", then the page's script has
@@ -31,7 +34,7 @@ hang after SIGTERM). ``--root DIR`` measures another checkout of the project
 (for example ``git archive REV | tar -x -C DIR``), so that two versions can be
 measured side by side in one run: ``--root A --root B``.
 
-    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,dashboard|warm]
+    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,install,dashboard|warm]
         [--root DIR ...] [--json PATH]
 
 Times are printed, never asserted (the machine is shared: the load average is
@@ -104,10 +107,10 @@ def time_cli(root: Path, run: Path, qrels: Path, cache_dir: Path) -> tuple[float
     return elapsed, cpu, done.stdout
 
 
-def fill_cache(root: Path, cache_dir: Path) -> float:
-    """``python -m metrics_core.warmup`` into ``cache_dir``; returns its wall time."""
+def fill_cache(root: Path, cache_dir: Path, command: tuple[str, ...] = ("metrics_core.warmup",)) -> float:
+    """``python -m metrics_core.warmup`` (or ``command``) into ``cache_dir``; returns its wall time."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "metrics_core.warmup"], cwd=root, env=process_env(root, cache_dir),
+    subprocess.run([sys.executable, "-m", *command], cwd=root, env=process_env(root, cache_dir),
                    check=True, capture_output=True)
     return time.perf_counter() - start
 
@@ -183,6 +186,15 @@ def measure_root(root: Path, parts: set[str], run: Path, qrels: Path, browser, w
         add("cli: the same again (CPU s)", again_cpu)
         if again_out != first_out:
             raise RuntimeError("the cached kernels printed other numbers than the freshly compiled ones")
+    if "install" in parts:
+        # the README's install command ends with ``python3 -m metrics_core warm``: the first evaluate
+        # a user runs after installing finds every kernel in the cache
+        cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
+        add("install: metrics_core warm on an empty cache", fill_cache(root, cache, ("metrics_core", "warm")))
+        installed, installed_cpu, _ = time_cli(root, run, qrels, cache)
+        add("install: first evaluate after metrics_core warm", installed)
+        add("install: first evaluate after metrics_core warm (CPU s)", installed_cpu)
+        add("install: metrics_core warm again (cache complete)", fill_cache(root, cache, ("metrics_core", "warm")))
     if "dashboard" in parts:
         cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
         add_dashboard("cold", time_dashboard(root, cache, browser, work / "server_cold.log"))
@@ -215,13 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--users", type=int, default=200, help="users of the CLI's CSV pair (x 100 candidates)")
     p.add_argument("--parts", default="cli,dashboard",
-                   help="comma-separated: cli, dashboard (cold and warm), warm (the warm dashboard only)")
+                   help="comma-separated: cli, install (metrics_core warm, then the CLI's first evaluate), "
+                        "dashboard (cold and warm), warm (the warm dashboard only)")
     p.add_argument("--root", action="append", type=Path,
                    help="checkout to measure (repeatable; default: this repository)")
     p.add_argument("--json", type=Path, help="write the raw seconds here")
     args = p.parse_args(argv)
     parts = {x.strip() for x in args.parts.split(",") if x.strip()}
-    unknown = parts - {"cli", "dashboard", "warm"}
+    unknown = parts - {"cli", "install", "dashboard", "warm"}
     if unknown:
         p.error(f"unknown part(s): {', '.join(sorted(unknown))}")
     roots = [r.resolve() for r in (args.root or [ROOT])]

@@ -55,7 +55,7 @@ def kind_of(cmdline: str) -> str:
         return "Streamlit servers"
     if "postgres" in cmdline:
         return "PostgreSQL"
-    if "metrics_core.warmup" in cmdline:
+    if "metrics_core.warmup" in cmdline or re.search(r"-m metrics_core warm(\s|$)", cmdline):
         return "kernel warm-up"
     if "exec(eval(" in cmdline or "xdist" in cmdline or "execnet" in cmdline:
         return "pytest workers"

@@ -27,7 +27,7 @@ from .errors import MetricsError
 from .io.limits import set_limits
 from .terminal import OutputError, TerminalWriter, escape
 
-COMMANDS = ("evaluate", "compare", "report", "explain", "check", "publish", "ope", "fuse")
+COMMANDS = ("evaluate", "compare", "report", "explain", "check", "publish", "ope", "fuse", "warm")
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2

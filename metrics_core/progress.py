@@ -33,7 +33,7 @@ DELAY = 2.0
 REFRESH = 0.5
 DELAY_ENV = "METRICS_CORE_PROGRESS_DELAY"
 COMPILING = ("compiling the metric kernels: the first run of this installation, once "
-             "(python -m metrics_core.warmup compiles them ahead)")
+             "(metrics-core warm compiles them ahead)")
 
 
 class _Quiet:

@@ -56,8 +56,8 @@ def pytest_unconfigure(config):
 def pytest_sessionstart(session):
     """Compile every kernel (or find them all in numba's disk cache) before any test runs, so the
     dashboard server started by the browser tests finds them cached instead of compiling them
-    inside its first page load. The controller starts ``python -m metrics_core.warmup --jobs 2``
-    (the two variants on the two cores) and waits for it in :func:`pytest_runtestloop`: under
+    inside its first page load. The controller starts ``python -m metrics_core warm --jobs 2`` (the
+    README's install step: the two variants on the two cores) and waits for it in :func:`pytest_runtestloop`: under
     pytest-xdist the workers start and collect the tests meanwhile, then load the kernels from
     the cache when they need them."""
     if hasattr(session.config, "workerinput") or session.config.option.collectonly:  # collecting runs no kernel
@@ -66,7 +66,7 @@ def pytest_sessionstart(session):
 
     if not cache_stamp.is_current():
         session.config.stash[KERNEL_WARMUP] = subprocess.Popen(
-            [sys.executable, "-m", "metrics_core.warmup", "--jobs", "2"],
+            [sys.executable, "-m", "metrics_core", "warm", "--jobs", "2", "--quiet"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -83,10 +83,10 @@ def pytest_runtestloop(session):
     except subprocess.TimeoutExpired:
         warming.kill()
         warming.communicate()
-        pytest.exit(f"python -m metrics_core.warmup did not finish within {deadlines.SUBPROCESS:.0f} s", returncode=3)
+        pytest.exit(f"python -m metrics_core warm did not finish within {deadlines.SUBPROCESS:.0f} s", returncode=3)
     if warming.returncode != 0:
         lines = [line for line in err.splitlines() if line.strip()] or [f"exit status {warming.returncode}"]
-        pytest.exit(f"python -m metrics_core.warmup failed: {lines[-1]}", returncode=3)
+        pytest.exit(f"python -m metrics_core warm failed: {lines[-1]}", returncode=3)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -23,6 +23,7 @@ from benchmarks import suite_cpu
     ("/repo/.venv/bin/python -m streamlit run /repo/dashboard/serve.py --server.port 4100", "Streamlit servers"),
     ("postgres: checkpointer", "PostgreSQL"),
     ("/repo/.venv/bin/python -m metrics_core.warmup --jobs 2", "kernel warm-up"),
+    ("/repo/.venv/bin/python -m metrics_core warm --jobs 2 --quiet", "kernel warm-up"),
     ("/repo/.venv/bin/python -c import sys;exec(eval(sys.stdin.readline()))", "pytest workers"),
     ("/repo/.venv/bin/python -m pytest -n 3 --dist loadgroup", "pytest (controller, nested runs)"),
     ("/repo/.venv/bin/python -m metrics_core evaluate --run /tmp/pytest-of-root/x/run.csv", "other Python (command lines, helpers)"),
