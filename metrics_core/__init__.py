@@ -49,16 +49,36 @@ from .debias import debias
 from .sampled import SampledMetrics, may_reverse, sampled_metrics
 from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
 from .tracking import log_mlflow
-from .single import (average_precision, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
+from . import notebook  # noqa: F401 - gives Evaluation, Brief and Explanation their notebook view
+from .single import (average_precision_at_k, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
                      reciprocal_rank)
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
-    "MetricsError", "OffPolicy", "debias", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
+    "MetricsError", "OffPolicy", "debias", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision_at_k", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
     "evaluate", "explain", "fuse", "optimize_fusion_weights", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
     "metric_curve", "off_policy", "prepare_log", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
     "reciprocal_rank", "roc_curve",
 ]
+
+#: former names kept for a while: name -> (the object, what to write instead)
+_DEPRECATED = {
+    "average_precision": (average_precision_at_k,
+                          "mc.average_precision is the average precision of one ranked list; call it "
+                          "mc.average_precision_at_k (the metric 'average_precision' of mc.evaluate is pr_auc, "
+                          "over scored rows). The old name will be removed in a later release."),
+}
+
+
+def __getattr__(name: str):
+    """A former public name: the object, with a DeprecationWarning naming its new name."""
+    if name in _DEPRECATED:
+        import warnings
+
+        value, message = _DEPRECATED[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return value
+    raise AttributeError(f"module 'metrics_core' has no attribute {name!r}")

@@ -97,7 +97,8 @@ class Brief:
     segment row (``attribute, segment`` and the compare columns, p-values adjusted over all of
     them); ``segment_losses``: the rows of ``segments`` where a challenger that does not lose
     overall is significantly worse; ``failures``: ``challenger, metric, group, users, loss,
-    share`` (share of the summed loss), largest share first."""
+    share`` (share of the summed loss), largest share first. In a notebook it shows the report's brief
+    section (:func:`metrics_core.notebook.brief_html`)."""
 
     decision: Decision
     title: str
@@ -117,12 +118,6 @@ class Brief:
     @property
     def n_segment_tests(self) -> int:
         return len(self.segments)
-
-    def _repr_html_(self) -> str:
-        """Jupyter's view: the report's brief section (:func:`metrics_core.notebook.brief_html`)."""
-        from metrics_core.notebook import brief_html
-
-        return brief_html(self)
 
 
 def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, labels: list[pd.Series],

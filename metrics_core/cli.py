@@ -35,7 +35,7 @@ EXIT_BAD_INPUT = 2
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand module that is installed."""
-    from . import __version__
+    from .version import __version__
 
     parser = argparse.ArgumentParser(
         prog="metrics-core",

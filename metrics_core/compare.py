@@ -21,7 +21,7 @@ import pandas as pd
 
 from metrics_core import registry, stats
 from metrics_core.errors import MetricsError
-from metrics_core.paper_table import Comparison
+from metrics_core.paper_table import Comparison, show_whole
 from metrics_core.progress import stage
 from metrics_core.per_user import per_user_table
 from metrics_core.population import check_users, population
@@ -230,8 +230,6 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
                          "users": counted.describe() if counted is not None else users,
                          "values": _model_values(evaluations, tables, metric_names, resolved, counted),
                          "tukey_users": {m: t[2] for m, t in tukey.items()}})
-    from .notebook import show_whole
-
     out = Comparison(result[COMPARE_COLUMNS + extra])
     out.attrs = dict(result.attrs)
     return show_whole(out)

@@ -70,7 +70,8 @@ class Evaluation:
 
     ``summary``: metric label -> float; ``per_user``: DataFrame indexed by
     ``user_id`` with one column per per-user metric; ``diagnostics``;
-    ``conventions``: the settings used.
+    ``conventions``: the settings used. In a notebook it shows each metric with its 95% bootstrap
+    interval and the settings (:func:`metrics_core.notebook.evaluation_html`).
     """
 
     summary: dict
@@ -79,13 +80,6 @@ class Evaluation:
     n_users: int
     ranked: Ranked
     conventions: dict = field(default_factory=dict)
-
-    def _repr_html_(self) -> str:
-        """Jupyter's view: each metric with its 95% bootstrap interval and the settings
-        (:func:`metrics_core.notebook.evaluation_html`)."""
-        from .notebook import evaluation_html
-
-        return evaluation_html(self)
 
 
 def _discounts(ranked: Ranked, k: int) -> np.ndarray:

@@ -36,7 +36,8 @@ class Explanation:
     ``min(k, R)``), ``ms_recommenders:map`` is ``map`` (divided by R); either may start or end the path. ``steps``: the path from
     ``source`` to ``target``, one row per convention that differs: ``convention``, ``from``,
     ``to``, ``value`` after the step, ``change``; ``start`` / ``end`` are the two presets' values.
-    ``settings``: the named convention sets given to :func:`explain` (name -> conventions).
+    ``settings``: the named convention sets given to :func:`explain` (name -> conventions). In a
+    notebook it shows both tables (:func:`metrics_core.notebook.explanation_html`).
     """
 
     metric: str
@@ -54,12 +55,6 @@ class Explanation:
         start, end, steps = _path(self.ranked, self.metric, source, target, self.settings)
         return Explanation(self.metric, self.values, source, target, start, end, steps, self.ranked,
                            self.settings)
-
-    def _repr_html_(self) -> str:
-        """Jupyter's view: the values per preset and the path (:func:`metrics_core.notebook.explanation_html`)."""
-        from .notebook import explanation_html
-
-        return explanation_html(self)
 
     def describe(self) -> list[str]:
         """The path as sentences: ``ideal: judged -> k: -0.054``."""

@@ -1,14 +1,15 @@
-"""HTML tables for Jupyter: what ``_repr_html_`` of an :class:`~metrics_core.evaluate.Evaluation`,
-a :class:`~metrics_core.brief.Brief` and an :class:`~metrics_core.explain.Explanation` shows.
+"""HTML tables for Jupyter: what an :class:`~metrics_core.evaluate.Evaluation`, a
+:class:`~metrics_core.brief.Brief` and an :class:`~metrics_core.explain.Explanation` show in a notebook.
+
+This module gives each of those classes its ``_repr_html_`` when it is imported (``import metrics_core``
+imports it), so the classes, which sit below the outputs in the package's layers, never import it.
 
 Every string that comes from the user (model, metric, column and preset names, titles, notes,
 warnings) passes through :func:`html.escape`, so a name such as ``<script>`` shows as text. The
 numbers use :mod:`metrics_core.formats` (the digits the dashboard shows); intervals are the
 dashboard's: the 95% percentile bootstrap over users (1,000 resamples, seed 0) of each per-user
 metric's mean, from :func:`metrics_core.compare.summary_table`. An ``mc.compare`` result is a pandas
-DataFrame, whose own HTML repr escapes its cells; :func:`show_whole` marks it so that a notebook shows
-every row and column of it (and of the frames taken from it), where pandas' defaults would cut a
-comparison's 25 columns to an ellipsis.
+DataFrame, whose own HTML repr escapes its cells, shown whole (:func:`metrics_core.paper_table.show_whole`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ import html
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import formats as fmt
+from .brief import Brief
+from .brief_html import brief_html as brief_section
+from .colors import model_colors
+from .compare import summary_table
+from .evaluate import Evaluation
+from .explain import Explanation
 
 _STYLE = ("<style>.mc-nb table{border-collapse:collapse;margin:4px 0}.mc-nb th,.mc-nb td{padding:2px 8px;"
           "border-bottom:1px solid #ddd;text-align:left}.mc-nb td.n{text-align:right;font-variant-numeric:"
@@ -49,8 +56,6 @@ def _settings(conventions: Mapping[str, Any]) -> str:
 def evaluation_html(ev: Any) -> str:
     """Each metric's value with its 95% bootstrap interval (per-user metrics), the users
     evaluated, every convention used and the data's warnings."""
-    from .compare import summary_table
-
     rows = summary_table({"model": ev}, n_resamples=1000, seed=0)
     body = []
     for r in rows.itertuples(index=False):
@@ -65,11 +70,8 @@ def evaluation_html(ev: Any) -> str:
 def brief_html(brief: Any) -> str:
     """The brief's title and the report's brief section (:func:`metrics_core.brief_html.brief_html`):
     notes, decision, verdict lines with their intervals, coverage, segments and failure groups."""
-    from .brief_html import brief_html as section
-    from .colors import model_colors
-
     colors = model_colors([brief.decision.baseline, *brief.decision.challengers])
-    return _block(brief.title or "Decision brief", section(brief, colors))
+    return _block(brief.title or "Decision brief", brief_section(brief, colors))
 
 
 def explanation_html(ex: Any) -> str:
@@ -85,42 +87,6 @@ def explanation_html(ex: Any) -> str:
                   table(("convention", "from", "to", "value after", "change"), steps, numeric=(3, 4)))
 
 
-#: the ``DataFrame.attrs`` key marking a table a notebook shows whole (pandas carries ``attrs`` to
-#: the frames taken from it: ``table[["model", "lift"]]`` is shown whole too)
-WHOLE = "metrics_core_show_whole"
-
-
-def show_whole(frame):
-    """Mark ``frame`` to be shown whole in a notebook and, inside IPython, install the HTML
-    formatter that does it (once). Other DataFrames keep pandas' own HTML. Returns ``frame``."""
-    frame.attrs[WHOLE] = True
-    _install_formatter()
-    return frame
-
-
-def whole_html(frame) -> str:
-    """pandas' HTML of ``frame`` with no row or column left out (its cells escaped by pandas)."""
-    import pandas as pd
-
-    with pd.option_context("display.max_columns", None, "display.max_rows", None, "display.width", None,
-                           "display.max_colwidth", None):
-        return frame._repr_html_()
-
-
-def _html_of_frame(frame):
-    return whole_html(frame) if frame.attrs.get(WHOLE) else frame._repr_html_()
-
-
-def _install_formatter() -> None:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
-    if shell is None:
-        return
-    import pandas as pd
-
-    formatter = shell.display_formatter.formatters["text/html"]
-    if formatter.type_printers.get(pd.DataFrame) is not _html_of_frame:
-        formatter.for_type(pd.DataFrame, _html_of_frame)
+Evaluation._repr_html_ = evaluation_html
+Brief._repr_html_ = brief_html
+Explanation._repr_html_ = explanation_html

@@ -174,3 +174,41 @@ class Comparison(pd.DataFrame):
     def to_markdown(self, digits: int = 4) -> str:
         """ranx's report as Markdown (:func:`to_markdown`) with ``digits`` decimals."""
         return to_markdown(paper_table(self, digits))
+
+
+#: the ``DataFrame.attrs`` key marking a table a notebook shows whole (pandas carries ``attrs`` to
+#: the frames taken from it: ``table[["model", "lift"]]`` is shown whole too)
+WHOLE = "metrics_core_show_whole"
+
+
+def show_whole(frame):
+    """Mark ``frame`` to be shown whole in a notebook (where pandas' defaults would cut a comparison's 25
+    columns to an ellipsis) and, inside IPython, install the HTML formatter that does it (once); pandas
+    carries the mark to the frames taken from it. Other DataFrames keep pandas' own HTML. Returns ``frame``."""
+    frame.attrs[WHOLE] = True
+    _install_formatter()
+    return frame
+
+
+def whole_html(frame) -> str:
+    """pandas' HTML of ``frame`` with no row or column left out (its cells escaped by pandas)."""
+    with pd.option_context("display.max_columns", None, "display.max_rows", None, "display.width", None,
+                           "display.max_colwidth", None):
+        return frame._repr_html_()
+
+
+def _html_of_frame(frame):
+    return whole_html(frame) if frame.attrs.get(WHOLE) else frame._repr_html_()
+
+
+def _install_formatter() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["text/html"]
+    if formatter.type_printers.get(pd.DataFrame) is not _html_of_frame:
+        formatter.for_type(pd.DataFrame, _html_of_frame)

@@ -161,7 +161,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     one ``$METRICS_CORE_STORE_URL`` or ``$METRICS_CORE_STORE_DIR`` names); ``owner``: the client's
     secret for the store's per-client quota (default: none).
     """
-    import metrics_core as mc
+    from .evaluate import evaluate
     from .io import read_table, read_user_attributes
     from .frames import is_frame
     from .naming import model_names
@@ -216,7 +216,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     for (model, path), saved in zip(named.items(), files):
         frame, _ = read_table(saved.data, name=saved.name, kind="run", check_run_pairs=False)
         try:
-            evaluations[model] = mc.evaluate(frame, truth, metrics=primary, **chosen)
+            evaluations[model] = evaluate(frame, truth, metrics=primary, **chosen)
         except MetricsError as e:
             raise MetricsError(f"{path if isinstance(path, (str, os.PathLike)) else model}: {e}") from None
     brief = build_brief(evaluations, decision, attributes=attributes, title=title.strip(), notes=notes.strip())

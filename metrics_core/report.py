@@ -192,7 +192,7 @@ def _diagnostics_html(evaluations: Mapping[str, Any]) -> str:
 
 
 def _curve_figures(go, evaluations: Mapping[str, Any], relevance_threshold: float, colors: dict) -> list:
-    import metrics_core as mc
+    from .curves import pr_curve, roc_curve
 
     rocs, prs = {}, {}
     for name, ev in evaluations.items():
@@ -200,8 +200,8 @@ def _curve_figures(go, evaluations: Mapping[str, Any], relevance_threshold: floa
         if ranked is None:
             continue
         try:
-            rocs[name] = _thin(mc.roc_curve(ranked, relevance_threshold=relevance_threshold))
-            prs[name] = _thin(mc.pr_curve(ranked, relevance_threshold=relevance_threshold))
+            rocs[name] = _thin(roc_curve(ranked, relevance_threshold=relevance_threshold))
+            prs[name] = _thin(pr_curve(ranked, relevance_threshold=relevance_threshold))
         except (MetricsError, ValueError):
             continue  # e.g. no negative rows: no curve for this model
     figs = []

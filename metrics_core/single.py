@@ -60,9 +60,31 @@ def ndcg_at_k(relevances, k=None, gain="linear", ideal_relevances=None) -> float
     return _one_list(relevances, k, gain=gain, ideal_relevances=ideal_relevances)["ndcg"]
 
 
-def average_precision(hits, k=None, n_relevant=None, ap_norm="relevant") -> float:
-    """AP@k = (1/D) sum_{i<=k} hit_i * P@i; D = ``n_relevant`` (default: the hits in
-    the list, i.e. the retrieved-relevant normalisation), or min(k, n_relevant)."""
+def average_precision_at_k(hits, k=None, n_relevant=None, ap_norm="relevant") -> float:
+    """AP@k of one list = (1/D) sum_{i<=k} hit_i * P@i: the per-user term of the metric ``map@k``
+    (not the scored-row metric ``average_precision``, which is ``pr_auc``); ``mc.average_precision``
+    is this function's former name (deprecated).
+
+    Parameters
+    ----------
+    hits : sequence of numbers
+        Relevance of each item in rank order (rank 1 first); an item counts as a hit when it is >= 1.
+    k : int, optional
+        The cutoff (a whole number from 1 to 2^62); None: the whole list.
+    n_relevant : int, optional
+        R, the user's relevant items in the ground truth (also those not retrieved); default: the hits
+        in the list.
+    ap_norm : {"relevant", "min_k", "retrieved", "k"}
+        D: R, min(k, R), the hits in the top k, or k (the ``ap_norm`` convention).
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> mc.average_precision_at_k([1, 0, 1, 0], n_relevant=3)  # (1/1 + 2/3) / 3
+    0.5555555555555555
+    >>> mc.average_precision_at_k([1, 0, 1, 0], k=2, n_relevant=3, ap_norm="min_k")  # (1/1) / 2
+    0.5
+    """
     return _one_list(hits, k, n_relevant=n_relevant, ap_norm=ap_norm)["ap"]
 
 

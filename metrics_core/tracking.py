@@ -86,7 +86,7 @@ def log_mlflow(evaluation, *, tracking_uri: str | None = None, experiment: str |
     mlflow, MlflowClient = require_mlflow()
     from mlflow.entities import Metric, Param
 
-    from . import __version__
+    from .version import __version__
 
     metric_names = _names(summary, prefix, "metrics")
     params = dict(settings if settings is not None else getattr(evaluation, "conventions", {}) or {})

@@ -73,7 +73,7 @@ def test_calibration_curve_valid_bins_still_work():
     lambda: mc.ndcg_at_k(["a"]), lambda: mc.ndcg_at_k([1, 0], k=0), lambda: mc.ndcg_at_k([1, 0], k="3"),
     lambda: mc.dcg_at_k([1, float("nan")]), lambda: mc.ndcg_at_k([1, 0], gain="square"),
     lambda: mc.ndcg_at_k([1, 0], ideal_relevances=["x"]), lambda: mc.precision_at_k([1], k=MAX_K + 1),
-    lambda: mc.average_precision([1, 0], ap_norm="bogus"),
+    lambda: mc.average_precision_at_k([1, 0], ap_norm="bogus"),
 ])
 def test_single_list_misuse(call):
     with pytest.raises(MetricsError) as e:

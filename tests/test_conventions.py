@@ -64,7 +64,7 @@ def test_ap_norm(k):
     for norm, value in want.items():
         ev = mc.evaluate(run, qrels, metrics=[f"map@{k}"], ap_norm=norm)
         assert ev.summary[f"map@{k}"] == pytest.approx(value, abs=TOL), norm
-        single = mc.average_precision([1, 0, 1, 0, 0], k=k, n_relevant=4, ap_norm=norm)
+        single = mc.average_precision_at_k([1, 0, 1, 0, 0], k=k, n_relevant=4, ap_norm=norm)
         assert single == pytest.approx(value, abs=TOL), norm
 
 

@@ -1,4 +1,5 @@
-"""The version is written once, in ``metrics_core.__version__``; the package metadata and the CLI read it."""
+"""The version is written once, in ``metrics_core/version.py``; the package (``mc.__version__``), its metadata
+and the CLI read it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_pyproject_reads_the_version_from_the_package():
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "metrics_core.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "metrics_core.version.__version__"}
     from setuptools.config.pyprojecttoml import read_configuration
 
     with warnings.catch_warnings():

@@ -114,8 +114,8 @@ def test_graded_list_ap_positional_example():
     pred, gt = list("ebadc"), list("abcde")
     hits = [int(p == g) for p, g in zip(pred, gt)]
     assert hits == [0, 1, 0, 1, 0]
-    assert mc.average_precision(hits) == pytest.approx(ref_ap(hits, 2), abs=EXACT)
-    assert mc.average_precision(hits) == pytest.approx(0.5, abs=EXACT)
+    assert mc.average_precision_at_k(hits) == pytest.approx(ref_ap(hits, 2), abs=EXACT)
+    assert mc.average_precision_at_k(hits) == pytest.approx(0.5, abs=EXACT)
     run = make_run({"u": [(p, float(5 - j), h) for j, (p, h) in enumerate(zip(pred, hits))]})
     ev = mc.evaluate(run, metrics=["map"], ap_norm="retrieved")
     assert ev.summary["map"] == pytest.approx(0.5, abs=EXACT)
@@ -170,7 +170,7 @@ def test_tutorial_hit_ratio_pooled():
 
 def test_tutorial_ap_example():
     hits = [1, 0, 1, 0, 0, 1]
-    v = mc.average_precision(hits)
+    v = mc.average_precision_at_k(hits)
     assert v == pytest.approx((1 + 2 / 3 + 3 / 6) / 3, abs=EXACT)
     assert round(v, 2) == 0.72  # by hand: (1 + 0.66 + 0.5) / 3 = 0.72
     run = make_run(ranked_list(hits))
@@ -242,7 +242,7 @@ def test_binary_list_ap_and_precision_at_n():
     hits = [1, 0, 0, 1, 1, 1]
     for n, (num, den) in enumerate([(1, 1), (1, 2), (1, 3), (2, 4), (3, 5), (4, 6)], start=1):
         assert mc.precision_at_k(hits, n) == pytest.approx(num / den, abs=EXACT)
-    v = mc.average_precision(hits)
+    v = mc.average_precision_at_k(hits)
     assert v == pytest.approx((1 / 1 + 2 / 4 + 3 / 5 + 4 / 6) / 4, abs=EXACT)
     assert round(v, 4) == 0.6917
     ev = mc.evaluate(make_run(ranked_list(hits)), metrics=["map"], ap_norm="retrieved")
