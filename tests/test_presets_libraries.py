@@ -249,11 +249,13 @@ def test_ms_recommenders_preset_matches_novelty(seed):
 
 @pytest.fixture(scope="module")
 def spark_context():
-    from pyspark.sql import SparkSession
+    """A local session of this module's own, started as the suite starts every one: its Python workers
+    run this interpreter, not whichever ``python3`` comes first on PATH."""
+    from _spark_cluster import start_session
 
-    session = (SparkSession.builder.master("local[1]").appName("metrics-core-presets")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    session = start_session("local[1]", "metrics-core-presets")
     yield session.sparkContext
+    session.stop()
 
 
 @pytest.mark.spark

@@ -198,6 +198,33 @@ def test_every_metric_the_registry_puts_on_spark_matches_single_machine(spark, d
     assert_same(ev, local)
 
 
+def test_groups_holding_only_users_missing_from_the_run_match_single_machine(spark, data):
+    """With many buckets, some hold only ground-truth users the run does not list (and run-only users):
+    their per-user values are what mc.evaluate gives an empty list (num_rel = R, num_q = 1, gm_map at the
+    floor's logarithm, rbp's residual 1, MCC over the catalogue), not zeros."""
+    from pyspark.sql import functions as F
+
+    from metrics_core import spark as mcs
+
+    run, qrels, feats = data
+    missing = set(run["user_id"].drop_duplicates().iloc[::3])  # a third of the users leave the run
+    run = run[~run["user_id"].isin(missing)].reset_index(drop=True)
+    buckets = 150
+    users = pd.DataFrame({"user_id": pd.unique(pd.concat([run["user_id"], qrels["user_id"]]))})
+    bucket_of = (to_spark(spark, users).select("user_id", F.pmod(F.xxhash64("user_id"), F.lit(buckets)).alias("b"))
+                 .toPandas().set_index("user_id")["b"])
+    in_both = set(run["user_id"]) & set(qrels["user_id"])
+    without_common = set(bucket_of) - set(bucket_of[list(in_both)])
+    assert without_common and any(u not in set(run["user_id"]) for u in bucket_of.index[bucket_of.isin(without_common)])
+    metrics = ["num_rel", "num_q", "num_ret", "gm_map", "gm_bpref", "bpref", "utility", "mcc@5", "rbp@5",
+               "rbp_residual@5", "judged@5", "err@5", "set_recall", "ndcg@5"]
+    for conv in ({}, {"empty_users": "zero"}, {"missing_users": "exclude"}):
+        local = mc.evaluate(run, qrels, metrics, item_features=feats, **conv)
+        ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), metrics, item_features=feats,
+                          n_buckets=buckets, **conv)
+        assert_same(ev, local)
+
+
 def test_trec_eval_measures_match_single_machine(spark, data):
     """trec_eval's whole set: per-user means, num_* summed and gm_* geometric over the groups."""
     from metrics_core import spark as mcs

@@ -38,7 +38,7 @@ def _relevance_column(df: pd.DataFrame) -> str | None:
     return None
 
 
-def _require(df, columns, what):
+def _require(df, columns, what, allow_empty: bool = False):
     if not isinstance(df, pd.DataFrame):
         raise MetricsError(f"{what} must be {ACCEPTED}, got {type(df).__name__}")
     missing = [c for c in columns if c not in df.columns]
@@ -46,7 +46,7 @@ def _require(df, columns, what):
         raise MetricsError(
             f"{what} is missing column(s) {', '.join(missing)}; columns found: {', '.join(map(str, df.columns))}"
         )
-    if len(df) == 0:
+    if len(df) == 0 and not allow_empty:
         raise MetricsError(f"{what} has no rows")
 
 
@@ -100,9 +100,17 @@ def prepare_plain(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name:
         return _prepare(run, qrels, name, plain.rank_and_join)
 
 
-def _prepare(run, qrels, name, layout_pass) -> Ranked:
+def prepare_unretrieved(run: pd.DataFrame, qrels: pd.DataFrame) -> Ranked:
+    """:func:`prepare` where the run may have no rows: a group of ground-truth users the run does
+    not list (each an empty list, as :func:`prepare` gives a user missing from a larger run), beside
+    the run's own users if any. A distributed engine meets such groups when it splits users."""
+    with kernel_guard():
+        return _prepare(run, qrels, "run", rank_and_join, empty_run=True)
+
+
+def _prepare(run, qrels, name, layout_pass, empty_run: bool = False) -> Ranked:
     run, qrels = as_pandas(run, name), as_pandas(qrels, "ground truth")
-    _require(run, [USER, ITEM, SCORE], name)
+    _require(run, [USER, ITEM, SCORE], name, allow_empty=empty_run and qrels is not None)
     run_rel_col = _relevance_column(run)
     if qrels is None:
         if run_rel_col is None:

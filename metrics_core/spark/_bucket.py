@@ -40,9 +40,9 @@ from ..evaluate import evaluate, evaluated_users, ranking_table
 from ..diagnostics import diagnose
 from ..features import align_features
 from ..kernels import diversity as div
-from ..kernels import topk_confusion as topk
 from ..registry import MetricSpec
 from ..layout import Ranked, prepare
+from ..layout.build import prepare_unretrieved
 from ._support import missing_features_diagnosed
 
 USER, ITEM, SCORE = "user_id", "item_id", "score"
@@ -275,20 +275,20 @@ def _diversity_parts(ranked: Ranked, plan: BucketPlan, ev_codes: np.ndarray, sta
             parts.append(_frame("f", len(missing), columns, item_id=np.asarray(missing, dtype=object)))
 
 
-def _empty_list_values(spec: MetricSpec, n_rel: np.ndarray, plan: BucketPlan) -> np.ndarray:
-    """A per-user metric for users missing from the run (an empty list, as mc.evaluate's kernels see it):
-    NaN for the per-user metrics that are not ranking ones (GAUC, ILS, novelty: no rows to score); for a
-    ranking metric over the catalogue (``spark_catalogue``: MCC@k, accuracy@k) the hits = 0 value of the
-    top-k confusion kernel of its family, the catalogue being the item-features table, which the Spark
-    backend requires for them; else 0."""
+def _unretrieved_values(spec: MetricSpec, ranked: Ranked, ev_codes: np.ndarray, plan: BucketPlan,
+                        settings) -> np.ndarray:
+    """A per-user metric of users missing from the run (empty lists, as mc.evaluate's kernels see
+    them): NaN for the per-user metrics that are not ranking ones (GAUC, ILS, novelty: no rows to
+    score); for a ranking metric, the ranking table's own value of an empty list (0 for most, R for
+    num_rel, 1 for num_q, the floor's logarithm for gm_map, residual 1 for rbp's residual), the
+    catalogue of ``spark_catalogue`` metrics (MCC@k, accuracy@k) being the item-features table, which
+    the Spark backend requires for them."""
     entry = spec.entry
     if entry.kind != "ranking":
-        return np.full(len(n_rel), np.nan)
-    if entry.spark_catalogue:
-        catalogue = len(pd.unique(_value(plan.item_features)[ITEM]))
-        confusion = getattr(topk, entry.family)
-        return confusion(np.zeros(len(n_rel)), n_rel.astype(np.float64), spec.k, catalogue)
-    return np.zeros(len(n_rel))
+        return np.full(len(ev_codes), np.nan)
+    catalogue = len(pd.unique(_value(plan.item_features)[ITEM])) if entry.spark_catalogue else None
+    table = ranking_table(ranked, spec.k, settings, families=(entry.family,), catalogue=catalogue, level=spec.level)
+    return table[ev_codes, 0]
 
 
 def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, plan: BucketPlan,
@@ -296,11 +296,10 @@ def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, 
     """A group in which no user is both in the run and in the ground truth.
 
     ``mc.evaluate`` refuses such data as a whole; inside one group of a larger
-    data set it is normal. The same checks run (``prepare`` on each side), the
-    evaluated users of the group are all missing from the run, so every ranking
-    metric is 0 for them (as the kernel gives for an empty list) and GAUC, ILS
-    and novelty are NaN; scored rows are those of users in the ground truth:
-    none here.
+    data set it is normal. The group is prepared as a whole (the run may have no
+    rows: :func:`~metrics_core.layout.build.prepare_unretrieved`), so its evaluated
+    users, all missing from the run, get what the ranking table gives an empty list;
+    scored rows are those of users in the ground truth: none here.
     """
     conv = plan.conventions
     thr = float(conv["relevance_threshold"])
@@ -315,24 +314,22 @@ def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, 
     n_truth = 0
     without_rel = 0
     if truth is not None and len(truth):
-        t = truth.rename(columns={plan.rel_column: "relevance"})
-        as_run = t[[USER, ITEM]].assign(score=0.0)
-        ranked_t = prepare(as_run, t[[USER, ITEM, "relevance"]])
-        n_rel = ranked_t.n_relevant(thr)
-        evaluated = evaluated_users(ranked_t, thr, conv["empty_users"])
-        if conv["missing_users"] == "exclude":
-            evaluated[:] = False  # every user of this group is missing from the run
-        ev_codes = np.flatnonzero(evaluated)
-        n_ev, n_truth = len(ev_codes), int(ranked_t.in_truth.sum())
-        without_rel = int((ranked_t.in_truth & (n_rel == 0)).sum())
+        t = truth.rename(columns={plan.rel_column: "relevance"})[[USER, ITEM, "relevance"]]
+        ranked = prepare_unretrieved(run[[USER, ITEM, SCORE]], t)
+        n_rel = ranked.n_relevant(thr)
+        evaluated = evaluated_users(ranked, thr, conv["empty_users"], conv["missing_users"])
+        ev_codes = np.flatnonzero(evaluated & ranked.in_truth)
+        n_ev, n_truth = len(ev_codes), int(ranked.in_truth.sum())
+        without_rel = int((ranked.in_truth & (n_rel == 0)).sum())
         n_rel_total = float(n_rel[ev_codes].sum())
         specs = plan.per_user_specs
         if n_ev and specs:
-            data = {f"m{i}": _empty_list_values(s, n_rel[ev_codes], plan) for i, s in enumerate(specs)}
+            settings = settle(**dict(conv, relevance_threshold=thr))
+            data = {f"m{i}": _unretrieved_values(s, ranked, ev_codes, plan, settings) for i, s in enumerate(specs)}
             for key, values in data.items():
                 part = reductions.mean_partial(values)
                 stats["sum_" + key], stats["cnt_" + key] = part["sum"], part["count"]
-            users = np.asarray(ranked_t.user_ids[ev_codes], dtype=object)
+            users = np.asarray(ranked.user_ids[ev_codes], dtype=object)
             parts.append(_frame("u", n_ev, columns, user_id=users, **data))
     stats["diag"] = {"k": plan.diag_k, "n_users_evaluated": n_ev, "n_users_run": n_run_users,
                      "n_users_truth": n_truth, "users_only_in_run": n_run_users, "users_only_in_truth": n_truth,
