@@ -381,7 +381,21 @@ def markdown_table() -> str:
 def presets():
     """Every preset (:mod:`metrics_core.presets`), one row each: ``preset``, ``library``, one column per
     convention (the preset's value, else the default), ``metric_names`` (library name -> ours), ``notes``
-    (known bugs; the preset computes the documented definition), ``checked``."""
+    (known bugs; the preset computes the documented definition), ``checked``.
+
+    Parameters
+    ----------
+    None.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> mc.presets().loc[["trec_eval", "rectools"], ["ties", "gain", "ideal"]]
+                ties    gain  ideal
+    preset
+    trec_eval   trec  linear  judged
+    rectools   input  binary       k
+    """
     rows = []
     for p in PRESETS:
         row = {"preset": p.name, "library": p.library}

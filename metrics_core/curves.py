@@ -45,7 +45,25 @@ def _count_at_thresholds(ranked: Ranked, relevance_threshold):
 
 
 def roc_curve(ranked: Ranked, relevance_threshold: float = 1) -> pd.DataFrame:
-    """ROC points (fpr, tpr, threshold), starting at (0, 0) with threshold +inf."""
+    """ROC points (fpr, tpr, threshold), starting at (0, 0) with threshold +inf.
+
+    Parameters
+    ----------
+    ranked : Ranked
+        A prepared run whose rows carry scores and labels.
+    relevance_threshold : float
+        Rows with relevance >= this are the positives.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> rows = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "c"],
+    ...                      "score": [0.9, 0.2, 0.6, 0.4], "label": [1, 0, 0, 1]})
+    >>> ranked = mc.prepare(rows)  # one table holding scores and labels (qrels=None)
+    >>> mc.roc_curve(ranked).to_dict("list")
+    {'fpr': [0.0, 0.0, 0.5, 0.5, 1.0], 'tpr': [0.0, 0.5, 0.5, 1.0, 1.0], 'threshold': [inf, 0.9, 0.6, 0.4, 0.2]}
+    """
     tps, fps, thr = _cumulative(ranked, relevance_threshold)
     if tps[-1] == 0 or fps[-1] == 0:
         raise MetricsError("a ROC curve needs both relevant and non-relevant scored rows")
@@ -66,6 +84,25 @@ def pr_curve(ranked: Ranked, relevance_threshold: float = 1, recall_over: str = 
     ``recall_over="retrieved"`` divides by the relevant scored rows (scikit-learn's pooled
     curve, which always reaches 1); ``"all_relevant"`` by every relevant item of the ground
     truth's users, retrieved or not (a model that retrieves 13% of them ends at 0.13).
+
+    Parameters
+    ----------
+    ranked : Ranked
+        A prepared run.
+    relevance_threshold : float
+        Rows with relevance >= this are relevant.
+    recall_over : {"retrieved", "all_relevant"}
+        What recall divides by (above).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> rows = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "c"],
+    ...                      "score": [0.9, 0.2, 0.6, 0.4], "label": [1, 0, 0, 1]})
+    >>> ranked = mc.prepare(rows)  # one table holding scores and labels (qrels=None)
+    >>> mc.pr_curve(ranked).round(4).to_dict("list")
+    {'recall': [0.0, 0.5, 0.5, 1.0, 1.0], 'precision': [1.0, 1.0, 0.5, 0.6667, 0.5], 'threshold': [inf, 0.9, 0.6, 0.4, 0.2]}
     """
     if recall_over not in RECALL_OVER:
         raise MetricsError(f"recall_over must be one of {', '.join(RECALL_OVER)}; got {recall_over!r}")
@@ -86,7 +123,29 @@ def pr_curve(ranked: Ranked, relevance_threshold: float = 1, recall_over: str = 
 
 def calibration_curve(ranked: Ranked, n_bins: int = 10, relevance_threshold: float = 1) -> pd.DataFrame:
     """Reliability curve over equal-width score bins on [0, 1]: mean predicted score,
-    observed fraction of positives and row count per non-empty bin."""
+    observed fraction of positives and row count per non-empty bin.
+
+    Parameters
+    ----------
+    ranked : Ranked
+        A prepared run with scores in [0, 1].
+    n_bins : int
+        Equal-width bins over [0, 1].
+    relevance_threshold : float
+        Rows with relevance >= this are the positives.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> rows = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "c"],
+    ...                      "score": [0.9, 0.2, 0.6, 0.4], "label": [1, 0, 0, 1]})
+    >>> ranked = mc.prepare(rows)  # one table holding scores and labels (qrels=None)
+    >>> mc.calibration_curve(ranked, n_bins=2)
+       bin  mean_predicted  fraction_positive  count
+    0    0            0.30                0.5      2
+    1    1            0.75                0.5      2
+    """
     if not isinstance(n_bins, (int, np.integer)) or isinstance(n_bins, bool) or not 1 <= n_bins <= MAX_BINS:
         raise MetricsError(f"n_bins must be a whole number from 1 to {MAX_BINS:,}, got {n_bins!r}")
     rows = scored_rows(ranked, relevance_threshold, 0.5)
@@ -107,7 +166,30 @@ def calibration_curve(ranked: Ranked, n_bins: int = 10, relevance_threshold: flo
 
 
 def confusion_matrix(ranked: Ranked, threshold: float = 0.5, relevance_threshold: float = 1) -> pd.DataFrame:
-    """2x2 counts: rows actual (negative, positive), columns predicted (score >= threshold)."""
+    """2x2 counts: rows actual (negative, positive), columns predicted (score >= threshold).
+
+    Parameters
+    ----------
+    ranked : Ranked
+        A prepared run.
+    threshold : float
+        A row is predicted positive when its score >= threshold.
+    relevance_threshold : float
+        Rows with relevance >= this are actually positive.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> rows = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "c"],
+    ...                      "score": [0.9, 0.2, 0.6, 0.4], "label": [1, 0, 0, 1]})
+    >>> ranked = mc.prepare(rows)  # one table holding scores and labels (qrels=None)
+    >>> mc.confusion_matrix(ranked, threshold=0.5)
+    predicted  negative  positive
+    actual
+    negative          1         1
+    positive          1         1
+    """
     counts = confusion_counts(scored_rows(ranked, relevance_threshold, threshold))
     tp, fp, fn, tn = (counts[key] for key in ("tp", "fp", "fn", "tn"))
     return pd.DataFrame([[tn, fp], [fn, tp]],

@@ -205,6 +205,28 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **con
     ``evaluate(ranked, [f"{m}@{k}"], **same conventions).summary`` at each k. The
     conventions (and a ``preset`` setting them) are the keywords of
     :func:`evaluate`, resolved the same way; those of other kinds of metrics are ignored.
+
+    Parameters
+    ----------
+    ranked : Ranked
+        What :func:`prepare` returned.
+    metrics : sequence of str
+        Base names of ranking metrics (``registry.curve_metrics()`` lists them).
+    k_max : int
+        The largest cutoff; the table has one row per k = 1..k_max.
+    preset, gain, ideal, ... : optional
+        As :func:`evaluate`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u2"], "item_id": ["a", "b", "c", "a", "c"],
+    ...                     "score": [0.9, 0.8, 0.1, 0.7, 0.6]})
+    >>> qrels = pd.DataFrame({"user_id": ["u1", "u2"], "item_id": ["b", "c"], "relevance": [1, 2]})
+    >>> curve = mc.metric_curve(mc.prepare(run, qrels), ["precision", "mrr"], k_max=3)
+    >>> curve.round(4).to_dict("list")  # both relevant items at rank 2
+    {'k': [1, 2, 3], 'precision': [0.0, 0.5, 0.3333], 'mrr': [0.0, 0.5, 0.5]}
     """
     with kernel_guard():
         settings = conventions.settle(preset, **conventions_given)
@@ -305,6 +327,45 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_feature
     ``progress=True`` shows the stages (preparing, evaluating) and a first compile of the kernels
     on ``sys.stderr`` (under the cell in a notebook) once a stage runs over 2 s
     (:mod:`metrics_core.progress`). Returns an :class:`Evaluation`.
+
+    Parameters
+    ----------
+    run : DataFrame or Ranked
+        ``user_id, item_id, score`` (one row per recommended item), or what :func:`prepare` returned.
+    qrels : DataFrame, optional
+        ``user_id, item_id, relevance`` (or ``label``); None when ``run`` carries the relevance, or is a
+        :class:`Ranked`.
+    metrics : sequence of str
+        Metric names (``docs/metrics.md``; ``@k`` optional), e.g. ``["ndcg@10", "map@100", "auc"]``.
+    preset : str, optional
+        A library whose conventions and metric names to take (``"trec_eval"``, ``"rectools"``, ...).
+    item_features, interactions : DataFrame, optional
+        Item features (diversity metrics) and the users' history (novelty, popularity, serendipity).
+    progress : bool
+        Show the stages of a long evaluation on ``sys.stderr``.
+    gain, ideal, ap_norm, ... : str or float, optional
+        The conventions listed below; None takes the preset's value, else the default.
+
+    Returns
+    -------
+    Evaluation
+        ``.summary`` (metric -> value), ``.per_user`` (a DataFrame indexed by ``user_id``),
+        ``.diagnostics``, ``.conventions``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u2"], "item_id": ["a", "b", "c", "a", "c"],
+    ...                     "score": [0.9, 0.8, 0.1, 0.7, 0.6]})
+    >>> qrels = pd.DataFrame({"user_id": ["u1", "u2"], "item_id": ["b", "c"], "relevance": [1, 2]})
+    >>> ev = mc.evaluate(run, qrels, ["ndcg@2", "mrr@2", "precision@2"])
+    >>> {name: round(value, 4) for name, value in ev.summary.items()}  # each user's relevant item at rank 2
+    {'ndcg@2': 0.6309, 'mrr@2': 0.5, 'precision@2': 0.5}
+    >>> ev.per_user["mrr@2"].to_dict()
+    {'u1': 0.5, 'u2': 0.5}
+    >>> round(mc.evaluate(run, qrels, ["dcg@2"], gain="exponential").summary["dcg@2"], 6)  # mean of 1 and 2^2 - 1, / log2(3)
+    1.26186
     """
     from . import progress as reporting
 

@@ -629,7 +629,29 @@ def check_cutoff(value, high: int = MAX_K, what: str = "k") -> int:
 
 
 def parse_metric(label: str) -> MetricSpec:
-    """Parse ``"NDCG@10"`` -> MetricSpec(name="ndcg", k=10, ...); one-line MetricsError otherwise."""
+    """Parse ``"NDCG@10"`` -> MetricSpec(name="ndcg", k=10, ...); one-line MetricsError otherwise.
+
+    Parameters
+    ----------
+    label : str
+        A metric name, case-insensitive, with an optional cutoff (``"ndcg@10"``, ``"MAP"``, an alias
+        such as ``"ndcg_cut@10"``).
+
+    Returns
+    -------
+    MetricSpec
+        ``name`` (the registry's), ``k`` (0: the whole list), ``label`` (as given), ``metric`` (the
+        registry entry).
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> spec = mc.parse_metric("NDCG@10")
+    >>> spec.name, spec.k, spec.label
+    ('ndcg', 10, 'NDCG@10')
+    >>> mc.parse_metric("recip_rank@5").name  # an alias
+    'mrr'
+    """
     if not isinstance(label, str):
         raise MetricsError(f"a metric name must be a string such as 'ndcg@10', got {type(label).__name__}")
     if not label.strip():
@@ -665,7 +687,19 @@ def _level(metric: Metric, text: str | None, label: str) -> float:
 
 
 def parse_metrics(labels) -> list[MetricSpec]:
-    """Parse a list (or a comma-separated string) of metric names."""
+    """Parse a list (or a comma-separated string) of metric names.
+
+    Parameters
+    ----------
+    labels : str or sequence of str
+        ``"ndcg@10,map"`` or ``["ndcg@10", "map"]``.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> [(s.name, s.k) for s in mc.parse_metrics("ndcg@10,map")]
+    [('ndcg', 10), ('map', 0)]
+    """
     if isinstance(labels, str):
         labels = [x for x in labels.split(",") if x.strip()]
     if labels is None:

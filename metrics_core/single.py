@@ -50,13 +50,51 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
 
 
 def dcg_at_k(relevances, k=None, gain="linear") -> float:
-    """DCG@k = sum_{i<=k} g(rel_i) / log2(i + 1); g = rel or 2**rel - 1."""
+    """DCG@k of one list = sum_{i<=k} g(rel_i) / log2(i + 1), the per-user term of the metric ``dcg@k``.
+
+    Parameters
+    ----------
+    relevances : sequence of numbers
+        Relevance of each item in rank order (rank 1 first), finite.
+    k : int, optional
+        The cutoff (a whole number from 1 to 2^62); None: the whole list.
+    gain : {"linear", "exponential", "binary"}
+        g = rel, g = 2^rel - 1, or 1 for a relevant item (rel >= 1) and 0 otherwise.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> round(mc.dcg_at_k([3, 2, 0], k=2), 12)  # 3 / log2(2) + 2 / log2(3)
+    4.261859507143
+    >>> mc.dcg_at_k([3, 2, 0], k=1, gain="exponential")  # (2^3 - 1) / log2(2)
+    7.0
+    """
     return _one_list(relevances, k, gain=gain)["dcg"]
 
 
 def ndcg_at_k(relevances, k=None, gain="linear", ideal_relevances=None) -> float:
-    """NDCG@k = DCG@k / IDCG@k; the ideal is ``relevances`` re-sorted unless
-    ``ideal_relevances`` (e.g. every judged item of the user) is given."""
+    """NDCG@k of one list = DCG@k / IDCG@k (0 when IDCG is 0), the per-user term of ``ndcg@k``.
+
+    Parameters
+    ----------
+    relevances : sequence of numbers
+        Relevance of each item in rank order (rank 1 first), finite.
+    k : int, optional
+        The cutoff (a whole number from 1 to 2^62); None: the whole list.
+    gain : {"linear", "exponential", "binary"}
+        As :func:`dcg_at_k`.
+    ideal_relevances : sequence of numbers, optional
+        The relevances the ideal list is sorted from, e.g. every judged item of the user (the
+        ``ideal="judged"`` convention of ``mc.evaluate``); default: ``relevances`` re-sorted.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> round(mc.ndcg_at_k([0, 1], k=2), 6)  # (1 / log2(3)) / (1 / log2(2))
+    0.63093
+    >>> round(mc.ndcg_at_k([1, 0], k=2, ideal_relevances=[1, 1]), 12)  # 1 / (1 + 1 / log2(3))
+    0.613147192765
+    """
     return _one_list(relevances, k, gain=gain, ideal_relevances=ideal_relevances)["ndcg"]
 
 
@@ -89,21 +127,84 @@ def average_precision_at_k(hits, k=None, n_relevant=None, ap_norm="relevant") ->
 
 
 def precision_at_k(hits, k) -> float:
-    """P@k = (relevant items in the top k) / k."""
+    """P@k of one list = (relevant items in the top k) / k, also for a list shorter than k.
+
+    Parameters
+    ----------
+    hits : sequence of numbers
+        Relevance of each item in rank order; an item with relevance >= 1 is relevant.
+    k : int
+        The cutoff, a whole number from 1 to 2^62.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> mc.precision_at_k([1, 0, 1], k=2)
+    0.5
+    >>> mc.precision_at_k([1], k=4)  # divides by k, as trec_eval
+    0.25
+    """
     return _one_list(hits, k)["precision"]
 
 
 def recall_at_k(hits, k, n_relevant) -> float:
-    """R@k = (relevant items in the top k) / n_relevant."""
+    """R@k of one list = (relevant items in the top k) / R.
+
+    Parameters
+    ----------
+    hits : sequence of numbers
+        Relevance of each item in rank order; an item with relevance >= 1 is relevant.
+    k : int
+        The cutoff, a whole number from 1 to 2^62.
+    n_relevant : int
+        R, the user's relevant items in the ground truth, also those not retrieved.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> mc.recall_at_k([1, 0, 1], k=2, n_relevant=4)
+    0.25
+    """
     return _one_list(hits, k, n_relevant=n_relevant)["recall"]
 
 
 def reciprocal_rank(hits, k=None) -> float:
-    """1 / rank of the first relevant item within the top k (0 if none)."""
+    """Reciprocal rank of one list: 1 / rank of the first relevant item within the top k (0 if none).
+
+    Parameters
+    ----------
+    hits : sequence of numbers
+        Relevance of each item in rank order; an item with relevance >= 1 is relevant.
+    k : int, optional
+        The cutoff (a whole number from 1 to 2^62); None: the whole list.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> mc.reciprocal_rank([0, 0, 1, 1])
+    0.3333333333333333
+    >>> mc.reciprocal_rank([0, 0, 1], k=2)
+    0.0
+    """
     return _one_list(hits, k)["rr"]
 
 
 def hit_ratio(hits_per_user, n_relevant_per_user) -> float:
-    """Pooled hit ratio: sum of hits over sum of relevant items, all users."""
+    """Pooled hit ratio over users: the sum of their hits over the sum of their relevant items (the
+    metric ``hit_ratio@k`` given each user's hits in the top k); 0 when no user has a relevant item.
+
+    Parameters
+    ----------
+    hits_per_user : sequence of numbers
+        Each user's relevant items in the top k.
+    n_relevant_per_user : sequence of numbers
+        Each user's relevant items in the ground truth, in the same order.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> mc.hit_ratio([1, 0, 2], [2, 1, 2])  # (1 + 0 + 2) / (2 + 1 + 2)
+    0.6
+    """
     total = float(np.sum(n_relevant_per_user))
     return float(np.sum(hits_per_user)) / total if total > 0 else 0.0

@@ -77,6 +77,34 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
     dropped and a conflicting one is an error. Either may be a pandas or polars
     DataFrame, a pyarrow Table or any Arrow PyCapsule table (:mod:`metrics_core.frames`).
     Shown as the stage "preparing NAME" on the active progress reporter (:mod:`metrics_core.progress`).
+
+    Parameters
+    ----------
+    run : DataFrame
+        ``user_id, item_id, score`` (and ``relevance`` or ``label`` when ``qrels`` is None).
+    qrels : DataFrame, optional
+        The ground truth, ``user_id, item_id, relevance`` (or ``label``).
+    name : str
+        The run's name in messages and progress stages.
+
+    Returns
+    -------
+    Ranked
+        The prepared layout every metric reads; evaluate it as often as needed with
+        ``mc.evaluate(ranked, metrics=[...])``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u2"], "item_id": ["a", "b", "c", "a", "c"],
+    ...                     "score": [0.9, 0.8, 0.1, 0.7, 0.6]})
+    >>> qrels = pd.DataFrame({"user_id": ["u1", "u2"], "item_id": ["b", "c"], "relevance": [1, 2]})
+    >>> ranked = mc.prepare(run, qrels)
+    >>> list(ranked.user_ids)
+    ['u1', 'u2']
+    >>> mc.evaluate(ranked, metrics=["mrr@2"]).summary
+    {'mrr@2': 0.5}
     """
     from ..progress import stage
 
