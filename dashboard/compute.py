@@ -116,7 +116,8 @@ def metric_curves(metrics: Sequence[str] = metric_lists.CURVES, k_max: int = 50)
 def metric_curves_unless_compiling(metrics: Sequence[str] = metric_lists.CURVES,
                                    k_max: int = 50) -> tuple[pd.DataFrame | None, str | None]:
     """``(metric_curves(...), None)``; on a fresh install, while the curves' kernel is not
-    compiled yet, ``(None, key)`` instead: the tables are computed on the server's worker
+    compiled yet (and the demo's curves are not shipped, :data:`dashboard.demo_cache.BUNDLE`),
+    ``(None, key)`` instead: the tables are computed on the server's worker
     thread (:mod:`dashboard.background`), which waits for the warm-up process to compile
     the kernel and loads it, so that the first page is not held up by it. The page then
     refreshes itself once ``key`` is ready."""
@@ -124,11 +125,14 @@ def metric_curves_unless_compiling(metrics: Sequence[str] = metric_lists.CURVES,
 
     from . import background
 
-    if metric_curve_compiled():
-        return metric_curves(metrics, k_max), None
     options = {key: value for key, value in evaluation_options().items() if key in _CURVE_KEYWORDS}
     opt_key = tuple(sorted(options.items()))
     jobs = [(e.key, e.ranked) for e in _entries()[0]]
+    if metric_curve_compiled() or all(  # the demo's first page: the curves are shipped, no kernel needed
+            model_key.startswith(DEMO_KEY) and demo_cache.shipped(_curve_table_key(model_key, tuple(metrics),
+                                                                                   int(k_max), opt_key))
+            for model_key, _ in jobs):
+        return metric_curves(metrics, k_max), None
     key = f"metric_curves_all|{tuple(k for k, _ in jobs)!r}|{tuple(metrics)!r}|{k_max}|{opt_key!r}"
 
     def compute_all() -> int:

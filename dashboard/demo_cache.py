@@ -22,13 +22,15 @@ module or of a package source (a kernel included) makes them computed again. At 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gzip
 import hashlib
 import os
 import pickle
 import sys
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,6 +40,10 @@ from metrics_core.kernels import cache_stamp
 from . import demo
 
 T = TypeVar("T")
+#: the engine's results of the demo's first page (the Overview at the default settings) shipped with the
+#: dashboard: made by ``python -m dashboard.demo_bundle`` and checked against the engine by
+#: ``tests/test_demo_bundle.py`` (every entry recomputed, same numbers), so they cannot drift from it
+BUNDLE = Path(__file__).resolve().parent / "demo_first_page.pkl.gz"
 PREFIX = "dashboard-demo-"
 #: the most result files (:func:`result`) kept on disk, about 0.3 MB each for the demo's 2,400 users
 MAX_RESULTS = 64
@@ -60,28 +66,78 @@ def _dashboard_sources() -> str:
                     for p in sorted(folder.rglob("*.py")))
 
 
+@functools.lru_cache(maxsize=1)
+def bundled() -> dict:
+    """The shipped results (:data:`BUNDLE`): ``kind`` -> value, as :func:`cached` files them; empty
+    when the file is absent or cannot be read (the results are then computed, as always)."""
+    if os.environ.get("METRICS_CORE_DEMO_BUNDLE", "1") == "0":  # the bundle's own check recomputes everything
+        return {}
+    try:
+        with gzip.open(BUNDLE, "rb") as f:
+            value = pickle.load(f)
+    except Exception:  # noqa: BLE001 - absent or from another library version: computed instead
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+_recording: dict | None = None
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[dict]:
+    """Collect every value :func:`cached` returns in this block (``kind`` -> value), each computed
+    by the engine (neither the files on disk nor the bundle are read, nor a file written), for
+    :mod:`dashboard.demo_bundle` to write or check the bundle with."""
+    global _recording
+    _recording, previous = {}, _recording
+    try:
+        yield _recording
+    finally:
+        _recording = previous
+
+
 def cached(kind: str, compute: Callable[[], T]) -> T:
     """``compute()``, read from the file of ``kind`` (e.g. ``data``, ``ranked-popularity``) when
-    one for the current sources is there, else computed and written for the next server."""
+    one for the current sources is there, else from the shipped :data:`BUNDLE` (a fresh install's
+    first page, drawn without compiling a kernel), else computed and written for the next server."""
+    if _recording is not None:
+        _recording[kind] = value = compute()
+        return value
+    return _cached(kind, compute)
+
+
+def _cached(kind: str, compute: Callable[[], T]) -> T:
     where = cache_stamp.folder()
-    if where is None:
-        return compute()
-    try:
-        path = where / f"{PREFIX}{kind}-{_digest()}.pkl"
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    except Exception:  # noqa: BLE001 - absent, unreadable or from another version: computed below
-        pass
+    if where is not None:
+        try:
+            path = where / f"{PREFIX}{kind}-{_digest()}.pkl"
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        except Exception:  # noqa: BLE001 - absent, unreadable or from another version: computed below
+            pass
+    if kind in bundled():
+        return bundled()[kind]
     value = compute()
-    _write(where, kind, path, value)
+    if where is not None:
+        _write(where, kind, path, value)
     return value
+
+
+def result_kind(key: str) -> str:
+    """The ``kind`` :func:`result` files the result of ``key`` under."""
+    return RESULT + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def shipped(key: str) -> bool:
+    """Whether the result of ``key`` is in the shipped :data:`BUNDLE` (read without a kernel)."""
+    return result_kind(key) in bundled()
 
 
 def result(key: str, compute: Callable[[], T]) -> T:
     """``compute()`` of an engine result of the demo, kept on disk under ``key`` (every input of the
     result other than the demo and the code: metrics, options, model), like :func:`cached`. The
     files of other keys beyond the :data:`MAX_RESULTS` most recently used are removed."""
-    kind = RESULT + hashlib.sha256(key.encode()).hexdigest()[:32]
+    kind = result_kind(key)
     value = cached(kind, compute)
     where = cache_stamp.folder()
     if where is not None:
