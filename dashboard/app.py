@@ -30,6 +30,7 @@ PAGES = [
     ("curves.py", "Curves", ":material/show_chart:"),
     ("distributions.py", "Distributions", ":material/bar_chart:"),
     ("failures.py", "Failures", ":material/troubleshoot:"),
+    ("counterfactual.py", "Counterfactual", ":material/science:"),
     ("compare.py", "Compare", ":material/compare_arrows:"),
     ("explain.py", "Explain", ":material/help:"),
     ("share.py", "Share", ":material/share:"),
@@ -67,7 +68,7 @@ if page_requested() == Path(first).stem:
 pages = [
     st.Page(PAGES_DIR / fname, title=title, icon=icon, default=(fname == first))
     for fname, title, icon in PAGES
-    if (PAGES_DIR / fname).exists()
+    if (PAGES_DIR / fname).exists() and (fname != "counterfactual.py" or sources.sources().logged is not None)
 ]
 nav = st.navigation(pages)
 # a number in the address that metrics_core refuses (?k=inf) is dropped before any control reads it

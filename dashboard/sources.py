@@ -43,7 +43,7 @@ __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "
            "refused_uploads", "upload_limits_text", "read_only", "make_own_copy", "save_conflict",
            "replaced_working_copy", "stored_brief", "keep_brief"]
 
-ROLES = ("qrels", "item_features", "user_attributes")
+ROLES = ("qrels", "item_features", "user_attributes", "logged")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
                     "ndjson", "trec", "run", "qrels", "res", "tab"}
 WORKING, SNAPSHOT = "working copy", "snapshot"
@@ -113,6 +113,8 @@ class Sources:
     qrels: Blob | None = None
     item_features: Blob | None = None
     user_attributes: Blob | None = None
+    #: logged feedback with the logging policy's propensities (the Counterfactual page)
+    logged: Blob | None = None
 
     @property
     def empty(self) -> bool:
@@ -390,7 +392,7 @@ def remove_run(name: str) -> None:
 
 
 def set_blob(kind: str, blob: Blob | None) -> None:
-    """Set ``qrels``, ``item_features`` or ``user_attributes`` (None removes it)."""
+    """Set ``qrels``, ``item_features``, ``user_attributes`` or ``logged`` (None removes it)."""
     load_sources(replace(sources(), **{kind: blob}))
 
 
@@ -410,7 +412,7 @@ def upload_generation() -> int:
     return _session().generation
 
 
-def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str]:
+def ingest_uploads(runs, truth=None, features=None, attributes=None, logged=None) -> list[str]:
     """Take newly uploaded files (``st.file_uploader`` values) into the sources, in any
     order, and save them as one new working copy.
 
@@ -446,7 +448,8 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
                 continue
             new_runs[model_name(blob.name)] = blob
             added.append(model_name(blob.name))
-    for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes)):
+    for kind, f in (("qrels", truth), ("item_features", features), ("user_attributes", attributes),
+                    ("logged", logged)):
         if isinstance(f, (list, tuple)):
             f = f[-1] if f else None
         if _new_upload(f, seen | taken):
@@ -464,7 +467,7 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None) -> list[str
         box.seen.update(taken)
         box.refused.extend(refused)
     seen = box.seen
-    for f in [*runs, truth, features, attributes]:
+    for f in [*runs, truth, features, attributes, logged]:
         for one in f if isinstance(f, (list, tuple)) else [f]:
             if hasattr(one, "getvalue") and getattr(one, "file_id", None) in seen:
                 release_upload(one.file_id)

@@ -47,8 +47,16 @@ def render(expanded: bool) -> list[str]:
         attributes = st.file_uploader(
             "User attributes (optional, for segments)", key=sources.uploader_key("upload_attributes"),
             help="user_id plus attribute columns (e.g. segment).")
+        logged = st.file_uploader(
+            "Logged feedback with propensities (optional, counterfactual)", key=sources.uploader_key("upload_logged"),
+            help="One row per item shown: user_id (context), item_id, reward (click), propensity (the logging "
+                 "policy's probability of showing it); optional position and slate_id. Opens the Counterfactual "
+                 "page: what each model would have earned on these logs.")
         st.caption("Uploads carry on while you open other pages.")
-    added = sources.ingest_uploads(runs, truth, features, attributes)
+    had_log = sources.sources().logged is not None
+    added = sources.ingest_uploads(runs, truth, features, attributes, logged)
+    if not had_log and sources.sources().logged is not None:
+        st.rerun()  # the navigation, drawn before the uploaders, offers the Counterfactual page from now on
     if added:
         st.toast(text.md(f"Loaded {', '.join(added)}"))
     return added

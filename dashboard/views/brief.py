@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import background, brief_text, format as fmt, snapshot_brief, sources, state, text, url
+from dashboard import (background, brief_text, counterfactual, counterfactual_tables, format as fmt, snapshot_brief,
+                       sources, state, text, url)
 from dashboard.decision import current as current_decision
 
 opened = sources.current()
@@ -24,6 +25,17 @@ notes = opened.notes if snapshot and opened.notes else ""
 st.title(text.md(title, limit=120), anchor=False)
 if notes:
     st.text(notes)
+if counterfactual.has_log():  # logged feedback with propensities: its verdict opens the brief
+    with state.guard():
+        off_policy = counterfactual.current_estimate(state.controls()["k"])
+    if off_policy is not None:
+        with st.container(key="brief_counterfactual"):
+            st.subheader("Counterfactual verdict", anchor=False)
+            st.text(counterfactual_tables.brief_line(off_policy))
+            for line in off_policy.verdicts["line"]:
+                st.markdown("- " + text.md(line, limit=600))
+            st.page_link("views/counterfactual.py", label="Estimators, intervals and diagnostics",
+                         icon=":material/science:")
 # A snapshot's brief kept in the store comes at once, without reading its files; they load meanwhile.
 kept = None
 run_names = list(sources.sources().runs)

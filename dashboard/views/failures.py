@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import brief_text, failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
+from dashboard import brief_text, counterfactual, counterfactual_tables, failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
 from dashboard.decision import current as current_decision
 
 
@@ -31,6 +31,25 @@ def _opening(key: str, options: list, value) -> dict:
 
 
 st.title("Failures")
+if counterfactual.has_log():  # the contexts that weigh most on a model's counterfactual estimate
+    with st.expander("Counterfactual: the contexts that weigh most on each estimate", icon=":material/science:"):
+        with state.guard():
+            off_policy = counterfactual.current_estimate(state.controls()["k"])
+        if off_policy is not None:
+            ope_models = list(off_policy.verdicts["model"])
+            ope_model = url.bound(lambda: st.selectbox("Model", ope_models, key="failures_ope_model"),
+                                  "failures_ope_model", ope_models[0], options=ope_models)
+            estimator = off_policy.settings["primary"]
+            st.dataframe(counterfactual_tables.context_table(off_policy, ope_model, estimator), hide_index=True,
+                         key="failures_ope_contexts", column_config={
+                             "contribution": st.column_config.NumberColumn(format="%.6f"),
+                             "share": st.column_config.NumberColumn(format="percent"),
+                             "weight": st.column_config.NumberColumn(format="%.3g")})
+            st.caption(f"Largest absolute contributions to {counterfactual_tables.estimator_name(estimator)} first: "
+                       "a context's contribution is its rounds' terms over all the logged rounds, so the "
+                       "contributions add up to the estimate; weight is the sum of its importance weights.")
+        else:
+            st.caption("The Counterfactual page says why no estimate is available.")
 models = state.require_models()
 c = state.controls()
 k = c["k"]

@@ -1,0 +1,77 @@
+"""Counterfactual: what each model would have earned on the uploaded logs, estimated from the
+logging policy's propensities (IPS, SNIPS, DR and the rest, as Open Bandit Pipeline defines them).
+
+The verdict first (each model against the logging policy, lift with its interval), the brief's
+line, the weights' diagnostics with every warning in words, then every estimator side by side.
+Computation and tables live in :mod:`dashboard.counterfactual` and
+:mod:`dashboard.counterfactual_tables`; this page arranges them.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import counterfactual as cf, counterfactual_tables as cft, state, url
+
+st.title("Counterfactual")
+st.caption("What each model's policy would have earned on your logged feedback, estimated from the logging "
+           "policy's propensities: an item the logs never showed was never clicked, so the offline metrics "
+           "of the other pages favour what the logging policy chose. These estimators reweight the logs instead.")
+log, problem = cf.logged_feedback()
+if problem:
+    st.error(cf.text_of(problem), icon=":material/error:")
+    st.stop()
+if log is None:
+    st.info("Add a logged-feedback file under **Add files** in the sidebar: one row per item shown, with "
+            "user_id, item_id, reward and the logging policy's propensity.", icon=":material/upload_file:")
+    st.stop()
+runs, keys, problems = cf.model_runs()
+for p in problems:
+    st.warning(cf.text_of(p), icon=":material/warning:")
+if not runs:
+    st.stop()
+
+k = state.controls()["k"]
+left, mid = st.columns(2)
+policy = url.bound(lambda: left.selectbox("Policy from scores", cf.POLICIES, key="ope_policy", help=cf.POLICY_HELP),
+                   "ope_policy", cf.POLICIES[0], options=list(cf.POLICIES))
+temperature = url.bound(lambda: mid.number_input("Softmax temperature T", min_value=0.01, max_value=100.0, value=1.0,
+                                                 step=0.1, key="ope_temperature", disabled=policy != "softmax"),
+                        "ope_temperature", 1.0, kind=float, low=0.01, high=100.0)
+
+with state.guard():
+    res = cf.estimate(log, runs, keys, policy, k, temperature)
+
+st.subheader("Verdict", anchor=False)
+with st.container(key="ope_verdict"):
+    st.text(cft.brief_line(res))
+    verdicts = cft.verdict_table(res)
+    st.dataframe(verdicts, hide_index=True, key="ope_verdicts", column_config={
+        "value": st.column_config.NumberColumn("estimated value", format="%.5f"),
+        "low": st.column_config.NumberColumn("95% low", format="%.5f"),
+        "high": st.column_config.NumberColumn("95% high", format="%.5f"),
+        "lift": st.column_config.NumberColumn("lift", format="percent"),
+        "lift low": st.column_config.NumberColumn("lift 95% low", format="percent"),
+        "lift high": st.column_config.NumberColumn("lift 95% high", format="percent")})
+st.caption(cft.logging_line(res) + f" Policy: {policy}" + (f" (T = {temperature:g})" if policy == "softmax" else "")
+           + (f" (K = {k})" if policy == "topk" else "") + f"; intervals from {cft.N_BOOTSTRAP} seeded bootstrap "
+           "resamples of the rounds." + ("" if cft.estimators_for(len(log)) is None else
+                                         f" Over {cft.LARGE_LOG_ROWS:,} rows: IPS and SNIPS only (no reward model)."))
+
+st.subheader("Diagnostics", anchor=False)
+st.dataframe(cft.diagnostics_table(res), hide_index=True, key="ope_diagnostics", column_config={
+    "effective sample size": st.column_config.NumberColumn(format="%.0f"),
+    "ESS share": st.column_config.NumberColumn(format="percent"),
+    "max weight": st.column_config.NumberColumn(format="%.3g"),
+    "mean weight": st.column_config.NumberColumn(format="%.3f"),
+    "unlogged probability": st.column_config.NumberColumn(format="percent")})
+for model, sentence in cft.warning_lines(res):
+    st.warning(cf.text_of(f"{model}: {sentence}"), icon=":material/warning:")
+
+st.subheader("Every estimator", anchor=False)
+st.dataframe(cft.estimates_table(res), hide_index=True, key="ope_estimates", column_config={
+    "value": st.column_config.NumberColumn(format="%.5f"), "low": st.column_config.NumberColumn(format="%.5f"),
+    "high": st.column_config.NumberColumn(format="%.5f"), "lift": st.column_config.NumberColumn(format="percent"),
+    "lift low": st.column_config.NumberColumn(format="percent"),
+    "lift high": st.column_config.NumberColumn(format="percent")})
+st.caption("Each context's share of an estimate is on the Failures page.")
