@@ -1,5 +1,5 @@
-"""The analysis' decision: Compare's baseline, challengers, primary metrics, test, correction and
-significance level, with the sidebar's users counted, as one :class:`metrics_core.brief.Decision`.
+"""The analysis' decision: Compare's baseline, challengers, primary metrics, test, correction, family
+of segment tests and significance level, with the sidebar's users counted, as one :class:`metrics_core.brief.Decision`.
 
 Compare draws these choices; the Brief page and the Share page's report read them here (from
 the session, the URL or the saved view), so every place tells the same decision."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from metrics_core.brief import Decision
 from metrics_core.publish import ALPHAS as _ALPHAS
+from metrics_core.segment_compare import DEFAULT_FAMILY, FAMILIES  # noqa: F401 - Compare offers these
 from metrics_core.stats import CORRECTIONS, TESTS  # noqa: F401 - Compare offers these
 
 from . import metric_lists, url
@@ -30,4 +31,5 @@ def current(names: list[str]) -> Decision:
         test=url.remembered("compare_test", TESTS[0], options=TESTS),
         correction=url.remembered("compare_correction", CORRECTIONS[0], options=CORRECTIONS),
         alpha=url.remembered("compare_alpha", 0.05, kind=float, options=ALPHAS),
+        family=url.remembered("compare_family", DEFAULT_FAMILY, options=list(FAMILIES)),
     )

@@ -87,7 +87,7 @@ _CHOICES = "mcd_url_choices"
 #: Every page choice kept in the URL (widget key = URL parameter).
 CHOICE_KEYS = (
     "compare_baseline", "compare_challengers", "compare_metrics", "compare_test", "compare_correction",
-    "compare_alpha", "compare_matrix_metric", "compare_segment", "compare_focus_model",
+    "compare_alpha", "compare_family", "compare_matrix_metric", "compare_segment", "compare_focus_model",
     "compare_focus_metric", "compare_n_regressions",
     "dist_metric", "dist_segment", "failures_model", "failures_metric", "failures_n", "failures_group",
     "failures_attribute", "failures_segment", "failures_other",

@@ -32,7 +32,8 @@ import pandas as pd
 from metrics_core import registry, stats
 from metrics_core.encode import ids_in
 from metrics_core.errors import MetricsError
-from metrics_core.segment_compare import attribute_labels
+from metrics_core.segment_compare import DEFAULT_FAMILY, attribute_labels, check_family
+from metrics_core.units import DEFAULT_UNIT, check_unit
 from metrics_core.verdicts import WORSE, marker, sentence
 
 __all__ = ["Decision", "Brief", "build_brief", "brief_segments", "failure_groups", "NOT_SERVED", "SCORES_ZERO", "RANKED_LOWER",
@@ -54,7 +55,11 @@ class Decision:
 
     ``metrics``: the primary per-user metrics; ``users``: ``"all"`` or ``"served"``
     (:data:`metrics_core.population.USERS`); ``test``: ``"t"``, ``"wilcoxon"`` or
-    ``"randomization"``; ``correction``: ``"holm"``, ``"bh"`` or ``"none"``.
+    ``"randomization"``; ``correction``: one of :data:`metrics_core.stats.CORRECTIONS` (``"holm"``,
+    ``"bonferroni"``, ``"bh"``, ``"none"``); ``family``: the family of segment tests adjusted
+    together, one of :data:`metrics_core.segment_compare.FAMILIES` (default: every segment of every
+    attribute x metric x challenger); ``unit``: what a row is, ``"users"``, ``"queries"`` or
+    ``"sessions"`` (:mod:`metrics_core.units`), the word every sentence and table uses.
     """
 
     baseline: str
@@ -64,6 +69,8 @@ class Decision:
     test: str = "t"
     correction: str = "holm"
     alpha: float = 0.05
+    family: str = DEFAULT_FAMILY
+    unit: str = DEFAULT_UNIT
 
     def checked(self, models: Sequence[str]) -> "Decision":
         """The decision with every choice validated against ``models`` (one-line errors)."""
@@ -87,7 +94,7 @@ class Decision:
         if not 0 < float(self.alpha) < 1:
             raise MetricsError(f"alpha must be between 0 and 1, got {self.alpha}")
         return replace(self, challengers=challengers, metrics=tuple(self.metrics), users=check_users(self.users),
-                       alpha=float(self.alpha))
+                       alpha=float(self.alpha), family=check_family(self.family), unit=check_unit(self.unit))
 
 
 @dataclass
@@ -127,7 +134,7 @@ def _segment_rows(counted: Mapping[str, pd.DataFrame], decision: Decision, label
     rows = segment_rows(counted, labels, baseline=decision.baseline, metrics=list(decision.metrics),
                         test=decision.test, correction=decision.correction, alpha=decision.alpha,
                         n_permutations=n_permutations, seed=seed, max_segments=MAX_SEGMENTS_PER_ATTRIBUTE,
-                        min_users=MIN_SEGMENT_USERS)
+                        min_users=MIN_SEGMENT_USERS, family=decision.family)
     rows["verdict"] = [marker(r) for _, r in rows.iterrows()]
     return rows
 

@@ -28,7 +28,7 @@ from metrics_core.errors import MetricsError
 __all__ = ["FORMAT_VERSION", "MAX_RECORD_BYTES", "RecordError", "to_record", "from_record"]
 
 #: Version of the record's layout and of the brief's computation (see the module's description).
-FORMAT_VERSION = "brief-1"
+FORMAT_VERSION = "brief-2"
 #: A kept brief is a few tables of at most a few hundred rows: 2 MiB as JSON at most.
 MAX_RECORD_BYTES = 2 * 1024 * 1024
 
@@ -138,12 +138,12 @@ def from_record(text: str) -> Brief:
     _need(record.get("format") == FORMAT_VERSION, f"format {record.get('format')!r}, not {FORMAT_VERSION}")
     d = record.get("decision")
     _need(isinstance(d, dict), "the decision is missing")
-    _need(all(isinstance(d.get(k), str) for k in ("baseline", "users", "test", "correction")),
-          "the decision's baseline, users, test or correction is not a text")
+    _need(all(isinstance(d.get(k), str) for k in ("baseline", "users", "test", "correction", "family", "unit")),
+          "the decision's baseline, users, test, correction, family or unit is not a text")
     _need(isinstance(d.get("alpha"), float) and 0 < d["alpha"] < 1, "the decision's alpha is not in (0, 1)")
     decision = Decision(baseline=d["baseline"], challengers=tuple(_texts(d.get("challengers"), "the challengers")),
                         metrics=tuple(_texts(d.get("metrics"), "the metrics")), users=d["users"], test=d["test"],
-                        correction=d["correction"], alpha=d["alpha"])
+                        correction=d["correction"], alpha=d["alpha"], family=d["family"], unit=d["unit"])
     for key in ("title", "notes", "population"):
         _need(isinstance(record.get(key), str), f"the {key} is not a text")
     served = record.get("served")

@@ -11,6 +11,8 @@ from typing import Any
 import pandas as pd
 
 from metrics_core import formats as fmt
+from metrics_core.segment_compare import family_sizes
+from metrics_core.units import noun
 from metrics_core.verdicts import CORRECTION_NAMES, SAME, TEST_NAMES, lift_text
 
 
@@ -73,24 +75,40 @@ def segment_loss_rows(brief: Any, limit: int = 8) -> pd.DataFrame:
     return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")
 
 
-def family_sentence(correction: str, n_tests: int, attributes) -> str:
-    """The family of tests the segment p-values are adjusted over, named as every surface names it:
-    every segment of every user attribute x primary metric x challenger of the analysis."""
-    return (f"adjusted over {fmt.plural(n_tests, 'test')}: every segment of every user attribute "
-            f"({', '.join(map(str, attributes))}) x metric x challenger, "
-            f"{CORRECTION_NAMES.get(correction, correction)} correction")
+def family_sentence(correction: str, family: str, segments: pd.DataFrame, attributes,
+                    unit: str = "users") -> str:
+    """The family of tests the segment p-values are adjusted over, named as every surface names it.
+
+    ``family``: the scope (:data:`metrics_core.segment_compare.FAMILIES`); ``segments``: the segment
+    rows (:func:`metrics_core.segment_compare.segment_rows`), whose families are counted;
+    ``attributes``: the attributes compared; ``unit``: what a row is (``"queries"``: "every segment
+    of every query attribute")."""
+    sizes = family_sizes(segments, family)
+    total = sum(sizes)
+    owner = f"{noun(unit, 1)} attribute"
+    listed = ", ".join(map(str, attributes))
+    name = CORRECTION_NAMES.get(correction, correction)
+    scope = {"analysis": f"every segment of every {owner} ({listed}) x metric x challenger",
+             "attribute": f"each {owner} apart ({listed}): its segments x metric x challenger",
+             "attribute_metric": f"each {owner} and metric apart ({listed}): the segments x challenger",
+             "segment": "each segment apart: metric x challenger"}[family]
+    counted = fmt.plural(total, "test")
+    if len(sizes) > 1:
+        counted += f" in {fmt.count(len(sizes))} families of up to {fmt.count(max(sizes))}"
+    if correction == "none":
+        return f"not adjusted ({counted}: {scope}; no correction)"
+    return f"adjusted over {counted}: {scope}, {name} correction"
 
 
 def segment_note(brief: Any) -> str:
-    """What the segment rows are about: how many tests, which correction."""
+    """What the segment rows are about: how many tests, which family, which correction."""
     d = brief.decision
     if not brief.attributes:
-        return "No user attributes: no segment was compared."
-    tests = fmt.plural(brief.n_segment_tests, "segment test")
+        return f"No {noun(d.unit, 1)} attributes: no segment was compared."
     found = len(brief.segment_losses)
     lead = (f"{fmt.plural(found, 'segment row')} where a challenger that does not lose overall is significantly worse"
             if found else "No segment where a challenger that does not lose overall is significantly worse")
-    return (f"{lead}: p-values {family_sentence(d.correction, brief.n_segment_tests, brief.attributes)}, "
+    return (f"{lead}: p-values {family_sentence(d.correction, d.family, brief.segments, brief.attributes, d.unit)}, "
             f"α = {d.alpha:g}.")
 
 

@@ -27,10 +27,17 @@ A condition with a segment clause (``... in every locale``, ``... in locale = de
 gives the users' attributes, :mod:`metrics_core.conditions`) gives one result per segment of
 users, as :func:`metrics_core.compare_segments` forms them (users the attributes do not list, or
 list without a value, in ``(missing)``): a threshold compares the mean of the per-user values
-of the segment's users; a baseline condition runs the test above on the users of the segment
-(the margin a share of the baseline's mean there). The segment rows' one-sided p-values are
-corrected together (every segment condition, segment and candidate), apart from the conditions
-over all users, as Compare corrects its segment rows apart from its overall table.
+of the segment's users; a baseline condition is decided as Compare decides a segment row, so
+that a segment has one verdict on Compare, the brief, ``metrics-core compare`` and here: the
+paired test of the candidate against the baseline's values moved by the margin (the margin a
+share of the baseline's mean in the segment), two-sided, its p-values corrected within the
+family of tests ``family`` names (:data:`metrics_core.segment_compare.FAMILIES`: by default
+every segment condition x segment x candidate together; ``attribute``: each attribute apart;
+``attribute_metric``: each attribute and metric apart; ``segment``: each segment apart), apart
+from the conditions over all users, as Compare corrects its segment rows apart from its overall
+table; the row **fails when the corrected p is below ``alpha`` and the mean moved difference
+points to worse** (with no margin: exactly where Compare marks the segment ▼ worse, when the
+check names the same metrics, attributes and candidates as Compare's family).
 
 Each result carries ``seconds``: the time spent deciding it (its paired test, its share of the
 correction), which the JUnit XML reports per test case.
@@ -199,9 +206,10 @@ def _worse_direction(moved: np.ndarray, test: str) -> float:
 
 
 def _baseline_test(cond: Condition, model: str, base: pd.Series, cand: pd.Series, test: str,
-                   n_permutations: int, seed: int) -> tuple[ConditionResult, float]:
-    """The result before correction, with its one-sided p-value, from the per-user values of the
-    baseline and the candidate (all users, or a segment's)."""
+                   n_permutations: int, seed: int) -> tuple[ConditionResult, float, float, bool]:
+    """The result before correction, with its one-sided p-value, its two-sided p-value and whether
+    the mean moved difference points to "worse", from the per-user values of the baseline and the
+    candidate (all users, or a segment's)."""
     from .compare import compare  # scipy: imported only for baseline conditions
 
     label = cond.spec.label
@@ -215,25 +223,59 @@ def _baseline_test(cond: Condition, model: str, base: pd.Series, cand: pd.Series
                              diff=cand_mean - base_mean, margin=margin, n=n,
                              relative_diff=(cand_mean - base_mean) / abs(base_mean) if base_mean else math.nan)
     if n < 2:
-        return result, math.nan
+        return result, math.nan, math.nan, False
     # the baseline moved by the margin toward "worse": the candidate's drop beyond the margin is below 0
     moved = pd.Series(base_values - orient * margin, index=users, name=label)
     table = compare({"baseline": moved.to_frame(), "candidate": pd.Series(cand_values, index=users, name=label)
                      .to_frame()}, baseline="baseline", metrics=[label], test=test, correction="none",
                     n_resamples=0, n_permutations=n_permutations, seed=seed)
     p_two = float(table["p_value"].iloc[0])
-    direction = _worse_direction(orient * (cand_values - moved.to_numpy()), test)
+    moved_diff = orient * (cand_values - moved.to_numpy())
+    direction = _worse_direction(moved_diff, test)
     p_one = p_two / 2 if direction < 0 else 1 - p_two / 2
-    return result, (math.nan if p_two != p_two else min(max(p_one, 0.0), 1.0))
+    return (result, (math.nan if p_two != p_two else min(max(p_one, 0.0), 1.0)), p_two,
+            bool(moved_diff.mean() < 0))
 
 
-def _baseline_line(r: ConditionResult, alpha: float, correction: str, test: str) -> str:
+def _family_of(family: str, cond: Condition, segment: str) -> tuple:
+    """The family of a segment row under the scope ``family``, as
+    :func:`metrics_core.segment_compare.family_keys` names Compare's (attribute, metric, segment)."""
+    from .segment_compare import FAMILIES
+
+    parts = {"attribute": cond.segment_column, "metric": cond.spec.label, "segment": segment}
+    return tuple(parts[c] for c in FAMILIES[family])
+
+
+def _decide(rows: list[tuple[ConditionResult, float]], correction: str, passes) -> None:
+    """Correct the p-values of ``rows`` together by ``correction`` (NaN left out) and set each
+    result's ``p_value``, ``p_adjusted``, ``passed = passes(result, adjusted)`` and its share of the
+    time spent."""
+    if not rows:
+        return
+    clock = time.perf_counter()
+    p = np.array([q for _, q in rows], dtype=float)
+    known = ~np.isnan(p)
+    adjusted = np.full(p.shape, np.nan)
+    adjusted[known] = stats.adjust_pvalues(p[known], correction)
+    share = (time.perf_counter() - clock) / len(rows)
+    for (result, raw), adj in zip(rows, adjusted):
+        result.p_value, result.p_adjusted = raw, float(adj)
+        result.passed = bool(passes(result, float(adj)))
+        result.seconds += share
+
+
+def _baseline_line(r: ConditionResult, alpha: float, correction: str, test: str, two_sided: bool = False) -> str:
     if r.n < 2:
         return f"{r.n} user(s) evaluated for both models: no paired test possible"
     change = f"{r.relative_diff * 100:+.2f}%" if r.relative_diff == r.relative_diff else f"{r.diff:+.4f}"
     margin = f"margin {_fmt(r.margin)}" if r.margin else "no margin"
     corrected = "" if correction == "none" else f", {correction}-adjusted {_fmt_p(r.p_adjusted)}"
     verdict = "a drop beyond the margin" if not r.passed else "no significant drop beyond the margin"
+    if two_sided:  # decided as Compare decides a segment row
+        significant = r.p_adjusted == r.p_adjusted and r.p_adjusted < alpha
+        return (f"{_fmt(r.value)} vs baseline {_fmt(r.baseline_value)} ({change}, {margin}) over {r.n} users; "
+                f"{verdict}: two-sided {TEST_NAMES[test]} p {_fmt_p(r.p_value)}{corrected} "
+                f"{'<' if significant else '>='} {alpha:g}")
     sign = "<" if not r.passed else ">="
     return (f"{_fmt(r.value)} vs baseline {_fmt(r.baseline_value)} ({change}, {margin}) over {r.n} users; "
             f"{verdict}: one-sided {TEST_NAMES[test]} p {_fmt_p(r.p_value)}{corrected} {sign} {alpha:g}")
@@ -291,7 +333,7 @@ def _candidates(candidate) -> dict:
 
 
 def check(candidate, conditions, baseline=None, *, attributes=None, test: str = "t", correction: str = "holm",
-          alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0) -> CheckReport:
+          alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0, family: str = "analysis") -> CheckReport:
     """Check conditions on one evaluation (or ``{model name: evaluation}``); see the module docstring.
 
     ``candidate`` and ``baseline`` are :class:`~metrics_core.Evaluation` results (anything with
@@ -300,9 +342,13 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
     users' attributes (a table of any kind with ``user_id`` and one column per attribute), needed
     by conditions with a segment clause. ``test``: ``"t"``,
     ``"wilcoxon"`` or ``"randomization"`` (``n_permutations`` sign flips, ``seed``);
-    ``correction``: ``"holm"``, ``"bh"`` or ``"none"``. Bad conditions or inputs raise a one-line
-    :class:`MetricsError`; a condition that does not hold is a failed result, not an error.
+    ``correction``: one of :data:`metrics_core.stats.CORRECTIONS`; ``family``: which segment rows
+    are corrected together (:data:`metrics_core.segment_compare.FAMILIES`, as Compare's). Bad
+    conditions or inputs raise a one-line :class:`MetricsError`; a condition that does not hold is a
+    failed result, not an error.
     """
+    from .segment_compare import check_family
+
     started = time.perf_counter()
     parsed = parse_conditions(conditions)
     test, correction = str(test).lower(), str(correction).lower()
@@ -312,6 +358,7 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
         raise MetricsError(f"unknown correction {correction!r}; use one of: {', '.join(stats.CORRECTIONS)}")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise MetricsError(f"alpha must be between 0 and 1, got {alpha!r}")
+    family = check_family(family)
     models = _candidates(candidate)
     baseline_name = None
     if isinstance(baseline, str):
@@ -331,7 +378,10 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
                                    f"with user_id and {cond.segment_column!r})")
             labels[cond.segment_column] = _attribute(attributes, cond.segment_column)
     results: list[ConditionResult] = []
-    families: dict[bool, list[tuple[ConditionResult, float]]] = {False: [], True: []}
+    # the one-sided p-values of the conditions over all users, corrected together
+    overall: list[tuple[ConditionResult, float]] = []
+    # the segment rows' two-sided p-values (and whether each points to worse), by family
+    families: dict[tuple, list[tuple[ConditionResult, float, bool]]] = {}
     for model, evaluation in models.items():
         for cond in parsed:
             if not cond.per_segment:
@@ -339,10 +389,10 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
                 if cond.kind == "threshold":
                     results.append(_threshold(cond, model, evaluation))
                 else:
-                    result, p = _baseline_test(cond, model, _per_user(baseline, cond, "baseline"),
-                                               _per_user(evaluation, cond, model), test, n_permutations, seed)
+                    result, p, _, _ = _baseline_test(cond, model, _per_user(baseline, cond, "baseline"),
+                                                     _per_user(evaluation, cond, model), test, n_permutations, seed)
                     results.append(result)
-                    families[False].append((result, p))
+                    overall.append((result, p))
                 results[-1].seconds = time.perf_counter() - clock
                 continue
             cand = _per_user(evaluation, cond, model)
@@ -353,35 +403,28 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
                 if cond.kind == "threshold":
                     result = _segment_threshold(cond, model, cand.reindex(members))
                 else:
-                    result, p = _baseline_test(cond, model, base[base.index.isin(members)],
-                                               cand[cand.index.isin(members)], test, n_permutations, seed)
-                    families[True].append((result, p))
+                    result, _, p_two, worse = _baseline_test(cond, model, base[base.index.isin(members)],
+                                                             cand[cand.index.isin(members)], test, n_permutations,
+                                                             seed)
+                    families.setdefault(_family_of(family, cond, segment), []).append((result, p_two, worse))
                 result.segment = f"{cond.segment_column}={segment}"
                 result.seconds = time.perf_counter() - clock
                 results.append(result)
-    for one_sided in families.values():
-        if not one_sided:
-            continue
-        clock = time.perf_counter()
-        p = np.array([q for _, q in one_sided], dtype=float)
-        known = ~np.isnan(p)
-        adjusted = np.full(p.shape, np.nan)
-        adjusted[known] = stats.adjust_pvalues(p[known], correction)
-        share = (time.perf_counter() - clock) / len(one_sided)
-        for (result, raw), adj in zip(one_sided, adjusted):
-            result.p_value, result.p_adjusted = raw, float(adj)
-            result.passed = bool(adj == adj and adj >= alpha)
-            result.seconds += share
+    _decide(overall, correction, lambda result, adj: bool(adj == adj and adj >= alpha))
+    for rows in families.values():
+        worse = {id(result): w for result, _, w in rows}
+        _decide([(result, p) for result, p, _ in rows], correction,
+                lambda result, adj: not (adj == adj and adj < alpha and worse[id(result)]))
     for r in results:
         if r.kind == "threshold":
             detail = f"{_fmt(r.value)} {'' if r.passed else 'not '}{r.op} {r.threshold:g}"
             if r.segment:
                 detail += f" (mean over {r.n} users)"
         else:
-            detail = _baseline_line(r, alpha, correction, test)
+            detail = _baseline_line(r, alpha, correction, test, two_sided=bool(r.segment))
         who = f"{r.model}: " if len(models) > 1 else ""
         where = f" [{r.segment}]" if r.segment else ""
         r.line = f"{'PASS' if r.passed else 'FAIL'} {who}{r.condition}{where}: {detail}"
-    settings = {"test": test, "correction": correction, "alpha": alpha, "baseline": baseline_name,
+    settings = {"test": test, "correction": correction, "family": family, "alpha": alpha, "baseline": baseline_name,
                 "n_permutations": n_permutations, "seed": seed}
     return CheckReport(results, settings, seconds=time.perf_counter() - started)

@@ -27,7 +27,8 @@ __all__ = ["Comparison", "PaperTable", "paper_table", "to_latex", "to_markdown",
 ALPHABET = "abcdefghijklmnoprstuvwxyz"
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
               "randomization": "Fisher's randomization test", "tukey": "Tukey's HSD test"}
-CORRECTION_NAMES = {"holm": "Holm-Bonferroni correction", "bh": "Benjamini-Hochberg correction",
+CORRECTION_NAMES = {"holm": "Holm-Bonferroni correction", "bonferroni": "Bonferroni correction",
+                    "bh": "Benjamini-Hochberg correction",
                     "none": "no correction"}
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
         "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}

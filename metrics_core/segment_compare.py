@@ -46,12 +46,45 @@ from metrics_core.errors import MetricsError
 from metrics_core.per_user import per_user_table
 from metrics_core.segments import label_coder, unique_labels
 
-__all__ = ["compare_segments", "attribute_labels", "segment_rows", "MISSING"]
+__all__ = ["compare_segments", "attribute_labels", "segment_rows", "family_keys", "family_sizes", "check_family",
+           "MISSING", "FAMILIES", "DEFAULT_FAMILY"]
 
 #: a paired difference within this distance of zero is a tie (as :func:`metrics_core.stats.win_tie_loss`)
 TIE_TOLERANCE = 1e-9
 #: the segment of users the attributes table does not list, or lists without a value
 MISSING = "(missing)"
+#: The family of segment tests whose p-values are adjusted together, a setting of the analysis:
+#: each scope with the columns of a segment row that name its family (rows equal in these columns
+#: are one family; no column: every row of the analysis is one family).
+FAMILIES = {
+    "analysis": (),  # every segment of every attribute x metric x challenger
+    "attribute": ("attribute",),  # each attribute apart: its segments x metric x challenger
+    "attribute_metric": ("attribute", "metric"),  # each attribute and metric apart: its segments x challenger
+    "segment": ("attribute", "segment"),  # each segment apart: metric x challenger
+}
+DEFAULT_FAMILY = "analysis"
+
+
+def check_family(family: str) -> str:
+    """``family`` when it is one of :data:`FAMILIES` (a one-line error otherwise)."""
+    name = str(family).lower()
+    if name not in FAMILIES:
+        raise MetricsError(f"unknown family of tests {family!r}; use one of: {', '.join(FAMILIES)}")
+    return name
+
+
+def family_keys(rows: pd.DataFrame, family: str) -> list[tuple]:
+    """Each segment row's family under the scope ``family`` (:data:`FAMILIES`): a tuple of its
+    values in the scope's columns (``()`` for every row when the whole analysis is one family)."""
+    columns = FAMILIES[check_family(family)]
+    if not columns:
+        return [()] * len(rows)
+    return list(zip(*(rows[c].astype(str) for c in columns)))
+
+
+def family_sizes(rows: pd.DataFrame, family: str) -> list[int]:
+    """The number of tests in each family of ``rows`` (segment rows), largest first."""
+    return sorted(pd.Series(family_keys(rows, family), dtype=object).value_counts().tolist(), reverse=True)
 
 
 def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: str | None = None,
@@ -226,10 +259,14 @@ def _tables(segments: list, rows: list[list[dict]], test: str, alpha: float, con
     return out
 
 
-def _adjusted(frame: pd.DataFrame, test: str, correction: str, alpha: float) -> pd.DataFrame:
+def _adjusted(frame: pd.DataFrame, test: str, correction: str, alpha: float, family: str | None = None
+              ) -> pd.DataFrame:
     """``frame`` (changed in place) with its p-values (``p_<test>``, the same as ``p_value``)
-    adjusted together by ``correction`` and ``significant`` at ``alpha``, as ``compare`` names them."""
-    frame[f"p_{test}_adjusted"] = stats.adjust_pvalues(frame[f"p_{test}"].to_numpy(), correction)
+    adjusted by ``correction`` (together, or within each family of ``family``, :data:`FAMILIES`)
+    and ``significant`` at ``alpha``, as ``compare`` names them."""
+    p = frame[f"p_{test}"].to_numpy()
+    frame[f"p_{test}_adjusted"] = (stats.adjust_pvalues(p, correction) if family is None
+                                   else stats.adjust_within(p, family_keys(frame, family), correction))
     frame["p_adjusted"] = frame[f"p_{test}_adjusted"]
     frame["significant"] = (frame["p_adjusted"] < alpha).fillna(False).astype(bool)
     return frame
@@ -260,11 +297,13 @@ def attribute_labels(attributes: pd.DataFrame | None, columns: Sequence[str] | N
 def segment_rows(tables: Mapping[str, Any], labels: Sequence[pd.Series], *, baseline: str | None = None,
                  metrics: Sequence[str] | None = None, test: str = "t", correction: str = "holm",
                  alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0,
-                 max_segments: int | None = None, min_users: int = 2) -> pd.DataFrame:
+                 max_segments: int | None = None, min_users: int = 2,
+                 family: str = DEFAULT_FAMILY) -> pd.DataFrame:
     """Every segment of every attribute in one table: :func:`compare_segments` of each of ``labels``
     (:func:`attribute_labels`) with the columns ``attribute`` and ``segment`` (as text) in front,
-    the p-values then corrected by ``correction`` over all its rows (every attribute x segment x
-    metric x pair) and ``significant`` at ``alpha``.
+    the p-values then corrected by ``correction`` within each family of tests (``family``, one of
+    :data:`FAMILIES`; by default every row is one family: every attribute x segment x metric x
+    pair) and ``significant`` at ``alpha``.
 
     A user of ``tables`` the labels do not name is in the segment :data:`MISSING`. Each attribute's
     segments come largest first (then by name); ``max_segments`` keeps that many of them."""
@@ -279,8 +318,9 @@ def segment_rows(tables: Mapping[str, Any], labels: Sequence[pd.Series], *, base
         by_segment = compare_segments(tables, found, baseline=baseline, metrics=metrics, test=test, alpha=alpha,
                                       n_permutations=n_permutations, seed=seed, values=order, min_users=min_users)
         frames += [rows.assign(attribute=attribute.name, segment=str(segment)) for segment, rows in by_segment.items()]
+    family = check_family(family)
     front = ["attribute", "segment"]
     if not frames:
         return pd.DataFrame(columns=front + COMPARE_COLUMNS + [f"p_{test}", f"p_{test}_adjusted"])
-    rows = _adjusted(pd.concat(frames, ignore_index=True), test, correction, alpha)
+    rows = _adjusted(pd.concat(frames, ignore_index=True), test, correction, alpha, family)
     return rows[front + [c for c in rows.columns if c not in front]]

@@ -33,6 +33,7 @@ Formulas:
   ``d_u < -tol``, a *tie* otherwise (for metrics where lower is better the signs swap).
 * Holm-Bonferroni: sort the ``m`` p-values ascending, ``p_(i) * (m - i + 1)``, made
   monotone non-decreasing by a running maximum, capped at 1.
+* Bonferroni: ``min(1, m * p)``.
 * Benjamini-Hochberg: ``p_(i) * m / i``, made monotone by a running minimum from the
   largest p-value down, capped at 1 (``scipy.stats.false_discovery_control``).
 * Tukey's HSD over ``g`` models at once (``scipy.stats.tukey_hsd``, as ranx): the models' per-user
@@ -68,8 +69,10 @@ __all__ = [
     "cohens_d_paired",
     "win_tie_loss",
     "holm",
+    "bonferroni",
     "benjamini_hochberg",
     "adjust_pvalues",
+    "adjust_within",
     "align_pairs",
     "tukey_hsd",
     "PairedComparison",
@@ -80,7 +83,7 @@ __all__ = [
 TESTS = ("t", "wilcoxon", "randomization")
 #: tests over every model of a comparison at once (one p-value per pair, adjusted for the pairs)
 JOINT_TESTS = ("tukey",)
-CORRECTIONS = ("holm", "bh", "none")
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 #: names and aliases of the metrics for which a smaller value is better (win/tie/loss flips for them),
 #: read from the metric table; ``registry.higher_is_better(label)`` answers for a full label
 LOWER_IS_BETTER = lower_is_better_names()
@@ -473,6 +476,14 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
+def bonferroni(pvalues: Sequence[float]) -> np.ndarray:
+    """Bonferroni adjusted p-values: ``min(1, m * p)`` over the ``m`` p-values that are not NaN
+    (NaN stays NaN)."""
+    p = np.asarray(pvalues, dtype=float).ravel()
+    m = int((~np.isnan(p)).sum())
+    return np.minimum(1.0, p * m)
+
+
 def benjamini_hochberg(pvalues: Sequence[float]) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values (NaN stays NaN and is not counted in m).
 
@@ -488,15 +499,30 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> np.ndarray:
 
 
 def adjust_pvalues(pvalues: Sequence[float], correction: str = "holm") -> np.ndarray:
-    """Adjust a family of p-values: ``correction`` is ``"holm"``, ``"bh"`` or ``"none"``."""
+    """Adjust a family of p-values: ``correction`` is ``"holm"``, ``"bonferroni"``, ``"bh"`` or ``"none"``."""
     c = str(correction).lower()
     if c == "holm":
         return holm(pvalues)
+    if c == "bonferroni":
+        return bonferroni(pvalues)
     if c in ("bh", "fdr", "benjamini-hochberg"):
         return benjamini_hochberg(pvalues)
     if c == "none":
         return np.asarray(pvalues, dtype=float).ravel().copy()
-    raise MetricsError(f"unknown correction {correction!r}; use one of: holm, bh, none")
+    raise MetricsError(f"unknown correction {correction!r}; use one of: {', '.join(CORRECTIONS)}")
+
+
+def adjust_within(pvalues: Sequence[float], families: Sequence, correction: str = "holm") -> np.ndarray:
+    """``pvalues`` adjusted by ``correction`` within each family: ``families[i]`` names the family of
+    ``pvalues[i]`` (any hashable value); each family is adjusted apart, as :func:`adjust_pvalues`
+    adjusts one (NaN stays NaN and is not counted)."""
+    p = np.asarray(pvalues, dtype=float).ravel()
+    out = np.full(p.shape, np.nan)
+    codes = pd.factorize(pd.Series(list(families), dtype=object), use_na_sentinel=False)[0] if p.size else p
+    for code in np.unique(codes):
+        pick = codes == code
+        out[pick] = adjust_pvalues(p[pick], correction)
+    return out
 
 
 def align_pairs(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:

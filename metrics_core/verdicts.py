@@ -7,7 +7,7 @@ from __future__ import annotations
 from metrics_core import formats as fmt, registry
 
 BETTER, WORSE, SAME = "▲ better", "▼ worse", "– no significant difference"
-CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "no correction"}
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
 
 

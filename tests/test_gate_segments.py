@@ -1,6 +1,6 @@
 """Segment conditions of the regression gate (``... in every locale``, ``... in locale = de``): each
-segment's one-sided paired test checked against scipy, the segment rows corrected together by
-statsmodels' Holm apart from the overall conditions, a 16% loss in one locale caught and noise
+segment's paired test checked against scipy (two-sided, as Compare decides a segment row), the segment
+rows corrected by statsmodels' multipletests within the chosen family apart from the overall conditions, a 16% loss in one locale caught and noise
 passed; the JUnit XML carries a measured time per test case."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_noise_passes_every_segment(seed):
     assert report.passed and len(report) == len(LOCALES), report.lines()
 
 
-def test_segment_p_values_are_scipy_one_sided_and_corrected_together_apart_from_overall():
+def test_segment_p_values_are_scipy_two_sided_and_corrected_together_apart_from_overall():
     users, locale, base, attributes = _population(3)
     cand = _loses_in(base, locale, "fr", 0.08, seed=7)
     conditions = [CONDITION, "ndcg@10 not worse than baseline by more than 1% in every tier",
@@ -87,7 +87,7 @@ def test_segment_p_values_are_scipy_one_sided_and_corrected_together_apart_from_
         column, value = r.segment.split("=")
         members = attributes[column].to_numpy() == value
         margin = (0.05 if column == "locale" else 0.01) * base[members].mean()
-        want.append(sps.ttest_rel(cand[members], base[members] - margin, alternative="less").pvalue)
+        want.append(sps.ttest_rel(cand[members], base[members] - margin).pvalue)
     assert [r.p_value for r in segment_rows] == pytest.approx(want, rel=1e-9, abs=1e-15)
     assert [r.p_adjusted for r in segment_rows] == pytest.approx(multipletests(want, method="holm")[1],
                                                                   rel=1e-9, abs=1e-15)
@@ -98,6 +98,31 @@ def test_segment_p_values_are_scipy_one_sided_and_corrected_together_apart_from_
     tiers = [r.segment for r in segment_rows if r.segment.startswith("tier=")]
     sizes = attributes["tier"].value_counts()
     assert tiers == [f"tier={t}" for t in sorted(sizes.index, key=lambda t: (-sizes[t], t))]
+
+
+@pytest.mark.parametrize("family", ["analysis", "attribute", "segment"])
+@pytest.mark.parametrize("correction", ["holm", "bonferroni", "bh", "none"])
+def test_segment_rows_are_corrected_within_the_chosen_family(family, correction):
+    users, locale, base, attributes = _population(3)
+    cand = _loses_in(base, locale, "fr", 0.03, seed=7)
+    conditions = [CONDITION.replace("by more than 5% ", ""), "ndcg@10 not worse than baseline in every tier"]
+    report = mc.check(Ev(cand, users), conditions, baseline=Ev(base, users), attributes=attributes,
+                      correction=correction, family=family)
+    rows = [r for r in report if r.segment]
+    raw = [sps.ttest_rel(cand[m], base[m]).pvalue
+           for m in (attributes[r.segment.split("=")[0]].to_numpy() == r.segment.split("=")[1] for r in rows)]
+    key = {"analysis": lambda r: 0, "attribute": lambda r: r.segment.split("=")[0], "segment": lambda r: r.segment}[family]
+    want = np.empty(len(rows))
+    for k in {key(r) for r in rows}:
+        pick = [i for i, r in enumerate(rows) if key(r) == k]
+        p = [raw[i] for i in pick]
+        want[pick] = p if correction == "none" else multipletests(
+            p, method={"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh"}[correction])[1]
+    assert [r.p_adjusted for r in rows] == pytest.approx(list(want), rel=1e-9, abs=1e-15)
+    for r, adj in zip(rows, want):  # fails exactly where the segment is significantly worse (two-sided)
+        worse = r.value < r.baseline_value
+        assert r.passed == (not (adj < 0.05 and worse)), r.line
+    assert report.settings["family"] == family
 
 
 def test_a_threshold_within_one_segment_is_the_mean_there():

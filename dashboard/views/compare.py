@@ -16,10 +16,13 @@ import streamlit as st
 
 from dashboard import background, brief_text, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
 from dashboard.state import compare_figures
-from dashboard.decision import ALPHAS, CORRECTIONS, TESTS, current as current_decision
+from dashboard.decision import ALPHAS, CORRECTIONS, DEFAULT_FAMILY, FAMILIES, TESTS, current as current_decision
 
 TEST_LABELS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "randomization": "Fisher randomization"}
-CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+CORRECTION_LABELS = {"holm": "Holm-Bonferroni", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)",
+                     "none": "none"}
+FAMILY_LABELS = {"analysis": "every attribute together", "attribute": "each attribute apart",
+                 "attribute_metric": "each attribute and metric apart", "segment": "each segment apart"}
 N_PERMUTATIONS = comparisons.N_PERMUTATIONS
 
 
@@ -80,12 +83,20 @@ test = url.bound(lambda: mid.selectbox("Test for significance", TESTS, format_fu
                  "compare_test", TESTS[0], options=TESTS)
 correction = url.bound(lambda: right.selectbox("Correction", CORRECTIONS, format_func=CORRECTION_LABELS.get,
                                               key="compare_correction",
-                                              help="Adjusts the p-values for testing every challenger x metric."),
+                                              help="Adjusts the p-values for testing every challenger x metric, and "
+                                                   "the segment tests within their family (below)."),
                        "compare_correction", CORRECTIONS[0], options=CORRECTIONS)
 left, right = st.columns([3, 4])
 alpha = url.bound(lambda: left.select_slider("Significance level (after correction)", options=ALPHAS, value=0.05,
                                              key="compare_alpha"),
                   "compare_alpha", 0.05, kind=float, options=ALPHAS)
+family = url.bound(lambda: right.selectbox(
+    "Segment tests adjusted together", list(FAMILIES), format_func=FAMILY_LABELS.get, key="compare_family",
+    help="The family of segment tests whose p-values the correction adjusts together, saved with the analysis "
+         "and used by the Brief, the report and a shared link: every segment of every attribute x metric x "
+         "challenger; each attribute apart; each attribute and metric apart; or each segment apart (its "
+         "metrics x challengers)."),
+    "compare_family", DEFAULT_FAMILY, options=list(FAMILIES))
 if not challengers or not metrics:
     st.info("Pick at least one challenger and one metric.")
     st.stop()
@@ -216,8 +227,8 @@ def segment_section() -> None:
     rows = brief.segments[brief.segments["attribute"].astype(str) == str(seg_col)]
     st.dataframe(verdict.adjusted_segment_rows(rows), hide_index=True, key="compare_segments",
                  placeholder=fmt.EMPTY)
-    st.caption(text.md("P-values " + brief_text.family_sentence(correction, brief.n_segment_tests,
-                                                                  brief.attributes) + ".", limit=900))
+    st.caption(text.md("P-values " + brief_text.family_sentence(correction, decision.family, brief.segments,
+                                                                  brief.attributes, decision.unit) + ".", limit=900))
 
 background.refresh_when_ready([*table.attrs["pending"], *overlap_pending,
                                *(k for t in by_base.values() for k in t.attrs["pending"])])

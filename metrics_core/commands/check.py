@@ -4,7 +4,8 @@
 
     metrics-core check --qrels FILE --run FILE [--run FILE ...] [--baseline FILE]
         "ndcg@10 >= 0.30" "ndcg@10 not worse than baseline by more than 1%" "coverage@10 >= 0.5"
-        [--test t|wilcoxon|randomization] [--correction holm|bh|none] [--alpha 0.05]
+        [--test t|wilcoxon|randomization] [--correction holm|bonferroni|bh|none] [--alpha 0.05]
+        [--family analysis|attribute|attribute_metric|segment]
         [conventions, --preset, --item-features, --interactions] [--junit FILE] [--json]
         [--user-attributes FILE]  (for conditions such as "ndcg@10 not worse than baseline in every locale")
 
@@ -17,8 +18,9 @@ prints ``{"passed": ..., "conditions": [...], "settings": {...}}`` instead; ``--
 also writes JUnit XML (one test case per condition, run and segment, with the seconds each took;
 the suite's time is the whole command's) for the CI's test report. A condition ending in
 ``in every COLUMN`` or ``in COLUMN = VALUE`` is decided within segments of the users of
-``--user-attributes`` (``user_id`` and one column per attribute), the segment rows corrected
-together apart from the other conditions. Exit
+``--user-attributes`` (``user_id`` and one column per attribute), each segment row decided as
+Compare decides it (two-sided, corrected within the family ``--family`` names, apart from the other
+conditions), so that a segment has the verdict ``metrics-core compare`` gives it. Exit
 status: 0 every condition holds, 1 at least one fails, 2 bad input (a condition that cannot be
 read, a file, an option), with one line on stderr.
 """
@@ -36,6 +38,7 @@ from ..io import read_table
 from ..presets import PRESETS, metric_names as preset_metric_names
 from ..stats import CORRECTIONS, TESTS
 from . import _output
+from .compare import add_family_argument
 from .evaluate import add_input_arguments, check_probabilities, conventions, load_inputs, probability_metrics
 
 HELP = "pass or fail conditions on metrics (thresholds, no regression against a baseline) for CI"
@@ -60,7 +63,9 @@ def register(subparsers) -> None:
     p.add_argument("--test", choices=TESTS, default="t",
                    help="paired test of baseline conditions: t (default), wilcoxon, randomization")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="correction over every baseline condition: holm (default), bh, none")
+                   help="correction over every baseline condition, and over each family of segment rows (--family): "
+                        "holm (default), bonferroni, bh, none")
+    add_family_argument(p)
     p.add_argument("--alpha", type=float, default=0.05, help="level of the corrected one-sided test (0.05)")
     p.add_argument("--permutations", type=int, default=10000, metavar="N",
                    help="random sign flips for --test randomization (10000)")
@@ -136,7 +141,7 @@ def run(args) -> int:
     try:
         report = check(evaluations, args.conditions, baseline=baseline, attributes=attributes, test=args.test,
                        correction=args.correction, alpha=args.alpha, n_permutations=args.permutations,
-                       seed=args.seed)
+                       seed=args.seed, family=args.family)
     except MetricsError as exc:
         if attributes is None:
             raise

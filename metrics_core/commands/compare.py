@@ -4,7 +4,8 @@
 
     metrics-core compare --qrels FILE --run A --run B [--run C ...] --metrics ndcg@10,map@100
         [--baseline NAME | --all-pairs] [--test t|wilcoxon|randomization|tukey]
-        [--correction holm|bh|none] [--alpha 0.05] [--users all|served]
+        [--correction holm|bonferroni|bh|none] [--family analysis|attribute|attribute_metric|segment]
+        [--alpha 0.05] [--users all|served]
         [--json | --csv | --format latex|markdown]
         [--user-attributes FILE [--by ATTRIBUTE[,ATTRIBUTE...]]]
 
@@ -46,7 +47,9 @@ from ..brief_text import family_sentence
 from ..errors import MetricsError
 from ..population import DEFAULT_USERS, USERS, USERS_HELP, population
 from ..paper_table import TEST_NAMES, letter, paper_table
+from ..segment_compare import DEFAULT_FAMILY, FAMILIES
 from ..stats import CORRECTIONS, JOINT_TESTS, TESTS
+from ..verdicts import CORRECTION_NAMES
 from . import _output
 from ..terminal import write_data
 from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
@@ -58,6 +61,14 @@ _SUPERSCRIPT = str.maketrans("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍ
 _TABLE_COLUMNS = ["metric", "baseline", "model", "n", "baseline_mean", "model_mean", "diff", "ci_low",
                   "ci_high", "p_value", "p_adjusted", "effect_size", "wins", "ties", "losses", "significant"]
 _SEGMENT_COLUMNS = ["attribute", "segment"] + _TABLE_COLUMNS
+
+
+def add_family_argument(p) -> None:
+    """--family: which segment tests of --user-attributes are adjusted together."""
+    p.add_argument("--family", choices=tuple(FAMILIES), default=DEFAULT_FAMILY,
+                   help="the segment tests of --user-attributes adjusted together: analysis (default: every segment "
+                        "of every attribute x metric x pair), attribute (each attribute apart), attribute_metric "
+                        "(each attribute and metric apart), segment (each segment apart: metric x pair)")
 
 
 def add_test_arguments(p, joint: bool = False) -> None:
@@ -73,7 +84,9 @@ def add_test_arguments(p, joint: bool = False) -> None:
                    help=f"paired test: t (Student), wilcoxon (signed-rank), randomization (Fisher){joint_help}; "
                         "default t")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="multiple-testing correction over all pairs x metrics: holm (default), bh, none")
+                   help="multiple-testing correction over all pairs x metrics, and over each family of segment "
+                        "tests (--family): holm (default), bonferroni, bh (Benjamini-Hochberg), none")
+    add_family_argument(p)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level after correction (0.05)")
     p.add_argument("--permutations", type=int, default=10000, metavar="N",
                    help="random sign flips for --test randomization (10000)")
@@ -278,7 +291,7 @@ def run(args) -> int:
             "comparisons": [{k: row[k] for k in _TABLE_COLUMNS} | {"test": args.test}
                             for row in comparison.to_dict(orient="records")],
             "settings": {"baseline": baseline, "test": args.test, "correction": args.correction,
-                         "alpha": args.alpha, "seed": args.seed, "users": args.users},
+                         "family": args.family, "alpha": args.alpha, "seed": args.seed, "users": args.users},
             "population": population_doc(counted),
             "diagnostics": {m: (ev.diagnostics.to_dict() if getattr(ev, "diagnostics", None) is not None else {})
                             for m, ev in evaluations.items()},
@@ -304,15 +317,16 @@ def run(args) -> int:
         for line in counted.coverage():
             sys.stdout.write(f"Coverage: {line}\n")
         sys.stdout.write("\n" + _output.format_table(header, rows))
-        correction = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}[args.correction]
+        correction = CORRECTION_NAMES[args.correction]
         test = TEST_NAMES[args.test]
-        sys.stdout.write(f"\nSuperscripts: significantly better than that model ({test}, {correction} "
-                         f"correction, alpha {args.alpha:g}).\n\n")
+        sys.stdout.write(f"\nSuperscripts: significantly better than that model ({test}, {correction}"
+                         f"{'' if args.correction == 'none' else ' correction'}, alpha {args.alpha:g}).\n\n")
         header, rows = comparison_rows(comparison)
         sys.stdout.write(_output.format_table(header, rows))
         if segments is not None:
             attributes = list(dict.fromkeys(segments["attribute"].astype(str)))
-            sys.stdout.write(f"\nBy segment (p-values {family_sentence(args.correction, len(segments), attributes)}, "
+            family = family_sentence(args.correction, args.family, segments, attributes)
+            sys.stdout.write(f"\nBy segment (p-values {family}, "
                              f"apart from the table above):\n\n")
             header, rows = comparison_rows(segments, interval=False)
             sys.stdout.write(_output.format_table(["attribute", "segment"] + header,
@@ -352,4 +366,4 @@ def segment_comparisons(args, evaluations: dict, baseline: str | None, metrics: 
     return segment_rows({m: ev.per_user for m, ev in evaluations.items()}, labels, baseline=baseline,
                         metrics=metrics, test=args.test, correction=args.correction, alpha=args.alpha,
                         n_permutations=args.permutations, seed=args.seed,
-                        max_segments=MAX_SEGMENTS_PER_ATTRIBUTE, min_users=MIN_SEGMENT_USERS)
+                        max_segments=MAX_SEGMENTS_PER_ATTRIBUTE, min_users=MIN_SEGMENT_USERS, family=args.family)

@@ -4,7 +4,8 @@
 
     metrics-core publish --run FILE --run FILE [...] --qrels FILE --title TEXT [--notes TEXT]
         [--baseline MODEL] [--challengers MODEL,...] [--primary ndcg@10,...] [--users all|served]
-        [--test t|wilcoxon|randomization] [--correction holm|bh|none] [--alpha 0.05]
+        [--test t|wilcoxon|randomization] [--correction holm|bonferroni|bh|none] [--alpha 0.05]
+        [--family analysis|attribute|attribute_metric|segment]
         [--user-attributes FILE] [--gain ...] [--ties ...] [--base-url URL]
 
 Models are named after their files as ``metrics-core compare`` names them. The store is the
@@ -23,6 +24,7 @@ from .. import conventions as convention_options
 from ..population import USERS
 from ..stats import CORRECTIONS, TESTS
 from ._limits import add_limit_arguments, apply_limits
+from .compare import add_family_argument
 
 HELP = "save a read-only snapshot of runs and a decision in the analysis store and print its dashboard link"
 
@@ -45,7 +47,9 @@ def register(subparsers) -> None:
                    help="primary per-user metrics at one cutoff (default: ndcg@10)")
     p.add_argument("--users", choices=USERS, default="all", help="the users counted (default: all)")
     p.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm", help="p-value correction (default: holm)")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="p-value correction: holm (default), bonferroni, bh, none")
+    add_family_argument(p)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level: 0.001, 0.01, 0.05 or 0.1 (0.05)")
     p.add_argument("--user-attributes", metavar="FILE", help="user_id and one column per attribute (segments)")
     p.add_argument("--base-url", metavar="URL",
@@ -61,7 +65,8 @@ def run(args) -> int:
     apply_limits(args)
     published = publish(args.run, args.qrels, title=args.title, notes=args.notes, baseline=args.baseline,
                         challengers=args.challengers, primary=args.primary, users=args.users, test=args.test,
-                        correction=args.correction, alpha=args.alpha, user_attributes=args.user_attributes,
+                        correction=args.correction, alpha=args.alpha, family=args.family,
+                        user_attributes=args.user_attributes,
                         conventions=convention_options.from_args(args).explicit(), base_url=args.base_url)
     sys.stdout.write("".join(line + "\n" for line in published.lines()))
     return 0

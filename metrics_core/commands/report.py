@@ -4,7 +4,8 @@
 
     metrics-core report --qrels FILE --run A [--run B ...] [--metrics ndcg@10,map@100,auc]
         --output report.html [--title TEXT] [--baseline NAME | --all-pairs]
-        [--test t|wilcoxon|randomization] [--correction holm|bh|none] [--users all|served]
+        [--test t|wilcoxon|randomization] [--correction holm|bonferroni|bh|none]
+        [--family analysis|attribute|attribute_metric|segment] [--users all|served]
 
 The file (see :mod:`metrics_core.report`) holds the settings, every metric with its bootstrap
 95% CI, the paired comparison of the runs (when there are two or more), the input diagnostics,
@@ -84,7 +85,7 @@ def run(args) -> int:
     if getattr(args, "item_features", None):
         conv["item_features"] = Path(args.item_features).name
     settings = {"metrics": ", ".join(labels), **conv, "users": args.users, "test": args.test,
-                "correction": args.correction, "alpha": args.alpha, "seed": args.seed,
+                "correction": args.correction, "family": args.family, "alpha": args.alpha, "seed": args.seed,
                 "qrels": Path(args.qrels).name if args.qrels else "(relevance column of the runs)",
                 "runs": ", ".join(Path(run).name for run in args.run)}
     write_report(out, evaluations, comparison=comparison, title=args.title, settings=settings,
@@ -115,6 +116,6 @@ def _brief(args, evaluations: dict, labels: list[str]):
 
         attributes, _ = read_user_attributes(args.user_attributes)
     decision = Decision(baseline, tuple(challengers), tuple(primary), users=args.users, test=args.test,
-                        correction=args.correction, alpha=args.alpha)
+                        correction=args.correction, alpha=args.alpha, family=args.family)
     return build_brief(evaluations, decision, attributes=attributes, title=args.title, notes=args.notes,
                        n_resamples=args.bootstrap, n_permutations=args.permutations, seed=args.seed)
