@@ -157,6 +157,24 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
     The result is a :class:`metrics_core.paper_table.Comparison` (a DataFrame): its ``to_latex()`` and
     ``to_markdown()`` give ranx's report, each model's values with superscript letters of the models it
     is significantly better than, ready to paste into a paper.
+
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> users = [f"u{i}" for i in range(6)]
+    >>> qrels = pd.DataFrame({"user_id": users, "item_id": "hit", "relevance": 1})
+    >>> def run(first):  # "hit" first for the users in ``first``, else second
+    ...     return pd.DataFrame([(u, item, score) for u in users for item, score in
+    ...                          ((("hit", 2), ("miss", 1)) if u in first else (("miss", 2), ("hit", 1)))],
+    ...                         columns=["user_id", "item_id", "score"])
+    >>> evaluations = {"base": mc.evaluate(run([]), qrels, ["mrr@2"]),
+    ...                "new": mc.evaluate(run(users[:5]), qrels, ["mrr@2"])}  # 1 for five users, else 0.5
+    >>> table = mc.compare(evaluations, baseline="base")
+    >>> row = table.iloc[0]
+    >>> row["model"], row["metric"], round(float(row["diff"]), 4), int(row["wins"]), int(row["losses"])
+    ('new', 'mrr@2', 0.4167, 5, 0)
     """
     if not isinstance(evaluations, Mapping) or len(evaluations) < 2:
         raise MetricsError("compare needs at least two models (e.g. --run A --run B)")

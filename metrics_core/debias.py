@@ -36,7 +36,27 @@ def popularity_border(qrels: pd.DataFrame, iqr_coef: float = 1.5) -> int:
 
 def debias(qrels: pd.DataFrame, iqr_coef: float = 1.5, seed: int | None = 0) -> pd.DataFrame:
     """The ground truth with each item above the popularity border down-sampled to the border (see the
-    module docstring); ``seed`` is the shuffle's ``random_state`` (None: not reproducible, refused)."""
+    module docstring); ``seed`` is the shuffle's ``random_state`` (None: not reproducible, refused).
+
+    Parameters
+    ----------
+    qrels : DataFrame
+        The ground truth, ``user_id, item_id, relevance``.
+    iqr_coef : float
+        The border is ``Q3 + iqr_coef * (Q3 - Q1)`` of the items' interaction counts.
+    seed : int
+        The shuffle's seed: the same rows for the same seed.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> qrels = pd.DataFrame({"user_id": [f"u{i}" for i in range(8)] + ["u0", "u1", "u2", "u3"],
+    ...                       "item_id": ["pop"] * 8 + ["a", "b", "c", "d"], "relevance": 1})
+    >>> debiased = mc.debias(qrels, iqr_coef=1.5, seed=0)  # counts 8, 1, 1, 1, 1: the border is 1
+    >>> sorted(debiased.item_id.value_counts().items())
+    [('a', 1), ('b', 1), ('c', 1), ('d', 1), ('pop', 1)]
+    """
     if not isinstance(qrels, pd.DataFrame) or not {"user_id", "item_id"} <= set(qrels.columns):
         raise MetricsError("debias needs the ground truth as a DataFrame with user_id and item_id")
     if seed is None:

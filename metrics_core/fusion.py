@@ -177,6 +177,30 @@ def fuse(runs, method: str = "wsum", norm: str | None = "min-max", weights=None,
     (``z-score`` = ``zmuv``; rank-based methods read only the order), ``weights``: one per run for
     ``wsum`` (default equal weights 1), ``k``: RRF's constant. Formulas in the module's docstring.
     Returns ``user_id, item_id, score``, each user's items by fused score descending (ties by item id).
+
+    Parameters
+    ----------
+    runs : list or dict of DataFrame
+        The runs to fuse, each ``user_id, item_id, score``.
+    method : str
+        The fusion method (above).
+    norm : str, optional
+        How each run's scores are normalised per user first (``None`` or ``"none"``: as they are).
+    weights : sequence of float, optional
+        ``wsum``'s weight of each run.
+    k : float
+        RRF's constant.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u2"], "item_id": ["a", "b", "c", "a", "c"],
+    ...                     "score": [0.9, 0.8, 0.1, 0.7, 0.6]})
+    >>> dense = pd.DataFrame({"user_id": ["u1", "u1"], "item_id": ["b", "a"], "score": [2.0, 1.0]})
+    >>> fused = mc.fuse({"bm25": run, "dense": dense}, method="rrf")
+    >>> fused[fused.user_id == "u1"].round(5).to_dict("list")  # a: 1/61 + 1/62, b: 1/62 + 1/61, c: 1/63
+    {'user_id': ['u1', 'u1', 'u1'], 'item_id': ['a', 'b', 'c'], 'score': [0.03252, 0.03252, 0.01587]}
     """
     method = _choice(method, METHODS, METHOD_ALIASES, "method")
     norm = _choice(norm, NORMS, NORM_ALIASES, "normalisation")

@@ -346,6 +346,44 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
     are corrected together (:data:`metrics_core.segment_compare.FAMILIES`, as Compare's). Bad
     conditions or inputs raise a one-line :class:`MetricsError`; a condition that does not hold is a
     failed result, not an error.
+
+    Parameters
+    ----------
+    candidate : Evaluation or dict of Evaluation
+        The model(s) checked.
+    conditions : sequence of str
+        ``"METRIC OP NUMBER"`` or ``"METRIC not worse than baseline [by more than N% | by more than N]"``,
+        optionally ending in ``in every COLUMN`` / ``in COLUMN = VALUE``.
+    baseline : Evaluation or str, optional
+        What "baseline" means in the conditions.
+    attributes : DataFrame, optional
+        ``user_id`` and one column per user attribute, for segment clauses.
+    test, correction, alpha, n_permutations, seed, family
+        The paired test of baseline conditions, its correction over them, its level, and which segment
+        rows are corrected together.
+
+    Returns
+    -------
+    CheckReport
+        ``.results`` (one per condition, model and segment), ``.passed``, ``.lines()``,
+        ``.assert_passed()``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> users = [f"u{i}" for i in range(6)]
+    >>> qrels = pd.DataFrame({"user_id": users, "item_id": "hit", "relevance": 1})
+    >>> def run(first):  # "hit" first for the users in ``first``, else second
+    ...     return pd.DataFrame([(u, item, score) for u in users for item, score in
+    ...                          ((("hit", 2), ("miss", 1)) if u in first else (("miss", 2), ("hit", 1)))],
+    ...                         columns=["user_id", "item_id", "score"])
+    >>> evaluations = {"base": mc.evaluate(run([]), qrels, ["mrr@2"]),
+    ...                "new": mc.evaluate(run(users[:5]), qrels, ["mrr@2"])}  # 1 for five users, else 0.5
+    >>> report = mc.check(evaluations["new"], ["mrr@2 >= 0.9", "mrr@2 not worse than baseline by more than 1%"],
+    ...                   baseline=evaluations["base"])
+    >>> [(r.condition, r.passed) for r in report.results]
+    [('mrr@2 >= 0.9', True), ('mrr@2 not worse than baseline by more than 1%', True)]
     """
     from .segment_compare import check_family
 

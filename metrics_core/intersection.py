@@ -77,6 +77,27 @@ def intersection_per_user(run, reference, k: int, reference_k: int | None = None
 
     ``run`` and ``reference`` are runs (``user_id, item_id, score``; any table kind, or a prepared
     :class:`Ranked`); ``ties`` orders tied scores (``input``, ``trec`` or ``score_id``).
+
+    Parameters
+    ----------
+    run, reference : DataFrame or Ranked
+        Two runs, ``user_id, item_id, score``.
+    k : int
+        The cutoff of ``run``'s lists.
+    reference_k : int, optional
+        The cutoff of ``reference``'s lists (default ``k``).
+    ties : {"input", "trec", "score_id"}
+        How tied scores are ordered.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u2"], "item_id": ["a", "b", "c", "a", "c"],
+    ...                     "score": [0.9, 0.8, 0.1, 0.7, 0.6]})
+    >>> reference = pd.DataFrame({"user_id": ["u1", "u1", "u2"], "item_id": ["b", "a", "z"], "score": [2, 1, 1]})
+    >>> mc.intersection_per_user(run, reference, k=2).to_dict()
+    {'u1': 1.0, 'u2': 0.0}
     """
     k = _k(k, "k")
     reference_k = k if reference_k is None else _k(reference_k, "reference_k")
@@ -104,6 +125,28 @@ def intersection_per_user(run, reference, k: int, reference_k: int | None = None
 
 def intersection(run, reference, k: int, reference_k: int | None = None, ties: str = "input") -> float:
     """Mean of :func:`intersection_per_user` over the users with a list in ``run`` (RecTools'
-    ``Intersection(k=k, ref_k=reference_k).calc(reco, ref_reco)``)."""
+    ``Intersection(k=k, ref_k=reference_k).calc(reco, ref_reco)``).
+
+    Parameters
+    ----------
+    run, reference : DataFrame or Ranked
+        Two runs, ``user_id, item_id, score``.
+    k : int
+        The cutoff of ``run``'s lists.
+    reference_k : int, optional
+        The cutoff of ``reference``'s lists (default ``k``).
+    ties : {"input", "trec", "score_id"}
+        How tied scores are ordered.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u1", "u2", "u2"], "item_id": ["a", "b", "c", "a", "c"],
+    ...                     "score": [0.9, 0.8, 0.1, 0.7, 0.6]})
+    >>> reference = pd.DataFrame({"user_id": ["u1", "u1", "u2"], "item_id": ["b", "a", "z"], "score": [2, 1, 1]})
+    >>> mc.intersection(run, reference, k=2)  # u1: {a, b} all in the reference's top 2; u2: none
+    0.5
+    """
     per_user = intersection_per_user(run, reference, k, reference_k, ties)
     return float(per_user.mean()) if len(per_user) else float("nan")
