@@ -8,21 +8,22 @@ from ._jit import njit
 
 
 @njit
-def probability_at_logged(context, action, start, listed_action, listed_probability, out):
+def probability_at_logged(context, action, first, count, listed_action, listed_probability, out):
     """``out[i]`` = the probability the policy gives action ``action[i]`` in context ``context[i]``, 0 when it
     does not list it there.
 
-    The policy's rows are grouped by context: context ``c`` lists ``listed_action[start[c]:start[c + 1]]``
-    with ``listed_probability`` alongside (a few items per context, scanned in order; the first row of an
-    action counts). A context code of -1 or beyond ``start``'s range lists nothing.
+    The policy's rows are grouped by context: context ``c`` lists the ``count[c]`` actions from
+    ``listed_action[first[c]]`` on, with ``listed_probability`` alongside (a few items per context,
+    scanned in order; the first row of an action counts). A context code of -1 or beyond ``first``'s
+    range lists nothing.
     """
-    n_contexts = start.shape[0] - 1
+    n_contexts = first.shape[0]
     for i in range(context.shape[0]):
         c = context[i]
         value = 0.0
         if 0 <= c < n_contexts:
             a = action[i]
-            for j in range(start[c], start[c + 1]):
+            for j in range(first[c], first[c] + count[c]):
                 if listed_action[j] == a:
                     value = listed_probability[j]
                     break

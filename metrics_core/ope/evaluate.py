@@ -215,10 +215,10 @@ def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _warnings(w: np.ndarray, unlogged: float, without_list: int, contexts: int, lines: dict) -> list[str]:
+def _warnings(w: np.ndarray, ess: float, unlogged: float, without_list: int, contexts: int,
+              lines: dict) -> list[str]:
     n = len(w)
     out = []
-    ess = E.effective_sample_size(w)
     if ess < lines["ess_line"] * n:
         out.append(f"effective sample size {ess:,.0f} is below {lines['ess_line']:.0%} of the {n:,} rounds: the "
                    "policy rarely takes the logged actions, so a few rounds decide the estimate")
@@ -226,9 +226,11 @@ def _warnings(w: np.ndarray, unlogged: float, without_list: int, contexts: int, 
     if total > 0 and w.max() > lines["max_weight_share"] * total:
         out.append(f"one round carries {w.max() / total:.0%} of the total importance weight (largest weight "
                    f"{w.max():.3g}): the estimate hangs on it")
-    se = float(w.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
-    if abs(w.mean() - 1.0) > lines["mean_weight_se"] * se:
-        out.append(f"mean importance weight is {w.mean():.3g}, more than {lines['mean_weight_se']:g} standard "
+    mean = total / n
+    var = max(float(np.dot(w, w)) / n - mean * mean, 0.0) * n / (n - 1) if n > 1 else math.inf
+    se = math.sqrt(var / n)
+    if abs(mean - 1.0) > lines["mean_weight_se"] * se:
+        out.append(f"mean importance weight is {mean:.3g}, more than {lines['mean_weight_se']:g} standard "
                    "errors from 1: the logging policy does not cover this policy (support missing) or the "
                    "propensities are not the logging policy's")
     if unlogged > lines["unlogged_line"]:
@@ -275,9 +277,9 @@ def _settings(preset, given: dict) -> dict:
 
 def _round_terms(est: list[str], reward, w, fit, q_pi, s: dict) -> dict[str, np.ndarray]:
     """Per-round terms of each linear estimator (SNIPS from its two sums)."""
-    terms = {"_w": w, "_wr": w * reward}
+    terms = {"_w": w, "_wr": E.ips_terms(reward, w)}  # unclipped w r: SNIPS's numerator
     if "ips" in est:
-        terms["ips"] = E.ips_terms(reward, w, s["clip"])
+        terms["ips"] = terms["_wr"] if math.isinf(float(s["clip"])) else E.ips_terms(reward, w, s["clip"])
     if fit is not None:
         q = fit.q_logged
         terms["dm"] = E.dm_terms(q_pi)
@@ -372,8 +374,8 @@ def off_policy(log, runs=None, *, policy: str = "softmax", k: int | None = None,
             columns[f"{name}\x00{t}"] = v
         if "snips" in est:
             ratios[f"{name}\x00snips"] = (f"{name}\x00_wr", f"{name}\x00_w")
-        warns[name] = _warnings(w, unlogged, int(without), contexts, lines)
         ess = E.effective_sample_size(w)
+        warns[name] = _warnings(w, ess, unlogged, int(without), contexts, lines)
         diag_rows.append({"model": name, "rounds": n, "contexts": contexts, "contexts_without_list": int(without),
                           "ess": ess, "ess_share": ess / n, "max_weight": float(w.max()),
                           "mean_weight": float(w.mean()), "unlogged_mass": unlogged,
@@ -421,9 +423,11 @@ def _per_context(log: pd.DataFrame, codes: LogCodes, per_model: dict, est: list[
     reward = log["reward"].to_numpy()
     for name, (terms, w) in per_model.items():
         total_w = float(w.sum())
-        shares = {e: (terms["_wr"] / total_w if total_w > 0 else np.full(n, np.nan)) if e == "snips"
-                  else terms[e] / n for e in est}
-        frames.append(codes.per_context({"reward": reward, "weight": w, **shares}).assign(model=name))
+        frame = codes.per_context({"reward": reward, "weight": w,
+                                   **{e: terms["_wr" if e == "snips" else e] for e in est}})
+        for e in est:  # sums over a context's rounds, divided as the estimate divides
+            frame[e] = frame[e] / (total_w if e == "snips" else n) if e != "snips" or total_w > 0 else np.nan
+        frames.append(frame.assign(model=name))
     out = pd.concat(frames, ignore_index=True)
     return out[["model", "user_id", "rounds", "reward", "weight", *est]]
 

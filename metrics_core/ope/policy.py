@@ -64,15 +64,23 @@ def tie_blocks(run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return run.iloc[order].reset_index(drop=True).assign(rank0=rank0, block_start=start, block_size=size)
 
 
-def _group_max(group: np.ndarray, score: np.ndarray, n_groups: int) -> np.ndarray:
-    """Each context's largest score, without sorting: one reduction per run of equal codes when the rows
-    are grouped by context (as runs almost always are), else an unbuffered maximum."""
-    top = np.full(n_groups, -np.inf)
+def contiguous_runs(group: np.ndarray, n_groups: int) -> np.ndarray | None:
+    """Where each run of equal codes starts, when every code's rows are one run (a run file grouped by
+    user, in any order of users), else None."""
     if not len(group):
-        return top
-    if np.all(group[1:] >= group[:-1]):
-        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-        top[group[starts]] = np.maximum.reduceat(score, starts)
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    return starts if np.bincount(group[starts], minlength=n_groups).max() <= 1 else None
+
+
+def _group_max(group: np.ndarray, score: np.ndarray, n_groups: int) -> np.ndarray:
+    """Each context's largest score, without sorting: one reduction per run of equal codes when each
+    context's rows are together (as in almost every run file), else an unbuffered maximum."""
+    top = np.full(n_groups, -np.inf)
+    starts = contiguous_runs(group, n_groups)
+    if starts is not None:
+        if len(starts):
+            top[group[starts]] = np.maximum.reduceat(score, starts)
     else:
         np.maximum.at(top, group, score)
     return top
@@ -87,8 +95,10 @@ def row_probabilities(group: np.ndarray, score: np.ndarray, policy: str, *, k: i
     score = np.asarray(score, float)
     n_groups = int(group.max()) + 1 if len(group) else 0
     if policy == "top1":
-        best = score == _group_max(group, score, n_groups)[group]
-        return best / np.bincount(group, weights=best, minlength=n_groups)[group]
+        best = np.flatnonzero(score == _group_max(group, score, n_groups)[group])
+        p = np.zeros(len(group))
+        p[best] = 1.0 / np.bincount(group[best], minlength=n_groups)[group[best]]
+        return p
     if policy == "softmax":
         if not temperature > 0 or not np.isfinite(temperature):
             raise MetricsError(f"temperature must be a positive finite number, got {temperature}")

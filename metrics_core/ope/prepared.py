@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from ..errors import MetricsError
 from ..kernels.ope_lookup import probability_at_logged
 from .codes import LogCodes
+from .policy import contiguous_runs
 
 
 @dataclass
@@ -133,14 +134,19 @@ def policy_at_logged(prepared: PreparedLog, run: CodedRun, p: np.ndarray) -> np.
         per_action = np.zeros(len(codes.actions))
         per_action[run.action[listed]] = p[listed]
         return per_action[codes.action]
+    listed = np.flatnonzero(listed)
     ctx, act, prob = run.context[listed], run.action[listed], p[listed]
-    if len(ctx) and not np.all(ctx[1:] >= ctx[:-1]):
+    n_contexts = len(codes.contexts)
+    starts = contiguous_runs(ctx, n_contexts)
+    first, count = np.zeros(n_contexts, np.int64), np.zeros(n_contexts, np.int64)
+    if starts is None:  # a context's rows apart: sort them together
         order = np.argsort(ctx, kind="stable")
         ctx, act, prob = ctx[order], act[order], prob[order]
-    start = np.zeros(len(codes.contexts) + 1, np.int64)
-    np.cumsum(np.bincount(ctx, minlength=len(codes.contexts)), out=start[1:])
+        starts = contiguous_runs(ctx, n_contexts)
+    first[ctx[starts]] = starts
+    count[ctx[starts]] = np.diff(np.r_[starts, len(ctx)])
     out = np.empty(len(codes.context))
-    return probability_at_logged(codes.context, codes.action, start, np.ascontiguousarray(act),
+    return probability_at_logged(codes.context, codes.action, first, count, np.ascontiguousarray(act),
                                  np.ascontiguousarray(prob), out)
 
 
