@@ -82,18 +82,20 @@ def model_runs() -> tuple[dict[str, pd.DataFrame], dict[str, str], list[str]]:
 
 
 def estimate(log: pd.DataFrame, runs: dict[str, pd.DataFrame], keys: dict[str, str], policy: str, k: int,
-             temperature: float):
+             temperature: float, clip: float = 0.0):
     """``mc.off_policy`` of every model on the log (cached by the files' content and the settings): the
     estimators the log's size allows (:func:`counterfactual_tables.estimators_for`), DR as the verdict's
-    estimator when fitted (else SNIPS), 500 seeded bootstrap resamples."""
+    estimator when fitted (else SNIPS), 500 seeded bootstrap resamples. ``clip``: the largest importance
+    weight of IPS and DR (0 for none)."""
     blob = sources().logged
     estimators = tables.estimators_for(len(log))
     primary = "snips" if estimators is not None else None
     key = "|".join(["ope", blob.key if blob is not None else "", *(f"{n}={keys[n]}" for n in runs), policy,
-                    str(int(k)), repr(float(temperature))])
+                    str(int(k)), repr(float(temperature)), repr(float(clip))])
 
     def compute():
         return mc.off_policy(log, runs, policy=policy, k=int(k), temperature=float(temperature),
+                             clip=float(clip) if clip > 0 else None,
                              estimators=estimators, primary=primary, n_bootstrap=tables.N_BOOTSTRAP, seed=0)
     spin = st.spinner("Estimating what each model would have earned on the logs...")
     with spin if key not in cache.SHARED else contextlib.nullcontext():
@@ -106,8 +108,8 @@ def _size(res) -> int:
     return int(sum(f.memory_usage(deep=True).sum() for f in frames)) + 10_000
 
 
-def chosen_settings(k: int) -> tuple[str, int, float]:
-    """(policy, K, temperature) the Counterfactual page shows: its widgets' values in this session, else
+def chosen_settings(k: int) -> tuple[str, int, float, float]:
+    """(policy, K, temperature, clip) the Counterfactual page shows: its widgets' values in this session, else
     the address's (a shared link), else the defaults; for pages that show its verdict without its widgets."""
     def pick(key, default):
         value = st.session_state.get(key)
@@ -119,7 +121,12 @@ def chosen_settings(k: int) -> tuple[str, int, float]:
     except (TypeError, ValueError):
         temperature = 1.0
     temperature = temperature if 0.01 <= temperature <= 100.0 else 1.0
-    return policy, int(k), temperature
+    try:
+        clip = float(pick("ope_clip", 0.0))
+    except (TypeError, ValueError):
+        clip = 0.0
+    clip = clip if 0.0 <= clip <= 1e6 else 0.0
+    return policy, int(k), temperature, clip
 
 
 def current_estimate(k: int):
@@ -131,8 +138,7 @@ def current_estimate(k: int):
     runs, keys, _ = model_runs()
     if not runs:
         return None
-    policy, k, temperature = chosen_settings(k)
-    return estimate(log, runs, keys, policy, k, temperature)
+    return estimate(log, runs, keys, *chosen_settings(k))
 
 
 def text_of(value: object, limit: int = 600) -> str:

@@ -60,13 +60,14 @@ def _clipping(settings: dict) -> str:
 
 def diagnostics_table(res) -> pd.DataFrame:
     """Per model: rounds, effective sample size and its share of the rounds, the largest and the mean
-    importance weight, the weight clipping applied, the policy's probability on items the log never
+    importance weight, the weight clipping applied and the rounds it cut, the policy's probability on items the log never
     shows, the logged contexts without a list, and the number of warnings."""
     d = res.diagnostics
     return pd.DataFrame({
         "model": d["model"], "rounds": d["rounds"], "effective sample size": d["ess"],
         "ESS share": d["ess_share"], "max weight": d["max_weight"], "mean weight": d["mean_weight"],
-        "clipping": _clipping(res.settings), "unlogged probability": d["unlogged_mass"],
+        "clipping": _clipping(res.settings), "rounds clipped": d["clipped_rounds"],
+        "unlogged probability": d["unlogged_mass"],
         "contexts without a list": d["contexts_without_list"],
         "warnings": [len(res.warnings.get(m, [])) for m in d["model"]]})
 

@@ -94,7 +94,7 @@ CHOICE_KEYS = (
     "curves_bins", "curves_threshold", "curves_recall", "curves_cm_model",
     "overview_ci_on", "overview_diversity", "overview_curves_on", "overview_errors",
     "overview_bar_metric", "explain_model", "explain_metric", "explain_from", "explain_to",
-    "ope_policy", "ope_temperature", "failures_ope_model",
+    "ope_policy", "ope_temperature", "ope_clip", "failures_ope_model",
 )
 
 

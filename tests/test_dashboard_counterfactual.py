@@ -86,7 +86,16 @@ def test_tables_against_the_result_and_plain_formulas():
     line = cft.brief_line(res)
     assert line.startswith("Counterfactual (DR): ")
     clipped = _direct(log, runs, policy="top1", clip=5.0, estimators=["ips"], primary="ips")
-    assert set(cft.diagnostics_table(clipped)["clipping"]) == {"at 5"}
+    table = cft.diagnostics_table(clipped).set_index("model")
+    assert set(table["clipping"]) == {"at 5"}
+    for name, run in runs.items():  # rounds cut by the clip, and the clipped IPS, counted plainly
+        best = {u: g.loc[g["score"] == g["score"].max(), "item_id"].tolist() for u, g in run.groupby("user_id")}
+        w = [(1 / len(best[u]) if i in best[u] else 0.0) / p
+             for u, i, p in zip(log["user_id"], log["item_id"], log["propensity"])]
+        assert table.loc[name, "rounds clipped"] == sum(x > 5.0 for x in w)
+        ips = sum(min(x, 5.0) * r for x, r in zip(w, log["click"])) / len(w)
+        got = clipped.estimates.set_index("model").loc[name, "value"]
+        assert got == pytest.approx(ips, rel=1e-12)
 
 
 def test_brief_line_names_the_best_model_and_the_unreliable():
@@ -123,6 +132,10 @@ def test_page_brief_and_failures_show_the_counterfactual_verdict():
     assert set(frame_with(at, "effective sample size")["model"]) == set(runs)
     for w in at.warning:  # model names are shown as text: the markdown link is escaped
         assert "](javascript" not in w.value
+    # a clip: the diagnostics say so and the estimates follow
+    at.number_input(key="ope_clip").set_value(3.0).run()
+    assert set(frame_with(at, "rounds clipped")["clipping"]) == {"at 3"}
+    at.number_input(key="ope_clip").set_value(0.0).run()
     # another policy: the table follows
     at.selectbox(key="ope_policy").set_value("top1").run()
     top1 = _direct(log, runs, policy="top1")

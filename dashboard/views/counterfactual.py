@@ -32,15 +32,21 @@ if not runs:
     st.stop()
 
 k = state.controls()["k"]
-left, mid = st.columns(2)
+left, mid, right = st.columns(3)
 policy = url.bound(lambda: left.selectbox("Policy from scores", cf.POLICIES, key="ope_policy", help=cf.POLICY_HELP),
                    "ope_policy", cf.POLICIES[0], options=list(cf.POLICIES))
 temperature = url.bound(lambda: mid.number_input("Softmax temperature T", min_value=0.01, max_value=100.0, value=1.0,
                                                  step=0.1, key="ope_temperature", disabled=policy != "softmax"),
                         "ope_temperature", 1.0, kind=float, low=0.01, high=100.0)
 
+clip = url.bound(lambda: right.number_input("Clip weights at (0: none)", min_value=0.0, max_value=1e6, value=0.0,
+                                          step=1.0, key="ope_clip",
+                                          help="IPS and DR use min(weight, this); a lower clip trades bias for "
+                                               "variance. The diagnostics count the rounds it cuts."),
+                "ope_clip", 0.0, kind=float, low=0.0, high=1e6)
+
 with state.guard():
-    res = cf.estimate(log, runs, keys, policy, k, temperature)
+    res = cf.estimate(log, runs, keys, policy, k, temperature, clip)
 
 st.subheader("Verdict", anchor=False)
 with st.container(key="ope_verdict"):
