@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from metrics_core.brief import FAILURE_GROUPS
 from metrics_core.brief_text import (  # noqa: F401 - the Brief page reads these here
-    failure_rows, family_sentence, headline, segment_loss_rows, segment_note, verdict_lines)
+    accounting_text, failure_note, failure_rows, family_sentence, head_to_head_lines, headline, segment_loss_rows,
+    segment_note, verdict_lines)
 
 #: The Failures group a brief's failure group opens on: the same users (:func:`metrics_core.brief.failure_groups`
 #: of the model against the one compared with), under a label that says so.

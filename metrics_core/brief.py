@@ -11,6 +11,10 @@ For a baseline, its challengers and the primary metrics, over the users the anal
 * the segments where a challenger loses although it does not lose overall: every segment of
   every user attribute is compared (without bootstrap), the p-values are corrected together
   over all segment tests, and the rows significantly worse after that correction are kept;
+* why the ground truth's rows became the rows counted, step by step, each step with the convention
+  that decides it (:func:`metrics_core.population.accounting`);
+* the winner against the runner-up directly, for each primary metric whose best two models are
+  both challengers (each is otherwise compared only with the baseline);
 * the failure groups that explain the challenger's loss: every user where the challenger
   scores worse than the baseline falls in one group (not served by the challenger; nothing
   relevant found, a score of 0; relevant items found but ranked lower), and each group's
@@ -121,6 +125,12 @@ class Brief:
     #: Evaluated users each model served (None: unknown), and how many users were evaluated.
     served: dict = field(default_factory=dict)
     n_evaluated: int = 0
+    #: Why the ground truth's rows became the rows counted (:func:`metrics_core.population.accounting`).
+    accounting: list[str] = field(default_factory=list)
+    #: Per primary metric where the best two models are both challengers: the best (``model``) against
+    #: the runner-up (``baseline``), the rows of :func:`metrics_core.compare.compare` plus ``verdict``
+    #: and ``sentence``, corrected over these rows.
+    head_to_head: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def n_segment_tests(self) -> int:
@@ -181,6 +191,37 @@ def _failure_groups(counted: Mapping[str, pd.DataFrame], decision: Decision, uns
                            kind="stable").reset_index(drop=True)
 
 
+def _head_to_head(counted: Mapping[str, pd.DataFrame], decision: Decision, n_resamples: int, n_permutations: int,
+                  seed: int) -> pd.DataFrame:
+    """For each primary metric whose best two models (by mean over the users counted) are both
+    challengers, the winner compared with the runner-up directly (the runner-up as baseline), the
+    p-values corrected by the decision's correction over these rows."""
+    from metrics_core.compare import compare
+
+    pairs = []
+    for metric in decision.metrics:
+        means = {name: float(np.nanmean(table[metric].to_numpy(dtype=float))) if len(table) else float("nan")
+                 for name, table in counted.items()}
+        ranked = sorted((n for n in means if means[n] == means[n]), key=means.get,
+                        reverse=registry.higher_is_better(metric))
+        if len(ranked) >= 2 and decision.baseline not in ranked[:2]:
+            pairs.append((metric, ranked[0], ranked[1]))
+    if not pairs:
+        return pd.DataFrame()
+    rows = [compare({runner: counted[runner][[metric]], winner: counted[winner][[metric]]}, baseline=runner,
+                    metrics=[metric], test=decision.test, correction="none", alpha=decision.alpha,
+                    n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+            for metric, winner, runner in pairs]
+    table = pd.DataFrame(pd.concat(rows, ignore_index=True))
+    table["p_adjusted"] = stats.adjust_pvalues(table["p_value"].to_numpy(), decision.correction)
+    table["significant"] = (table["p_adjusted"] < decision.alpha).fillna(False).astype(bool)
+    table = table.drop(columns=[c for c in table.columns if c.startswith("p_") and c != "p_value"
+                                and c != "p_adjusted"])
+    return table.assign(verdict=[marker(r) for _, r in table.iterrows()],
+                        sentence=[sentence(r, len(table), decision.correction, decision.alpha, decision.unit)
+                                  for _, r in table.iterrows()])
+
+
 def _counted(evaluations: Mapping[str, Any], decision: Decision):
     """The checked decision, the population and each chosen model's per-user metrics over it."""
     from metrics_core.compare import per_user_table
@@ -223,6 +264,7 @@ def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attribute
     decision and attributes, when the caller computed them apart.
     """
     from metrics_core.compare import compare
+    from metrics_core.population import accounting
 
     evaluations = {str(k): v for k, v in evaluations.items()}
     decision, pop, counted = _counted(evaluations, decision)
@@ -236,7 +278,7 @@ def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attribute
         if len(table) != len(decision.challengers) * len(decision.metrics):
             raise MetricsError("the comparison given does not hold every challenger x metric of the decision")
     verdicts = table.assign(verdict=[marker(r) for _, r in table.iterrows()],
-                            sentence=[sentence(r, len(table), decision.correction, decision.alpha)
+                            sentence=[sentence(r, len(table), decision.correction, decision.alpha, decision.unit)
                                       for _, r in table.iterrows()])
     labels = attribute_labels(attributes)
     if segments is None:
@@ -249,9 +291,13 @@ def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attribute
     else:
         segment_losses = segments
     coverage = pop.coverage(attributes[["user_id", *[s.name for s in labels]]]
-                            if attributes is not None and "user_id" in attributes.columns and labels else None)
-    return Brief(decision=decision, title=str(title or ""), notes=str(notes or ""), population=pop.describe(),
+                            if attributes is not None and "user_id" in attributes.columns and labels else None,
+                            unit=decision.unit)
+    return Brief(decision=decision, title=str(title or ""), notes=str(notes or ""),
+                 population=pop.describe(decision.unit),
                  n_users=pop.n, coverage=coverage, verdicts=verdicts.reset_index(drop=True), segments=segments,
                  segment_losses=segment_losses.reset_index(drop=True),
                  failures=_failure_groups(counted, decision, pop.unserved), attributes=[s.name for s in labels],
-                 served={n: pop.served(n) for n in evaluations}, n_evaluated=pop.n_evaluated)
+                 served={n: pop.served(n) for n in evaluations}, n_evaluated=pop.n_evaluated,
+                 accounting=accounting(evaluations, pop, decision.unit),
+                 head_to_head=_head_to_head(counted, decision, n_resamples, n_permutations, seed))

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from metrics_core import brief_text as bt
+from metrics_core.units import noun
 
 
 def _e(value) -> str:
@@ -40,6 +41,11 @@ def brief_html(brief: Any, colors: Mapping[str, str]) -> str:
         swatch = f"<span class='swatch' style='background:{_e(colors.get(r['model'], '#888'))}'></span>"
         lines.append(f"<li{cls}>{swatch}{_e(line)}</li>")
     parts.append(f"<ul id='verdicts'>{''.join(lines)}</ul>")
+    best_two = bt.head_to_head_lines(brief)
+    if best_two:
+        parts.append("<ul id='head-to-head'>" + "".join(f"<li>{_e(line)}</li>" for line in best_two) + "</ul>")
+    if brief.accounting:
+        parts.append(f"<p class='note' id='accounting'>{_e(bt.accounting_text(brief))}</p>")
     if brief.coverage:
         parts.append("<ul id='brief-coverage'>" + "".join(f"<li class='warn'>{_e(c)}</li>" for c in brief.coverage)
                      + "</ul>")
@@ -52,9 +58,9 @@ def brief_html(brief: Any, colors: Mapping[str, str]) -> str:
     groups = bt.failure_rows(brief, per_pair=3)
     if len(groups):
         parts.append(_table(groups, "brief-failures", colors))
-        parts.append("<p class='note'>Users where the challenger scores below the baseline, by what went wrong, "
-                     "and each group's share of the summed loss.</p>")
+        parts.append(f"<p class='note'>{_e(bt.failure_note(brief))}</p>")
     else:
-        parts.append("<p class='note'>No challenger scores below the baseline for any user.</p>")
+        parts.append(f"<p class='note'>No challenger scores below the baseline for any "
+                     f"{_e(noun(brief.decision.unit, 1))}.</p>")
     parts.append("</section>")
     return "".join(parts)

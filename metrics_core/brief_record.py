@@ -28,11 +28,11 @@ from metrics_core.errors import MetricsError
 __all__ = ["FORMAT_VERSION", "MAX_RECORD_BYTES", "RecordError", "to_record", "from_record"]
 
 #: Version of the record's layout and of the brief's computation (see the module's description).
-FORMAT_VERSION = "brief-2"
+FORMAT_VERSION = "brief-3"
 #: A kept brief is a few tables of at most a few hundred rows: 2 MiB as JSON at most.
 MAX_RECORD_BYTES = 2 * 1024 * 1024
 
-_TABLES = ("verdicts", "segments", "segment_losses", "failures")
+_TABLES = ("verdicts", "segments", "segment_losses", "failures", "head_to_head")
 # The dtypes a brief's tables hold (pandas' names); anything else is not a brief's table.
 _DTYPES = {"float64", "int64", "bool", "str", "string", "object"}
 
@@ -76,7 +76,7 @@ def to_record(brief: Brief) -> str:
         "title": brief.title, "notes": brief.notes, "population": brief.population, "n_users": int(brief.n_users),
         "coverage": [str(line) for line in brief.coverage], "attributes": [str(a) for a in brief.attributes],
         "served": {str(k): (None if v is None else int(v)) for k, v in brief.served.items()},
-        "n_evaluated": int(brief.n_evaluated),
+        "n_evaluated": int(brief.n_evaluated), "accounting": [str(line) for line in brief.accounting],
         "tables": {name: _table(getattr(brief, name), name) for name in _TABLES},
     }
     return json.dumps(record, allow_nan=True, ensure_ascii=False, separators=(",", ":"))
@@ -156,4 +156,5 @@ def from_record(text: str) -> Brief:
                  n_users=_integer(record.get("n_users"), "the users counted"),
                  coverage=_texts(record.get("coverage"), "the coverage"), attributes=_texts(record.get("attributes"),
                                                                                           "the attributes"),
-                 served=served, n_evaluated=_integer(record.get("n_evaluated"), "the users evaluated"), **frames)
+                 served=served, n_evaluated=_integer(record.get("n_evaluated"), "the users evaluated"),
+                 accounting=_texts(record.get("accounting"), "the accounting"), **frames)

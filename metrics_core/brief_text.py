@@ -12,7 +12,7 @@ import pandas as pd
 
 from metrics_core import formats as fmt
 from metrics_core.segment_compare import family_sizes
-from metrics_core.units import noun
+from metrics_core.units import count, noun
 from metrics_core.verdicts import CORRECTION_NAMES, SAME, TEST_NAMES, lift_text
 
 
@@ -28,7 +28,9 @@ def headline(brief: Any) -> str:
 
 def verdict_lines(brief: Any) -> list[str]:
     """One line per challenger x metric: the verdict, the lift with its interval, the adjusted
-    p-value, the detectable lift, the users compared and the challenger's coverage."""
+    p-value, the detectable lift, the users (queries, sessions: the decision's unit) compared and
+    the challenger's coverage."""
+    unit = brief.decision.unit
     lines = []
     for _, r in brief.verdicts.iterrows():
         mark = r["verdict"]
@@ -39,12 +41,23 @@ def verdict_lines(brief: Any) -> list[str]:
             head = f"{r['model']}: {mark.split(' ')[0]} {word} than {r['baseline']} on {r['metric']}"
         served = brief.served.get(r["model"])
         coverage = ("" if served is None or served == brief.n_evaluated else
-                    f"; served {fmt.count(served)} of {fmt.count(brief.n_evaluated)} users")
+                    f"; served {fmt.count(served)} of {count(brief.n_evaluated, unit)}")
         lines.append(f"{head}: {lift_text(r['lift'], r['lift_ci_low'], r['lift_ci_high'])}, "
                      f"adjusted p {fmt.pvalue(r['p_adjusted'])}, detectable lift "
-                     f"{fmt.percent(r['mde_relative'], signed_=False)}, {fmt.plural(r['n'], 'user')} compared"
+                     f"{fmt.percent(r['mde_relative'], signed_=False)}, {count(r['n'], unit)} compared"
                      f"{coverage}")
     return lines
+
+
+def head_to_head_lines(brief: Any) -> list[str]:
+    """The winner against the runner-up, for each primary metric whose best two models are both
+    challengers: ``Best two on ndcg@10: hybrid against dense directly: hybrid is better than dense ...``."""
+    table = brief.head_to_head
+    if table is None or not len(table):
+        return []
+    unit = brief.decision.unit
+    return [f"Best two on {r['metric']}, compared directly over {count(r['n'], unit)}: {r['sentence']}"
+            for _, r in table.iterrows()]
 
 
 def verdict_rows(brief: Any) -> pd.DataFrame:
@@ -57,7 +70,7 @@ def verdict_rows(brief: Any) -> pd.DataFrame:
         "baseline mean": [fmt.metric(x) for x in v["baseline_mean"]],
         "challenger mean": [fmt.metric(x) for x in v["model_mean"]],
         "detectable lift": [fmt.percent(x, signed_=False) for x in v["mde_relative"]],
-        "users": [fmt.count(n) for n in v["n"]],
+        brief.decision.unit: [fmt.count(n) for n in v["n"]],
     })
 
 
@@ -70,7 +83,7 @@ def segment_loss_rows(brief: Any, limit: int = 8) -> pd.DataFrame:
         "challenger": s["model"].astype(str), "metric": s["metric"].astype(str),
         "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(s["lift"], s["lift_ci_low"], s["lift_ci_high"])],
         "adjusted p": [fmt.pvalue(p) for p in s["p_adjusted"]],
-        "users": [fmt.count(n) for n in s["n"]],
+        brief.decision.unit: [fmt.count(n) for n in s["n"]],
     })
     return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")
 
@@ -112,13 +125,26 @@ def segment_note(brief: Any) -> str:
             f"α = {d.alpha:g}.")
 
 
+def accounting_text(brief: Any) -> str:
+    """Why the ground truth's rows became the rows counted, in one paragraph
+    (:func:`metrics_core.population.accounting`)."""
+    return " ".join(brief.accounting)
+
+
+def failure_note(brief: Any) -> str:
+    """What the failure table counts, in the decision's unit."""
+    return (f"{noun(brief.decision.unit).capitalize()} where the challenger scores below the baseline, by what "
+            "went wrong (not served; nothing relevant found: a score of 0; relevant items ranked lower), and each "
+            "group's share of the summed loss.")
+
+
 def failure_rows(brief: Any, per_pair: int = 3) -> pd.DataFrame:
     """For each challenger x metric with a loss, its failure groups, largest share of the loss first;
     the metric column only when the brief has several primary metrics."""
     f = brief.failures.groupby(["challenger", "metric"], sort=False).head(per_pair)
     out = pd.DataFrame({
         "challenger": f["challenger"].astype(str), "metric": f["metric"].astype(str), "group": f["group"],
-        "users": [fmt.count(n) for n in f["users"]],
+        brief.decision.unit: [fmt.count(n) for n in f["users"]],
         "share of loss": [fmt.percent(x, signed_=False) for x in f["share"]],
     })
     return out if len(brief.decision.metrics) > 1 else out.drop(columns="metric")

@@ -29,7 +29,8 @@ from metrics_core.encode import ids_in
 from metrics_core.errors import MetricsError
 from metrics_core.per_user import per_user_table
 
-__all__ = ["USERS", "DEFAULT_USERS", "USERS_HELP", "Population", "population", "check_users", "served_users"]
+__all__ = ["USERS", "DEFAULT_USERS", "USERS_HELP", "Population", "population", "check_users", "served_users",
+           "accounting"]
 
 #: The settings of ``users``, the default first.
 USERS = ("all", "served")
@@ -97,20 +98,25 @@ class Population:
         """Models that did not serve every evaluated user, in the analysis' order."""
         return [m for m, ids in self.unserved.items() if ids is not None and len(ids)]
 
-    def describe(self) -> str:
-        """Over whom the numbers are: ``19,743 users; two_tower served 19,043``."""
+    def describe(self, unit: str = "users") -> str:
+        """Over whom the numbers are: ``19,743 users; two_tower served 19,043`` (``unit``: what a row
+        is, :mod:`metrics_core.units`: ``5,778 queries (every evaluated query; ...)``)."""
+        from metrics_core.units import noun
+
+        one, many = noun(unit, 1), noun(unit)
         missing = self.incomplete
         if any(ids is None for ids in self.unserved.values()):  # coverage unknown: only the count
-            return f"{_count(self.n)} users (every evaluated user)"
+            return f"{_count(self.n)} {many} (every evaluated {one})"
         served = "; ".join(f"{m} served {_count(self.served(m))}" for m in missing)
         if self.users == "all":
-            head = f"{_count(self.n)} users (every evaluated user; a missing list scores 0)"
+            head = f"{_count(self.n)} {many} (every evaluated {one}; a missing list scores 0)"
             return f"{head}; {served}" if missing else f"{head}; every model served all of them"
-        head = (f"{_count(self.n)} users (only those every model served, of {_count(self.n_evaluated)} "
+        head = (f"{_count(self.n)} {many} (only those every model served, of {_count(self.n_evaluated)} "
                 "evaluated)")
         return f"{head}; {served}" if missing else f"{head}; every model served all of them"
 
-    def coverage(self, segments: pd.Series | pd.DataFrame | None = None, limit: int = 5) -> list[str]:
+    def coverage(self, segments: pd.Series | pd.DataFrame | None = None, limit: int = 5,
+                 unit: str = "users") -> list[str]:
         """One sentence per model that did not serve every evaluated user, with how many and, given
         ``segments``, in which segments (largest first, at most ``limit`` per attribute): a Series
         (a label per user id, named by the attribute) or a user-attributes table (``user_id`` and
@@ -134,7 +140,7 @@ class Population:
             fate = ("they score 0 for it" if self.users == "all"
                     else "they are left out for every model")
             out.append(f"{model} did not serve {_count(len(ids))} of the {_count(self.n_evaluated)} evaluated "
-                       f"users{where}; {fate}.")
+                       f"{unit}{where}; {fate}.")
         return out
 
     def unserved_segments(self, model: str, segments: pd.Series) -> pd.Series:
@@ -216,3 +222,57 @@ def population(evaluations: Mapping[str, Any], users: str = DEFAULT_USERS,
             keep &= ~ids_in(evaluated, ids)
         counted = evaluated[keep]
     return Population(users, evaluated, counted, unserved)
+
+
+def accounting(evaluations: Mapping[str, Any], counted: Population, unit: str = "users") -> list[str]:
+    """Why the rows of the ground truth became the rows counted: one sentence per step that changed
+    the count, each naming the convention that decides it and what the other choice would do.
+
+    Reads each evaluation's ``diagnostics`` and ``conventions`` (:class:`metrics_core.Evaluation`);
+    an evaluation without them (a bare per-user table) is left out, and with none of them the list
+    is empty. The steps, in order: the ground truth's rows (``n_users_truth``); those without a
+    relevant item (``empty_users``: left out, or scored 0); per model, the rows of its run without
+    any judgment (``run_only_users``: left out, or scored 0 and counted); the rows a model did not
+    serve (``missing_users``: scored 0, or left out); the rows counted (``users``: every evaluated
+    one, or only those every model served). ``unit`` names a row (:mod:`metrics_core.units`)."""
+    from metrics_core.units import count, noun
+
+    known = {name: ev for name, ev in evaluations.items()
+             if getattr(ev, "diagnostics", None) is not None and isinstance(getattr(ev, "conventions", None), dict)}
+    if not known:
+        return []
+    first = next(iter(known.values()))
+    diag, conv = first.diagnostics, first.conventions
+    out = [f"The ground truth holds {count(diag.n_users_truth, unit)}."]
+    if diag.users_without_relevant:
+        threshold = conv.get("relevance_threshold", 1.0)
+        what = f"{count(diag.users_without_relevant, unit)} have no relevant judgment (relevance >= {threshold:g})"
+        if conv.get("empty_users", "exclude") == "exclude":
+            out.append(f"{what}: left out (empty_users=exclude; empty_users=zero would count them with a score of 0).")
+        else:
+            out.append(f"{what}: counted with a score of 0 (empty_users=zero; empty_users=exclude would leave "
+                       "them out).")
+    for name, ev in known.items():
+        extra = ev.diagnostics.users_only_in_run
+        if extra:
+            kept = ev.conventions.get("run_only_users", "exclude") == "zero"
+            out.append(f"{name}'s run lists {count(extra, unit)} without any judgment: "
+                       + ("counted with a score of 0 (run_only_users=zero; exclude would leave them out)." if kept
+                          else "left out (run_only_users=exclude; zero would count them with a score of 0)."))
+    scored = conv.get("missing_users", "zero") == "zero"
+    missing = {name: (len(counted.unserved.get(name) if counted.unserved.get(name) is not None else ())
+                      if scored else ev.diagnostics.users_only_in_truth) for name, ev in known.items()}
+    missing = {name: n for name, n in missing.items() if n}
+    if missing:
+        listed = ", ".join(f"{name} {n:,}" for name, n in missing.items())
+        if scored:
+            out.append(f"Evaluated {noun(unit)} a run has no list for score 0 for it ({listed}; "
+                       "missing_users=zero; exclude would leave them out).")
+        else:
+            out.append(f"{noun(unit).capitalize()} of the ground truth a run has no list for are left out of its "
+                       f"evaluation ({listed}; missing_users=exclude; zero would score them 0).")
+    out.append(f"{count(counted.n_evaluated, unit)} evaluated.")
+    if counted.users == "served" and counted.n != counted.n_evaluated:
+        out.append(f"Only the {count(counted.n, unit)} every model served are counted (users=served; users=all "
+                   f"would count all {counted.n_evaluated:,}).")
+    return out

@@ -5,6 +5,7 @@ report and the decision brief so that each says the same words about the same nu
 from __future__ import annotations
 
 from metrics_core import formats as fmt, registry
+from metrics_core.units import count
 
 BETTER, WORSE, SAME = "▲ better", "▼ worse", "– no significant difference"
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "no correction"}
@@ -24,10 +25,10 @@ def lift_text(lift: float, low: float, high: float) -> str:
     return f"{fmt.percent(lift)} [{fmt.percent(low)}, {fmt.percent(high)}]"
 
 
-def sentence(row, n_comparisons: int, correction: str, alpha: float) -> str:
+def sentence(row, n_comparisons: int, correction: str, alpha: float, unit: str = "users") -> str:
     """"two_tower is better than popularity on ndcg@10 by +121.0% [+115.0%, +127.0%], significant after
     Holm over 6 comparisons (adjusted p < 0.0001, α = 0.05)"; a non-significant row says how large a
-    lift the users compared could have detected."""
+    lift the users (queries, sessions: ``unit``, :mod:`metrics_core.units`) compared could have detected."""
     mark = marker(row)
     lift = lift_text(row["lift"], row["lift_ci_low"], row["lift_ci_high"])
     comparisons = fmt.plural(n_comparisons, "comparison")
@@ -37,7 +38,7 @@ def sentence(row, n_comparisons: int, correction: str, alpha: float) -> str:
         mde = fmt.percent(row["mde_relative"], signed_=False)
         return (f"{row['model']} and {row['baseline']} do not differ significantly on {row['metric']} "
                 f"({lift}, adjusted p {fmt.pvalue(row['p_adjusted'])} {corrected}); with "
-                f"{fmt.plural(row['n'], 'user')} a difference of about {mde} would have been detected.")
+                f"{count(row['n'], unit)} a difference of about {mde} would have been detected.")
     word = "better" if mark == BETTER else "worse"
     return (f"{row['model']} is {word} than {row['baseline']} on {row['metric']} by {lift}, "
             f"significant {corrected} (adjusted p {fmt.pvalue(row['p_adjusted'])}, α = {alpha:g}).")

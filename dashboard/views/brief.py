@@ -70,6 +70,10 @@ segments_pending = brief.verdicts.attrs.get("segments_pending", False)
 st.caption(text.md(f"{brief_text.headline(brief)} Over {brief.population}.", limit=900))
 for line in brief_text.verdict_lines(brief):
     st.markdown("- " + text.md(line, limit=600))
+for line in brief_text.head_to_head_lines(brief):
+    st.markdown("- " + text.md(line, limit=600))
+if brief.accounting:
+    st.caption(text.md(brief_text.accounting_text(brief), limit=1200))
 for line in brief.coverage:
     st.warning(text.md(line, limit=600), icon=":material/person_off:")
 
@@ -90,9 +94,8 @@ with right:
     if len(groups):
         picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
                               selection_mode="single-row", placeholder=fmt.EMPTY)
-        st.caption("Users where the challenger scores below the baseline, by what went wrong (not served; nothing "
-                   "relevant found: a score of 0; relevant items ranked lower), and each group's share of the summed "
-                   "loss. Select a row to open those users on Failures.")
+        st.caption(text.md(brief_text.failure_note(brief) + f" Select a row to open those {brief.decision.unit} "
+                           "on Failures.", limit=600))
         rows = picked.selection.rows if picked is not None else []
         if rows:
             row = groups.iloc[rows[0]]
