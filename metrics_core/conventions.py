@@ -99,7 +99,8 @@ _LABELS = {"ap_norm": "AP normalisation", "gauc_weight": "GAUC weight", "empty_u
            "unjudged_rows": "Unjudged scored rows", "novelty_popularity": "Novelty popularity",
            "novelty_average": "Novelty average", "beyond_users": "Users of diversity metrics",
            "short_lists": "Lists shorter than 2 items (ILS, ILD)",
-           "ild_distance": "ILD distance"}
+           "ild_distance": "ILD distance", "min_relevance": "SDCG lowest grade",
+           "max_relevance": "SDCG highest grade"}
 
 #: largest F-beta weight: beta^2 and (1 + beta^2) hits stay far inside float64 (beta^2 overflows near 1.3e154)
 MAX_BETA = 1e100
@@ -169,6 +170,10 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("rbp_persistence", 0.8, "persistence p of rank-biased precision: the chance that the user goes on "
                "to the next item (0.8 as ir_measures; trec_eval's rbp takes 0.9)",
                applies_to="rbp, rbp_residual", metavar="P", low=0.0, high=1.0, low_open=True),
+    Convention("min_relevance", 0.0, "the grade scaled to gain 0 by sdcg (ir_measures' `min_rel`): gains are "
+               "`(min(max(rel, min), max) - min) / (max - min)`", applies_to="sdcg", metavar="N", low=0.0),
+    Convention("max_relevance", 0.0, "the grade scaled to gain 1 by sdcg (ir_measures' `max_rel`); 0 takes the "
+               "largest relevance of the ground truth", applies_to="sdcg", metavar="N", low=0.0),
     Convention("recall_level_count", "round",
                "the relevant items a recall level x stands for in iprec_at_recall and iprec_11pt: x R rounded to "
                "the nearest (trec_eval 10); `floor(x R + 0.9)` (earlier trec_eval, as pytrec_eval bundles it)",

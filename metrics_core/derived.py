@@ -30,7 +30,8 @@ from .kernels.infap import infap_values
 from .kernels.interpolated_precision import ELEVEN_LEVELS, iprec_values
 from .kernels.judged import judged_values
 from .kernels.ndcg_levels import ndcg_rel_values, rndcg_values
-from .kernels.rank_biased import rank_biased_values
+from .kernels.rank_biased import GRADED, RBP as RBP_BINARY, RESIDUAL, rank_biased_values
+from .kernels.scaled_dcg import MAX_SDCG_K, scaled_dcg_values
 from .kernels.rprec_mult import TREC_MULTIPLES, rprec_mult_values
 from .kernels.trec_lists import NUM_NONREL_JUDGED_RET, NUM_REL_RET, NUM_RET, set_counts
 from .kernels.partial_auc import PAP, PAUC, partial_auc_values
@@ -197,9 +198,24 @@ def _err(i: Inputs) -> np.ndarray:
     return err_values(_as_given(i), i.k, i.settings["ties"] == "average")
 
 
-def _rbp(residual: bool) -> Callable[[Inputs], np.ndarray]:
+def _rbp(which: int) -> Callable[[Inputs], np.ndarray]:
     return lambda i: rank_biased_values(_as_given(i), _threshold_as_given(i), i.settings["rbp_persistence"], i.k,
-                                        i.settings["ties"] == "average", residual)
+                                        i.settings["ties"] == "average", which)
+
+
+def _sdcg(i: Inputs) -> np.ndarray:
+    """SDCG@k with relevances scaled between ``min_relevance`` and ``max_relevance`` (0: the largest relevance
+    of the ground truth)."""
+    if i.k > MAX_SDCG_K:
+        raise MetricsError(f"sdcg@k divides by the discounts of k positions: k must be at most {MAX_SDCG_K:,}, "
+                           f"got {i.k:,}")
+    lo = float(i.settings["min_relevance"])
+    hi = float(i.settings["max_relevance"]) or float(i.ranked.rel_values.max(initial=0.0))
+    if not hi > lo:
+        raise MetricsError(f"sdcg scales relevances between min_relevance ({lo:g}) and max_relevance ({hi:g}, "
+                           f"0 takes the largest relevance of the ground truth): the maximum must be above the "
+                           f"minimum; pass max_relevance (ir_measures' max_rel)")
+    return scaled_dcg_values(_as_given(i), lo, hi, i.k, i.settings["ties"] == "average")
 
 
 INFAP = Derived(lambda i: infap_values(_as_given(i), _threshold_as_given(i)))
@@ -225,7 +241,9 @@ G = Derived(lambda i: g_values(_as_given(i)))
 BIN_G = Derived(lambda i: bin_g_values(_as_given(i), _threshold_as_given(i)))
 NDCG_REL = Derived(lambda i: ndcg_rel_values(_as_given(i)))
 RNDCG = Derived(lambda i: rndcg_values(_as_given(i)))
-RBP = Derived(_rbp(False))
-RBP_RESIDUAL = Derived(_rbp(True))
+RBP = Derived(_rbp(RBP_BINARY))
+RBP_RESIDUAL = Derived(_rbp(RESIDUAL))
+RBP_GRADED = Derived(_rbp(GRADED))
+SDCG = Derived(_sdcg)
 ERR = Derived(_err)
 JUDGED = Derived(lambda i: judged_values(i.lists, i.k, i.settings["ties"] == "average"))

@@ -40,7 +40,8 @@ from .frames import ACCEPTED, as_pandas
 from .io.quote import quoted
 from .kernels.ranking import (AP_K, AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, GAIN_EXPONENTIAL,
                               GAIN_FAMILIES, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_K, IDEAL_RETRIEVED, KERNEL_FAMILIES,
-                              RankedLists, RankingOptions, discount_table, ranking_curve, ranking_families)
+                              RankedLists, RankingOptions, cutoff_order, discount_table, ranking_curve,
+                              ranking_families)
 from .kernels._jit import kernel_guard, n_threads
 from .layout import Ranked, prepare
 from .presets import metric_names as preset_metric_names, parse_metrics as preset_parse_metrics
@@ -135,30 +136,52 @@ def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, cat
     family whose registry entry has a ``derive`` that applies under ``settings``
     is filled after the ranking kernel from the kernel columns it reads
     (:mod:`metrics_core.derived`; ``catalogue`` is N, default the items seen; ``level`` the x of the
-    families written ``name@x``).
+    families written ``name@x``). Each column is contiguous (the array is in Fortran order).
     """
+    if families is None:
+        families = tuple(KERNEL_FAMILIES) + tuple(registry.derivations())
+    return ranking_tables(ranked, {(int(k), level): families}, settings, catalogue)[(int(k), level)]
+
+
+def ranking_tables(ranked: Ranked, wanted: dict, settings: Settings, catalogue=None) -> dict:
+    """:func:`ranking_table` of several cutoffs at once: ``wanted`` maps ``(k, level)`` to the families of that
+    cutoff (and level); returns ``(k, level) -> array (n_users, len(families))``. The kernel columns of every
+    cutoff come from one walk over each user's list (:func:`ranking_families` with all the cutoffs), the
+    derived families of each cutoff after it."""
     derivations = registry.derivations()
-    names = tuple(KERNEL_FAMILIES) + tuple(derivations) if families is None else tuple(families)
-    derived = {n: derivations[n] for n in names if n in derivations and derivations[n].applies(settings)}
-    kernel_names = list(dict.fromkeys([n for n in names if n not in derived] +
-                                      [c for d in derived.values() for c in d.columns]))
-    columns = np.full(len(KERNEL_FAMILIES), -1, dtype=np.int64)
-    for position, name in enumerate(kernel_names):
-        columns[FAMILY_INDEX[name]] = position
+    plans = {}
+    for key, families in wanted.items():
+        names = tuple(families)
+        derived = {n: derivations[n] for n in names if n in derivations and derivations[n].applies(settings)}
+        kernel_names = list(dict.fromkeys([n for n in names if n not in derived] +
+                                          [c for d in derived.values() for c in d.columns]))
+        plans[key] = (names, derived, kernel_names)
+    kernel_names = list(dict.fromkeys(n for _, _, names in plans.values() for n in names))
+    ks = cutoff_order(key[0] for key, (_, _, names) in plans.items() if names)
     if settings.gain == "exponential" and any(n in GAIN_FAMILIES for n in kernel_names):
         conventions.check_exponential_relevance(ranked.rel_values)
-    table = np.empty((ranked.n_users, len(kernel_names)), dtype=np.float64)
     lists = _lists(ranked, settings)
+    kernel_rows = np.empty((0, ranked.n_users))
     if kernel_names:
-        ranking_families(lists, k, _options(ranked, k, settings), columns, table)
-    inputs = Inputs(ranked, lists, int(k), {n: table[:, i] for i, n in enumerate(kernel_names)}, settings,
-                    _threshold(settings),
-                    # the catalogue size reads every item id: counted only when a derived family asks for it
-                    lambda: ranked.n_items_seen if catalogue is None else int(catalogue), level)
-    out = np.empty((ranked.n_users, len(names)), dtype=np.float64)
-    for position, name in enumerate(names):
-        out[:, position] = derived[name].compute(inputs) if name in derived else inputs.columns[name]
-    return out
+        columns = np.full(len(KERNEL_FAMILIES), -1, dtype=np.int64)
+        for position, name in enumerate(kernel_names):
+            columns[FAMILY_INDEX[name]] = position
+        table = np.empty((ranked.n_users, len(ks) * len(kernel_names)), dtype=np.float64)
+        ranking_families(lists, ks, _options(ranked, int(ks.max()), settings), columns, table)
+        kernel_rows = np.ascontiguousarray(table.T)  # one contiguous row per (cutoff, family)
+        del table
+    at = {int(k): i * len(kernel_names) for i, k in enumerate(ks)}
+    tables = {}
+    for (k, level), (names, derived, needed) in plans.items():
+        given = {n: kernel_rows[at[int(k)] + kernel_names.index(n)] for n in needed}
+        inputs = Inputs(ranked, lists, int(k), given, settings, _threshold(settings),
+                        # the catalogue size reads every item id: counted only when a derived family asks for it
+                        lambda: ranked.n_items_seen if catalogue is None else int(catalogue), level)
+        out = np.empty((len(names), ranked.n_users), dtype=np.float64)  # one row per family, returned transposed
+        for position, name in enumerate(names):
+            out[position] = derived[name].compute(inputs) if name in derived else inputs.columns[name]
+        tables[(k, level)] = out.T
+    return tables
 
 
 def metric_curve_compiled() -> bool:
@@ -450,8 +473,7 @@ def _evaluate(run, qrels, metrics, settings: Settings, *, item_features, interac
     # the catalogue size reads every item id: computed only when a metric needs it
     catalogue = (catalogue_size(ranked, item_features)
                  if any("catalogue" in s.entry.needs for s in ranked_specs) else None)
-    tables = {key: ranking_table(ranked, key[0], settings, families=fams, catalogue=catalogue, level=key[1])
-              for key, fams in needed.items()}
+    tables = ranking_tables(ranked, needed, settings, catalogue) if needed else {}
     every_user = len(ev_codes) == ranked.n_users
     for s in ranked_specs:
         key = (s.k, s.level)

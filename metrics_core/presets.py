@@ -41,6 +41,9 @@ class Preset:
     #: parameters written ``Name(param=value)`` (ir_measures): param -> function of the value text
     #: giving the conventions it fixes (one-line MetricsError when the value is not accepted)
     params: dict = field(default_factory=dict)
+    #: a library name that means another of our metrics when written with a parameter: library name ->
+    #: {parameter: our base name} (ir_measures' ``RBP`` is graded, ``RBP(rel=1)`` binary)
+    param_names: dict = field(default_factory=dict)
 
 
 _TREC_NAMES = {"ndcg": "ndcg", "ndcg_cut": "ndcg", "map": "map", "map_cut": "map", "P": "precision",
@@ -85,15 +88,17 @@ PRESETS: tuple[Preset, ...] = (
            {"nDCG": "ndcg", "AP": "map", "P": "precision", "R": "recall", "RR": "mrr", "Rprec": "r_precision",
             "Success": "hit_rate", "infAP": "infap", "IPrec": "iprec_at_recall", "NumRet": "num_ret",
             "NumRelRet": "num_rel_ret", "NumRel": "num_rel", "NumQ": "num_q", "Bpref": "bpref",
-            "SetP": "set_precision", "SetR": "set_recall", "SetF": "set_f", "SetAP": "set_map", "RBP": "rbp",
-            "ERR": "err", "Judged": "judged"},
+            "SetP": "set_precision", "SetR": "set_recall", "SetF": "set_f", "SetAP": "set_map", "RBP": "rbp_graded",
+            "ERR": "err", "Judged": "judged", "SDCG": "sdcg"},
            notes=("parameters are read as ir_measures writes them: rel=N (relevance_threshold), "
-                  "dcg='log2'|'exp-log2' (gain linear|exponential), p=X (rbp_persistence), judged_only=False; "
+                  "dcg='log2'|'exp-log2' (gain linear|exponential), p=X (rbp_persistence), min_rel=N and "
+                  "max_rel=N (min_relevance, max_relevance: SDCG's scale), judged_only=False; "
                   "other parameters are refused",
-                  "RBP is binary (an item is relevant at rel, default 1): ir_measures' graded RBP without rel "
-                  "is not reproduced",
-                  "SDCG is not mapped: ir_measures itself needs max_rel for it and only its cwl_eval provider "
-                  "computes it",
+                  "RBP without rel is graded (rbp_graded, as its trectools provider computes it: each item "
+                  "weighted by its grade); RBP(rel=N) is binary (rbp, relevant at grade N or above)",
+                  "SDCG reads min_rel and max_rel (min_relevance, max_relevance); ir_measures requires max_rel, "
+                  "here it defaults to the largest grade of the ground truth; its cwl_eval provider reads at most "
+                  "1,000 items of each list, the preset the whole list",
                   "Judged sorts tied scores by docno ascending (its own provider) where the preset keeps "
                   "trec_eval's descending order: the two differ only where a tie group is cut by k"),
            checked="tests/test_presets_libraries.py and tests/test_trec_measures.py against "
@@ -101,7 +106,10 @@ PRESETS: tuple[Preset, ...] = (
            params={"rel": lambda v: {"relevance_threshold": _number(v, "rel")},
                    "dcg": lambda v: {"gain": _choice(v, "dcg", {"log2": "linear", "exp-log2": "exponential"})},
                    "p": lambda v: {"rbp_persistence": _number(v, "p")},
-                   "judged_only": lambda v: _choice(v, "judged_only", {"False": {}})}),
+                   "min_rel": lambda v: {"min_relevance": _number(v, "min_rel")},
+                   "max_rel": lambda v: {"max_relevance": _number(v, "max_rel")},
+                   "judged_only": lambda v: _choice(v, "judged_only", {"False": {}})},
+           param_names={"RBP": {"rel": "rbp"}}),
     Preset("trectools", "trectools (TrecEval)", dict(_TREC, run_only_users="zero", ties="score_id"),
            {"NDCG": "ndcg", "MAP": "map", "P": "precision", "Rprec": "r_precision", "RR": "mrr"},
            notes=("trectools' NDCG breaks score ties by docid ascending while its other measures use descending "
@@ -277,25 +285,32 @@ def _split_params(text: str, label: str) -> dict[str, str]:
     return params
 
 
-def _library_base(label: str, preset: str) -> tuple[str | None, str | None]:
-    """(the preset's library name that ``label`` uses, its cutoff text), or (None, None)."""
-    name, k, _ = _library_parts(label, preset)
-    return name, k
-
-
 def _library_parts(label: str, preset: str) -> tuple[str | None, str | None, dict]:
-    """(the preset's library name that ``label`` uses, its cutoff text, its parameters), or (None, None, {})."""
+    """(the preset's library name that ``label`` uses, its cutoff text, its parameters), or (None, None, {}).
+
+    Library names are read whatever their case (``ndcg_cut_10`` for trec_eval's ``ndcg_cut``), except where
+    the text is written as one of our own names that the library's name in another case means another
+    metric: under ir_measures ``RBP`` is graded, ``rbp`` stays our binary rbp."""
     names = {k.lower(): k for k in get(preset).names}
+
+    def library(base: str) -> str | None:
+        name = names.get(base.lower())
+        if name is None or name == base:
+            return name
+        from .registry import canonical
+        ours = canonical(base)
+        return name if ours is None or ours == get(preset).names[name] else None
+
     text = label.strip()
-    if text.lower() in names:
-        return names[text.lower()], None, {}
+    if library(text) is not None:
+        return library(text), None, {}
     with_params = _PARAMS.match(text)
-    if with_params and get(preset).params and with_params.group(1).lower() in names:
+    if with_params and get(preset).params and library(with_params.group(1)) is not None:
         base, params, k = with_params.groups()
-        return names[base.lower()], k, _split_params(params, text)
+        return library(base), k, _split_params(params, text)
     base, k = _CUTOFF.match(text).groups()
-    if k is not None and base.lower() in names:
-        return names[base.lower()], k, {}
+    if k is not None and library(base) is not None:
+        return library(base), k, {}
     return None, None, {}
 
 
@@ -313,10 +328,12 @@ def metric_name(label: str, preset: str | None) -> str:
     names the preset does not know are returned unchanged (ours are always accepted)."""
     if preset is None or not isinstance(label, str):
         return label
-    name, k = _library_base(label, preset)
+    name, k, params = _library_parts(label, preset)
     if name is None:
         return label
     ours = get(preset).names[name]
+    for param in params:  # a parameter that makes the name another metric (ir_measures' RBP(rel=1))
+        ours = get(preset).param_names.get(name, {}).get(param, ours)
     return ours if k is None else f"{ours}@{k}"
 
 

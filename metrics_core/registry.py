@@ -493,6 +493,17 @@ METRICS: tuple[Metric, ...] = (
              "Rank-biased precision: relevant items weighted by a user who goes on with persistence p.",
              convention="binary relevance; `p = rbp_persistence` (0.8, ir_measures `RBP`)", derive=derived.RBP,
              sections=(*_RANKED, "curves_k", "metric_vs_k")),
+    _ranking("rbp_graded", "rbp_graded", "`(1 - p) sum_{i<=K} max(rel_i, 0) p^(i-1)`",
+             "Graded rank-biased precision: each item weighted by its relevance grade (above 1 when grades are).",
+             aliases=("grbp",), derive=derived.RBP_GRADED, sections=(*_RANKED, "curves_k"),
+             convention="grades as given, unjudged 0; `p = rbp_persistence` (ir_measures `RBP` without `rel`, "
+                        "trectools `get_rbp(binary_topical_relevance=False)`)"),
+    _ranking("sdcg", "sdcg", "`sum_{i<=K} g_i / log2(i+1) / sum_{i<=k} 1 / log2(i+1)`, "
+             "`g = (min(max(rel, lo), hi) - lo) / (hi - lo)`",
+             "Scaled DCG: DCG of the top k over that of k fully relevant items, assumed to exist.",
+             aliases=("scaled_dcg",), cutoff=CUTOFF_REQUIRED, derive=derived.SDCG, sections=(*_RANKED, "curves_k"),
+             convention="`lo = min_relevance` (0), `hi = max_relevance` (0: the largest grade); unjudged 0 "
+                        "(ir_measures `SDCG`, cwl_eval `NDCG-k`)"),
     _ranking("rbp_residual", "rbp_residual", "`(1 - p) sum_{i<=K} u_i p^(i-1) + p^K`, u = unjudged",
              "Residual of RBP: how much it could still rise if unjudged and unseen items were relevant.",
              aliases=("rbp_resid",), derive=derived.RBP_RESIDUAL, sections=(),

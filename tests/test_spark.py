@@ -226,16 +226,33 @@ def test_groups_holding_only_users_missing_from_the_run_match_single_machine(spa
 
 
 def test_trec_eval_measures_match_single_machine(spark, data):
-    """trec_eval's whole set: per-user means, num_* summed and gm_* geometric over the groups."""
+    """trec_eval's whole set by trec_eval's own names (``11pt_avg``, ``iprec_at_recall_0.50``, read on the
+    workers as on the driver): per-user means, num_* summed and gm_* geometric over the groups."""
     from metrics_core import spark as mcs
 
-    from metrics_core.presets import ALL_TREC, metric_names
+    run, qrels, _ = data
+    local = mc.evaluate(run, qrels, ["all_trec"], preset="trec_eval")
+    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ["all_trec"], preset="trec_eval")
+    assert "11pt_avg" in ev.summary and "iprec_at_recall_0.50" in ev.summary
+    assert ev.summary["num_ret"] == local.summary["num_ret"] > 0
+    assert_same(ev, local)
+
+
+def test_library_names_that_fix_conventions_match_single_machine(spark, data):
+    """ir_measures' names with parameters of their own (``P(rel=2)@5`` reads relevance >= 2, ``RBP(p=0.5)``
+    its persistence) beside plain ones: each group of names is evaluated under its conventions, as
+    mc.evaluate does, and the per-user columns are joined by user (a user without a relevant item at
+    rel=2 has a value only in the columns of the other names)."""
+    from metrics_core import spark as mcs
 
     run, qrels, _ = data
-    ours = list(dict.fromkeys(metric_names(list(ALL_TREC), "trec_eval")))  # our names: the workers read these
-    local = mc.evaluate(run, qrels, ours, preset="trec_eval")
-    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ours, preset="trec_eval")
-    assert ev.summary["num_ret"] == local.summary["num_ret"] > 0
+    names = ["nDCG@10", "P(rel=2)@5", "AP", "RBP(p=0.5)", "nDCG(dcg='exp-log2')@10", "R(rel=2)@10", "NumRet"]
+    local = mc.evaluate(run, qrels, names, preset="ir_measures", empty_users="exclude")
+    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), names, preset="ir_measures",
+                      empty_users="exclude", n_buckets=3)
+    assert local.per_user["P(rel=2)@5"].isna().any()  # the groups evaluate different users
+    assert local.summary["P(rel=2)@5"] != pytest.approx(mc.evaluate(run, qrels, ["P@5"], preset="ir_measures")
+                                                        .summary["P@5"])
     assert_same(ev, local)
 
 

@@ -223,10 +223,10 @@ def test_rbp_and_residual_against_formula(p, k):
 
 def test_rbp_persistence_from_ir_measures_syntax():
     run, qrels = _generated(8)
-    a = mc.evaluate(run, qrels, metrics=["RBP(p=0.6)", "RBP"], preset="ir_measures")
+    a = mc.evaluate(run, qrels, metrics=["RBP(p=0.6, rel=1)", "RBP(rel=1)"], preset="ir_measures")
     b = mc.evaluate(run, qrels, metrics=["rbp"], rbp_persistence=0.6, preset="ir_measures")
-    assert a.summary["RBP(p=0.6)"] == b.summary["rbp"]
-    assert a.summary["RBP"] != a.summary["RBP(p=0.6)"]
+    assert a.summary["RBP(p=0.6, rel=1)"] == b.summary["rbp"]
+    assert a.summary["RBP(rel=1)"] != a.summary["RBP(p=0.6, rel=1)"]
 
 
 def _err(rels, k):

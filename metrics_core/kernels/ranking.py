@@ -332,11 +332,24 @@ def one_list(relevances: np.ndarray, ideal: np.ndarray, n_relevant: float | None
                        ideal_rel=ideal_rel)
 
 
-def ranking_families(lists: RankedLists, k: int, options: RankingOptions, columns: np.ndarray,
+def cutoff_order(ks) -> np.ndarray:
+    """The cutoffs ``ks`` as :func:`ranking_families` walks them: distinct, the whole list (0) last, the others
+    ascending (so ``K = min(k, n)`` never decreases along them, for any list length ``n``)."""
+    distinct = sorted({int(k) for k in ks})
+    return np.array([k for k in distinct if k > 0] + [0] * (0 in distinct), dtype=np.int64)
+
+
+def ranking_families(lists: RankedLists, k, options: RankingOptions, columns: np.ndarray,
                      out: np.ndarray) -> None:
-    """Fill ``out[u, columns[f]]`` with family ``f`` of ``FAMILIES`` at cutoff ``k`` for every user
-    (families with ``columns[f] < 0`` are not stored)."""
-    _ranking_families(lists, int(k), options, columns, out)
+    """Fill ``out[u, i * width + columns[f]]`` with family ``f`` of ``FAMILIES`` at the ``i``-th cutoff of ``k``
+    for every user, in one walk per user (``width = out.shape[1] // len(k)``; families with ``columns[f] < 0``
+    are not stored). ``k`` is one cutoff (0 = the whole list) or several in :func:`cutoff_order`."""
+    ks = np.atleast_1d(np.asarray(k, dtype=np.int64))
+    if not np.array_equal(ks, cutoff_order(ks)):
+        raise ValueError(f"cutoffs must be distinct, ascending, the whole list (0) last; got {ks.tolist()}")
+    if out.shape[1] % len(ks):
+        raise ValueError("out must hold the same columns for every cutoff")
+    _ranking_families(lists, ks, options, columns, out)
 
 
 def ranking_curve(lists: RankedLists, users: np.ndarray, k_max: int, options: RankingOptions,
@@ -346,51 +359,88 @@ def ranking_curve(lists: RankedLists, users: np.ndarray, k_max: int, options: Ra
 
 
 @njit(parallel=True, work="lists.rel_code", writes=("out",))
-def _ranking_families(lists, k, options, columns, out):
+def _ranking_families(lists, ks, options, columns, out):
     """The compiled loop of :func:`ranking_families`: one walk per user over its tie groups up to
-    max(K, R) positions (R for R-precision), counting the first K positions."""
+    max(K, R) positions (R for R-precision, K the largest cutoff), the families of cutoff ``ks[i]`` read
+    from the running sums once its ``K_i = min(ks[i], n)`` positions are counted (inside a tie group: its
+    first ``K_i - s`` positions, as a walk stopping there would count them)."""
     gain_kind, ideal_kind, ap_norm, threshold, ties_average, disc_table = options
     offsets, rel_code, rel_values, score = lists.offsets, lists.rel_code, lists.rel_values, lists.tie_key
     n_users = offsets.shape[0] - 1
+    n_ks = ks.shape[0]
+    width = out.shape[1] // n_ks
     for u in nb.prange(n_users):
         a = offsets[u]
         n = offsets[u + 1] - a
-        K = n if k == 0 else min(k, n)
-        kk = n if k == 0 else k
         R = lists.n_rel[u]
         R_int = int(R)
+        ideal = ideal_of(lists, u, ideal_kind)
         sums = USER_START
-        ap_cut = -1.0  # E[AP] of a tie group cut by k under the "retrieved" normalisation
         hits_R = 0.0
         b_rel = 0.0
         s = 0
-        limit = max(K, R_int)
+        i = 0  # the next cutoff to fill
+        K_last = _positions(ks[n_ks - 1], n)
+        limit = max(K_last, R_int)
         while s < n and s < limit:
             e = tie_group_end(score, a, s, n, ties_average)
             m = e - s
-            c = min(max(K - s, 0), m)
-            if m == 1:  # a lone item (the common case): the same helpers, constants known when compiling
-                G, r = group_sums(rel_code, rel_values, a, s, s + 1, gain_kind, threshold)
-                if c == 1:
+            G, r = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
+            if i < n_ks:  # a cutoff still to fill (K_i > s): count the group's positions up to the largest K
+                c_max = min(K_last - s, m)
+                if m == 1:  # a lone item (the common case): the same helpers, constants known when compiling
                     part = group_step(group_start(1, r), 0, s, 1, r, b_rel, not sums[5], disc_table)
-                    sums = sums_after(sums, part, 1, 1, G, r)
-            else:
-                G, r = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
-                if c > 0:
+                    inside = sums_after(sums, part, 1, 1, G, r)
+                    while i < n_ks and _positions(ks[i], n) == s + 1:
+                        _store(out, u, i * width, columns, _at_cutoff(inside, ap_of(ap_norm, R, ks[i], inside),
+                                                                      ks[i], n, R, ideal, options))
+                        i += 1
+                    sums = inside
+                else:
                     part = group_start(m, r)
-                    for j in range(c):
+                    inside = sums
+                    for j in range(c_max):
                         part = group_step(part, j, s, m, r, b_rel, not sums[5], disc_table)
-                    if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): never a literal 0, one compiled version
-                        ap_cut = ap_retrieved_with_cut_group(sums[3], b_rel, np.int64(s), m, int(r), c)
-                    sums = sums_after(sums, part, c, m, G, r)
+                        c = j + 1
+                        if i < n_ks and _positions(ks[i], n) == s + c:
+                            inside = sums_after(sums, part, c, m, G, r)
+                            ap = -1.0
+                            if ap_norm == AP_RETRIEVED and c < m:  # np.int64(s): never a literal 0, one version
+                                ap = ap_retrieved_with_cut_group(sums[3], b_rel, np.int64(s), m, int(r), c)
+                            while i < n_ks and _positions(ks[i], n) == s + c:
+                                _store(out, u, i * width, columns,
+                                       _at_cutoff(inside, ap if ap >= 0.0 else ap_of(ap_norm, R, ks[i], inside),
+                                                  ks[i], n, R, ideal, options))
+                                i += 1
+                    if c_max == m:
+                        sums = sums_after(sums, part, m, m, G, r)
             if r > 0.0:
                 hits_R += per_item(r, m) * min(max(R_int - s, 0), m)  # expected relevant items in the top R
                 b_rel += r
             s = e
-        ideal = ideal_of(lists, u, ideal_kind)
-        idcg = idcg_of(ideal_kind, ideal, kk if ideal_kind == IDEAL_K or k > 0 else ideal[2], gain_kind, disc_table)
-        ap = ap_cut if ap_cut >= 0.0 else ap_of(ap_norm, R, k, sums)
-        _store(out, u, columns, family_values(sums, ap, idcg, kk, R, hits_R / R if R > 0.0 else 0.0))
+        while i < n_ks:  # cutoffs of an empty list
+            _store(out, u, i * width, columns, _at_cutoff(sums, ap_of(ap_norm, R, ks[i], sums), ks[i], n, R, ideal,
+                                                          options))
+            i += 1
+        if columns[R_PRECISION] >= 0:  # R-precision reads the walk up to R: the same at every cutoff
+            for i in range(n_ks):
+                out[u, i * width + columns[R_PRECISION]] = hits_R / R if R > 0.0 else 0.0
+
+
+@njit(inline="always")
+def _positions(k, n):
+    """K: the positions a cutoff ``k`` counts of a list of ``n`` (0 = the whole list)."""
+    return n if k == 0 else min(k, n)
+
+
+@njit(inline="always")
+def _at_cutoff(sums, ap, k, n, R, ideal, options):
+    """Every family at cutoff ``k`` of a list of ``n`` from the running sums once its K positions are counted
+    (R-precision left at 0: :func:`_ranking_families` fills it once its walk has read R positions)."""
+    gain_kind, ideal_kind, ap_norm, threshold, ties_average, disc_table = options
+    kk = n if k == 0 else k
+    idcg = idcg_of(ideal_kind, ideal, kk if ideal_kind == IDEAL_K or k > 0 else ideal[2], gain_kind, disc_table)
+    return family_values(sums, ap, idcg, kk, R, 0.0)
 
 
 @njit(parallel=True, work="lists.rel_code")
@@ -466,26 +516,26 @@ def _ranking_curve(lists, users, k_max, options, n_threads):
 
 
 @njit(inline="always")
-def _put(out, u, columns, family, value):
+def _put(out, u, at, columns, family, value):
     c = columns[family]
     if c >= 0:
-        out[u, c] = value
+        out[u, at + c] = value
 
 
 @njit(inline="always")
-def _store(out, u, columns, values):
-    """out[u, columns[f]] = values[f] for every family f stored (columns[f] >= 0), by constant index."""
-    _put(out, u, columns, CG, values[CG])
-    _put(out, u, columns, DCG, values[DCG])
-    _put(out, u, columns, NDCG, values[NDCG])
-    _put(out, u, columns, AP, values[AP])
-    _put(out, u, columns, RR, values[RR])
-    _put(out, u, columns, PRECISION, values[PRECISION])
-    _put(out, u, columns, RECALL, values[RECALL])
-    _put(out, u, columns, F1, values[F1])
-    _put(out, u, columns, HIT, values[HIT])
-    _put(out, u, columns, R_PRECISION, values[R_PRECISION])
-    _put(out, u, columns, HITS, values[HITS])
+def _store(out, u, at, columns, values):
+    """out[u, at + columns[f]] = values[f] for every family f stored (columns[f] >= 0), by constant index."""
+    _put(out, u, at, columns, CG, values[CG])
+    _put(out, u, at, columns, DCG, values[DCG])
+    _put(out, u, at, columns, NDCG, values[NDCG])
+    _put(out, u, at, columns, AP, values[AP])
+    _put(out, u, at, columns, RR, values[RR])
+    _put(out, u, at, columns, PRECISION, values[PRECISION])
+    _put(out, u, at, columns, RECALL, values[RECALL])
+    _put(out, u, at, columns, F1, values[F1])
+    _put(out, u, at, columns, HIT, values[HIT])
+    _put(out, u, at, columns, R_PRECISION, values[R_PRECISION])
+    _put(out, u, at, columns, HITS, values[HITS])
 
 
 @njit(inline="always")

@@ -83,3 +83,14 @@ def input_order_within_ties(offsets, score, row):
                     pos[j + x] = j + order[x]
             j = e
     return pos
+
+
+@njit
+def float32_merges(offsets, score):
+    """Whether some user's list holds two neighbours whose 64-bit scores differ but are equal as 32-bit
+    floats (trec_eval's ``float``): one pass, stopping at the first such pair."""
+    for u in range(offsets.shape[0] - 1):
+        for i in range(offsets[u] + 1, offsets[u + 1]):
+            if score[i] != score[i - 1] and np.float32(score[i]) == np.float32(score[i - 1]):
+                return True
+    return False

@@ -280,7 +280,7 @@ class Ranked:
         score need their rows re-sorted by item id (None when there is none: the layout's order)."""
         score = self.score
         n = score.shape[0]
-        if n < 2:
+        if n < 2 or not layout_kernels.float32_merges(self.offsets, score):
             return None
         first = np.zeros(n, dtype=bool)  # first ranked row of each user
         first[self.offsets[:-1][self.list_lengths > 0]] = True

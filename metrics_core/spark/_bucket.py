@@ -63,6 +63,9 @@ class BucketPlan:
     item_features: object = None  # pandas DataFrame (or a Spark broadcast of one)
     novelty_counts: object = None  # pandas Series item_id -> interacting users (or broadcast)
     novelty_users: int = 0
+    #: the preset the metric names were written under (a library's names, ``11pt_avg``, are read as the driver
+    #: read them); the conventions above are already resolved, the preset only names the metrics
+    preset: str | None = None
 
     @property
     def per_user_specs(self) -> list[MetricSpec]:
@@ -157,7 +160,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
         names = [s.label for s in per_user_specs if s.entry.spark != "popularity"]
         ev = None
         if names:
-            ev = evaluate(ranked, metrics=names, **dict(conv, relevance_threshold=thr),
+            ev = evaluate(ranked, metrics=names, preset=plan.preset, **dict(conv, relevance_threshold=thr),
                           item_features=_value(plan.item_features))
         data = {}
         for i, s in enumerate(per_user_specs):

@@ -69,8 +69,9 @@ class SparkEvaluation:
 
     def unpersist(self) -> None:
         """Release the cached per-group output (per_user is recomputed if used afterwards)."""
-        if self._cached is not None:
-            self._cached.unpersist()
+        for cached in self._cached if isinstance(self._cached, tuple) else (self._cached,):
+            if cached is not None:
+                cached.unpersist()
 
 
 def _is_spark_df(obj) -> bool:
@@ -241,10 +242,11 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     conventions = dict(settle(preset, **conventions))  # resolved and validated, as mc.evaluate's
     specs = preset_parse_metrics(metrics, preset)  # results keep the names given (a library's under a preset)
     _refuse_local_only(conventions, given, specs)
-    fixed = [s.label for fixed, group in settings_groups(specs, preset, {}) if fixed for s in group]
-    if fixed:
-        raise MetricsError(f"{', '.join(fixed)} under preset {preset} sets its own conventions, which the Spark "
-                           "engine does not compute yet; use --engine local")
+    groups = settings_groups(specs, preset, given)
+    if len(groups) > 1 or groups[0][0]:
+        return _evaluate_groups(run_df, qrels_df, specs, groups, given, preset=preset, item_features=item_features,
+                                interactions=interactions, n_buckets=n_buckets, score_ranges=score_ranges,
+                                read_parquet_ranges=read_parquet_ranges)
     thr, threshold, ties = conventions["relevance_threshold"], conventions["threshold"], conventions["ties"]
     check_needs(specs, item_features=item_features, interactions=interactions)
     refuse_unsupported(specs, item_features)
@@ -289,7 +291,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
             counts = spark.sparkContext.broadcast(counts)
         plan = BucketPlan(specs=tuple(specs), conventions=conventions, diag_k=diag_k, truth_in_run=truth_in_run,
                           rel_column=rel_col, input_order=ties == "input", item_features=features,
-                          novelty_counts=counts, novelty_users=n_inter_users)
+                          novelty_counts=counts, novelty_users=n_inter_users, preset=preset)
         schema = _output_schema(plan, user_type, item_type)
         if ranges is not None:
             out = _key_range_output(spark, plan, schema, ranges).persist()
@@ -307,6 +309,31 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     return SparkEvaluation(summary=summary, per_user=per_user, diagnostics=diagnostics, n_users=n_users,
                            conventions=conventions, route="key ranges" if ranges is not None else "shuffle",
                            _cached=out)
+
+
+def _evaluate_groups(run_df, qrels_df, specs, groups, given: dict, *, preset, **options) -> SparkEvaluation:
+    """Metrics whose library names fix conventions of their own (ir_measures' ``P(rel=2)@5``, Microsoft
+    Recommenders' ``map``), as :func:`metrics_core.evaluate` computes them: one Spark evaluation per group of
+    names fixing the same conventions, joined in the order the metrics were asked. The per-user table is the
+    outer join of the groups' on ``user_id`` (a user evaluated in one group only has nulls in the others'
+    columns, as mc.evaluate's NaN); diagnostics, users and conventions are the first group's (the one without
+    name-specific settings when there is one)."""
+    from pyspark.sql import functions as F
+
+    explicit = {name: value for name, value in given.items() if value is not None}
+    parts = [evaluate(run_df, qrels_df, [s.label for s in group], preset=preset, **options,
+                      **dict(explicit, **fixed)) for fixed, group in groups]
+    summary = {}
+    for part in parts:
+        summary.update(part.summary)
+    per_user = parts[0].per_user
+    for part in parts[1:]:
+        per_user = per_user.join(part.per_user, on=USER, how="outer")
+    labels = [F.col("`" + s.label.replace("`", "``") + "`") for s in specs if s.label in per_user.columns]
+    first = parts[0]
+    return SparkEvaluation(summary={s.label: summary[s.label] for s in specs}, per_user=per_user.select(USER, *labels),
+                           diagnostics=first.diagnostics, n_users=first.n_users, conventions=first.conventions,
+                           route=first.route, _cached=tuple(part._cached for part in parts))
 
 
 def _shuffled_output(run, truth, bucket, plan: BucketPlan, schema):
