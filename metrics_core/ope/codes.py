@@ -9,6 +9,7 @@ is looked up by a join instead (:meth:`LogCodes.at_logged`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -39,7 +40,7 @@ class LogCodes:
         context, action = np.asarray(context, np.int64), np.asarray(action, np.int64)
         return cls(context, action, contexts, actions, np.bincount(context, minlength=len(contexts)))
 
-    @property
+    @cached_property
     def logged_actions(self) -> np.ndarray:
         """Per action code, whether the log shows it at least once."""
         return np.bincount(self.action, minlength=len(self.actions)) > 0
@@ -92,10 +93,11 @@ class LogCodes:
         return float(np.dot(mass, self.rounds) / len(self.context))
 
     def per_context(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
-        """Sums of each per-round column over each logged context's rounds: ``user_id``, ``rounds``, then
-        the columns (contexts the log never shows are left out)."""
-        in_log = self.rounds > 0
-        out = {"user_id": self.contexts.to_numpy()[in_log], "rounds": self.rounds[in_log]}
+        """Sums of each per-round column over each logged context's rounds: ``user_id`` (categorical),
+        ``rounds``, then the columns (contexts the log never shows are left out)."""
+        in_log = np.flatnonzero(self.rounds)
+        # the ids as a categorical over the dictionary: no text is copied per context
+        out = {"user_id": pd.Categorical.from_codes(in_log, categories=self.contexts), "rounds": self.rounds[in_log]}
         for name, v in values.items():
             out[name] = np.bincount(self.context, weights=v, minlength=len(self.contexts))[in_log]
         return pd.DataFrame(out)

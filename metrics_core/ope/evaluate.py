@@ -378,7 +378,7 @@ def off_policy(log, runs=None, *, policy: str = "softmax", k: int | None = None,
         warns[name] = _warnings(w, ess, unlogged, int(without), contexts, lines)
         diag_rows.append({"model": name, "rounds": n, "contexts": contexts, "contexts_without_list": int(without),
                           "ess": ess, "ess_share": ess / n, "max_weight": float(w.max()),
-                          "clipped_rounds": int(np.count_nonzero(w > float(s["clip"]))),
+                          "clipped_rounds": 0 if math.isinf(float(s["clip"])) else int(np.count_nonzero(w > s["clip"])),
                           "mean_weight": float(w.mean()), "unlogged_mass": unlogged,
                           "reward_model_seconds": fit.seconds if fit is not None else math.nan})
 

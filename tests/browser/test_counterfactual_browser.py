@@ -4,8 +4,8 @@ Chromium at 1400 x 1000.
 Two runs, a ground truth and a click log with the logging policy's propensities are uploaded; the
 Counterfactual page appears in the navigation, a snapshot is shared, and the link opened in a fresh
 browser context shows the counterfactual verdict (the brief's line and each model's line) on the first
-screen of the Brief, the numbers the Counterfactual page shows. Screenshot: docs/screenshots/counterfactual.png
-(the shared link as it opens)."""
+screen of the Brief, the numbers the Counterfactual page shows. Screenshots: docs/screenshots/counterfactual_page.png
+(the page) and counterfactual.png (the shared link as it opens)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ def test_a_shared_link_opens_on_the_counterfactual_verdict(browser, streamlit_se
         assert_no_exception(page, "Data")
         open_page(page, "Counterfactual")
         assert_no_exception(page, "Counterfactual")
+        shots = screenshot_dir()
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / "counterfactual_page.png"), full_page=True)
         on_page = page.locator(".st-key-ope_verdict [data-testid='stText']").first.inner_text().strip()
         assert on_page.startswith("Counterfactual (DR): "), on_page
         open_page(page, "Share")
@@ -64,9 +67,7 @@ def test_a_shared_link_opens_on_the_counterfactual_verdict(browser, streamlit_se
         section = page.locator(".st-key-brief_counterfactual")
         section.wait_for()
         assert_no_exception(page, "brief")
-        shots = screenshot_dir()
-        shots.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(shots / "counterfactual.png"))
+        page.screenshot(path=str(screenshot_dir() / "counterfactual.png"))
         line = section.locator("[data-testid='stText']").first.inner_text().strip()
         assert line == on_page, (line, on_page)
         items = [t.strip() for t in section.locator("[data-testid='stMarkdownContainer'] li").all_inner_texts()]
