@@ -25,7 +25,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from metrics_core import stats
+from metrics_core import paper_table, stats
 from metrics_core.compare import POWER, compare
 
 from . import background, cache
@@ -128,8 +128,23 @@ def _corrected(table: pd.DataFrame, parts: list, test: str, correction: str, alp
         adjusted = stats.adjust_pvalues(table[column].to_numpy(), correction)
         table[f"{column}_adjusted" if column != "p_value" else "p_adjusted"] = adjusted
     table["significant"] = (table["p_adjusted"] < alpha).fillna(False).astype(bool)
-    table.attrs.update({**parts[0].attrs, "correction": correction, "alpha": alpha, "pending": pending})
+    values: dict = {}  # each model's value of every metric (each part holds one metric's)
+    for part in parts:
+        for model, by_metric in part.attrs.get("values", {}).items():
+            values.setdefault(model, {}).update(by_metric)
+    table.attrs.update({**parts[0].attrs, "correction": correction, "alpha": alpha, "pending": pending,
+                        "values": values})
     return table
+
+
+def paper_tables(table: pd.DataFrame, digits: int = 4) -> dict[str, bytes]:
+    """ranx's report of a comparison shown on the page (:func:`comparison`'s table) as the files the page
+    offers: ``{"latex": ..., "markdown": ...}`` (UTF-8), each model's value of each metric with the best in
+    bold and superscript letters of the models it is significantly better than
+    (:mod:`metrics_core.paper_table`, as ``metrics-core compare --format latex|markdown``)."""
+    report = paper_table.paper_table(table, digits)
+    return {"latex": paper_table.to_latex(report).encode("utf-8"),
+            "markdown": paper_table.to_markdown(report).encode("utf-8")}
 
 
 def labels_key(labels: pd.Series) -> str:

@@ -165,6 +165,19 @@ with st.expander("Full statistics"):
                        file_name=f"comparison_{test}_{correction}_users-{state.users()}_{slug}.csv",
                        mime="text/csv", key="compare_download", on_click="ignore", icon=":material/download:")
     st.caption(text.SPREADSHEET_NOTE)
+    papers = comparisons.paper_tables(table)
+    left, right = st.columns(2)
+    left.download_button("Download LaTeX table", papers["latex"],
+                         file_name=f"comparison_{test}_{correction}_users-{state.users()}_{slug}.tex",
+                         mime="application/x-tex", key="compare_download_latex", on_click="ignore",
+                         icon=":material/download:")
+    right.download_button("Download Markdown table", papers["markdown"],
+                          file_name=f"comparison_{test}_{correction}_users-{state.users()}_{slug}.md",
+                          mime="text/markdown", key="compare_download_markdown", on_click="ignore",
+                          icon=":material/download:")
+    st.caption("The tables as ranx's report writes them, ready for a paper: each model's mean, the best of each "
+               "metric in bold, superscript letters naming the models it is significantly better than (here "
+               "each challenger against the baseline), and a legend of the test, correction and α.")
 
 col_a, col_b = st.columns(2)
 col_a.plotly_chart(state.cached_figure("compare_forest", table, compare_figures.lift_forest), key="compare_forest")

@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 
 
-from dashboard import background, cache, files, format as fmt, metric_lists, sources, state, tables, text, uploads
+from dashboard import (background, cache, files, format as fmt, fused, metric_lists, sources, state, tables, text,
+                       uploads)
 
 st.title("Data")
 st.caption(f"Supported formats: {files.SUPPORTED_FORMATS}. Ids are kept exactly as written: 12.0 and 12 are two ids, as in trec_eval. Files may be "
@@ -109,6 +110,42 @@ if src.qrels is not None:  # ids that miss the ground truth only by how a whole 
         for sentence in state.id_writing_notes(ranked, src.runs[name].name if name in src.runs else name,
                                          src.qrels.name):
             st.warning(text.md(sentence, limit=600))
+
+with st.expander("Fuse models into a new one", expanded=False, icon=":material/merge:"):
+    fusable = [name for name in models if name in src.runs]
+    if len(fusable) < 2:
+        st.caption("Fusion combines two or more uploaded models (the demo models cannot be fused): upload them "
+                   "with Add files in the sidebar.")
+    else:
+        st.caption("The fused run is added as a model, as if you had uploaded it: every page shows it, the working "
+                   "copy keeps it, and a snapshot's link opens it. Scores are normalised per user in each run, "
+                   "then combined per item (ranx's methods); RRF, ISR and Borda read only each list's order.")
+        with st.form("fuse_form"):
+            chosen = st.multiselect("Models to fuse", fusable, default=fusable[:2], key="fuse_models")
+            left, mid, right = st.columns(3)
+            method = left.selectbox("Method", list(fused.METHOD_LABELS), format_func=fused.METHOD_LABELS.get,
+                                    key="fuse_method")
+            norm = mid.selectbox("Score normalisation", list(fused.NORM_LABELS), format_func=fused.NORM_LABELS.get,
+                                 key="fuse_norm", help="Per user and run, before combining (not read by RRF, ISR "
+                                                       "and Borda).")
+            rrf_k = right.number_input("RRF's k", min_value=0.0, value=60.0, step=10.0, key="fuse_rrf_k",
+                                       help="score = sum over runs of 1 / (k + rank); read by RRF only")
+            weights_text = st.text_input("Weights of the weighted sum (one per model, in the order chosen)",
+                                         key="fuse_weights", placeholder="e.g. 0.7, 0.3 (default: equal weights)")
+            name = st.text_input("Name of the fused model", key="fuse_name", max_chars=fused.MAX_NAME,
+                                 placeholder=fused.default_name(chosen, method))
+            if st.form_submit_button("Add the fused model", disabled=locked, icon=":material/merge:",
+                                     key="fuse_submit"):
+                try:
+                    weights = fused.read_weights(weights_text, len(chosen)) if method == "wsum" else None
+                    added = fused.add_fused(chosen, method, norm, name or fused.default_name(chosen, method),
+                                            weights=weights, k=rrf_k)
+                    st.session_state["fuse_added"] = added
+                    st.rerun()
+                except fused.MetricsError as exc:
+                    st.error(text.md(str(exc), limit=600))
+        if st.session_state.get("fuse_added") in models:
+            st.success(text.md(f"Added the fused model {st.session_state['fuse_added']}.", limit=300))
 
 truth_mapping = state.read_mapping(None)
 if src.qrels is not None:

@@ -1,0 +1,102 @@
+"""A fused model: two or more loaded models combined by :func:`metrics_core.fuse` into one result file,
+which joins the analysis as an uploaded file does (the working copy keeps it; a snapshot and its link
+open it; every page treats it as any other model).
+
+:func:`fused_run_bytes` is the pure part (runs in, the fused run's CSV bytes out, tested without
+Streamlit); :func:`add_fused` reads the chosen models' files as the dashboard read them and adds the
+result under the name given.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import metrics_core as mc
+from metrics_core.errors import MetricsError
+from metrics_core.fusion import RANK_BASED
+
+from . import loading, sources
+
+#: the fusion methods offered, by the names ranx and the literature give them
+METHOD_LABELS = {"rrf": "RRF (reciprocal rank fusion)", "sum": "CombSUM", "mnz": "CombMNZ", "max": "CombMAX",
+                 "min": "CombMIN", "med": "CombMED", "anz": "CombANZ", "wsum": "Weighted sum", "isr": "ISR",
+                 "bordafuse": "Borda count"}
+NORM_LABELS = {"min-max": "min-max", "max": "max", "sum": "sum", "zmuv": "z-score", "none": "none (scores as given)"}
+#: the longest name of a fused model
+MAX_NAME = 120
+
+
+def needs_scores(method: str) -> bool:
+    """Whether ``method`` reads the (normalised) scores; the rank-based ones read only each list's order."""
+    return method not in RANK_BASED
+
+
+def default_name(models, method: str) -> str:
+    """The name a fused model is offered under: ``rrf(bm25+dense)``."""
+    return f"{method}({'+'.join(models)})"[:MAX_NAME]
+
+
+def fused_run_bytes(runs: dict, method: str, norm: str, weights=None, k: float = 60) -> bytes:
+    """The CSV (``user_id,item_id,score``, UTF-8) of :func:`metrics_core.fuse` over ``runs``
+    (``{model: DataFrame with user_id, item_id, score}``): ids written exactly as read, scores as the
+    shortest text that reads back to the same float."""
+    fused = mc.fuse({name: run[["user_id", "item_id", "score"]] for name, run in runs.items()}, method=method,
+                    norm=norm, weights=weights, k=k)
+    return fused.to_csv(index=False, float_format=None).encode("utf-8")
+
+
+def read_weights(text: str, n_models: int) -> list[float] | None:
+    """The weighted sum's weights typed as ``0.7, 0.3`` (None when left empty: equal weights); a one-line
+    MetricsError unless there is one finite number per model."""
+    text = str(text or "").strip()
+    if not text:
+        return None
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    try:
+        weights = [float(p) for p in parts]
+    except ValueError:
+        raise MetricsError(f"weights must be numbers separated by commas, e.g. 0.7, 0.3; got {text[:60]!r}") from None
+    if len(weights) != n_models or not all(w == w and abs(w) != float("inf") for w in weights):
+        raise MetricsError(f"give one finite weight per model chosen ({n_models}), e.g. "
+                           f"{', '.join(['1'] * n_models)}; got {text[:60]!r}")
+    return weights
+
+
+def check_name(name: str, models, existing) -> str:
+    """The fused model's name, stripped; a one-line MetricsError when it is empty, too long, has a path
+    separator, or is the name of one of the models it fuses."""
+    name = str(name).strip()
+    if not name:
+        raise MetricsError("name the fused model")
+    if len(name) > MAX_NAME:
+        raise MetricsError(f"the fused model's name is {len(name)} characters long; at most {MAX_NAME}")
+    if "/" in name or "\\" in name:
+        raise MetricsError("the fused model's name cannot hold / or \\")
+    if sources.model_name(name + ".csv") != name:
+        raise MetricsError("the fused model's name cannot end with a file extension such as .csv")
+    if name in models:
+        raise MetricsError(f"the fused model cannot replace {name}, one of the models it fuses; choose another name")
+    return name
+
+
+def add_fused(models, method: str, norm: str, name: str, weights=None, k: float = 60) -> str:
+    """Fuse the loaded models ``models`` and add the result as a model named ``name`` (a model of that
+    name is replaced, as an upload of that name would); returns the name. One-line MetricsError when
+    fewer than two models are chosen, a model is not an uploaded one, or a file has no score."""
+    src = sources.sources()
+    models = list(dict.fromkeys(models))
+    if len(models) < 2:
+        raise MetricsError("choose at least two models to fuse")
+    missing = [m for m in models if m not in src.runs]
+    if missing:
+        raise MetricsError(f"{missing[0]} is not an uploaded model; fusion takes the models of the Data page")
+    name = check_name(name, models, src.runs)
+    runs = {}
+    for model in models:
+        blob = src.runs[model]
+        run, _ = loading.read_blob(blob, "results")
+        if "score" not in run.columns:
+            raise MetricsError(f"{blob.name} has no score or rank column: it cannot be fused")
+        runs[model] = pd.DataFrame({"user_id": run["user_id"], "item_id": run["item_id"], "score": run["score"]})
+    data = fused_run_bytes(runs, method, norm, weights=weights if method == "wsum" else None, k=k)
+    return sources.add_run(sources.Blob.of(f"{name}.csv", data))
