@@ -28,14 +28,38 @@ from metrics_core.population import check_users, population
 
 __all__ = ["compare", "summary_table", "per_user_table", "COMPARE_COLUMNS"]
 
-#: Columns of :func:`compare`'s result, in order (``p_<test>``/``p_<test>_adjusted`` follow).
 #: power at which the minimum detectable effect (``mde``) is computed
-POWER = 0.8
+POWER = stats.POWER
+#: Columns of :func:`compare`'s result, in order (``p_<test>``/``p_<test>_adjusted`` follow).
 COMPARE_COLUMNS = [
     "metric", "baseline", "model", "n", "baseline_mean", "model_mean", "diff",
     "ci_low", "ci_high", "test", "statistic", "p_value", "p_adjusted", "significant",
     "effect_size", "wins", "ties", "losses", "lift", "lift_ci_low", "lift_ci_high", "mde", "mde_relative",
 ]
+
+
+def paired_rows(groups: "stats.PairedGroups", tests: Sequence[str], *, alpha: float, confidence: float,
+               n_permutations: int, seed: int, higher_is_better: bool) -> list[dict]:
+    """One row of :func:`compare`'s columns per group of ``groups`` (:class:`metrics_core.stats.PairedGroups`):
+    its statistics, ``test``/``statistic``/``p_value`` from the first of the paired ``tests`` and
+    ``p_<test>`` of each; ``ci_low``/``ci_high`` NaN (the bootstrap is drawn for every row at once)."""
+    table = groups.table(tests, alpha=alpha, confidence=confidence, n_permutations=n_permutations, seed=seed,
+                         higher_is_better=higher_is_better, power=POWER)
+    primary = tests[0]
+    rows = []
+    for i in range(groups.n.size):
+        count = int(table["n"][i])
+        row = {"n": count, "baseline_mean": float(table["baseline_mean"][i]),
+               "model_mean": float(table["model_mean"][i]), "diff": float(table["diff"][i]),
+               "ci_low": math.nan, "ci_high": math.nan, "test": primary,
+               "statistic": float(table[f"statistic_{primary}"][i]), "p_value": float(table[f"p_{primary}"][i]),
+               "effect_size": float(table["effect_size"][i]), "wins": int(table["wins"][i]),
+               "ties": int(table["ties"][i]), "losses": int(table["losses"][i]),
+               **{k: float(table[k][i]) for k in ("lift", "lift_ci_low", "lift_ci_high", "mde", "mde_relative")}}
+        for t in tests:
+            row[f"p_{t}"] = float(table[f"p_{t}"][i])
+        rows.append(row)
+    return rows
 
 
 def _resolve_metric(name: str, columns: Sequence[str]) -> str | None:
@@ -206,27 +230,15 @@ def compare(evaluations: Mapping[str, Any], baseline: str | None = None,
             for base, other in pairs:
                 # paired once: the test is given the aligned values (finite in both, in the baseline's order)
                 av, bv, _ = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
-                r = stats.paired_comparison(
-                    av, bv, test=paired_tests[0], confidence=confidence, n_resamples=0,
-                    n_permutations=n_permutations, seed=seed, higher_is_better=higher, tests=paired_tests)
-                row = {
-                    "metric": m, "baseline": base, "model": other, "n": r.n,
-                    "baseline_mean": r.baseline_mean, "model_mean": r.challenger_mean, "diff": r.diff,
-                    "ci_low": r.ci_low, "ci_high": r.ci_high, "test": r.test, "statistic": r.statistic,
-                    "p_value": r.p_value, "effect_size": r.effect_size,
-                    "wins": r.wins, "ties": r.ties, "losses": r.losses,
-                }
+                row = {"metric": m, "baseline": base, "model": other,
+                       **paired_rows(stats.PairedGroups.one(av, bv), paired_tests, alpha=alpha,
+                                    confidence=confidence, n_permutations=n_permutations, seed=seed,
+                                    higher_is_better=higher)[0]}
                 if m in tukey:
                     row["p_tukey"] = tukey[m][1][(base, other)]
                     if run_tests[0] == "tukey":
                         row.update(test="tukey", statistic=tukey[m][0][(base, other)], p_value=row["p_tukey"])
                 differences.append(bv - av)
-                row["lift"], row["lift_ci_low"], row["lift_ci_high"] = stats.lift_ci(av, bv, confidence)
-                row["mde"] = stats.minimum_detectable_effect(differences[-1], alpha=alpha, power=POWER)
-                row["mde_relative"] = row["mde"] / abs(r.baseline_mean) if r.baseline_mean else float("nan")
-                for t in run_tests:
-                    if t in stats.TESTS:
-                        row[f"p_{t}"] = getattr(r, f"p_{t}")
                 rows.append(row)
                 bar.update(1)
     with stage(f"resampling: {int(n_resamples):,} bootstrap resamples of {len(differences)} difference(s)"):

@@ -12,36 +12,22 @@ segments) then costs far more than its users. Here:
 
 * each metric of each pair of models is paired once over every user
   (:func:`metrics_core.stats.align_pairs`: users with a finite value in both), and the paired
-  users are ordered by segment;
-* what each row needs is reduced per segment in one pass over the ordered users
-  (``numpy.add.reduceat``), with the two-pass formulas of :mod:`metrics_core.stats`: with
-  ``d = b - a`` (challenger minus baseline) over a segment's ``n`` paired users,
-
-  - ``diff = mean(d)``, ``sd = sqrt(sum((d - mean(d))^2) / (n - 1))``;
-  - the paired t-test's ``t = mean(d) / (sd / sqrt(n))`` and ``p = 2 P(T_{n-1} <= -|t|)``
-    (:func:`metrics_core.stats.paired_t_test`; all differences zero: ``t = 0, p = 1``; fewer
-    than 2 pairs: NaN), for every segment in one call of Student's t distribution;
-  - Cohen's ``d_z = mean(d) / sd`` (:func:`metrics_core.stats.cohens_d_paired`), wins, ties and
-    losses beyond ``1e-9`` (:func:`metrics_core.stats.win_tie_loss`);
-  - the lift ``r - 1`` with ``r = mean(b) / mean(a)`` and its delta-method interval
-    ``± z sqrt((s_b^2 - 2 r s_ab + r^2 s_a^2) / (n mean(a)^2))`` (:func:`metrics_core.stats.lift_ci`);
-  - the minimum detectable effect ``detectable_effect_size(n, alpha, 0.8) * sd``
-    (:func:`metrics_core.stats.minimum_detectable_effect`);
-* the Wilcoxon signed-rank and randomization tests, whose statistics are not sums, run segment
-  by segment on the ordered arrays (:func:`metrics_core.stats.wilcoxon_test`,
-  :func:`metrics_core.stats.randomization_test`).
+  users are grouped by segment;
+* every segment's statistics come from :class:`metrics_core.stats.PairedGroups` at once (the
+  formulas written once for Compare, the segments, the brief and the gate: each sum one
+  ``numpy.add.reduceat`` over the users ordered by segment; the Wilcoxon signed-rank and
+  randomization tests, whose statistics are not sums, segment by segment).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from metrics_core import registry, stats
-from metrics_core.compare import COMPARE_COLUMNS, POWER, _normalise_tests, _pairs, metric_columns
+from metrics_core.compare import COMPARE_COLUMNS, _normalise_tests, _pairs, metric_columns, paired_rows
 from metrics_core.errors import MetricsError
 from metrics_core.per_user import per_user_table
 from metrics_core.segments import label_coder, unique_labels
@@ -49,8 +35,6 @@ from metrics_core.segments import label_coder, unique_labels
 __all__ = ["compare_segments", "attribute_labels", "segment_rows", "family_keys", "family_sizes", "check_family",
            "MISSING", "FAMILIES", "DEFAULT_FAMILY"]
 
-#: a paired difference within this distance of zero is a tie (as :func:`metrics_core.stats.win_tie_loss`)
-TIE_TOLERANCE = 1e-9
 #: the segment of users the attributes table does not list, or lists without a value
 MISSING = "(missing)"
 #: The family of segment tests whose p-values are adjusted together, a setting of the analysis:
@@ -117,18 +101,18 @@ def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: 
     sizes = np.min([np.bincount(c[c >= 0], minlength=len(values)) if len(values) else np.zeros(0, int)
                     for c in map(label_codes, (t.index for t in tables.values()))], axis=0)
     kept = np.flatnonzero(sizes >= min_users)
-    from scipy.stats import norm  # imported on first use, as metrics_core.stats imports scipy.stats
-
-    z = float(norm.ppf((1 + confidence) / 2))  # as stats.lift_ci
+    slot = np.full(len(values) + 1, -1, dtype=np.int64)  # segment -> its position in kept (-1: left out)
+    slot[kept] = np.arange(kept.size)
 
     rows: list[list[dict]] = [[] for _ in kept]  # per kept segment, in compare's row order
     for m in metric_names:
         higher = registry.higher_is_better(m)
         for base, other in pairs:
             a, b, users = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
-            codes = label_codes(users)
-            for seg_rows, row in zip(rows, _pair_rows(a, b, codes, len(values), kept, test, alpha, z,
-                                                      n_permutations, seed, higher)):
+            groups = stats.PairedGroups.by_codes(a, b, slot[label_codes(users)], kept.size)  # -1 reads slot -1
+            for seg_rows, row in zip(rows, paired_rows(groups, [test], alpha=alpha, confidence=confidence,
+                                                      n_permutations=n_permutations, seed=seed,
+                                                      higher_is_better=higher)):
                 seg_rows.append({"metric": m, "baseline": base, "model": other, **row})
     return _tables([values[i] for i in kept], rows, test, alpha, confidence)
 
@@ -141,104 +125,6 @@ def _sorted_values(labels: pd.Series) -> list:
         return sorted(present)
     except TypeError:
         return sorted(present, key=str)
-
-
-def _pair_rows(a: np.ndarray, b: np.ndarray, codes: np.ndarray, n_values: int, kept: np.ndarray, test: str,
-               alpha: float, z: float, n_permutations: int, seed: int, higher: bool) -> list[dict]:
-    """One row of statistics per kept segment (positions among ``n_values`` segments) for the
-    paired values ``a`` (baseline), ``b`` (challenger) of users in segments ``codes`` (-1: none)."""
-    from scipy import special
-
-    slot = np.full(n_values + 1, -1, dtype=np.int64)  # segment -> its position in kept (-1: left out)
-    slot[kept] = np.arange(kept.size)
-    where = slot[codes]  # a code of -1 (no label) reads the last slot, which is -1
-    order = np.argsort(where, kind="stable")
-    order = order[where[order] >= 0]
-    a, b, group = a[order], b[order], where[order]
-    n = np.bincount(group, minlength=kept.size)
-    starts = np.concatenate(([0], np.cumsum(n)[:-1]))
-    s = _Sums(starts, n)
-
-    md, ma, mb = s.mean(b - a), s.mean(a), s.mean(b)
-    d = b - a  # the same differences as stats.paired_comparison's
-    cd, ca, cb = d - md[group], a - ma[group], b - mb[group]
-    var_d, var_a, var_b, cov_ab = s.var(cd * cd), s.var(ca * ca), s.var(cb * cb), s.var(ca * cb)
-    sd = np.sqrt(var_d)
-    all_zero = s.total(d != 0) == 0
-    first = d[np.minimum(starts, d.size - 1)] if d.size else np.zeros(n.size)  # each segment's first difference
-    all_equal = s.total(d != first[group]) == 0
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = md / (sd / np.sqrt(n))
-        p_t = 2.0 * special.stdtr(np.maximum(n - 1, 1), -np.abs(t))
-        effect = md / sd
-        r = mb / ma
-        lift_var = (var_b - 2 * r * cov_ab + r * r * var_a) / (n * ma * ma)
-    sign = 1.0 if higher else -1.0  # wins are improvements: lower is better for some metrics
-    wins = s.total(sign * d > TIE_TOLERANCE)
-    losses = s.total(sign * d < -TIE_TOLERANCE)
-
-    out = []
-    for i in range(kept.size):
-        count = int(n[i])
-        lo, hi = starts[i], starts[i] + count
-        if test == "t":  # as stats.paired_t_test: under 2 pairs NaN, then no difference at all p = 1
-            statistic, p_value = ((math.nan, math.nan) if count < 2 else (0.0, 1.0) if all_zero[i]
-                                  else (float(t[i]), float(p_t[i])))
-        elif test == "wilcoxon":
-            statistic, p_value = stats.wilcoxon_test(a[lo:hi], b[lo:hi])
-        else:
-            statistic, p_value = stats.randomization_test(a[lo:hi], b[lo:hi], n_resamples=n_permutations,
-                                                          seed=seed)
-        base_mean = float(ma[i]) if count else math.nan
-        if count < 2 or not base_mean:
-            lift = (math.nan, math.nan, math.nan)
-        else:
-            half = z * math.sqrt(max(float(lift_var[i]), 0.0))
-            lift = (float(r[i]) - 1.0, float(r[i]) - 1.0 - half, float(r[i]) - 1.0 + half)
-        if count < 2:
-            mde = math.nan
-        elif all_equal[i]:
-            mde = 0.0
-        else:
-            mde = stats.detectable_effect_size(count, alpha, POWER) * float(sd[i])
-        out.append({
-            "n": count, "baseline_mean": base_mean, "model_mean": float(mb[i]) if count else math.nan,
-            "diff": float(md[i]) if count else math.nan, "ci_low": math.nan, "ci_high": math.nan, "test": test,
-            "statistic": statistic, "p_value": p_value,
-            "effect_size": (math.nan if count == 0 else 0.0 if all_zero[i] else
-                            math.nan if count < 2 or sd[i] == 0 else float(effect[i])),
-            "wins": int(wins[i]), "ties": count - int(wins[i]) - int(losses[i]), "losses": int(losses[i]),
-            "lift": lift[0], "lift_ci_low": lift[1], "lift_ci_high": lift[2], "mde": mde,
-            "mde_relative": mde / abs(base_mean) if base_mean else math.nan,
-            f"p_{test}": p_value,
-        })
-    return out
-
-
-class _Sums:
-    """Sums per segment of values ordered by segment (``n`` values from each of ``starts``)."""
-
-    def __init__(self, starts: np.ndarray, n: np.ndarray):
-        self.n = n
-        self.filled = n > 0
-        self.at = starts[self.filled]
-
-    def total(self, values: np.ndarray) -> np.ndarray:
-        """The sum of ``values`` in each segment (0 in an empty one)."""
-        out = np.zeros(self.n.size, dtype=float)
-        if self.at.size:
-            out[self.filled] = np.add.reduceat(np.asarray(values, dtype=float), self.at)
-        return out
-
-    def mean(self, values: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.total(values) / self.n
-
-    def var(self, centred_products: np.ndarray) -> np.ndarray:
-        """The sample (co)variance from the products of centred values, on ``n - 1`` (NaN under 2)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.n >= 2, self.total(centred_products) / (self.n - 1), np.nan)
 
 
 def _tables(segments: list, rows: list[list[dict]], test: str, alpha: float, confidence: float

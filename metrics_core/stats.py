@@ -75,6 +75,7 @@ __all__ = [
     "adjust_within",
     "align_pairs",
     "tukey_hsd",
+    "PairedGroups",
     "PairedComparison",
     "paired_comparison",
     "mean_ci_table",
@@ -240,21 +241,207 @@ def _diffs(a, b) -> np.ndarray:
     return b - a
 
 
+#: a paired difference within this distance of zero is a tie (:meth:`PairedGroups.win_tie_loss`)
+TIE_TOLERANCE = 1e-9
+#: the power at which the minimum detectable effect is computed (:meth:`PairedGroups.mde`)
+POWER = 0.8
+
+
+class PairedGroups:
+    """Paired values split into groups of users, every statistic computed for all groups at once.
+
+    One group is a whole comparison (:meth:`one`); several are its segments (:meth:`by_codes`):
+    Compare, the segments, the brief and the gate read their paired statistics from here, so each
+    formula is written once, vectorised over the groups (one ``numpy.add.reduceat`` per sum).
+
+    ``a`` (baseline) and ``b`` (challenger) are ordered by group: group ``g`` holds the ``n[g]``
+    pairs from position ``starts[g]``. With ``d = b - a`` over a group's ``n`` pairs (two-pass
+    formulas: every spread is a sum of centred products):
+
+    * ``diff = mean(d)``, ``sd = sqrt(sum((d - mean(d))^2) / (n - 1))``;
+    * paired t-test: ``t = mean(d) / (sd / sqrt(n))``, ``p = 2 P(T_{n-1} <= -|t|)`` (what
+      ``scipy.stats.ttest_rel(b, a)`` gives); every difference zero: ``(0, 1)``; a constant non-zero
+      difference: ``(+-inf, 0)``; fewer than 2 pairs: NaN;
+    * Cohen's ``d_z = mean(d) / sd``: 0 when every difference is zero, NaN under 2 pairs or when
+      ``sd`` is 0;
+    * wins, ties, losses: ``s d > tol``, ``|d| <= tol``, ``s d < -tol`` with ``s = +1`` when higher
+      is better, else ``-1``;
+    * lift ``r - 1`` with ``r = mean(b) / mean(a)`` and its delta-method interval
+      ``± z_{(1+confidence)/2} sqrt((s_b^2 - 2 r s_ab + r^2 s_a^2) / (n mean(a)^2))`` (sample
+      variances and covariance on ``n - 1``); NaN under 2 pairs or when ``mean(a)`` is 0;
+    * minimum detectable effect ``detectable_effect_size(n, alpha, power) * sd``: 0 when every
+      difference is equal, NaN under 2 pairs;
+    * the Wilcoxon signed-rank and randomization tests, whose statistics are not sums, run group by
+      group (:func:`wilcoxon_test`, :func:`randomization_test`).
+    """
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, n: np.ndarray):
+        self.a = np.asarray(a, dtype=float)
+        self.b = np.asarray(b, dtype=float)
+        self.d = self.b - self.a
+        self.n = np.asarray(n, dtype=np.int64)
+        self.starts = np.concatenate(([0], np.cumsum(self.n)[:-1])).astype(np.int64)
+        self._filled = self.n > 0
+        self._at = self.starts[self._filled]
+        # each pair's group, to spread a per-group value over its pairs (one group: a scalar)
+        self._group = 0 if self.n.size == 1 else np.repeat(np.arange(self.n.size), self.n)
+
+    @classmethod
+    def one(cls, a, b) -> "PairedGroups":
+        """Every pair of the equal-length ``a`` and ``b`` in one group."""
+        d = _diffs(a, b)
+        return cls(np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel(), np.array([d.size]))
+
+    @classmethod
+    def by_codes(cls, a, b, codes, n_groups: int) -> "PairedGroups":
+        """The pairs ``a[i], b[i]`` in group ``codes[i]`` among ``n_groups`` (a code of -1: no group,
+        left out), each group's pairs kept in their order."""
+        codes = np.asarray(codes, dtype=np.int64)
+        order = np.argsort(codes, kind="stable")
+        order = order[codes[order] >= 0]
+        a = np.asarray(a, dtype=float)[order]
+        return cls(a, np.asarray(b, dtype=float)[order], np.bincount(codes[order], minlength=int(n_groups)))
+
+    def pairs(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(a, b)`` of group ``g``."""
+        lo, hi = self.starts[g], self.starts[g] + self.n[g]
+        return self.a[lo:hi], self.b[lo:hi]
+
+    def total(self, values) -> np.ndarray:
+        """The sum of ``values`` (one per pair) in each group (0 in an empty one)."""
+        out = np.zeros(self.n.size, dtype=float)
+        if self._at.size:
+            out[self._filled] = np.add.reduceat(np.asarray(values, dtype=float), self._at)
+        return out
+
+    def _mean(self, values) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.total(values) / self.n
+
+    def _spread(self, per_group: np.ndarray):
+        return per_group[self._group]
+
+    def _var(self, centred_products) -> np.ndarray:
+        """The sample (co)variance from products of centred values, on ``n - 1`` (NaN under 2 pairs)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.n >= 2, self.total(centred_products) / (self.n - 1), np.nan)
+
+    @functools.cached_property
+    def baseline_mean(self) -> np.ndarray:
+        return self._mean(self.a)
+
+    @functools.cached_property
+    def challenger_mean(self) -> np.ndarray:
+        return self._mean(self.b)
+
+    @functools.cached_property
+    def diff(self) -> np.ndarray:
+        """``mean(b - a)`` of each group (NaN when empty)."""
+        return self._mean(self.d)
+
+    @functools.cached_property
+    def sd(self) -> np.ndarray:
+        """The standard deviation of the differences, on ``n - 1``."""
+        centred = self.d - self._spread(self.diff)
+        return np.sqrt(self._var(centred * centred))
+
+    @functools.cached_property
+    def all_zero(self) -> np.ndarray:
+        return self.total(self.d != 0) == 0
+
+    @functools.cached_property
+    def all_equal(self) -> np.ndarray:
+        first = self.d[np.minimum(self.starts, self.d.size - 1)] if self.d.size else np.zeros(self.n.size)
+        return self.total(self.d != self._spread(first)) == 0
+
+    def t_test(self) -> tuple[np.ndarray, np.ndarray]:
+        """The paired t-test of each group: ``(t, p)``."""
+        from scipy import special
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = self.diff / (self.sd / np.sqrt(self.n))
+            p = 2.0 * special.stdtr(np.maximum(self.n - 1, 1), -np.abs(t))
+        t = np.where(self.all_zero, 0.0, t)
+        p = np.where(self.all_zero, 1.0, p)
+        few = self.n < 2
+        return np.where(few, np.nan, t), np.where(few, np.nan, p)
+
+    def effect_size(self) -> np.ndarray:
+        """Cohen's ``d_z`` of each group."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            effect = self.diff / self.sd
+        undefined = (self.n < 2) | (self.sd == 0)
+        return np.where(self.n == 0, np.nan, np.where(self.all_zero, 0.0, np.where(undefined, np.nan, effect)))
+
+    def win_tie_loss(self, higher_is_better: bool = True, tol: float = TIE_TOLERANCE
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(wins, ties, losses)`` of the challenger in each group (integer arrays)."""
+        signed = self.d if higher_is_better else -self.d
+        wins = self.total(signed > tol).astype(np.int64)
+        losses = self.total(signed < -tol).astype(np.int64)
+        return wins, self.n - wins - losses, losses
+
+    def lift(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lift, low, high)`` of each group: ``mean(b) / mean(a) - 1`` and its delta-method interval."""
+        ma, mb = self.baseline_mean, self.challenger_mean
+        ca, cb = self.a - self._spread(ma), self.b - self._spread(mb)
+        var_a, var_b, cov_ab = self._var(ca * ca), self._var(cb * cb), self._var(ca * cb)
+        z = float(_scipy_stats().norm.ppf((1 + confidence) / 2))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = mb / ma
+            half = z * np.sqrt(np.maximum((var_b - 2 * r * cov_ab + r * r * var_a) / (self.n * ma * ma), 0.0))
+        undefined = (self.n < 2) | (ma == 0)
+        lift = np.where(undefined, np.nan, r - 1.0)
+        return lift, lift - half, lift + half
+
+    def mde(self, alpha: float = 0.05, power: float = POWER) -> np.ndarray:
+        """The minimum detectable mean difference of each group (:func:`detectable_effect_size`)."""
+        factor = np.array([detectable_effect_size(int(n), alpha, power) if n >= 2 else np.nan for n in self.n])
+        return np.where(self.n < 2, np.nan, np.where(self.all_equal, 0.0, factor * self.sd))
+
+    def test(self, name: str, n_permutations: int = 10000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """``(statistic, p)`` of the paired test ``name`` (one of :data:`TESTS`) in each group."""
+        if name == "t":
+            return self.t_test()
+        if name not in TESTS:
+            raise MetricsError(f"unknown test {name!r}; use one of: {', '.join(TESTS)}")
+        out = np.full((2, self.n.size), np.nan)
+        for g in range(self.n.size):
+            a, b = self.pairs(g)
+            out[:, g] = (wilcoxon_test(a, b) if name == "wilcoxon"
+                         else randomization_test(a, b, n_resamples=n_permutations, seed=seed))
+        return out[0], out[1]
+
+    def table(self, tests: Sequence[str] = ("t",), *, alpha: float = 0.05, confidence: float = 0.95,
+              n_permutations: int = 10000, seed: int = 0, higher_is_better: bool = True,
+              power: float = POWER) -> dict[str, np.ndarray]:
+        """Every statistic of each group, as :func:`metrics_core.compare.compare` names them: ``n``,
+        ``baseline_mean``, ``model_mean``, ``diff``, ``effect_size``, ``wins``, ``ties``, ``losses``,
+        ``lift``, ``lift_ci_low``, ``lift_ci_high``, ``mde``, ``mde_relative`` (``mde / |baseline_mean|``)
+        and, for each of ``tests``, ``statistic_<test>`` and ``p_<test>``."""
+        wins, ties, losses = self.win_tie_loss(higher_is_better)
+        lift, low, high = self.lift(confidence)
+        mde = self.mde(alpha, power)
+        base = self.baseline_mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            relative = np.where(base != 0, mde / np.abs(base), np.nan)
+        out = {"n": self.n, "baseline_mean": base, "model_mean": self.challenger_mean, "diff": self.diff,
+               "effect_size": self.effect_size(), "wins": wins, "ties": ties, "losses": losses,
+               "lift": lift, "lift_ci_low": low, "lift_ci_high": high, "mde": mde, "mde_relative": relative}
+        for name in dict.fromkeys(str(t).lower() for t in tests):
+            out[f"statistic_{name}"], out[f"p_{name}"] = self.test(name, n_permutations, seed)
+        return out
+
+
 def paired_t_test(a, b) -> tuple[float, float]:
-    """Two-sided paired t-test of ``b`` against ``a``: ``(t, p)`` via ``scipy.stats.ttest_rel(b, a)``.
+    """Two-sided paired t-test of ``b`` against ``a``: ``(t, p)``, as ``scipy.stats.ttest_rel(b, a)``
+    (:meth:`PairedGroups.t_test`).
 
     All differences zero gives ``(0.0, 1.0)`` (no evidence of a difference); constant non-zero
     differences give ``(+-inf, 0.0)``; fewer than 2 pairs give ``(nan, nan)``.
     """
-    d = _diffs(a, b)
-    if d.size < 2:
-        return (math.nan, math.nan)
-    if np.all(d == 0):
-        return (0.0, 1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = _scipy_stats().ttest_rel(np.asarray(b, dtype=float), np.asarray(a, dtype=float))
-    return (float(res.statistic), float(res.pvalue))
+    t, p = PairedGroups.one(a, b).t_test()
+    return (float(t[0]), float(p[0]))
 
 
 #: differences within this share of the largest ``|d|`` are the same number up to floating-point noise
@@ -364,76 +551,48 @@ def randomization_test(a, b, n_resamples: int = 10000, seed: int = 0,
 
 
 def cohens_d_paired(a, b) -> float:
-    """Cohen's d for paired samples (d_z): ``mean(b - a) / sd(b - a)`` with ``sd`` on ``n-1``.
+    """Cohen's d for paired samples (d_z): ``mean(b - a) / sd(b - a)`` with ``sd`` on ``n-1``
+    (:meth:`PairedGroups.effect_size`).
 
     ``0.0`` when every difference is zero, ``nan`` when undefined (fewer than 2 pairs, or a
     constant non-zero difference, whose sd is 0).
     """
-    d = _diffs(a, b)
-    if d.size == 0:
-        return math.nan
-    if np.all(d == 0):
-        return 0.0
-    if d.size < 2:
-        return math.nan
-    sd = float(d.std(ddof=1))
-    if sd == 0:
-        return math.nan
-    return float(d.mean() / sd)
+    return float(PairedGroups.one(a, b).effect_size()[0])
 
 
-def win_tie_loss(a, b, tol: float = 1e-9, higher_is_better: bool = True) -> tuple[int, int, int]:
-    """Counts ``(wins, ties, losses)`` of the challenger ``b`` over the baseline ``a``.
+def win_tie_loss(a, b, tol: float = TIE_TOLERANCE, higher_is_better: bool = True) -> tuple[int, int, int]:
+    """Counts ``(wins, ties, losses)`` of the challenger ``b`` over the baseline ``a``
+    (:meth:`PairedGroups.win_tie_loss`).
 
     With ``d = b - a``: win when ``d > tol``, loss when ``d < -tol``, tie otherwise;
     swapped when ``higher_is_better`` is False.
     """
-    d = _diffs(a, b)
-    if not higher_is_better:
-        d = -d
-    wins = int(np.count_nonzero(d > tol))
-    losses = int(np.count_nonzero(d < -tol))
-    return (wins, d.size - wins - losses, losses)
+    counts = PairedGroups.one(a, b).win_tie_loss(higher_is_better, tol)
+    return tuple(int(c[0]) for c in counts)
 
 
 def lift_ci(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Relative lift ``mean(b) / mean(a) - 1`` of paired samples with its delta-method interval.
+    """Relative lift ``mean(b) / mean(a) - 1`` of paired samples with its delta-method interval
+    (:meth:`PairedGroups.lift`).
 
     With ``r = mean(b) / mean(a)``, the variance of ``r`` is approximated by
     ``(s_b^2 - 2 r s_ab + r^2 s_a^2) / (n mean(a)^2)`` (sample variances and covariance
     of the paired values), and the interval is ``lift ± z_{(1+confidence)/2} * se``.
     Returns ``(lift, low, high)``; NaN when ``mean(a)`` is 0 or fewer than 2 pairs.
     """
-    av = np.asarray(a, dtype=float).ravel()
-    bv = np.asarray(b, dtype=float).ravel()
-    if av.shape != bv.shape:
-        raise MetricsError(f"paired samples must have the same length ({av.size} vs {bv.size})")
-    n = av.size
-    ma = float(av.mean()) if n else math.nan
-    if n < 2 or not ma:
-        return (math.nan, math.nan, math.nan)
-    r = float(bv.mean()) / ma
-    cov = np.cov(av, bv, ddof=1)
-    var = (cov[1, 1] - 2 * r * cov[0, 1] + r * r * cov[0, 0]) / (n * ma * ma)
-    z = _scipy_stats().norm.ppf((1 + confidence) / 2)
-    half = z * math.sqrt(max(var, 0.0))
-    return (r - 1.0, r - 1.0 - half, r - 1.0 + half)
+    return tuple(float(v[0]) for v in PairedGroups.one(a, b).lift(confidence))
 
 
-def minimum_detectable_effect(differences, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Smallest mean paired difference a two-sided paired t-test at ``alpha`` detects with ``power``.
+def minimum_detectable_effect(differences, alpha: float = 0.05, power: float = POWER) -> float:
+    """Smallest mean paired difference a two-sided paired t-test at ``alpha`` detects with ``power``
+    (:meth:`PairedGroups.mde`).
 
     The standardised effect ``d`` (:func:`detectable_effect_size`) times ``sd(differences)``.
-    NaN with fewer than 2 pairs; 0 when every difference is equal.
+    Non-finite differences are left out. NaN with fewer than 2 pairs; 0 when every difference is equal.
     """
     d = np.asarray(differences, dtype=float).ravel()
     d = d[np.isfinite(d)]
-    n = d.size
-    if n < 2:
-        return math.nan
-    if np.all(d == d[0]):
-        return 0.0
-    return detectable_effect_size(n, alpha, power) * float(d.std(ddof=1))
+    return float(PairedGroups.one(np.zeros_like(d), d).mde(alpha, power)[0])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -567,16 +726,6 @@ class PairedComparison:
         return asdict(self)
 
 
-def _run_test(name: str, a, b, n_permutations: int, seed: int) -> tuple[float, float]:
-    if name == "t":
-        return paired_t_test(a, b)
-    if name == "wilcoxon":
-        return wilcoxon_test(a, b)
-    if name == "randomization":
-        return randomization_test(a, b, n_resamples=n_permutations, seed=seed)
-    raise MetricsError(f"unknown test {name!r}; use one of: {', '.join(TESTS)}")
-
-
 def paired_comparison(a, b, test: str = "t", confidence: float = 0.95,
                       n_resamples: int = 1000, n_permutations: int = 10000, seed: int = 0,
                       higher_is_better: bool = True, tests: Iterable[str] = TESTS) -> PairedComparison:
@@ -587,6 +736,7 @@ def paired_comparison(a, b, test: str = "t", confidence: float = 0.95,
     percentile bootstrap CI of the mean difference (NaN with ``n_resamples=0``, when only the
     test is wanted); ``statistic``/``p_value`` come from
     ``test``; every test in ``tests`` is also reported as ``p_<test>`` (NaN if not run).
+    The statistics are :meth:`PairedGroups.table`'s on one group.
     """
     test = str(test).lower()
     if test not in TESTS:
@@ -600,31 +750,20 @@ def paired_comparison(a, b, test: str = "t", confidence: float = 0.95,
             raise MetricsError(f"paired samples must have the same length ({av.size} vs {bv.size})")
         keep = np.isfinite(av) & np.isfinite(bv)
         av, bv = av[keep], bv[keep]
-    d = bv - av
-    n = int(d.size)
-    wanted = {str(t).lower() for t in tests} | {test}
-    results = {t: (_run_test(t, av, bv, n_permutations, seed) if t in wanted else (math.nan, math.nan))
-               for t in TESTS}
-    low, high = (bootstrap_ci(d, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    wanted = [test] + [t for t in TESTS if t != test and t in {str(x).lower() for x in tests}]
+    row = {k: v[0] for k, v in PairedGroups.one(av, bv).table(
+        wanted, confidence=confidence, n_permutations=n_permutations, seed=seed,
+        higher_is_better=higher_is_better).items()}
+    low, high = (bootstrap_ci(bv - av, n_resamples=n_resamples, confidence=confidence, seed=seed)
                  if int(n_resamples) > 0 else (math.nan, math.nan))
-    wins, ties, losses = win_tie_loss(av, bv, higher_is_better=higher_is_better)
     return PairedComparison(
-        n=n,
-        baseline_mean=float(av.mean()) if n else math.nan,
-        challenger_mean=float(bv.mean()) if n else math.nan,
-        diff=float(d.mean()) if n else math.nan,
-        ci_low=low,
-        ci_high=high,
-        test=test,
-        statistic=results[test][0],
-        p_value=results[test][1],
-        effect_size=cohens_d_paired(av, bv),
-        wins=wins,
-        ties=ties,
-        losses=losses,
-        p_t=results["t"][1],
-        p_wilcoxon=results["wilcoxon"][1],
-        p_randomization=results["randomization"][1],
+        n=int(row["n"]), baseline_mean=float(row["baseline_mean"]), challenger_mean=float(row["model_mean"]),
+        diff=float(row["diff"]), ci_low=low, ci_high=high, test=test,
+        statistic=float(row[f"statistic_{test}"]), p_value=float(row[f"p_{test}"]),
+        effect_size=float(row["effect_size"]), wins=int(row["wins"]), ties=int(row["ties"]),
+        losses=int(row["losses"]),
+        p_t=float(row.get("p_t", math.nan)), p_wilcoxon=float(row.get("p_wilcoxon", math.nan)),
+        p_randomization=float(row.get("p_randomization", math.nan)),
     )
 
 

@@ -338,3 +338,93 @@ def test_bootstrap_ci_many_is_each_vectors_own_bootstrap_in_one_pass():
     assert got[4] == (0.5, 0.5)
     assert all(math.isnan(b) for b in got[5]) and all(math.isnan(b) for b in got[6])
     assert stats.bootstrap_ci_many([]) == []
+
+
+def test_paired_groups_give_each_group_what_scipy_and_plain_formulas_give_on_its_pairs():
+    """Many groups at once (empty, one pair, every difference zero, one constant difference, a baseline
+    mean of 0, a metric where lower is better, ordinary ones, codes out of order, pairs in no group),
+    each group checked on its own pairs against scipy.stats and formulas written out here."""
+    from statsmodels.stats.power import TTestPower
+
+    rng = np.random.default_rng(11)
+    n_groups = 8
+    sizes = {0: 0, 1: 1, 2: 12, 3: 9, 4: 6, 5: 40, 6: 25, 7: 3}
+    a_parts, b_parts, code_parts = [], [], []
+    for g, size in sizes.items():
+        a = rng.random(size).round(2)
+        b = {2: a.copy(), 3: a + 0.25, 4: np.zeros(size) + rng.random(size)}.get(g, np.clip(a + rng.normal(0.03, 0.2, size), 0, 1))
+        if g == 4:
+            a = np.zeros(size)  # baseline mean 0: no lift
+        a_parts.append(a)
+        b_parts.append(b)
+        code_parts.append(np.full(size, g))
+    a_parts.append(rng.random(5))  # pairs in no group
+    b_parts.append(rng.random(5))
+    code_parts.append(np.full(5, -1))
+    order = rng.permutation(sum(len(x) for x in a_parts))  # groups interleaved
+    a_all, b_all, codes = (np.concatenate(x)[order] for x in (a_parts, b_parts, code_parts))
+    for higher in (True, False):
+        groups = stats.PairedGroups.by_codes(a_all, b_all, codes, n_groups)
+        table = groups.table(["t", "wilcoxon", "randomization"], alpha=0.05, confidence=0.9, n_permutations=4096,
+                             higher_is_better=higher)
+        for g in range(n_groups):
+            pick = codes == g
+            a, b = a_all[pick], b_all[pick]  # the group's pairs in their original order
+            d = [y - x for x, y in zip(a, b)]
+            n = len(d)
+            assert table["n"][g] == n
+            s = 1 if higher else -1
+            wins, losses = sum(s * x > 1e-9 for x in d), sum(s * x < -1e-9 for x in d)
+            assert (table["wins"][g], table["ties"][g], table["losses"][g]) == (wins, n - wins - losses, losses)
+            if n == 0:
+                assert all(math.isnan(table[k][g]) for k in ("diff", "p_t", "effect_size", "lift", "mde"))
+                continue
+            mean_d = sum(d) / n
+            assert table["diff"][g] == pytest.approx(mean_d, abs=1e-12)
+            if n < 2:
+                assert all(math.isnan(table[k][g]) for k in ("p_t", "statistic_t", "lift", "mde"))
+                continue
+            sd = math.sqrt(sum((x - mean_d) ** 2 for x in d) / (n - 1))
+            if all(x == 0 for x in d):
+                assert (table["statistic_t"][g], table["p_t"][g], table["effect_size"][g]) == (0.0, 1.0, 0.0)
+                assert (table["p_wilcoxon"][g], table["p_randomization"][g], table["mde"][g]) == (1.0, 1.0, 0.0)
+                continue
+            ref = sst.ttest_rel(b, a)
+            assert table["statistic_t"][g] == pytest.approx(ref.statistic, rel=1e-9)
+            assert table["p_t"][g] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+            exact = np.round(d, 9)  # the differences without float noise (a + 0.25 - a is not 0.25 exactly)
+            assert table["p_wilcoxon"][g] == pytest.approx(sst.wilcoxon(exact, zero_method="wilcox").pvalue, rel=1e-9)
+            if sd < 1e-12:  # one constant difference: sd is 0 up to rounding
+                continue
+            assert table["effect_size"][g] == pytest.approx(mean_d / sd, rel=1e-9)
+            power = TTestPower().solve_power(nobs=n, alpha=0.05, power=0.8, alternative="two-sided")
+            assert table["mde"][g] == pytest.approx(power * sd, rel=1e-4)
+            ma, mb = sum(a) / n, sum(b) / n
+            if ma == 0:
+                assert math.isnan(table["lift"][g])
+                continue
+            r = mb / ma
+            cov = np.cov(np.vstack([a, b]))
+            half = sst.norm.ppf(0.95) * math.sqrt((cov[1, 1] - 2 * r * cov[0, 1] + r * r * cov[0, 0]) / (n * ma * ma))
+            assert (table["lift"][g], table["lift_ci_low"][g], table["lift_ci_high"][g]) == pytest.approx(
+                (r - 1, r - 1 - half, r - 1 + half), rel=1e-9)
+            if n <= 12:  # exact sign-flip enumeration (2^n <= 4096)
+                hits = sum(abs(sum(sg * x for sg, x in zip(signs, d))) >= abs(sum(d)) - 1e-9 * sum(map(abs, d))
+                           for signs in itertools.product((1, -1), repeat=n))
+                assert table["p_randomization"][g] == pytest.approx(hits / 2 ** n, rel=1e-12)
+
+
+def test_one_group_is_the_scalar_functions():
+    """paired_comparison, paired_t_test, cohens_d_paired, win_tie_loss, lift_ci on one pair of samples
+    agree with scipy and with each other (they are the one-group case of PairedGroups)."""
+    rng = np.random.default_rng(3)
+    a = rng.random(30)
+    b = np.clip(a + rng.normal(0.04, 0.1, 30), 0, 1)
+    r = stats.paired_comparison(a, b, n_resamples=0)
+    ref = sst.ttest_rel(b, a)
+    assert (r.statistic, r.p_value) == pytest.approx((ref.statistic, ref.pvalue), rel=1e-9)
+    assert r.p_wilcoxon == pytest.approx(sst.wilcoxon(b - a).pvalue, rel=1e-9)
+    assert (r.wins, r.ties, r.losses) == stats.win_tie_loss(a, b)
+    assert r.effect_size == pytest.approx((b - a).mean() / (b - a).std(ddof=1), rel=1e-9)
+    with pytest.raises(MetricsError, match="same length"):
+        stats.PairedGroups.one([1.0, 2.0], [1.0])
