@@ -30,7 +30,10 @@ class Convention:
     """One keyword of ``evaluate``.
 
     ``choices`` lists the allowed values (default first) of a choice; it is
-    empty for a number. ``applies_to`` names the metrics it changes (docs
+    empty for a number. ``applies_to`` names, as data, what it changes: kinds of the
+    registry (``"ranking"``, ``"diversity"``, ``"scored"``...) and metrics as the registry
+    reads them (``"ndcg"``; ``"precision@k"`` the ranking entry, ``"precision"`` the
+    classification one); :meth:`entries` resolves them, :attr:`applies_text` writes them (docs
     and dashboard grouping); ``help`` is one sentence per choice or a
     sentence for a number.
     """
@@ -39,12 +42,34 @@ class Convention:
     default: object
     help: str
     choices: tuple[str, ...] = ()
-    applies_to: str = ""
+    applies_to: tuple[str, ...] = ()
     metavar: str | None = None
     #: a number's bounds: ``low < value`` (``low_open``) or ``low <= value``, and ``value <= high``
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+
+    @property
+    def applies_text(self) -> str:
+        """``applies_to`` in words, for the docs' table and the dashboard's help: every kind is ``all``,
+        the two scored-row kinds are ``scored rows``."""
+        from .registry import KINDS
+
+        items = list(self.applies_to)
+        if set(KINDS) <= set(items):
+            return "all"
+        if {"scored", "scored_per_user"} <= set(items):
+            at = items.index("scored")
+            items = [x for x in items if x != "scored_per_user"]
+            items[at] = "scored rows"
+        return ", ".join(items)
+
+    def entries(self) -> tuple:
+        """The registry entries the convention changes (:class:`metrics_core.registry.Metric`), in table order."""
+        from .registry import METRICS
+
+        named = {id(m) for item in self.applies_to for m in entries_of(item)}
+        return tuple(m for m in METRICS if id(m) in named)
 
     @property
     def is_number(self) -> bool:
@@ -87,6 +112,13 @@ class Convention:
         return value
 
 
+def entries_of(item: str) -> tuple:
+    """The registry entries one item of an ``applies_to`` names: every entry of a kind, or one metric."""
+    from .registry import KINDS, METRICS, entry_named
+
+    return tuple(m for m in METRICS if m.kind == item) if item in KINDS else (entry_named(item),)
+
+
 def _quoted(value) -> str:
     """``repr(value)`` cut to 80 characters (a URL parameter or option can be long)."""
     text = repr(value)
@@ -108,76 +140,76 @@ MAX_BETA = 1e100
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("gain", "linear", "`g = rel`, `g = 2^rel - 1` (negative relevance: 0), or `g = 1` when relevant "
                "(`rel >= relevance_threshold`) else 0; discount `1/log2(rank+1)`",
-               choices=("linear", "exponential", "binary"), applies_to="cg, dcg, ndcg"),
+               choices=("linear", "exponential", "binary"), applies_to=("cg", "dcg", "ndcg")),
     Convention("ideal", "judged",
                "IDCG from every judged item of the user (trec_eval, ranx), from the retrieved list re-sorted, or "
                "from k items of gain 1 whatever R (RecTools `divide_by_achievable=False`)",
-               choices=("judged", "retrieved", "k"), applies_to="ndcg"),
+               choices=("judged", "retrieved", "k"), applies_to=("ndcg",)),
     Convention("ap_norm", "relevant",
                "AP@k divided by R (trec_eval), by `min(k, R)` (RecBole, Spark), by the relevant items in the "
                "top k (torchmetrics), or by k (RecTools `divide_by_k=True`)",
-               choices=("relevant", "min_k", "retrieved", "k"), applies_to="map"),
+               choices=("relevant", "min_k", "retrieved", "k"), applies_to=("map",)),
     Convention("precision_norm", "k",
                "precision@k divided by k (trec_eval), or by `min(k, R)` (RecTools `r_precision=True`)",
-               choices=("k", "min_k"), applies_to="precision@k"),
+               choices=("k", "min_k"), applies_to=("precision@k",)),
     Convention("ties", "average",
                "tied scores: exact expected value over all orders of tied scores (for NDCG = scikit-learn's "
                "`ndcg_score(ignore_ties=False)`); score desc then item id desc as strings, scores compared as "
                "32-bit floats as trec_eval stores them (trec_eval); score desc then input row order; score desc "
                "(64-bit) then item id desc as strings (trectools)", choices=("average", "trec", "input", "score_id"),
-               applies_to="ranking, diversity"),
+               applies_to=("ranking", "diversity")),
     Convention("relevance_threshold", 1.0,
                "relevance `>=` threshold is relevant for binary metrics and labels; gains stay graded",
-               applies_to="all", metavar="N"),
+               applies_to=("ranking", "pooled", "scored", "scored_per_user", "diversity"), metavar="N"),
     Convention("empty_users", "exclude",
                "users whose ground truth has no relevant item are excluded (counted), or scored 0",
-               choices=("exclude", "zero"), applies_to="ranking, diversity"),
+               choices=("exclude", "zero"), applies_to=("ranking", "diversity")),
     Convention("missing_users", "zero",
                "users of the ground truth missing from the run score 0 (ranx, ir_measures, RecTools), or are left out "
-               "(trec_eval without `-c`, trectools, Microsoft Recommenders)", choices=("zero", "exclude"), applies_to="ranking, diversity"),
+               "(trec_eval without `-c`, trectools, Microsoft Recommenders)", choices=("zero", "exclude"), applies_to=("ranking", "diversity")),
     Convention("run_only_users", "exclude",
                "users of the run without any judgment are left out (trec_eval), or score 0 and count in the "
                "mean (trectools, which divides by the run's topics)", choices=("exclude", "zero"),
-               applies_to="ranking"),
+               applies_to=("ranking",)),
     Convention("unjudged_rows", "negative",
                "scored rows without a judgment count as negatives, or are left out (only judged rows, as "
-               "Microsoft Recommenders joins them)", choices=("negative", "exclude"), applies_to="scored rows"),
+               "Microsoft Recommenders joins them)", choices=("negative", "exclude"), applies_to=("scored", "scored_per_user")),
     Convention("novelty_popularity", "users",
                "novelty's popularity of an item: share of users who interacted with it, or share of all "
-               "interactions (Microsoft Recommenders)", choices=("users", "interactions"), applies_to="novelty"),
+               "interactions (Microsoft Recommenders)", choices=("users", "interactions"), applies_to=("novelty",)),
     Convention("novelty_average", "users",
                "novelty averaged per user then over users, or over every recommended row (Microsoft Recommenders)",
-               choices=("users", "rows"), applies_to="novelty"),
+               choices=("users", "rows"), applies_to=("novelty",)),
     Convention("beyond_users", "evaluated",
                "diversity metrics over the evaluated users, or over every user with a list (RecTools, Microsoft "
                "Recommenders; the per-user column then holds the evaluated users' values, empty for one without "
-               "a list)", choices=("evaluated", "listed"), applies_to="diversity"),
+               "a list)", choices=("evaluated", "listed"), applies_to=("diversity",)),
     Convention("short_lists", "exclude",
                "ILS of a list with one item: left out, or scored 0 (similarity 0); ILD of a top k of one item: "
                "left out, or scored 0 (no pair, as RecTools); users without a list stay out",
-               choices=("exclude", "zero"), applies_to="ils, ild"),
+               choices=("exclude", "zero"), applies_to=("ils", "ild")),
     Convention("ild_distance", "hamming",
                "ILD's distance of two items: Hamming (feature columns whose values differ, or tags in one set "
                "only; RecTools `PairwiseHammingDistanceCalculator`), or cosine distance `1 - cos(x, y)` of the "
                "numeric feature vectors (a zero vector: cosine 0, distance 1)",
-               choices=("hamming", "cosine"), applies_to="ild"),
+               choices=("hamming", "cosine"), applies_to=("ild",)),
     Convention("threshold", 0.5, "classification threshold on scores: predicted positive when `score >= threshold`",
-               applies_to="accuracy, precision, recall, f1", metavar="T"),
+               applies_to=("accuracy", "precision", "recall", "f1"), metavar="T"),
     Convention("gauc_weight", "rows", "weight of each user's AUC in GAUC: its scored rows, its positives, or 1",
-               choices=("rows", "positives", "uniform"), applies_to="gauc"),
+               choices=("rows", "positives", "uniform"), applies_to=("gauc",)),
     Convention("beta", 1.0, "weight of recall in F-beta@k: `(1 + beta^2) P R / (beta^2 P + R)` (1 = F1)",
-               applies_to="fbeta", metavar="B", low=0.0, high=MAX_BETA, low_open=True),
+               applies_to=("fbeta",), metavar="B", low=0.0, high=MAX_BETA, low_open=True),
     Convention("rbp_persistence", 0.8, "persistence p of rank-biased precision: the chance that the user goes on "
                "to the next item (0.8 as ir_measures; trec_eval's rbp takes 0.9)",
-               applies_to="rbp, rbp_residual", metavar="P", low=0.0, high=1.0, low_open=True),
+               applies_to=("rbp", "rbp_residual"), metavar="P", low=0.0, high=1.0, low_open=True),
     Convention("min_relevance", 0.0, "the grade scaled to gain 0 by sdcg (ir_measures' `min_rel`): gains are "
-               "`(min(max(rel, min), max) - min) / (max - min)`", applies_to="sdcg", metavar="N", low=0.0),
+               "`(min(max(rel, min), max) - min) / (max - min)`", applies_to=("sdcg",), metavar="N", low=0.0),
     Convention("max_relevance", 0.0, "the grade scaled to gain 1 by sdcg (ir_measures' `max_rel`); 0 takes the "
-               "largest relevance of the ground truth", applies_to="sdcg", metavar="N", low=0.0),
+               "largest relevance of the ground truth", applies_to=("sdcg",), metavar="N", low=0.0),
     Convention("recall_level_count", "round",
                "the relevant items a recall level x stands for in iprec_at_recall and iprec_11pt: x R rounded to "
                "the nearest (trec_eval 10); `floor(x R + 0.9)` (earlier trec_eval, as pytrec_eval bundles it)",
-               choices=("round", "add_0.9"), applies_to="iprec_at_recall, iprec_11pt"),
+               choices=("round", "add_0.9"), applies_to=("iprec_at_recall", "iprec_11pt")),
 )
 BY_NAME: dict[str, Convention] = {c.name: c for c in CONVENTIONS}
 
@@ -369,7 +401,7 @@ def widget_specs() -> list[dict]:
     """
     return [
         {"name": c.name, "label": c.label, "widget": "number" if c.is_number else "select",
-         "options": list(c.choices), "default": c.default, "help": _plain(c.help), "applies_to": c.applies_to}
+         "options": list(c.choices), "default": c.default, "help": _plain(c.help), "applies_to": c.applies_text}
         for c in CONVENTIONS
     ]
 
@@ -379,7 +411,7 @@ def markdown_table() -> str:
     lines = ["| keyword | option | values (default first) | applies to | meaning |", "| --- | --- | --- | --- | --- |"]
     for c in CONVENTIONS:
         values = f"`{c.default:g}` ({c.allowed})" if c.is_number else ", ".join(f"`{v}`" for v in c.choices)
-        lines.append(f"| `{c.name}` | `{c.option}` | {values} | {c.applies_to} | {c.help.replace('|', chr(92) + '|')} |")
+        lines.append(f"| `{c.name}` | `{c.option}` | {values} | {c.applies_text} | {c.help.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
 
 

@@ -4,8 +4,8 @@ The ranking kernel (:func:`metrics_core.kernels.ranking.ranking_families`)
 computes the columns of ``KERNEL_FAMILIES`` in one pass. A family it does not
 compute is a :class:`Derived`: a function of the kernel's columns it names
 (``hits``), the ranked lists, the cutoff, the conventions and the catalogue
-size (and the level ``x`` of a metric written ``name@x``). The registry's entries point at them
-(:attr:`metrics_core.registry.Metric.derive`),
+size (and the level ``x`` of a metric written ``name@x``). The registry declares each metric's
+``family``; :data:`BY_FAMILY` binds a family to its derivation here, where it is computed,
 so :func:`metrics_core.evaluate.ranking_table` fills every column by the same loop.
 
 A derivation may apply only under some conventions (``when``): precision@k
@@ -247,3 +247,44 @@ RBP_GRADED = Derived(_rbp(GRADED))
 SDCG = Derived(_sdcg)
 ERR = Derived(_err)
 JUDGED = Derived(lambda i: judged_values(i.lists, i.k, i.settings["ties"] == "average"))
+
+
+#: ranking family (:attr:`metrics_core.registry.Metric.family`) -> the derivation that fills it: the
+#: families the ranking kernel does not compute, and the kernel columns replaced under some conventions
+BY_FAMILY: dict[str, Derived] = {
+    "accuracy": ACCURACY,
+    "bin_g": BIN_G,
+    "bpref": BPREF,
+    "err": ERR,
+    "fbeta": FBETA,
+    "gain_g": G,
+    "gm_bpref": GM_BPREF,
+    "gm_map": GM_MAP,
+    "infap": INFAP,
+    "iprec_11pt": ELEVEN_POINT,
+    "iprec_at_recall": IPREC_AT_RECALL,
+    "judged": JUDGED,
+    "mcc": MCC,
+    "ndcg_rel": NDCG_REL,
+    "num_nonrel_judged_ret": NUM_NONREL_JUDGED_RET_COUNT,
+    "num_q": NUM_Q_COUNT,
+    "num_rel": NUM_REL_COUNT,
+    "num_rel_ret": NUM_REL_RET_COUNT,
+    "num_ret": NUM_RET_COUNT,
+    "pap": PARTIAL_AP,
+    "pauc": PARTIAL_AUC,
+    "precision": PRECISION_MIN_K,
+    "rbp": RBP,
+    "rbp_residual": RBP_RESIDUAL,
+    "rbp_graded": RBP_GRADED,
+    "sdcg": SDCG,
+    "relative_precision": RELATIVE_PRECISION,
+    "rndcg": RNDCG,
+    "rprec_mult": RPREC_MULT,
+    "set_f": SET_F,
+    "set_map": SET_MAP,
+    "set_precision": SET_PRECISION,
+    "set_recall": SET_RECALL,
+    "set_relative_precision": SET_RELATIVE_PRECISION,
+    "utility": UTILITY,
+}

@@ -189,6 +189,23 @@ serendipity_pop = _popularity_based(popularity.serendipity_pop_values)
 serendipity_sim = _popularity_based(popularity.serendipity_sim_values)
 
 
+#: diversity metric name (:attr:`metrics_core.registry.Metric.name` of a ``diversity`` entry) -> its
+#: function ``compute(lists, k) -> (value, per-user values or None)``
+BY_METRIC = {
+    "aplt": aplt,
+    "arp": arp,
+    "coverage": coverage,
+    "entropy": entropy,
+    "gini": gini,
+    "ild": ild,
+    "ils": ils,
+    "novelty": novelty,
+    "personalization": personalization,
+    "serendipity_pop": serendipity_pop,
+    "serendipity_sim": serendipity_sim,
+}
+
+
 def ils_values(ranked: Ranked, items: np.ndarray, k: int, average: bool, features) -> np.ndarray:
     """ILS@k of every user code (NaN for lists with fewer than two items with features)."""
     return div.ils(ranked.offsets, items, ranked.tie_key, k, average, features.known, *_similarity_args(features))

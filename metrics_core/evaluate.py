@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import conventions, reductions, registry
+from . import conventions, derived, diversity, reductions, registry
 from .conventions import Settings, takes_conventions
 from .derived import Inputs
 from .diagnostics import Diagnostics, diagnose
@@ -53,7 +53,7 @@ IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED, "k": IDEAL_K}
 AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED, "k": AP_K}
 RANKED_KINDS = ("ranking", "pooled")  # the kinds computed as columns of ranking_table
 MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
-MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (registry entries with a derive): one pass per k
+MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (derived.BY_FAMILY): one pass per k
 
 
 def check_frame(df, what: str) -> None:
@@ -133,13 +133,13 @@ def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, cat
 
     ``families`` names the columns (default: every kernel column, then every
     derived family); asking only for what is needed keeps the table small. A
-    family whose registry entry has a ``derive`` that applies under ``settings``
+    family with a derivation (:data:`metrics_core.derived.BY_FAMILY`) that applies under ``settings``
     is filled after the ranking kernel from the kernel columns it reads
     (:mod:`metrics_core.derived`; ``catalogue`` is N, default the items seen; ``level`` the x of the
     families written ``name@x``). Each column is contiguous (the array is in Fortran order).
     """
     if families is None:
-        families = tuple(KERNEL_FAMILIES) + tuple(registry.derivations())
+        families = tuple(KERNEL_FAMILIES) + tuple(derived.BY_FAMILY)
     return ranking_tables(ranked, {(int(k), level): families}, settings, catalogue)[(int(k), level)]
 
 
@@ -148,14 +148,14 @@ def ranking_tables(ranked: Ranked, wanted: dict, settings: Settings, catalogue=N
     cutoff (and level); returns ``(k, level) -> array (n_users, len(families))``. The kernel columns of every
     cutoff come from one walk over each user's list (:func:`ranking_families` with all the cutoffs), the
     derived families of each cutoff after it."""
-    derivations = registry.derivations()
+    derivations = derived.BY_FAMILY
     plans = {}
     for key, families in wanted.items():
         names = tuple(families)
-        derived = {n: derivations[n] for n in names if n in derivations and derivations[n].applies(settings)}
-        kernel_names = list(dict.fromkeys([n for n in names if n not in derived] +
-                                          [c for d in derived.values() for c in d.columns]))
-        plans[key] = (names, derived, kernel_names)
+        filled = {n: derivations[n] for n in names if n in derivations and derivations[n].applies(settings)}
+        kernel_names = list(dict.fromkeys([n for n in names if n not in filled] +
+                                          [c for d in filled.values() for c in d.columns]))
+        plans[key] = (names, filled, kernel_names)
     kernel_names = list(dict.fromkeys(n for _, _, names in plans.values() for n in names))
     ks = cutoff_order(key[0] for key, (_, _, names) in plans.items() if names)
     if settings.gain == "exponential" and any(n in GAIN_FAMILIES for n in kernel_names):
@@ -172,14 +172,14 @@ def ranking_tables(ranked: Ranked, wanted: dict, settings: Settings, catalogue=N
         del table
     at = {int(k): i * len(kernel_names) for i, k in enumerate(ks)}
     tables = {}
-    for (k, level), (names, derived, needed) in plans.items():
+    for (k, level), (names, filled, needed) in plans.items():
         given = {n: kernel_rows[at[int(k)] + kernel_names.index(n)] for n in needed}
         inputs = Inputs(ranked, lists, int(k), given, settings, _threshold(settings),
                         # the catalogue size reads every item id: counted only when a derived family asks for it
                         lambda: ranked.n_items_seen if catalogue is None else int(catalogue), level)
         out = np.empty((len(names), ranked.n_users), dtype=np.float64)  # one row per family, returned transposed
         for position, name in enumerate(names):
-            out[position] = derived[name].compute(inputs) if name in derived else inputs.columns[name]
+            out[position] = filled[name].compute(inputs) if name in filled else inputs.columns[name]
         tables[(k, level)] = out.T
     return tables
 
@@ -275,7 +275,8 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **con
             elif entry.cutoff == registry.CUTOFF_NONE:  # one value for every cutoff
                 full = ranking_table(ranked, 0, settings, families=(entry.family,))
                 out[s.label] = np.full(int(k_max), full[users, 0].mean())
-            elif entry.derive is not None and entry.derive.applies(settings):  # one table per cutoff
+            elif entry.family in derived.BY_FAMILY and derived.BY_FAMILY[entry.family].applies(settings):
+                # one table per cutoff
                 if int(k_max) > MAX_DERIVED_CURVE_K:
                     raise MetricsError(f"the curve of {s.label} is computed one cutoff at a time: k_max must be "
                                        f"at most {MAX_DERIVED_CURVE_K:,} for it, got {k_max!r}")
@@ -492,13 +493,13 @@ def _evaluate(run, qrels, metrics, settings: Settings, *, item_features, interac
     scored = [s for s in specs if s.entry.on_scored_rows]
     if scored:
         _scored_metrics(ranked, scored, summary, per_user, ev_codes, diagnostics, settings)
-    diversity = [s for s in specs if s.entry.compute is not None]
-    if diversity:
+    beyond = [s for s in specs if s.kind == "diversity"]
+    if beyond:
         listed = settings.beyond_users == "listed"
         users = np.flatnonzero(ranked.list_lengths > 0) if listed else ev_codes
         lists = Lists(ranked, users, settings, item_features, interactions, diagnostics)
-        for s in diversity:
-            summary[s.label], values = s.entry.compute(lists, s.k)
+        for s in beyond:
+            summary[s.label], values = diversity.BY_METRIC[s.name](lists, s.k)
             if values is not None:  # per-user columns are those of the evaluated users
                 per_user[s.label] = values if not listed else _on_evaluated(values, users, ev_codes, ranked.n_users)
 
@@ -522,10 +523,10 @@ def _scored_metrics(ranked, specs, summary, per_user, ev_codes, diagnostics, set
     """Scored-row metrics: one partition's partial sums, finalized (see :mod:`metrics_core.reductions`)."""
     rows = reductions.scored_rows(ranked, settings.relevance_threshold, settings.threshold, settings.gauc_weight,
                                   judged_only=settings.unjudged_rows == "exclude")
-    totals = reductions.scored_partials([s.entry.reduction for s in specs], rows,
+    totals = reductions.scored_partials([reductions.of(s.entry) for s in specs], rows,
                                         probabilities=any("probabilities" in s.entry.needs for s in specs))
     for s in specs:
-        reduction = s.entry.reduction
+        reduction = reductions.of(s.entry)
         reductions.check_needs(s.label, s.entry.needs, totals)
         summary[s.label] = reduction.value(rows, totals)
         if reduction.per_user is not None:

@@ -267,7 +267,7 @@ def _squared_error(r: ScoredRows) -> np.ndarray:
     return (r.score - r.relevance) ** 2
 
 
-# one reduction per scored-row metric; the registry's entries point at them (``Metric.reduction``)
+# one reduction per scored-row metric, bound to its registry entry by name in BY_METRIC
 LOGLOSS = RowReduction(_logloss_partial, _logloss_final)
 BRIER = RowReduction(_brier_partial, _brier_final)
 RMSE = RowReduction(_sum_partial("squared_error", _squared_error),
@@ -401,3 +401,29 @@ def finalize_gini(slots: np.ndarray, catalogue: int) -> float:
         return float("nan")
     j = np.arange(n - len(c) + 1, n + 1, dtype=np.float64)
     return float(np.sum((2.0 * j - n - 1.0) * c) / (n * total))
+
+#: scored-row metric name (:attr:`metrics_core.registry.Metric.name` of a ``scored`` or ``scored_per_user``
+#: entry) -> its reduction
+BY_METRIC: dict[str, RowReduction] = {
+    "accuracy": ACCURACY,
+    "auc": ROC_AUC,
+    "brier": BRIER,
+    "ece": ECE,
+    "explained_variance": EXPLAINED_VARIANCE,
+    "f1": F1,
+    "gauc": GAUC,
+    "logloss": LOGLOSS,
+    "mae": MAE,
+    "mse": MSE,
+    "pcopc": PCOPC,
+    "pr_auc": AVERAGE_PRECISION,
+    "precision": PRECISION,
+    "r2": R2,
+    "recall": RECALL,
+    "rmse": RMSE,
+}
+
+
+def of(entry) -> RowReduction:
+    """The reduction of a scored-row registry entry."""
+    return BY_METRIC[entry.name]

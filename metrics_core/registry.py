@@ -2,9 +2,14 @@
 
 Each :class:`Metric` says what a metric is called (its name and the names
 other libraries give it), what kind of quantity it is, what it reads
-(:data:`NEEDS`), which direction is better, its formula and its meaning, what
-computes it, and how the Spark engine combines it over groups of users or why
-it refuses it (``spark``, ``spark_refusal``, ``spark_catalogue``). The name
+(:data:`NEEDS`), which direction is better, its formula and its meaning, the
+ranking ``family`` it reads, and how the Spark engine combines it over groups of users or why
+it refuses it (``spark``, ``spark_refusal``, ``spark_catalogue``). The table only
+declares: this module imports nothing of the package but its errors (no numba, no kernels),
+so what needs only names, directions or sections (``stats``, the command line's help) reads it
+cheaply. The computation is bound where it runs, by the entry's name or family:
+:data:`metrics_core.derived.BY_FAMILY`, :data:`metrics_core.reductions.BY_METRIC`,
+:data:`metrics_core.diversity.BY_METRIC`. The name
 parser (:func:`parse_metric`, with "did you mean"), ``evaluate``'s dispatch,
 the Spark engine, the command line's ``--help``, ``stats``' direction of
 improvement, the dashboard's lists and tooltips and docs/metrics.md's metric table
@@ -31,12 +36,8 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Callable
 
-from . import derived, diversity, reductions
-from .derived import Derived
 from .errors import MetricsError
-from .reductions import RowReduction
 
 KINDS = ("ranking", "pooled", "scored", "scored_per_user", "diversity")
 KIND_TITLES = {
@@ -123,17 +124,18 @@ KIND_SECTIONS = {
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric: how it is named, what it needs and means, and how it is computed.
+    """One metric: how it is named, what it needs and means, and where its computation is bound.
 
     How it is computed, by kind: ``ranking`` and ``pooled`` metrics are the
     column ``family`` of ``evaluate.ranking_table``: a column of the ranking
-    kernel, or, when ``derive`` is set (:class:`metrics_core.derived.Derived`),
-    a family filled after it (F-beta, MCC and accuracy from hits@k, pAUC and
-    pAp by their own kernel, bpref by its own; precision@k over ``min(k, R)``
-    only under ``precision_norm="min_k"``). Scored-row metrics are their
-    ``reduction`` (:class:`metrics_core.reductions.RowReduction`: partial sums,
-    then finalize; or a rank statistic over all rows). Diversity metrics are
-    their ``compute`` function of :mod:`metrics_core.diversity`, one signature
+    kernel, or, when :data:`metrics_core.derived.BY_FAMILY` holds the family
+    (:class:`metrics_core.derived.Derived`), a family filled after it (F-beta, MCC
+    and accuracy from hits@k, pAUC and pAp by their own kernel, bpref by its own;
+    precision@k over ``min(k, R)`` only under ``precision_norm="min_k"``). Scored-row
+    metrics are the reduction :data:`metrics_core.reductions.BY_METRIC` binds to
+    their ``name`` (:class:`metrics_core.reductions.RowReduction`: partial sums, then
+    finalize; or a rank statistic over all rows). Diversity metrics are the function
+    :data:`metrics_core.diversity.BY_METRIC` binds to their ``name``, one signature
     ``compute(lists, k) -> (value, per-user values or None)``. ``needs`` says
     what it reads besides the run (:data:`NEEDS`; :attr:`tables` names the
     tables). ``per_user`` metrics give one value per evaluated user (a column of
@@ -154,9 +156,6 @@ class Metric:
     family: str | None = None
     per_user: bool = False
     convention: str = ""
-    derive: Derived | None = None
-    reduction: RowReduction | None = None
-    compute: Callable | None = None
 
     #: how the Spark engine combines the metric over its groups of users: a key of SPARK_COMBINES;
     #: None takes SPARK_BY_KIND[kind]
@@ -252,8 +251,7 @@ METRICS: tuple[Metric, ...] = (
              sections=(*_RANKED, "headline", "explain", "metric_vs_k")),
     _ranking("precision", "precision", "`hits@K / k` (whole list: `/ n`)",
              "Share of the top k that is relevant.", aliases=("p",),
-             convention="divides by k even for short lists (trec_eval)", cutoff=CUTOFF_REQUIRED,
-             derive=derived.PRECISION_MIN_K, sections=(*_RANKED, "headline", "explain", "curves_k", "metric_vs_k")),
+             convention="divides by k even for short lists (trec_eval)", cutoff=CUTOFF_REQUIRED, sections=(*_RANKED, "headline", "explain", "curves_k", "metric_vs_k")),
     _ranking("recall", "recall", "`hits@K / R`", "Share of the relevant items found in the top k.",
              aliases=("r",), cutoff=CUTOFF_REQUIRED,
              sections=(*_RANKED, "headline", "share_default", "explain", "curves_k", "metric_vs_k")),
@@ -267,105 +265,85 @@ METRICS: tuple[Metric, ...] = (
            "Relevant items found in the top k over all relevant items, pooled over users.", family="hits"),
     Metric("auc", "scored", HIGHER, "ROC AUC over all scored rows, ties count one half",
            "Chance that a random positive row scores above a random negative row.", aliases=("roc_auc",),
-           cutoff=CUTOFF_NONE, convention="label = relevance >= threshold",
-           reduction=reductions.ROC_AUC, spark="rank_counts",
+           cutoff=CUTOFF_NONE, convention="label = relevance >= threshold", spark="rank_counts",
            sections=(*_SCORED, "headline", "share_default", "pooled_rows", "roc")),
     Metric("pr_auc", "scored", HIGHER, "average precision as scikit-learn's `average_precision_score`",
            "Area under the precision-recall curve over all scored rows.",
-           aliases=("average_precision", "ap_score"), cutoff=CUTOFF_NONE,
-           reduction=reductions.AVERAGE_PRECISION, spark="rank_counts",
+           aliases=("average_precision", "ap_score"), cutoff=CUTOFF_NONE, spark="rank_counts",
            sections=(*_SCORED, "headline", "pooled_rows", "pr_curve")),
     Metric("logloss", "scored", LOWER, "`-mean(y log p + (1-y) log(1-p))`, p clipped to `[eps, 1-eps]`",
            "Cross-entropy of the scores read as probabilities of the label.", aliases=("log_loss",),
-           needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE, convention="scores must be in [0, 1]",
-           reduction=reductions.LOGLOSS),
+           needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE, convention="scores must be in [0, 1]"),
     Metric("brier", "scored", LOWER, "`mean((score - label)^2)` over scored rows",
            "Mean squared error of the scores read as probabilities of the label.",
            aliases=("brier_score", "brier_score_loss"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
-           convention="scores must be in [0, 1]",
-           reduction=reductions.BRIER),
+           convention="scores must be in [0, 1]"),
     Metric("rmse", "scored", LOWER, "`sqrt(mean((score - relevance)^2))` over scored rows",
            "Root mean squared error of the score as a prediction of the relevance.", cutoff=CUTOFF_NONE,
-           reduction=reductions.RMSE,
            sections=(*_SCORED, "errors")),
     Metric("mse", "scored", LOWER, "`mean((score - relevance)^2)` over scored rows",
            "Mean squared error of the score as a prediction of the relevance (scikit-learn `mean_squared_error`).",
            aliases=("mean_squared_error",), cutoff=CUTOFF_NONE,
-           reduction=reductions.MSE,
            sections=(*_SCORED, "errors")),
     Metric("mae", "scored", LOWER, "`mean(|score - relevance|)` over scored rows",
            "Mean absolute error of the score as a prediction of the relevance.", aliases=("mean_absolute_error",),
            cutoff=CUTOFF_NONE,
-           reduction=reductions.MAE,
            sections=(*_SCORED, "errors")),
     Metric("accuracy", "scored", HIGHER, "`(tp + tn) / rows`, predicted positive when `score >= threshold`",
            "Share of scored rows whose predicted class is the label.", cutoff=CUTOFF_NONE,
            convention="`threshold=0.5`",
-           reduction=reductions.ACCURACY,
            sections=(*_SCORED, "threshold")),
     Metric("precision", "scored", HIGHER, "`tp / (tp + fp)` (0 without predicted positives)",
            "Share of rows predicted positive that are positive.", aliases=("p",), cutoff=CUTOFF_NONE,
            convention="`threshold=0.5`",
-           reduction=reductions.PRECISION,
            sections=(*_SCORED, "threshold")),
     Metric("recall", "scored", HIGHER, "`tp / (tp + fn)` (0 without positives)",
            "Share of positive rows predicted positive.", aliases=("r",), cutoff=CUTOFF_NONE,
            convention="`threshold=0.5`",
-           reduction=reductions.RECALL,
            sections=(*_SCORED, "threshold")),
     Metric("f1", "scored", HIGHER, "`2 tp / (2 tp + fp + fn)`", "Harmonic mean of classification precision and recall.",
            cutoff=CUTOFF_NONE, convention="`threshold=0.5`",
-           reduction=reductions.F1,
            sections=(*_SCORED, "threshold")),
     Metric("gauc", "scored_per_user", HIGHER, "`sum_u w_u AUC_u / sum_u w_u` over users with both classes",
            "ROC AUC within each user's rows, averaged with weights.", cutoff=CUTOFF_NONE, per_user=True,
            convention="`gauc_weight=\"rows\"` (or `positives`, `uniform`); single-class users skipped and counted",
-           reduction=reductions.GAUC,
            sections=(*KIND_SECTIONS["scored_per_user"], "headline", "pooled_rows")),
     Metric("pcopc", "scored", HIGHER, "`sum(score) / sum(label)` (1.0 = calibrated)",
            "Predicted over observed positives: calibration of click-through scores (1.0 = calibrated).",
            aliases=("copc", "ctr_calibration"), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
-           reduction=reductions.PCOPC,
            sections=(*_SCORED, "pooled_rows", "calibration")),
     Metric("ils", "diversity", LOWER,
            "mean pairwise similarity of the top-k items: cosine of feature vectors, or Jaccard of tag sets",
            "How similar the items of a list are to each other (lower means more diverse lists).",
            aliases=("intra_list_similarity",), needs=("item_features",), per_user=True,
-           convention="needs `item_features`",
-           compute=diversity.ils, spark="user_mean"),
+           convention="needs `item_features`", spark="user_mean"),
     Metric("ild", "diversity", HIGHER,
            "mean pairwise distance of the top-k items: Hamming (feature columns whose values differ, or tags in "
            "one set only) or cosine `1 - cos` (`ild_distance`)",
            "How different the items of a list are from each other, in features (RecTools `IntraListDiversity`).",
            aliases=("intra_list_diversity",), needs=("item_features",), per_user=True,
            convention="needs `item_features`; a top k of one item: `short_lists`; distance: `ild_distance`",
-           compute=diversity.ild,
            spark_refusal="the Spark engine does not pass its per-user values through the groups yet (ils@k it does)"),
     Metric("coverage", "diversity", HIGHER, "distinct items in evaluated users' top-k / catalogue size",
            "Share of the catalogue that some user sees in the top k.",
            convention="catalogue = item features, else all items seen",
-           needs=("catalogue",),
-           compute=diversity.coverage, spark="item_coverage"),
+           needs=("catalogue",), spark="item_coverage"),
     Metric("novelty", "diversity", HIGHER,
            "mean `-log2 pop(i)` over the top k, `pop` = share of users who interacted with i",
            "How unpopular, hence unexpected, the recommended items are.", needs=("relevance", "interactions"),
-           per_user=True, convention="popularity from `interactions`, else the relevant ground truth",
-           compute=diversity.novelty, spark="popularity"),
+           per_user=True, convention="popularity from `interactions`, else the relevant ground truth", spark="popularity"),
     Metric("personalization", "diversity", HIGHER, "`1 - mean_{u<v} |L_u ∩ L_v| / k`",
            "How different the top-k lists of two users are.", needs=(),
-           convention="exact for any number of users (`sum_i C(c_i, 2)` shared pairs)",
-           compute=diversity.personalization, spark="item_pairs"),
+           convention="exact for any number of users (`sum_i C(c_i, 2)` shared pairs)", spark="item_pairs"),
     Metric("r2", "scored", HIGHER, "`1 - sum (relevance - score)^2 / sum (relevance - mean relevance)^2` over "
            "scored rows (NaN for a constant relevance)",
            "Coefficient of determination of the score as a prediction of the relevance (scikit-learn `r2_score`).",
            aliases=("r2_score", "rsquared"), cutoff=CUTOFF_NONE,
-           reduction=reductions.R2,
            sections=(*_SCORED, "errors")),
     Metric("explained_variance", "scored", HIGHER,
            "`1 - Var(relevance - score) / Var(relevance)` over scored rows (NaN for a constant relevance)",
            "Share of the relevance's variance the score explains (scikit-learn `explained_variance_score`).",
            aliases=("explained_variance_score", "exp_var"), cutoff=CUTOFF_NONE,
-           reduction=reductions.EXPLAINED_VARIANCE,
            sections=(*_SCORED, "errors")),
     Metric("ece", "scored", LOWER,
            "`sum_b (n_b / n) |mean(label)_b - mean(score)_b|` over 10 equal-width score bins "
@@ -373,187 +351,171 @@ METRICS: tuple[Metric, ...] = (
            "Expected calibration error: gap between predicted probability and observed positive rate, per bin.",
            aliases=("expected_calibration_error",), needs=("relevance", "probabilities"), cutoff=CUTOFF_NONE,
            convention="bins of scikit-learn's `calibration_curve(n_bins=10, strategy=\"uniform\")`; "
-                      "scores must be in [0, 1]",
-           reduction=reductions.ECE),
+                      "scores must be in [0, 1]"),
     _ranking("fbeta", "fbeta", "`(1 + b^2) P R / (b^2 P + R) = (1 + b^2) hits@K / (b^2 R + k)`",
              "Weighted harmonic mean of precision@k and recall@k (recall weighs `beta` times as much).",
-             aliases=("f_beta", "f1beta"), cutoff=CUTOFF_REQUIRED, convention="`beta=1` (RecTools `F1Beta`)",
-             derive=derived.FBETA),
+             aliases=("f_beta", "f1beta"), cutoff=CUTOFF_REQUIRED, convention="`beta=1` (RecTools `F1Beta`)"),
     _ranking("mcc", "mcc",
              "`(tp tn - fp fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn))` with `tp = hits@K`, `fp = k - tp`, "
              "`fn = R - tp`, `tn = N - k - fn` (0 when a factor is 0)",
              "Matthews correlation between 'in the top k' and 'relevant' over the catalogue of N items.",
              aliases=("matthews",), cutoff=CUTOFF_REQUIRED,
-             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `MCC`)",
-             derive=derived.MCC, needs=("relevance", "catalogue"), spark_catalogue=True),
+             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `MCC`)", needs=("relevance", "catalogue"), spark_catalogue=True),
     _ranking("accuracy", "accuracy", "`(tp + tn) / N` with `tp = hits@K`, `tn = N - k - (R - tp)`",
              "Share of the catalogue's N items classified right by 'in the top k' vs 'relevant'.",
              cutoff=CUTOFF_REQUIRED,
-             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `Accuracy`)",
-             derive=derived.ACCURACY, needs=("relevance", "catalogue"), spark_catalogue=True),
+             convention="N = catalogue: items of `item_features`, else all items seen (RecTools `Accuracy`)", needs=("relevance", "catalogue"), spark_catalogue=True),
     _ranking("pauc", "pauc",
              "`1/(k R) sum_{relevant x} max(k - f(x), 0)`, `f(x)` = non-relevant items ranked above x",
              "ROC AUC of all relevant items against the top k non-relevant ones (partial AUC).",
              aliases=("partial_auc",), cutoff=CUTOFF_REQUIRED,
              convention="relevant items not in the list count as ranked last (RecTools `PartialAUC`, "
-                        "`insufficient_handling=\"ignore\"`)",
-             derive=derived.PARTIAL_AUC),
+                        "`insufficient_handling=\"ignore\"`)"),
     _ranking("pap", "pap",
              "`1/(k min(k, R)) sum_{x in first min(k, R) relevant} max(k - f(x), 0)`",
              "Partial AUC of the top min(k, R) relevant items against the top k non-relevant ones (pAp@k).",
-             cutoff=CUTOFF_REQUIRED, convention="as `pauc@k` (RecTools `PAP`)",
-             derive=derived.PARTIAL_AP),
+             cutoff=CUTOFF_REQUIRED, convention="as `pauc@k` (RecTools `PAP`)"),
     _ranking("bpref", "bpref",
              "`(1/R) sum_{relevant x ranked} (1 - min(f(x), R) / min(R, N))`, `f(x)` = judged non-relevant items "
              "ranked above x, N = judged non-relevant items (a term is 1 when `f(x) = 0`)",
              "Binary preference: how rarely judged non-relevant items outrank the relevant ones; unjudged items "
              "are skipped.", cutoff=CUTOFF_NONE,
              convention="whole list, no cutoff; unjudged items and negative relevances ignored, relevance 0 "
-                        "judged non-relevant (trec_eval `bpref`)",
-             derive=derived.BPREF),
+                        "judged non-relevant (trec_eval `bpref`)"),
     # trec_eval's measures (its own names under the trec_eval preset: metrics_core.presets); the list
     # is read in the tie rule's order, as trec_eval reads it under the trec_eval preset
     _ranking("infap", "infap",
              "`(1/R) sum_{relevant x} (1/(j+1) + (j/(j+1)) ((r-1+nr+pu)/j) ((r-1+eps)/(r-1+nr+2 eps)))` at 0-based "
              "rank j, r/nr/pu = judged relevant/non-relevant/pooled-unjudged items above, eps = 1e-5",
              "Inferred AP: AP estimated from a judged sample of the pool (Yilmaz and Aslam).", aliases=("inf_ap",),
-             cutoff=CUTOFF_NONE, derive=derived.INFAP, one_order=True, sections=(),
+             cutoff=CUTOFF_NONE, one_order=True, sections=(),
              convention="negative relevance = pooled but unjudged, absent = outside the pool (trec_eval `infAP`)"),
     _ranking("iprec_at_recall", "iprec_at_recall",
              "`max_{i >= rank of the c-th relevant item} P@i`, `c = round(x R)` (0 when fewer are retrieved)",
-             "Interpolated precision at recall level x.", aliases=("iprec",), cutoff=CUTOFF_LEVEL, level_max=1.0,
-             derive=derived.IPREC_AT_RECALL, one_order=True, sections=(),
+             "Interpolated precision at recall level x.", aliases=("iprec",), cutoff=CUTOFF_LEVEL, level_max=1.0, one_order=True, sections=(),
              convention="`recall_level_count=\"round\"` (trec_eval 10 `iprec_at_recall`)"),
     _ranking("iprec_11pt", "iprec_11pt", "mean of `iprec_at_recall@x` over x = 0, 0.1, ..., 1",
              "Interpolated precision averaged over 11 recall levels.", aliases=("eleven_point_average",),
-             cutoff=CUTOFF_NONE, derive=derived.ELEVEN_POINT, one_order=True, sections=(),
+             cutoff=CUTOFF_NONE, one_order=True, sections=(),
              convention="trec_eval `11pt_avg`"),
     _ranking("rprec_mult", "rprec_mult", "`hits@c / c`, `c = floor(x R + 0.9)` (0 when c = 0)",
-             "Precision at a multiple x of the user's number of relevant items.", cutoff=CUTOFF_LEVEL,
-             derive=derived.RPREC_MULT, sections=(), convention="trec_eval `Rprec_mult`"),
+             "Precision at a multiple x of the user's number of relevant items.", cutoff=CUTOFF_LEVEL, sections=(), convention="trec_eval `Rprec_mult`"),
     _ranking("relative_precision", "relative_precision", "`hits@K / min(k, R)`",
              "Precision at k relative to the best possible at k.", aliases=("relative_p",),
-             cutoff=CUTOFF_REQUIRED, derive=derived.RELATIVE_PRECISION, sections=(),
+             cutoff=CUTOFF_REQUIRED, sections=(),
              convention="trec_eval `relative_P`"),
     _ranking("set_precision", "set_precision", "`rel_ret / ret` over the whole list",
              "Share of the retrieved items that is relevant (the list as a set).", aliases=("set_p",),
-             cutoff=CUTOFF_NONE, derive=derived.SET_PRECISION, sections=(), convention="trec_eval `set_P`"),
+             cutoff=CUTOFF_NONE, sections=(), convention="trec_eval `set_P`"),
     _ranking("set_recall", "set_recall", "`rel_ret / R`", "Share of the relevant items retrieved at all.",
-             cutoff=CUTOFF_NONE, derive=derived.SET_RECALL, sections=(), convention="trec_eval `set_recall`"),
+             cutoff=CUTOFF_NONE, sections=(), convention="trec_eval `set_recall`"),
     _ranking("set_f", "set_f", "`2 P R / (P + R)` of set_precision and set_recall (0 when rel_ret = 0)",
-             "Harmonic mean of set precision and set recall.", cutoff=CUTOFF_NONE, derive=derived.SET_F,
+             "Harmonic mean of set precision and set recall.", cutoff=CUTOFF_NONE,
              sections=(), convention="trec_eval `set_F` (beta = 1)"),
     _ranking("set_map", "set_map", "`rel_ret^2 / (ret R)`", "Unranked AP: set precision times set recall.",
-             cutoff=CUTOFF_NONE, derive=derived.SET_MAP, sections=(), convention="trec_eval `set_map`"),
+             cutoff=CUTOFF_NONE, sections=(), convention="trec_eval `set_map`"),
     _ranking("set_relative_precision", "set_relative_precision", "`rel_ret / min(ret, R)`",
              "Set precision relative to the best possible for a set of that size.", aliases=("set_relative_p",),
-             cutoff=CUTOFF_NONE, derive=derived.SET_RELATIVE_PRECISION, sections=(),
+             cutoff=CUTOFF_NONE, sections=(),
              convention="trec_eval `set_relative_P`"),
     _ranking("utility", "utility", "`rel_ret - (ret - rel_ret)`",
-             "Set utility: +1 per relevant retrieved item, -1 per other retrieved item.", cutoff=CUTOFF_NONE,
-             derive=derived.UTILITY, sections=(), convention="trec_eval `utility` with its default 1,-1,0,0"),
+             "Set utility: +1 per relevant retrieved item, -1 per other retrieved item.", cutoff=CUTOFF_NONE, sections=(), convention="trec_eval `utility` with its default 1,-1,0,0"),
     _ranking("num_ret", "num_ret", "`n` (list length), summed over users", "Items retrieved.",
-             cutoff=CUTOFF_NONE, derive=derived.NUM_RET_COUNT, aggregate="sum", sections=(),
+             cutoff=CUTOFF_NONE, aggregate="sum", sections=(),
              convention="summed, as trec_eval `num_ret`"),
     _ranking("num_rel", "num_rel", "`R`, summed over users", "Relevant items in the ground truth.",
-             cutoff=CUTOFF_NONE, derive=derived.NUM_REL_COUNT, aggregate="sum", sections=(),
+             cutoff=CUTOFF_NONE, aggregate="sum", sections=(),
              convention="summed, as trec_eval `num_rel`"),
     _ranking("num_rel_ret", "num_rel_ret", "`rel_ret`, summed over users", "Relevant items retrieved.",
-             cutoff=CUTOFF_NONE, derive=derived.NUM_REL_RET_COUNT, aggregate="sum", sections=(),
+             cutoff=CUTOFF_NONE, aggregate="sum", sections=(),
              convention="summed, as trec_eval `num_rel_ret`"),
     _ranking("num_nonrel_judged_ret", "num_nonrel_judged_ret", "judged non-relevant items retrieved, summed",
-             "Judged non-relevant items retrieved.", cutoff=CUTOFF_NONE, derive=derived.NUM_NONREL_JUDGED_RET_COUNT,
+             "Judged non-relevant items retrieved.", cutoff=CUTOFF_NONE,
              aggregate="sum", sections=(), convention="summed, as trec_eval `num_nonrel_judged_ret`"),
     _ranking("num_q", "num_q", "1 per evaluated user, summed", "Number of evaluated users (queries).",
-             cutoff=CUTOFF_NONE, derive=derived.NUM_Q_COUNT, aggregate="sum", sections=(),
+             cutoff=CUTOFF_NONE, aggregate="sum", sections=(),
              convention="as trec_eval `num_q`"),
     _ranking("gm_map", "gm_map", "`exp(mean_u log(max(AP_u, 1e-5)))`; per user `log(max(AP, 1e-5))`",
-             "Geometric mean of the users' AP.", cutoff=CUTOFF_NONE, derive=derived.GM_MAP, aggregate="geometric",
+             "Geometric mean of the users' AP.", cutoff=CUTOFF_NONE, aggregate="geometric",
              sections=(), convention="trec_eval `gm_map` (per user the logarithm, as trec_eval prints it)"),
     _ranking("gm_bpref", "gm_bpref", "`exp(mean_u log(max(bpref_u, 1e-5)))`",
-             "Geometric mean of the users' bpref.", cutoff=CUTOFF_NONE, derive=derived.GM_BPREF,
+             "Geometric mean of the users' bpref.", cutoff=CUTOFF_NONE,
              aggregate="geometric", sections=(), convention="trec_eval `gm_bpref` (per user the logarithm)"),
     _ranking("gain_g", "gain_g", "`sum_i g_i / log2(2 + C_i - S_i) / sum_j I_j`, `S_i` gains so far, "
              "`C_i = sum_{j<=i} max(I_j, 1)` over the ideal gains I",
              "Normalised gain G: each item's gain discounted by how far the list is behind the ideal.",
-             cutoff=CUTOFF_NONE, derive=derived.G, one_order=True, sections=(),
+             cutoff=CUTOFF_NONE, one_order=True, sections=(),
              convention="gains = relevances (trec_eval `G`)"),
     _ranking("bin_g", "bin_g", "`(1/R) sum_{relevant x} 1 / log2(2 + non-relevant items above x)`",
              "Binary G: relevant items discounted by the non-relevant items above them.", aliases=("bing",),
-             cutoff=CUTOFF_NONE, derive=derived.BIN_G, one_order=True, sections=(), convention="trec_eval `binG`"),
+             cutoff=CUTOFF_NONE, one_order=True, sections=(), convention="trec_eval `binG`"),
     _ranking("ndcg_rel", "ndcg_rel", "mean over the R' items of positive gain of `DCG/IDCG` at each one's rank "
              "(at the end of the list for those not retrieved)",
-             "nDCG averaged at the relevant items.", cutoff=CUTOFF_NONE, derive=derived.NDCG_REL, one_order=True,
+             "nDCG averaged at the relevant items.", cutoff=CUTOFF_NONE, one_order=True,
              sections=(), convention="gains = relevances (trec_eval `ndcg_rel`)"),
     _ranking("rndcg", "rndcg", "mean of `DCG@m / IDCG@m` at the ranks m where the ideal gain changes",
-             "nDCG averaged at the boundaries of the relevance levels.", cutoff=CUTOFF_NONE, derive=derived.RNDCG,
+             "nDCG averaged at the boundaries of the relevance levels.", cutoff=CUTOFF_NONE,
              one_order=True, sections=(), convention="gains = relevances (trec_eval `Rndcg`)"),
     # measures of ir_measures beyond trec_eval's
     _ranking("rbp", "rbp", "`(1 - p) sum_{i<=K} h_i p^(i-1)`",
              "Rank-biased precision: relevant items weighted by a user who goes on with persistence p.",
-             convention="binary relevance; `p = rbp_persistence` (0.8, ir_measures `RBP`)", derive=derived.RBP,
+             convention="binary relevance; `p = rbp_persistence` (0.8, ir_measures `RBP`)",
              sections=(*_RANKED, "curves_k", "metric_vs_k")),
     _ranking("rbp_graded", "rbp_graded", "`(1 - p) sum_{i<=K} max(rel_i, 0) p^(i-1)`",
              "Graded rank-biased precision: each item weighted by its relevance grade (above 1 when grades are).",
-             aliases=("grbp",), derive=derived.RBP_GRADED, sections=(*_RANKED, "curves_k"),
+             aliases=("grbp",), sections=(*_RANKED, "curves_k"),
              convention="grades as given, unjudged 0; `p = rbp_persistence` (ir_measures `RBP` without `rel`, "
                         "trectools `get_rbp(binary_topical_relevance=False)`)"),
     _ranking("sdcg", "sdcg", "`sum_{i<=K} g_i / log2(i+1) / sum_{i<=k} 1 / log2(i+1)`, "
              "`g = (min(max(rel, lo), hi) - lo) / (hi - lo)`",
              "Scaled DCG: DCG of the top k over that of k fully relevant items, assumed to exist.",
-             aliases=("scaled_dcg",), cutoff=CUTOFF_REQUIRED, derive=derived.SDCG, sections=(*_RANKED, "curves_k"),
+             aliases=("scaled_dcg",), cutoff=CUTOFF_REQUIRED, sections=(*_RANKED, "curves_k"),
              convention="`lo = min_relevance` (0), `hi = max_relevance` (0: the largest grade); unjudged 0 "
                         "(ir_measures `SDCG`, cwl_eval `NDCG-k`)"),
     _ranking("rbp_residual", "rbp_residual", "`(1 - p) sum_{i<=K} u_i p^(i-1) + p^K`, u = unjudged",
              "Residual of RBP: how much it could still rise if unjudged and unseen items were relevant.",
-             aliases=("rbp_resid",), derive=derived.RBP_RESIDUAL, sections=(),
+             aliases=("rbp_resid",), sections=(),
              convention="`p = rbp_persistence`; lower is better-determined", direction=LOWER),
     _ranking("err", "err", "`sum_{i<=K} (1/i) R_i prod_{j<i} (1 - R_j)`, `R_i = (2^g_i - 1) / 16`",
              "Expected reciprocal rank: a cascade user stopping at a satisfying item.",
-             convention="grades 0..4 (gdeval, ir_measures `ERR`)", derive=derived.ERR,
+             convention="grades 0..4 (gdeval, ir_measures `ERR`)",
              sections=(*_RANKED, "curves_k")),
     _ranking("judged", "judged", "`(judged items of the top K) / K`",
              "Share of the top k that the ground truth judges.",
-             convention="any judgment counts (ir_measures `Judged`)", derive=derived.JUDGED,
+             convention="any judgment counts (ir_measures `Judged`)",
              sections=(*_RANKED, "curves_k")),
     Metric("entropy", "diversity", HIGHER, "`-sum_i p_i log2 p_i`, `p_i` = share of all top-k slots held by item i",
            "Distributional coverage: how evenly the recommendations spread over the items.",
            aliases=("distributional_coverage", "shannon_entropy"), needs=(),
-           convention="ties: a tie group cut by k shares its slots (expected counts)",
-           compute=diversity.entropy),
+           convention="ties: a tie group cut by k shares its slots (expected counts)"),
     Metric("gini", "diversity", LOWER,
            "`sum_{i,j} |c_i - c_j| / (2 N sum_i c_i)`, `c_i` = top-k slots of item i over the catalogue of N items",
            "Gini index of how often each catalogue item is recommended (0 = evenly, near 1 = a few items).",
            aliases=("gini_index",),
            convention="catalogue as `coverage`, never recommended items count 0 (RecBole `GiniIndex`)",
-           needs=("catalogue",),
-           compute=diversity.gini),
+           needs=("catalogue",)),
     Metric("arp", "diversity", LOWER, "mean over the top k of `pop(i)`, `pop` = users who interacted with i",
            "Average recommendation popularity: how popular the recommended items are.",
            aliases=("average_recommendation_popularity",), needs=("relevance", "interactions"), per_user=True,
-           convention="popularity from `interactions`, else the relevant ground truth",
-           compute=diversity.arp),
+           convention="popularity from `interactions`, else the relevant ground truth"),
     Metric("aplt", "diversity", HIGHER,
            "share of the top k in the long tail: items outside the short head, the most popular items "
            "holding 80% of the interactions",
            "Long-tail share: how much of each list comes from the less popular items.",
            aliases=("long_tail_share", "long_tail"), needs=("relevance", "interactions"), per_user=True,
-           convention="head: items whose more popular items hold < 80% of the interactions (as `arp`)",
-           compute=diversity.aplt),
+           convention="head: items whose more popular items hold < 80% of the interactions (as `arp`)"),
     Metric("serendipity_pop", "diversity", HIGHER,
            "`mean_{i<=K} max((N+1-i)/N - (N+1-prank(i))/N, 0) h_i`, `prank` = dense popularity rank "
            "(0 term for items without interactions)",
            "Serendipity as RecTools defines it: relevant items ranked higher than their popularity would place them.",
            aliases=("serendipity_rectools",), needs=("relevance", "interactions", "catalogue"), per_user=True,
-           convention="N = catalogue as `mcc@k`; popularity as `arp`",
-           compute=diversity.serendipity_pop),
+           convention="N = catalogue as `mcc@k`; popularity as `arp`"),
     Metric("serendipity_sim", "diversity", HIGHER,
            "`mean_{i<=K} (1 - mean_{j in H_u} cos(i, j)) h_i`, cos = co-occurrence cosine over `interactions`, "
            "`H_u` = the user's interacted items",
            "Serendipity as Microsoft Recommenders defines it: relevant items unlike the user's history.",
            aliases=("serendipity_ms", "user_serendipity"), needs=("relevance", "history"), per_user=True,
            convention="needs `interactions`; users without history left out",
-           compute=diversity.serendipity_sim,
            sections=()),  # needs a user history table, which the dashboard does not take
 )
 
@@ -593,6 +555,16 @@ def canonical(base: str) -> str | None:
     key = str(base).strip().lower().replace("-", "_")
     key = ALIASES.get(key, key)
     return key if key in _ENTRIES else None
+
+
+def entry_named(text: str) -> Metric:
+    """The entry a declaration names, as the docs write it: ``"ndcg"``, ``"precision@k"`` (the entry that
+    takes a cutoff), ``"precision"`` (the one that does not); MetricsError for an unknown name."""
+    base, at, _ = str(text).partition("@")
+    name = canonical(base)
+    if name is None:
+        raise MetricsError(f"unknown metric {str(text)[:80]!r}{_suggestion(base[:80])}")
+    return _select(name, bool(at))
 
 
 def _select(name: str, with_cutoff: bool) -> Metric:
@@ -766,12 +738,6 @@ def label_at(metric: Metric, k: int) -> str:
     if metric.cutoff == CUTOFF_LEVEL:
         raise MetricsError(f"{metric.name} takes a level (e.g. {metric.name}@0.5), not a cutoff k")
     return metric.name if metric.cutoff == CUTOFF_NONE else f"{metric.name}@{k}"
-
-
-def derivations() -> dict[str, Derived]:
-    """Ranking family -> its derivation (:mod:`metrics_core.derived`): the families filled after the
-    ranking kernel, and the kernel columns replaced under some conventions."""
-    return {m.family: m.derive for m in METRICS if m.derive is not None}
 
 
 def lower_is_better_names() -> frozenset[str]:

@@ -76,7 +76,7 @@ def _groups(rows: pd.DataFrame, n_groups: int):
 
 def test_every_scored_row_metric_has_a_reduction():
     for m in registry.metrics_of_kind("scored", "scored_per_user"):
-        assert isinstance(m.reduction, reductions.RowReduction), m.name
+        assert isinstance(reductions.of(m), reductions.RowReduction), m.name
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -85,16 +85,16 @@ def test_every_scored_row_metric_has_a_reduction():
 def test_partitions_combine_to_the_whole(seed, n_groups, gauc_weight):
     rows = _data(seed)
     # every scored-row metric combined from partial sums (rank statistics are computed from all rows at once)
-    names = [m.name for m in registry.metrics_of_kind("scored", "scored_per_user") if m.reduction.whole is None]
+    names = [m.name for m in registry.metrics_of_kind("scored", "scored_per_user") if reductions.of(m).whole is None]
     entries = [registry.parse_metric(name).entry for name in names]
     partials = []
     for part in _groups(rows, n_groups):
         ranked = mc.prepare(part[["user_id", "item_id", "score", "relevance"]])
         partials.append(reductions.scored_partials(
-            [m.reduction for m in entries], reductions.scored_rows(ranked, 1.0, 0.5, gauc_weight)))
+            [reductions.of(m) for m in entries], reductions.scored_rows(ranked, 1.0, 0.5, gauc_weight)))
     totals = reductions.combine(partials)
     for name, entry in zip(names, entries):
-        got = entry.reduction.finalize(totals)
+        got = reductions.of(entry).finalize(totals)
         assert got == pytest.approx(_reference(rows, name, 0.5, gauc_weight), rel=1e-12, abs=1e-12), name
     # the one-partition case is what mc.evaluate reports
     ev = mc.evaluate(rows, metrics=names, gauc_weight=gauc_weight).summary

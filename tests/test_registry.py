@@ -19,7 +19,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 import metrics_core as mc
-from metrics_core import conventions, docs_tables, naming, registry, stats
+from metrics_core import conventions, derived, diversity, docs_tables, naming, reductions, registry, stats
 from metrics_core.cli import main
 from metrics_core.presets import PRESETS, get as get_preset
 from metrics_core.kernels.ranking import KERNEL_FAMILIES
@@ -68,20 +68,24 @@ def test_every_entry_is_complete():
         assert m.direction in (registry.HIGHER, registry.LOWER), m
         assert set(m.needs) <= set(registry.NEEDS), m
         assert m.formula and m.meaning.endswith("."), m
-        # how it is computed: a kernel column or a derivation, a reduction, or a diversity function
+        # how it is computed, bound where it runs: a kernel column or a derivation, a reduction, or a diversity
+        # function (the registry itself holds no computation)
         if m.kind in ("ranking", "pooled"):
-            assert m.family in KERNEL_FAMILIES or (m.derive is not None and m.derive.when is None), m
-            assert m.reduction is None and m.compute is None, m
-            assert set(m.derive.columns if m.derive else ()) <= set(KERNEL_FAMILIES), m
+            derivation = derived.BY_FAMILY.get(m.family)
+            assert m.family in KERNEL_FAMILIES or (derivation is not None and derivation.when is None), m
+            assert m.name not in diversity.BY_METRIC, m
+            assert set(derivation.columns if derivation else ()) <= set(KERNEL_FAMILIES), m
         elif m.on_scored_rows:
-            assert m.family is None and m.derive is None and m.compute is None, m
-            assert isinstance(m.reduction, RowReduction), m
+            assert m.family is None, m
+            assert isinstance(reductions.BY_METRIC[m.name], RowReduction), m
         else:
-            assert m.family is None and m.derive is None and m.reduction is None, m
-            assert callable(m.compute), m
-    # the families filled after the ranking kernel are exactly the derived families of the registry
-    assert set(registry.derivations()) == ({m.family for m in registry.metrics_of_kind("ranking", "pooled")}
-                                           - set(KERNEL_FAMILIES)) | {"precision"}
+            assert m.family is None, m
+            assert callable(diversity.BY_METRIC[m.name]), m
+    # every binding names an entry of its kind: nothing is computed that the registry does not declare
+    assert set(derived.BY_FAMILY) == ({m.family for m in registry.metrics_of_kind("ranking", "pooled")}
+                                      - set(KERNEL_FAMILIES)) | {"precision"}
+    assert set(reductions.BY_METRIC) == {m.name for m in registry.metrics_of_kind("scored", "scored_per_user")}
+    assert set(diversity.BY_METRIC) == {m.name for m in registry.metrics_of_kind("diversity")}
     # a name is listed twice only when one entry takes @k and the other does not
     for name in registry.METRIC_NAMES:
         entries = [m for m in registry.METRICS if m.name == name]

@@ -37,8 +37,14 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/commands/publish.py", "register"): "the command line's default --primary",
     ("metrics_core/commands/compare.py", "comparison_rows"): "a table column for a p-value, not a metric",
     ("metrics_core/commands/compare.py", "population_doc"): "help text: the word coverage for users' data",
+    ("metrics_core/derived.py", "BY_FAMILY"):
+        "the computation bound to each derived family the registry declares (test_registry checks both sides agree)",
+    ("metrics_core/reductions.py", "BY_METRIC"):
+        "the computation bound to each scored-row entry the registry declares (test_registry checks both sides agree)",
+    ("metrics_core/diversity.py", "BY_METRIC"):
+        "the computation bound to each diversity entry the registry declares (test_registry checks both sides agree)",
     ("metrics_core/conventions.py", "CONVENTIONS"):
-        "applies_to: the README and dashboard text naming the metrics a convention changes",
+        "applies_to: the metrics a convention changes, as data the registry resolves (entries_of)",
     ("metrics_core/curves.py", "pr_curve"): "column names of a precision-recall curve table",
     ("metrics_core/plot/figures.py", "pr"): "axis columns of a precision-recall curve figure",
     ("metrics_core/report.py", "_curve_figures"): "axis columns of a precision-recall curve figure",

@@ -194,10 +194,27 @@ def test_conventions_spark_takes_only_at_their_default_come_from_what_they_apply
     message = spark_message(["novelty@5"], novelty_popularity="interactions")
     assert message.startswith("novelty_popularity other than the default are not on the Spark engine yet")
     # novelty computed per group by mc.evaluate: its two conventions would then be honoured
-    novelty = registry._select("novelty", True)
-    flipped = tuple(dataclasses.replace(m, spark="user_mean") if m is novelty else m for m in registry.METRICS)
-    monkeypatch.setattr(_support, "METRICS", flipped)
+    named = _support.entries_of
+    monkeypatch.setattr(_support, "entries_of", lambda item: tuple(
+        dataclasses.replace(m, spark="user_mean") if m.name == "novelty" else m for m in named(item)))
     assert _support.local_only_conventions() == ("beyond_users",)
+
+
+def test_what_a_convention_applies_to_is_data_the_registry_resolves():
+    """applies_to holds kinds and metric names (no prose to parse): every item resolves to registry entries,
+    "precision@k" is the ranking entry and "precision" the classification one, and the docs' words are
+    written from the data."""
+    from metrics_core import conventions
+
+    for c in conventions.CONVENTIONS:
+        assert c.applies_to and all(conventions.entries_of(item) for item in c.applies_to), c.name
+    by_name = conventions.BY_NAME
+    assert [(m.name, m.kind) for m in by_name["precision_norm"].entries()] == [("precision", "ranking")]
+    assert {m.kind for m in by_name["threshold"].entries()} == {"scored"}
+    assert {m.kind for m in by_name["unjudged_rows"].entries()} == {"scored", "scored_per_user"}
+    assert by_name["relevance_threshold"].applies_text == "all"
+    assert by_name["unjudged_rows"].applies_text == "scored rows"
+    assert by_name["gain"].applies_text == "cg, dcg, ndcg"
 
 
 def test_a_preset_diversity_convention_counts_only_with_a_diversity_metric():

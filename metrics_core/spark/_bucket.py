@@ -199,7 +199,7 @@ def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, part
     rows = reductions.scored_rows(ranked, thr, float(conv["threshold"]), conv["gauc_weight"],
                                   judged_only=conv["unjudged_rows"] == "exclude")
     scored_specs = [s for s in plan.specs if s.entry.on_scored_rows]
-    reduced = [s.entry.reduction for s in scored_specs]
+    reduced = [reductions.of(s.entry) for s in scored_specs]
     stats["scored"] = reductions.scored_partials(reduced, rows,
                                                  probabilities=any("probabilities" in s.entry.needs for s in scored_specs))
     stats["scored_rows"] = rows.n

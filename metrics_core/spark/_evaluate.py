@@ -399,11 +399,12 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
         elif combine == "rank_counts":  # both come from one pass, in the order of reductions.RANK_STATISTICS
             if auc_ap is None:
                 auc_ap = _auc_ap(out, score_ranges, spark, stats,
-                                 any(x.entry.reduction is reductions.RANK_STATISTICS[1] for x in specs))
-            summary[label] = auc_ap[reductions.RANK_STATISTICS.index(spec.entry.reduction)]
+                                 any(reductions.of(x.entry) is reductions.RANK_STATISTICS[1] for x in specs
+                                     if x.entry.on_scored_rows))
+            summary[label] = auc_ap[reductions.RANK_STATISTICS.index(reductions.of(spec.entry))]
         elif combine == "row_sums":
             reductions.check_needs(label, spec.entry.needs, scored)
-            summary[label] = spec.entry.reduction.finalize(scored)
+            summary[label] = reductions.of(spec.entry).finalize(scored)
         elif combine == "item_coverage":
             summary[label] = _coverage(out, specs.index(spec), run, truth, item_features)
         elif combine == "item_pairs":

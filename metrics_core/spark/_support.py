@@ -5,15 +5,15 @@ groups of users (``spark``), why Spark refuses it (``spark_refusal``) and
 whether Spark needs the item-features table as its catalogue
 (``spark_catalogue``). The conventions that Spark does not implement are those
 that shape only the metrics Spark combines with code of its own rather than
-with mc.evaluate on each group (:data:`OWN_CODE`), found from each convention's
-``applies_to``. Nothing here imports pyspark.
+with mc.evaluate on each group (:data:`OWN_CODE`), found from the registry entries each
+convention's ``applies_to`` names (:meth:`metrics_core.conventions.Convention.entries`).
+Nothing here imports pyspark.
 """
 
 from __future__ import annotations
 
-from ..conventions import CONVENTIONS
+from ..conventions import CONVENTIONS, entries_of
 from ..errors import MetricsError
-from ..registry import KINDS, METRICS, canonical
 
 #: combinations in which Spark computes across groups with code of its own (item popularity, per-item sums),
 #: where mc.evaluate's handling of the users and of popularity does not run
@@ -39,25 +39,12 @@ def missing_features_diagnosed(spec) -> bool:
     return entry.kind == "diversity" and "item_features" in entry.needs and entry.spark == "user_mean"
 
 
-def _targets(applies_to: str) -> list[tuple[str, ...]]:
-    """The combinations of each metric or kind a convention's ``applies_to`` names; an empty tuple for a
-    word that is neither (``all``, ``scored rows``: conventions read by every group's mc.evaluate)."""
-    found = []
-    for word in (w.strip() for w in applies_to.split(",")):
-        if word in KINDS:
-            found.append(tuple(m.spark for m in METRICS if m.kind == word))
-        else:
-            name = canonical(word.split("@")[0])
-            found.append(tuple(m.spark for m in METRICS if m.name == name) if name else ())
-    return found
-
-
 def local_only_conventions() -> tuple[str, ...]:
-    """Conventions every one of whose metrics or kinds includes a metric Spark combines with its own code
-    (novelty's popularity, the users of the diversity kind): mc.evaluate's handling of them does not run
-    there, so the Spark engine takes only their defaults."""
+    """Conventions each of whose metrics or kinds (``applies_to``, :func:`metrics_core.conventions.entries_of`)
+    includes a metric Spark combines with its own code (novelty's popularity, the users of the diversity
+    kind): mc.evaluate's handling of them does not run there, so the Spark engine takes only their defaults."""
     return tuple(c.name for c in CONVENTIONS
-                 if (targets := _targets(c.applies_to)) and all(set(t) & set(OWN_CODE) for t in targets))
+                 if c.applies_to and all(any(m.spark in OWN_CODE for m in entries_of(item)) for item in c.applies_to))
 
 
 #: computed once: the registry and the conventions are fixed tables
