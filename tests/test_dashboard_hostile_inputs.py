@@ -126,3 +126,26 @@ def test_a_page_number_in_the_address_that_is_not_finite_is_ignored(raw):
     inside = low + (high - low) / 3
     kept = page(app(curves_threshold=repr(inside)), "curves")
     assert kept.slider(key="curves_threshold").value == pytest.approx(inside)
+
+
+def test_a_rounded_score_and_a_lone_surrogate_in_uploads_are_one_line_each():
+    d = small_demo()
+    user, item = d.qrels["user_id"].iat[0], d.qrels["item_id"].iat[0]
+    mixed = (f'{{"user_id": "{user}", "item_id": "{item}", "score": 0.9}}\n'
+             f'{{"user_id": "{user}", "item_id": "x", "score": 9007199254740993}}\n').encode()
+    half = (f'{{"user_id": "{user}", "item_id": "{item}", "score": 0.9}}\n'
+            f'{{"user_id": "{user}", "item_id": "x\\ud800", "score": 0.5}}\n').encode()
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.file_uploader(key="upload_runs_0").set_value([("mixed.jsonl", mixed, "application/json"),
+                                                     ("half.jsonl", half, "application/json")])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    for expected in ("mixed.jsonl: line 2: score column 'score' has the whole number '9007199254740993', which a "
+                     "64-bit float (in which scores are computed) cannot hold exactly: it would be read as "
+                     "9007199254740992",
+                     "half.jsonl: line 2: column 'item_id', value 'x\\ud800' holds a lone surrogate \\ud800"):
+        assert any(text.md(expected) in e for e in errors), (expected, errors)
+    assert not any("check its format" in e for e in errors), errors

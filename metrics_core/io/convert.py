@@ -14,6 +14,17 @@ Numbers (score, rank, relevance): text is trimmed and must be a finite
 decimal number. Empty, NaN (``nan``, ``NA``, ``null``...), infinite and
 non-numeric values are errors naming the first offending row and counting
 each kind. Negative values are accepted (TREC marks non-relevant as -1).
+
+Numbers are computed as 64-bit floats, which hold every integer up to 2^53
+but only some beyond. A value written as a whole number in positional
+notation (``9007199254740993``, ``-12``, ``9007199254740993.00``; an integer
+column of Parquet or JSON; a decimal column) must be held exactly: one the
+float would round (``9007199254740993`` -> ``9007199254740992``) is refused,
+naming its row, so no grade or score is silently changed. Whole numbers the
+float holds exactly stay accepted at any size (``9007199254740994``,
+``2^60``). A value written with an exponent (``1e300``,
+``9.007199254740993e15``) is read as a float, rounded to the nearest one, as
+scientific notation means.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..encode import whole_decimal_text
+from ..encode import EXACT_FLOAT_INTEGER, whole_decimal_text
 from ..errors import MetricsError
 from ..kernels import input_checks
 from ..kernels import strings as kstr
@@ -76,10 +87,8 @@ def ids(col, role: str, src: str, name: str, lines: LineMap, *,
             _check_exact_floats(col, role, src, name, lines)
             col = col.cast(pa.int64())
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        try:
-            col = col.cast(pa.string())
-        except pa.ArrowInvalid:
-            raise MetricsError(f"{name}: column {src!r} ({role}) holds bytes that are not UTF-8 text") from None
+        check_utf8(col, src, name, lines)
+        col = col.cast(pa.string())
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         col = col.cast(pa.string())
     col = pc.utf8_trim_whitespace(col)
@@ -93,8 +102,46 @@ def ids(col, role: str, src: str, name: str, lines: LineMap, *,
     return finish(col.cast(pa.string()))
 
 
-#: floats represent every integer up to 2^53 exactly; beyond, ids stored as floats may have lost digits
-EXACT_FLOAT_INTEGER = 2**53
+#: rows decoded one by one at a time to find the first value that is not UTF-8
+_UTF8_SEARCH_ROWS = 65_536
+
+
+def check_utf8(col, src: str, name: str, lines: LineMap) -> None:
+    """Refuse a text or bytes column holding a value that is not UTF-8 (Parquet stores bytes as
+    written: an encoded lone surrogate such as ``b"\\xed\\xa0\\x80"`` is no character), naming its row."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    offset = 0
+    for chunk in chunks:
+        large = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
+        try:
+            chunk.view(pa.large_string() if large else pa.string()).validate(full=True)
+        except pa.ArrowInvalid:
+            raw = chunk.view(pa.large_binary() if large else pa.binary())
+            for start in range(0, len(raw), _UTF8_SEARCH_ROWS):
+                for i, value in enumerate(raw.slice(start, _UTF8_SEARCH_ROWS).to_pylist()):
+                    if value is not None and not _is_utf8(value):
+                        raise MetricsError(
+                            f"{name}: {lines(offset + start + i)}: column {quoted(src)} holds {_clip(value)}, "
+                            f"{_not_utf8(value)}; write the values as UTF-8 text") from None
+        offset += len(chunk)
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _not_utf8(value: bytes) -> str:
+    """What is wrong with bytes that are not UTF-8: an encoded lone surrogate, or other bytes."""
+    try:
+        text = value.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return "bytes that are not UTF-8 text"
+    half = next(ch for ch in text if 0xD800 <= ord(ch) <= 0xDFFF)
+    return f"an encoded lone surrogate \\u{ord(half):04x} (a UTF-16 half, not a character)"
 
 
 def _check_exact_floats(col: pa.Array, role: str, src: str, name: str, lines: LineMap) -> None:
@@ -109,6 +156,65 @@ def _check_exact_floats(col: pa.Array, role: str, src: str, name: str, lines: Li
         )
 
 
+#: a whole number in positional notation: digits, then at most a decimal point and zeros
+_WHOLE_WRITTEN = r"^[+-]?[0-9]+(\.0*)?$"
+#: whole numbers with fewer characters than this are below 2^53 (16 digits), so exact
+_SHORTEST_INEXACT = 16
+
+
+def _inexact_integers(col: pa.Array) -> np.ndarray:
+    """Per value of an integer column: whether float64 cannot hold it exactly."""
+    low, high = pc.min_max(col).values()
+    if low.as_py() is None or max(abs(low.as_py()), abs(high.as_py())) <= EXACT_FLOAT_INTEGER:
+        return np.zeros(len(col), bool)
+    values = col.fill_null(0).to_numpy(zero_copy_only=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return values.astype(np.float64).astype(values.dtype) != values
+
+
+def _inexact_whole_text(text: pa.Array) -> np.ndarray:
+    """Per value of a text column: whether it writes a whole number in positional notation
+    (:data:`_WHOLE_WRITTEN`) that float64 cannot hold exactly (compared with the written digits).
+
+    Values of 18 digits at most are compared as int64; longer ones (rare) one by one.
+    """
+    text = pc.utf8_trim_whitespace(text).fill_null("")
+    out = np.zeros(len(text), bool)
+    rows = np.flatnonzero(pc.greater_equal(pc.utf8_length(text), _SHORTEST_INEXACT).to_numpy(zero_copy_only=False))
+    if not len(rows):
+        return out
+    long = text.take(pa.array(rows))
+    whole = pc.match_substring_regex(long, _WHOLE_WRITTEN)
+    rows, long = rows[whole.to_numpy(zero_copy_only=False)], long.filter(whole)
+    if not len(rows):
+        return out
+    digits = pc.replace_substring_regex(long, r"\.0*$", "")
+    short = pc.less_equal(pc.utf8_length(pc.utf8_ltrim(digits, characters="+-")), 18).to_numpy(zero_copy_only=False)
+    if short.any():
+        whole = digits.filter(pa.array(short)).cast(pa.int64()).to_numpy()
+        out[rows[short]] = whole.astype(np.float64).astype(np.int64) != whole
+    for row, written in zip(rows[~short], digits.filter(pa.array(~short)).to_pylist()):
+        whole = int(written)
+        try:
+            out[row] = int(float(whole)) != whole
+        except OverflowError:
+            pass  # beyond the largest float: named as such by the caller
+    return out
+
+
+def _inexact_whole(col: pa.Array) -> np.ndarray:
+    """Per value: a whole number written in ``col`` that float64 cannot hold exactly (all False for
+    float columns, whose values are floats already)."""
+    t = col.type
+    if pa.types.is_integer(t):
+        return _inexact_integers(col)
+    if pa.types.is_decimal(t):
+        return _inexact_whole_text(col.cast(pa.string()))
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return _inexact_whole_text(col)
+    return np.zeros(len(col), bool)
+
+
 def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, lines: LineMap) -> MetricsError:
     """Build the message for a column with at least one bad number."""
     if numeric:
@@ -117,9 +223,7 @@ def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, 
         vals = f.fill_null(0.0).to_numpy(zero_copy_only=False).astype(np.float64)
         kinds = {"empty": null, "NaN": np.isnan(vals) & ~null, "infinite": np.isinf(vals) & ~null}
         kinds["non-numeric"] = np.zeros(len(vals), bool)
-        if pa.types.is_integer(col.type):  # a 64-bit float holds every integer up to 2^53 only
-            beyond = pc.or_(pc.greater(col, EXACT_FLOAT_INTEGER), pc.less(col, -EXACT_FLOAT_INTEGER))
-            kinds["beyond 2^53"] = beyond.fill_null(False).to_numpy(zero_copy_only=False)
+        kinds["beyond 2^53"] = _inexact_whole(col) & ~null
     else:
         text = pc.utf8_trim_whitespace(col)
         null = pc.is_null(text).to_numpy(zero_copy_only=False)
@@ -136,6 +240,7 @@ def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, 
             overflow = np.zeros(len(col), bool)
             overflow[np.flatnonzero(num)] = np.isinf(written.astype(np.float64))
         kinds["beyond the largest float"] = overflow
+        kinds["beyond 2^53"] = _inexact_whole(col) & num
     any_bad = np.zeros(len(col), bool)
     for mask in kinds.values():
         any_bad |= mask
@@ -145,27 +250,39 @@ def _describe_bad(col: pa.Array, numeric: bool, role: str, src: str, name: str, 
     kind = next(k for k, m in kinds.items() if m[first])
     value = col[first].as_py()
     shown = {"empty": "an empty value",
-             "beyond 2^53": f"the integer {value}, beyond 2^53 = {EXACT_FLOAT_INTEGER:,} (a 64-bit float, in which "
-                            f"{role}s are computed, holds every integer up to there only; scale the {role}s down)",
+             "beyond 2^53": f"the whole number {_clip(value)}, which a 64-bit float (in which {role}s are "
+                            f"computed) cannot hold exactly: it would be read as {_rounded(value)} (beyond 2^53 = "
+                            f"{EXACT_FLOAT_INTEGER:,} a float holds only some integers)",
              "beyond the largest float": f"the value {_clip(value)}, beyond the largest 64-bit float (about 1.8e308)",
              }.get(kind, f"{kind} value {_clip(value)}")
+    advice = (f"Scale the {role}s down, or write them with an exponent (e.g. 9.1e15) to accept the rounding"
+              if kind == "beyond 2^53" else f"Every {role} must be a finite number")
     counts = ", ".join(f"{int(m.sum())} {k}" for k, m in kinds.items() if m.any())
     return MetricsError(
         f"{name}: {lines(first)}: {role} column {src!r} has {shown}; {int(any_bad.sum())} bad {role} value(s) "
-        f"({counts}). Every {role} must be a finite number"
+        f"({counts}). {advice}"
     )
 
 
+def _rounded(value) -> str:
+    """The float64 a written whole number becomes, as integer text."""
+    try:
+        return f"{int(float(str(value).strip().split('.')[0])):d}"
+    except (ValueError, OverflowError):
+        return "another number"
+
+
 def numbers(col, role: str, src: str, name: str, lines: LineMap) -> np.ndarray:
-    """Finite float64 values of a score, rank or relevance column."""
+    """Finite float64 values of a score, rank or relevance column; a whole number the float would
+    round is refused (see the module docstring)."""
     col = _flat(col)
     t = col.type
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_boolean(t)
     if not numeric and not (pa.types.is_string(t) or pa.types.is_large_string(t)):
         raise MetricsError(f"{name}: column {src!r} ({role}) holds {t} values; it must hold numbers")
     try:
-        values = (col if numeric else pc.utf8_trim_whitespace(col)).cast(pa.float64())
-        ok = values.null_count == 0
+        values = (col if numeric else pc.utf8_trim_whitespace(col)).cast(pa.float64(), safe=False)
+        ok = values.null_count == 0 and (pa.types.is_floating(t) or not _inexact_whole(col).any())
         out = values.to_numpy(zero_copy_only=False) if ok else None
         ok = ok and input_checks.first_non_finite(out) < 0
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
 from ..kernels.input_checks import first_non_finite
+from ..encode import EXACT_FLOAT_INTEGER
 from .quote import clip as _clip
 from .lines import LineMap, nonblank_line_numbers, text_line_map
 
@@ -93,8 +95,20 @@ def read_delimited(text: bytes, name: str, delimiter: str, keep: list[str] | Non
 
 
 def finite_numbers(col: pa.ChunkedArray) -> bool:
-    """No null, NaN or infinite value in a float64 column."""
-    return col.null_count == 0 and all(first_non_finite(c.to_numpy()) < 0 for c in col.chunks)
+    """No null, NaN or infinite value in a float64 column, and none of magnitude 2^53 or more.
+
+    From 2^53 on, a whole number written in the file may have been rounded by
+    the parse (``9007199254740993`` reads as ``9007199254740992.0``); the
+    caller then reads the column again as text, which
+    :func:`metrics_core.io.convert.numbers` checks against what is written.
+    """
+    if col.null_count:
+        return False
+    for c in col.chunks:
+        values = c.to_numpy()
+        if first_non_finite(values) >= 0 or (len(values) and np.abs(values).max() >= EXACT_FLOAT_INTEGER):
+            return False
+    return True
 
 
 def _read(text: bytes, name: str, delimiter: str, keep: list[str] | None,

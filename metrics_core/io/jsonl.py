@@ -7,6 +7,10 @@ cannot hold every integer above 2^53 (9007199254740993 would read as
 ``json`` with numbers kept as their text) is used instead when:
 
 * an id column (user or item) was inferred as floating point, or
+* a number column (score, rank, relevance) was inferred as floating point and
+  holds a value of magnitude 2^53 or more: a whole number written there may
+  have been rounded, so its text is read and checked against the float
+  (:mod:`metrics_core.io.convert`), or
 * pyarrow cannot read the file: a column mixing numbers and strings, a syntax
   error (then the exact reader names the line).
 
@@ -31,21 +35,25 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from ..encode import EXACT_FLOAT_INTEGER
 from ..errors import MetricsError
 from .json_depth import check_json_depth
 from .lines import LineMap, text_line_map
-from .quote import clip
+from .quote import clip, quoted
 
 #: whole numbers with more digits than this keep their text (no huge integer is built)
 _MAX_INTEGER_DIGITS = 400
 
 
-def read_jsonl(text: bytes, name: str, newlines: int | None = None) -> tuple[pa.Table, LineMap]:
+def read_jsonl(text: bytes, name: str, newlines: int | None = None,
+               number_columns=()) -> tuple[pa.Table, LineMap]:
     """Parse JSON lines into a table (types as in the file); the exact reader when pyarrow fails.
 
     ``newlines``: the number of newline bytes in ``text`` when already counted.
+    ``number_columns``: for the exact reader (see :func:`read_jsonl_exact`).
     """
     if text.lstrip()[:1] == b"[":
         raise MetricsError(
@@ -56,7 +64,7 @@ def read_jsonl(text: bytes, name: str, newlines: int | None = None) -> tuple[pa.
     try:
         table = pj.read_json(pa.BufferReader(text))
     except pa.ArrowInvalid:
-        return read_jsonl_exact(text, name)
+        return read_jsonl_exact(text, name, number_columns)
     if table.num_rows == 0:
         raise MetricsError(f"{name}: the file is empty")
     return table, text_line_map(text, table.num_rows, header=False, newlines=newlines)
@@ -70,6 +78,19 @@ def needs_exact(table: pa.Table, id_columns) -> bool:
 
 class _Number(str):
     """Text of a JSON number (marks it as a number, not a JSON string)."""
+
+
+class _Fraction(_Number):
+    """A JSON number with a fraction or an exponent: its whole-number text (``1.0`` -> ``"1"``, for
+    ids) and in ``written`` its text as in the file (for number columns)."""
+
+    written: str
+
+
+def _fraction(text: str) -> _Fraction:
+    number = _Fraction(_integer_text(text))
+    number.written = text
+    return number
 
 
 def _integer_text(text: str) -> str:
@@ -93,8 +114,28 @@ def _cell(value):
     return json.dumps(value, ensure_ascii=False)  # nested values: only an error if used as a column
 
 
-def read_jsonl_exact(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
-    """Every column as text, numbers exactly as written (see the module docstring)."""
+def may_be_rounded(table: pa.Table, number_columns) -> bool:
+    """Whether a number column was read as floating point holding a value of magnitude 2^53 or more,
+    where a whole number written in the file may have been rounded: read again exactly."""
+    for c in number_columns:
+        if c in table.column_names and pa.types.is_floating(table[c].type):
+            low, high = pc.min_max(table[c]).values()
+            if low.as_py() is not None and max(abs(low.as_py()), abs(high.as_py())) >= EXACT_FLOAT_INTEGER:
+                return True
+    return False
+
+
+def read_jsonl_exact(text: bytes, name: str, number_columns=()) -> tuple[pa.Table, LineMap]:
+    """Every column as text, numbers exactly as written (see the module docstring).
+
+    In ``number_columns`` (score, rank, relevance; or a function of the column
+    names giving them) a number keeps its text as written
+    (``9007199254740993.0``, ``1e300``), which
+    :func:`metrics_core.io.convert.numbers` checks against the float it
+    becomes; elsewhere a whole number becomes integer text, as for ids. A
+    string or key holding a lone surrogate (``"\\ud800"``, not a character) is
+    refused naming its line.
+    """
     check_json_depth(text, name)
     columns: dict[str, list] = {}
     line_numbers = []
@@ -102,8 +143,7 @@ def read_jsonl_exact(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw, parse_int=_Number, parse_float=lambda s: _Number(_integer_text(s)),
-                             parse_constant=_Number)
+            obj = json.loads(raw, parse_int=_Number, parse_float=_fraction, parse_constant=_Number)
         except ValueError as e:
             msg = getattr(e, "msg", str(e))
             col = getattr(e, "colno", None)
@@ -117,16 +157,46 @@ def read_jsonl_exact(text: bytes, name: str) -> tuple[pa.Table, LineMap]:
         for key, value in obj.items():
             col = columns.get(key)
             if col is None:
+                _check_characters(key, f"{name}: line {line_no}: the key {quoted(key)}")
                 col = columns[key] = [None] * row
-            col.append(_cell(value))
+            col.append(value)
         line_numbers.append(line_no)
         for col in columns.values():
             if len(col) <= row:
                 col.append(None)
     if not line_numbers:
         raise MetricsError(f"{name}: the file is empty")
-    table = pa.table({k: pa.array(v, pa.string()) for k, v in columns.items()})
-    return table, LineMap("line", 0, np.asarray(line_numbers, dtype=np.int64))
+    numeric = set(number_columns(list(columns)) if callable(number_columns) else number_columns)
+    arrays = {}
+    for key, values in columns.items():
+        cells = [v.written if isinstance(v, _Fraction) else _cell(v) for v in values] if key in numeric \
+            else [_cell(v) for v in values]
+        try:
+            arrays[key] = pa.array(cells, pa.string())
+        except UnicodeEncodeError:
+            row = next(i for i, v in enumerate(cells) if v is not None and not _encodable(v))
+            _check_characters(cells[row], f"{name}: line {line_numbers[row]}: column {quoted(key)}, value "
+                                          f"{quoted(cells[row])}")
+    return pa.table(arrays), LineMap("line", 0, np.asarray(line_numbers, dtype=np.int64))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_characters(text: str, where: str) -> None:
+    """Refuse text holding a lone surrogate (a ``\\ud800``-style escape without its pair): it is no
+    character, so it can be neither stored as UTF-8 nor shown."""
+    if not _encodable(text):
+        at = next(i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF)
+        raise MetricsError(
+            f"{where} holds a lone surrogate \\u{ord(text[at]):04x} (a UTF-16 half written as a JSON "
+            f"escape, not a character) at character {at + 1}; write the character itself, or its escape "
+            f"pair, or remove it")
 
 
 def object_keys(line: str, name: str) -> list[str]:

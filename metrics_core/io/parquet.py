@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import MetricsError
+from .convert import check_utf8
 from .limits import ReadLimits, current, format_size
 from .lines import ROWS, LineMap
 from .parquet_size import decoded_nbytes, leaf_indices, longest_dictionary_value, prefix_shared, row_group_bound
@@ -177,4 +178,7 @@ def read_parquet(data: bytes | None, path: Path | None, name: str, columns: list
         raise _unreadable(name, e) from None
     if table.num_rows == 0:
         raise MetricsError(f"{name}: has columns but no rows")
+    for column in columns:  # Parquet keeps text bytes as written; nothing else checks that they are UTF-8
+        if pa.types.is_string(table[column].type) or pa.types.is_large_string(table[column].type):
+            check_utf8(table[column], column, name, ROWS)
     return table, ROWS

@@ -20,7 +20,7 @@ from .checks import check_run_duplicates, dedupe_qrels, earlier_pairs, pair_keys
 from .columns import ALIASES, ColumnMapping, detect, normalise, role_of_key
 from .convert import ids, numbers
 from .delimited import check_header_size, first_line, header_names, read_delimited
-from .jsonl import needs_exact, read_jsonl, read_jsonl_exact
+from .jsonl import may_be_rounded, needs_exact, read_jsonl, read_jsonl_exact
 from .parquet import parquet_names, read_parquet
 from .limits import ReadLimits
 from .limits import current as current_limits
@@ -54,10 +54,15 @@ def _parse(src, kind: str, columns: dict | None, limits: ReadLimits):
     line, _, skipped = first_line(text)
     fmt = src.fmt
     if fmt == F.JSONL or (fmt in (None, F.TEXT) and line.lstrip()[:1] in ("{", "[")):
-        table, lines = read_jsonl(text, name, newlines=src.newlines)
+        def number_columns(names: list[str]) -> list[str]:
+            roles = detect(names, kind, name, columns)
+            return [roles[r] for r in ("score", "rank", "relevance") if roles[r] is not None]
+
+        table, lines = read_jsonl(text, name, newlines=src.newlines, number_columns=number_columns)
         roles = detect(table.column_names, kind, name, columns)
-        if needs_exact(table, (roles["user_id"], roles["item_id"])):
-            table, lines = read_jsonl_exact(text, name)
+        if (needs_exact(table, (roles["user_id"], roles["item_id"]))
+                or may_be_rounded(table, number_columns(table.column_names))):
+            table, lines = read_jsonl_exact(text, name, number_columns)
         return table.select(_needed(roles)), roles, lines, "JSON lines", kind
     if fmt == F.TREC:
         return _trec(text, name, kind, columns, src.newlines)

@@ -187,8 +187,19 @@ def _check_utf8(data: bytes, name: str) -> None:
     except UnicodeDecodeError as e:
         raise MetricsError(
             f"{name}: line {line_of_offset(data, e.start)}: not valid UTF-8 (byte 0x{data[e.start]:02x} at byte "
-            f"offset {e.start}); save the file as UTF-8"
+            f"offset {e.start}{_surrogate(data[e.start:e.start + 3])}); save the file as UTF-8"
         ) from None
+
+
+def _surrogate(head: bytes) -> str:
+    """``": an encoded lone surrogate \\ud800 ..."`` when ``head`` is one (CESU-8 or WTF-8 text), else ``""``."""
+    try:
+        ch = head.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return ""
+    if len(ch) == 1 and 0xD800 <= ord(ch) <= 0xDFFF:
+        return f": an encoded lone surrogate \\u{ord(ch):04x}, a UTF-16 half that is not a character"
+    return ""
 
 
 def _check_text(data: bytes, name: str) -> tuple[bytes, int | None]:
