@@ -66,3 +66,16 @@ def require_models() -> dict[str, mc.Ranked]:
                 "or return to the demo data.")
         st.stop()
     return models
+
+
+def shown_table(data: Any, *, key: str, **dataframe: Any) -> Any:
+    """``st.dataframe(data, key=key, ...)`` with a "Download CSV" button under it whose bytes
+    (:func:`dashboard.exports.table_csv`, built on click) are spreadsheet-safe; Streamlit's own
+    toolbar export is off. Returns what ``st.dataframe`` returns (the selection, when asked)."""
+    from . import exports
+
+    shown = st.dataframe(data, key=key, **dataframe)
+    st.download_button(exports.LABEL, data=lambda: exports.table_csv(data), file_name=exports.file_name(key),
+                       mime="text/csv", key=f"{key}_csv", on_click="ignore", type="tertiary",
+                       icon=":material/download:", help=text.SPREADSHEET_NOTE)
+    return shown

@@ -86,13 +86,13 @@ with left:
     else:
         losses = brief_text.segment_loss_rows(brief, limit=5)
         if len(losses):
-            st.dataframe(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
+            state.shown_table(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
         st.caption(text.md(brief_text.segment_note(brief), limit=600))
 with right:
     st.subheader("What explains the loss", anchor=False)
     groups = brief_text.failure_rows(brief, per_pair=3)
     if len(groups):
-        picked = st.dataframe(groups, hide_index=True, key="brief_failures", on_select="rerun",
+        picked = state.shown_table(groups, hide_index=True, key="brief_failures", on_select="rerun",
                               selection_mode="single-row", placeholder=fmt.EMPTY)
         st.caption(text.md(brief_text.failure_note(brief) + f" Select a row to open those {brief.decision.unit} "
                            "on Failures.", limit=600))

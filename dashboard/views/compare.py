@@ -130,7 +130,7 @@ if table.attrs["pending"]:
 
 st.subheader("Verdict", anchor=False)
 readable = verdict.verdict_table(table, correction, alpha, who, coverage)
-st.dataframe(readable.drop(columns="sentence"), hide_index=True, key="compare_verdict",
+state.shown_table(readable.drop(columns="sentence"), hide_index=True, key="compare_verdict",
              column_config={"metric": st.column_config.TextColumn(help="Hover the metric selector for definitions"),
                             "adjusted p": st.column_config.TextColumn(help=f"{TEST_LABELS[test]}, adjusted by "
                                                                             f"{CORRECTION_LABELS[correction]}"),
@@ -190,7 +190,7 @@ with state.guard():
     # the matrix shows lift, marker and significance: no bootstrap interval is needed
     by_base = {b: _comparison(tuple(keys.get(n, n) for n in names), per_user, (matrix_metric,), b, test,
                               correction, float(alpha), opt_key, bootstrap=False) for b in names}
-st.dataframe(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix", placeholder=fmt.EMPTY)
+state.shown_table(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix", placeholder=fmt.EMPTY)
 st.caption(f"Cell: lift of the row's model over the column's model on {matrix_metric}; ▲ / ▼ significant "
            f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant."
            + (" " + verdict.resampling_note(test, len(per_user[names[0]]), interval=False)
@@ -238,7 +238,7 @@ def segment_section() -> None:
         background.refresh_when_ready(list(brief.verdicts.attrs.get("pending", [])))
         return
     rows = brief.segments[brief.segments["attribute"].astype(str) == str(seg_col)]
-    st.dataframe(verdict.adjusted_segment_rows(rows), hide_index=True, key="compare_segments",
+    state.shown_table(verdict.adjusted_segment_rows(rows), hide_index=True, key="compare_segments",
                  placeholder=fmt.EMPTY)
     st.caption(text.md("P-values " + brief_text.family_sentence(correction, decision.family, brief.segments,
                                                                   brief.attributes, decision.unit) + ".", limit=900))
@@ -297,7 +297,7 @@ def per_user_section() -> None:
         st.caption(text.md(f"Users where {focus_model} loses most against {baseline} on {focus_metric}, "
                            f"largest loss first (of the users counted: {who}). ", limit=600)
                    + "Select a row to open that user on the Failures page, beside the baseline.")
-        picked = st.dataframe(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
+        picked = state.shown_table(worst, hide_index=True, on_select="rerun", selection_mode="single-row",
                               key="compare_regressions",
                               column_config={col: st.column_config.NumberColumn(format="%.4f")
                                              for col in worst.columns if col != "user_id"}, placeholder=fmt.EMPTY)

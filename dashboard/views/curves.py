@@ -41,7 +41,7 @@ probabilistic = {n: state.scores_are_probabilities(r) for n, r in models.items()
 table, hidden, raw = tables.needs_probabilities_view(
     state.summary_table(evals, list(metric_lists.POOLED_ROWS)).set_index("model"), probabilistic,
     list(metric_lists.NEEDS_PROBABILITIES))
-st.dataframe(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary",
+state.shown_table(table, column_config=fmt.metric_columns(list(table.columns), settings), key="curves_summary",
              placeholder=fmt.EMPTY)
 if raw:
     st.caption(text.md(f"Needs probabilities: PCOPC is left out for {', '.join(raw)} (scores outside [0, 1])."))
@@ -80,7 +80,7 @@ else:
                                        {n: evals[n].summary[metric_lists.one("calibration")] for n in cal}, colors),
                     key="curves_calibration")
     st.caption("Rows per score bin (a point from a few rows says little):")
-    st.dataframe(curve_tables.calibration_counts(cal, n_bins), key="curves_bin_counts",
+    state.shown_table(curve_tables.calibration_counts(cal, n_bins), key="curves_bin_counts",
                  column_config={n: st.column_config.NumberColumn(format="localized") for n in cal},
                  placeholder=fmt.EMPTY)
     skipped = sorted(set(models) - set(calibrated))

@@ -39,7 +39,7 @@ else:
     st.caption("Add or replace files with **Add files** in the sidebar; an upload in progress carries on "
                "while you look at other pages.")
     listing = tables.loaded_files(src, report)
-    st.dataframe(listing, hide_index=True, key="data_files", placeholder=fmt.EMPTY)
+    state.shown_table(listing, hide_index=True, key="data_files", placeholder=fmt.EMPTY)
     removers = [(row.role, row.model, row.file) for row in listing.itertuples()]
     cols = st.columns(min(len(removers), 4))
     for i, (role, model, fname) in enumerate(removers):
@@ -104,7 +104,7 @@ for name, ranked in models.items():
                  "rows": ranked.n_rows, "users in run": int(ranked.in_run.sum()),
                  "columns used": mapping.describe().split(": ", 1)[-1] if mapping else "user_id, item_id, score",
                  "scores in [0, 1]": state.scores_are_probabilities(ranked)})
-st.dataframe(pd.DataFrame(rows).set_index("model"), key="data_models", placeholder=fmt.EMPTY)
+state.shown_table(pd.DataFrame(rows).set_index("model"), key="data_models", placeholder=fmt.EMPTY)
 if src.qrels is not None:  # ids that miss the ground truth only by how a whole number is written
     for name, ranked in models.items():
         for sentence in state.id_writing_notes(ranked, src.runs[name].name if name in src.runs else name,
@@ -169,7 +169,7 @@ with state.guard():
     # the diagnostics of an evaluation at the current K (the first per-user metric offered)
     evals = state.evaluate_all(metric_lists.labels(metric_lists.PER_USER[:1], c["k"]))
 diags = {name: ev.diagnostics for name, ev in evals.items()}
-st.dataframe(tables.diagnostics_table(diags), key="data_diagnostics", placeholder=fmt.EMPTY)
+state.shown_table(tables.diagnostics_table(diags), key="data_diagnostics", placeholder=fmt.EMPTY)
 for sentence in tables.diagnostics_facts(diags):
     st.caption(text.md(sentence, limit=600))
 serious = tables.diagnostics_problems(diags, state.users())

@@ -27,7 +27,7 @@ with state.guard():
 long = state.per_user_long(evals, metric)
 
 st.subheader("Summary")
-st.dataframe(state.distribution_summary(long),
+state.shown_table(state.distribution_summary(long),
              column_config={"users": st.column_config.NumberColumn(format="localized"),
                             "mean": st.column_config.NumberColumn(format="%.4f"),
                             "median": st.column_config.NumberColumn(format="%.4f"),
@@ -57,5 +57,5 @@ segment, segment_col = state.user_segments(pd.Index(long["user_id"]), models, at
 table = state.segment_table(long, segment)
 st.plotly_chart(state.cached_figure("dist_segments", table, figures.segments, metric, segment_col, colors),
                 key="dist_segments")
-st.dataframe(table.pivot(index="segment", columns="model", values="mean")[list(evals)],
+state.shown_table(table.pivot(index="segment", columns="model", values="mean")[list(evals)],
              key="dist_segment_table", placeholder=fmt.EMPTY)

@@ -38,7 +38,7 @@ with state.guard(), st.spinner("Computing the metric as every library would...")
 st.subheader("As each library reports it", anchor=False)
 st.caption(text.md(metric_lists.missing_by_library(presets), limit=2000))
 values = explain_tables.values_table(explanation, presets)
-st.dataframe(values, column_config={"value": st.column_config.NumberColumn(
+state.shown_table(values, column_config={"value": st.column_config.NumberColumn(
     metric, help=metric_lists.help_for(metric, settings), format="%.4f"),
     "notes": st.column_config.TextColumn("known deviations", width="large")},
     height=(len(values) + 1) * 35 + 3, key="explain_values")
@@ -57,7 +57,7 @@ with state.guard():
     path = explanation.path(source, target)
 st.text(explain_tables.summary_sentence(path))
 steps = explain_tables.steps_table(path)
-st.dataframe(steps, hide_index=True, column_config={
+state.shown_table(steps, hide_index=True, column_config={
     "change": st.column_config.NumberColumn("change", format="%+.4f", help="Change of the metric made by this step"),
     "value": st.column_config.NumberColumn("value after", format="%.4f"),
     "what it means": st.column_config.TextColumn(width="large")}, key="explain_steps")

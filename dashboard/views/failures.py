@@ -110,7 +110,7 @@ counts = triage.group_counts(table)
 st.caption(f"Groups of the {fmt.count(len(table))} evaluated users of this model at K = {k}: not served = no list; "
            f"no hit = no relevant item (relevance ≥ {threshold:g}) in the top K; hit but low = {metric} in the "
            "lowest quarter of the users with a hit; gap = best other model's value minus this model's, per user.")
-st.dataframe(counts.assign(users=[fmt.count(v) for v in counts["users"]],
+state.shown_table(counts.assign(users=[fmt.count(v) for v in counts["users"]],
                            share=[fmt.percent(v, signed_=False) for v in counts["share"]]),
              hide_index=True, key="failures_groups", placeholder=fmt.EMPTY)
 
@@ -148,7 +148,7 @@ worst = failure_tables.with_attributes(shown.head(int(n)), attrs)
 st.subheader(text.md(f"Worst {fmt.plural(len(worst), 'user')} of {model} by {metric}"), anchor=False)
 st.caption(f"{fmt.plural(len(shown), 'user')} {'matches' if len(shown) == 1 else 'match'}; sorted by gap "
            "(largest first). Select a row to inspect that user.")
-selection = st.dataframe(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
+selection = state.shown_table(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
                          column_config={**fmt.metric_columns([metric], settings),
                                         "best other": st.column_config.NumberColumn(format="%.4f"),
                                         "gap": st.column_config.NumberColumn(format="%+.4f",
@@ -176,7 +176,7 @@ if other and attr_cols:
                        f"than with {other} (in the metric's direction). For every value of every user attribute: "
                        "its users among them and among all users counted; ratio = share of failing / share of "
                        "all (above 1: over-represented). Largest ratio first.", limit=800))
-    st.dataframe(explained, hide_index=True, key="failures_explained", column_config={
+    state.shown_table(explained, hide_index=True, key="failures_explained", column_config={
         "failing users": st.column_config.NumberColumn(format="localized"),
         "users": st.column_config.NumberColumn(format="localized"),
         "share of failing": st.column_config.NumberColumn(format="percent"),
@@ -205,7 +205,7 @@ aligned = triage.side_by_side(full, second, (model, other or "-"), k, state.item
 st.caption(f"Items in the top {k} of either model, aligned by item; relevance is the judged grade, "
            f"\"{triage.UNJUDGED}\" when the item is not in the ground truth (it counts as not relevant). "
            "An empty rank: not in that model's list.")
-st.dataframe(aligned, hide_index=True, key="failures_list",
+state.shown_table(aligned, hide_index=True, key="failures_list",
              column_config={col: st.column_config.NumberColumn(format="%.4f") for col in aligned.columns
                             if col.startswith("score")}, placeholder=fmt.EMPTY)
 if c["ties"] == "average" and triage.has_ties_in_top(full, k):
@@ -218,7 +218,7 @@ rank_of = pd.Series(full["rank"].to_numpy(), index=full["item_id"].astype(str))
 ranks = missed["item_id"].astype(str).map(rank_of)
 missed = missed.assign(**{"rank in list": [f"{int(r)}" if pd.notna(r) else "not retrieved" for r in ranks]})
 st.markdown(f"**Relevant items not in the top {k} of {text.md(model)}** ({len(missed)} of {len(relevant)})")
-st.dataframe(missed, hide_index=True, key="failures_missed", placeholder=fmt.EMPTY)
+state.shown_table(missed, hide_index=True, key="failures_missed", placeholder=fmt.EMPTY)
 
 st.markdown("**This user's metrics for every model**")
 per_model = {}
@@ -227,5 +227,5 @@ for name, e in evals.items():
         per_model[name] = e.per_user.loc[e.per_user.index.astype(str) == user].iloc[0]
     else:
         per_model[name] = pd.Series({m: float("nan") for m in all_metrics})
-st.dataframe(pd.DataFrame(per_model).T[all_metrics], column_config=fmt.metric_columns(all_metrics, settings),
+state.shown_table(pd.DataFrame(per_model).T[all_metrics], column_config=fmt.metric_columns(all_metrics, settings),
              key="failures_user_metrics", placeholder=fmt.EMPTY)

@@ -74,7 +74,7 @@ if show_ci:
             background.refresh_when_ready(cis.attrs["pending"])
         shown = cis.assign(interval=[f"[{fmt.metric(lo)}, {fmt.metric(hi)}]" for lo, hi in zip(cis.ci_low, cis.ci_high)])
         ci_wide = shown.pivot(index="model", columns="metric", values="interval").loc[list(models), ranking]
-        st.dataframe(ci_wide, key="overview_ci", placeholder=fmt.EMPTY)
+        state.shown_table(ci_wide, key="overview_ci", placeholder=fmt.EMPTY)
         metric = url.bound(lambda: st.selectbox("Metric", ranking, key="overview_bar_metric",
                                                 help=metric_lists.help_for(st.session_state.get(
                                                     "overview_bar_metric", ranking[0]), settings)),
@@ -106,7 +106,7 @@ st.caption(f"Computed over every scored row of the results. {metric_lists.unjudg
            f"`accuracy`, `precision`, `recall` and `f1` classify a row as positive when its score is at least "
            f"{state.conventions()['threshold']:g}; RMSE, MSE, MAE, R² and explained variance compare the score "
            "with the relevance grade. Hover a header for its formula.")
-st.dataframe(scored_wide, column_config=fmt.metric_columns(list(scored_wide.columns), settings),
+state.shown_table(scored_wide, column_config=fmt.metric_columns(list(scored_wide.columns), settings),
              key="overview_scored", placeholder=fmt.EMPTY)
 if raw_models:
     names = ", ".join(text.md(m) for m in raw_models)
@@ -128,7 +128,7 @@ if off_scale:
 if show_div:
     st.subheader("Beyond accuracy")
     div_wide = state.summary_table(ev_div, diversity).set_index("model").dropna(axis=1, how="all")
-    st.dataframe(div_wide, column_config=fmt.metric_columns(list(div_wide.columns), settings),
+    state.shown_table(div_wide, column_config=fmt.metric_columns(list(div_wide.columns), settings),
                  key="overview_diversity_table", placeholder=fmt.EMPTY)
     if metric_lists.NEEDS_FEATURES and not set(metric_lists.labels(metric_lists.NEEDS_FEATURES, k)) & set(
             div_wide.columns):
