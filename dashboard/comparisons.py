@@ -20,6 +20,7 @@ the table's ``attrs["pending"]`` lists the cache keys the page waits for.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 
 import numpy as np
@@ -64,28 +65,32 @@ def pending_parts(pending: list[str]) -> dict[str, bool]:
 
 
 def _metric_rows(keys: tuple, per_user: dict, metric: str, baseline: str | None, test: str, bootstrap: bool,
-                 opt_key: tuple, pending: list[str]) -> pd.DataFrame:
+                 opt_key: tuple, pending: list[str], step=None) -> pd.DataFrame:
     """One metric's rows: the test's (cached by test) with, for ``bootstrap``, the difference's
     interval (cached once for every test: :func:`_intervals`). On many users a resampled part that
     is not cached yet is computed on the server thread (its key appended to ``pending``) while the
     rows show the quick statistics: the normal approximation of the sign flips, no interval."""
+    step = step or (lambda name: contextlib.nullcontext())
     users = max(map(len, per_user.values()))
     permutations = N_PERMUTATIONS if test == "randomization" else 0
     tested = _rows(per_user, metric, baseline, test, 0, permutations)
     test_key = _rows_key(keys, metric, baseline, test, 0, permutations, opt_key)
     if permutations:
         quick_key = _rows_key(keys, metric, baseline, test, 0, 0, opt_key)
-        rows, waiting = background.now_or_later(
-            test_key, tested, lambda: cache.SHARED.get_or_compute(quick_key, _rows(per_user, metric, baseline, test, 0, 0)),
-            users)
+        with step(f"{metric}: the test"):
+            rows, waiting = background.now_or_later(
+                test_key, tested,
+                lambda: cache.SHARED.get_or_compute(quick_key, _rows(per_user, metric, baseline, test, 0, 0)), users)
         if waiting:
             pending.append(waiting)
     else:
-        rows = cache.SHARED.get_or_compute(test_key, tested)
+        with step(f"{metric}: the test"):
+            rows = cache.SHARED.get_or_compute(test_key, tested)
     if not bootstrap:
         return rows
-    bounds, waiting = background.now_or_later(_intervals_key(keys, metric, baseline, opt_key),
-                                              _intervals(per_user, metric, baseline), lambda: None, users)
+    with step(f"{metric}: interval of the difference"):
+        bounds, waiting = background.now_or_later(_intervals_key(keys, metric, baseline, opt_key),
+                                                  _intervals(per_user, metric, baseline), lambda: None, users)
     if waiting:
         pending.append(waiting)
     if bounds is None:
@@ -106,15 +111,22 @@ def _rescale_detectable_lift(table: pd.DataFrame, alpha: float) -> None:
     table["mde_relative"] = table["mde_relative"].to_numpy(dtype=float) * np.asarray(factors, dtype=float)
 
 
+def steps(metrics: tuple, bootstrap: bool = True) -> int:
+    """How many steps :func:`comparison` takes (each shown on the page's progress bar): per metric,
+    the test, and with ``bootstrap`` the interval of the difference."""
+    return len(metrics) * (2 if bootstrap else 1)
+
+
 def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, test: str,
-               correction: str, alpha: float, opt_key: tuple, bootstrap: bool = True) -> pd.DataFrame:
+               correction: str, alpha: float, opt_key: tuple, bootstrap: bool = True, step=None) -> pd.DataFrame:
     """``compare(per_user, baseline, metrics, test, correction, alpha)`` with the chosen test
     only, each metric's rows cached (``keys``: the models' content keys, in the order of
     ``per_user``; ``opt_key``: every other setting that shapes the per-user values).
     Without ``bootstrap`` the CI of the difference is not computed (NaN). On many users the
-    resampled statistics may still be running: see the module docstring."""
+    resampled statistics may still be running: see the module docstring. ``step(name)``: a context
+    manager around each of the :func:`steps` (a page's progress bar, :mod:`dashboard.progress_bar`)."""
     pending: list[str] = []
-    parts = [_metric_rows(keys, per_user, m, baseline, test, bootstrap, opt_key, pending) for m in metrics]
+    parts = [_metric_rows(keys, per_user, m, baseline, test, bootstrap, opt_key, pending, step) for m in metrics]
     return _corrected(pd.concat(parts, ignore_index=True), parts, test, correction, alpha, pending)
 
 

@@ -34,6 +34,7 @@ from .controls import (  # noqa: F401
 from .loading import (  # noqa: F401
     app_icon, get_models, is_large, item_features, load_report, model_keys, read_mapping,
     scores_are_probabilities, user_attributes)
+from .progress_bar import page_progress  # noqa: F401
 from .page import guard, pop_drilldown, request_drilldown, require_models, show_population, shown_table  # noqa: F401
 from .sources import (  # noqa: F401
     is_demo, remove_run, reset_to_demo, set_blob, set_mapping, sources)

@@ -22,6 +22,7 @@ from .evaluate import _evaluate
 from .kernels._jit import kernel_guard
 from .layout import Ranked, prepare
 from .presets import BY_NAME, PRESETS, get
+from .progress import stage
 from .registry import parse_metric
 
 
@@ -180,16 +181,20 @@ def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str 
         label = metric
         base = parse_metric(metric).name
         rows = []
-        for n in names:
-            if n in named:
-                rows.append({"preset": n, "library": n, "library_metric": "", "conventions": "",
-                             "value": _value(ranked, label, _conventions(n, label, named))})
-                continue
-            for row, library_name in [(n, _library_name(n, base)), *variants(n, base)]:
-                fixed = get(n).name_settings.get(library_name, {}) if row != n else {}
-                rows.append({"preset": row, "library": get(n).library, "library_metric": library_name,
-                             "conventions": ", ".join(f"{c}={v}" for c, v in fixed.items()),
-                             "value": _value(ranked, label, _conventions(row, label, named))})
-        values = pd.DataFrame(rows).set_index("preset")
-        start, end, steps = _path(ranked, label, source, target, named)
+        with stage(f"{label} as each library computes it", total=len(names) + 1, unit="preset") as shown:
+            for n in names:
+                if n in named:
+                    rows.append({"preset": n, "library": n, "library_metric": "", "conventions": "",
+                                 "value": _value(ranked, label, _conventions(n, label, named))})
+                    shown.update(1)
+                    continue
+                for row, library_name in [(n, _library_name(n, base)), *variants(n, base)]:
+                    fixed = get(n).name_settings.get(library_name, {}) if row != n else {}
+                    rows.append({"preset": row, "library": get(n).library, "library_metric": library_name,
+                                 "conventions": ", ".join(f"{c}={v}" for c, v in fixed.items()),
+                                 "value": _value(ranked, label, _conventions(row, label, named))})
+                shown.update(1)
+            values = pd.DataFrame(rows).set_index("preset")
+            start, end, steps = _path(ranked, label, source, target, named)  # the last count: the path
+            shown.update(1)
     return Explanation(label, values, source, target, start, end, steps, ranked, named)

@@ -50,6 +50,12 @@ class Reporter:
         self.stream = stream
         self.delay = float(os.environ.get(DELAY_ENV, DELAY)) if delay is None else float(delay)
 
+    def say(self, text: str) -> None:
+        """One line between the stages (the first compile of the kernels)."""
+        from tqdm import tqdm
+
+        tqdm.write(f"metrics-core: {text}", file=self.stream)
+
     @contextlib.contextmanager
     def stage(self, text: str, total: int | None = None, unit: str = "it") -> Iterator:
         from tqdm import tqdm
@@ -109,9 +115,7 @@ def _listen_to_compiles() -> None:
             if reporter is None or _compiling["said"]:
                 return
             _compiling["said"] = True
-            from tqdm import tqdm
-
-            tqdm.write(f"metrics-core: {COMPILING}", file=reporter.stream)
+            reporter.say(COMPILING)
 
         def on_end(self, ev) -> None:
             pass
@@ -130,7 +134,11 @@ def for_terminal(stream: TextIO, quiet: bool = False) -> Reporter | None:
 
 @contextlib.contextmanager
 def active(reporter: Reporter | None) -> Iterator[None]:
-    """Make ``reporter`` the one :func:`stage` reports to (None: nothing shown) for the block."""
+    """Make ``reporter`` the one :func:`stage` reports to (None: nothing shown) for the block.
+
+    Any object with the methods of :class:`Reporter` may report: ``stage(text, total, unit)``, a
+    context manager yielding an object with ``update(n)``, and ``say(text)`` (the dashboard draws
+    them as a progress bar on the page, :mod:`dashboard.progress_bar`)."""
     if reporter is not None:
         _listen_to_compiles()
     token = _active.set(reporter)

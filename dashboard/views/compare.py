@@ -29,10 +29,11 @@ N_PERMUTATIONS = comparisons.N_PERMUTATIONS
 def _comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None, test: str, correction: str,
                 alpha: float, opt_key: tuple, bootstrap: bool = True):
     """The paired comparison with the chosen test only, each metric cached on the server
-    (``dashboard.comparisons``); a spinner names the test while anything is computed."""
-    with st.spinner(f"Running the {TEST_LABELS[test]}..."):
+    (``dashboard.comparisons``); a progress bar names the test, the step and how far it is while
+    anything is computed."""
+    with state.page_progress(f"Running the {TEST_LABELS[test]}", comparisons.steps(metrics, bootstrap)) as bar:
         return comparisons.comparison(keys, per_user, metrics, baseline, test, correction, alpha, opt_key,
-                                      bootstrap=bootstrap)
+                                      bootstrap=bootstrap, step=bar.step)
 
 
 _DRILL_USER = "mcd_compare_drill_user"  # the user of a selected regression row, opened on Failures
@@ -228,7 +229,7 @@ def segment_section() -> None:
     # adjusted together), so that a segment has one verdict here, on the Brief, in the report and
     # in metrics-core compare
     decision = current_decision(names)
-    with state.guard(), st.spinner(f"Running the {TEST_LABELS[test]} per segment..."):
+    with state.guard(), state.page_progress(f"Running the {TEST_LABELS[test]} per segment", 1):
         brief = state.decision_brief(decision, progressive=True)
         state.prefetch_brief_segments(decision, [t for t in TESTS if t != test])  # the next choice
     prefetch_other_tests(None)

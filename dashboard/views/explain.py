@@ -32,7 +32,7 @@ metric = url.bound(lambda: right.selectbox("Metric", metrics, key="explain_metri
                    "explain_metric", metrics[0], options=metrics)
 
 
-with state.guard(), st.spinner("Computing the metric as every library would..."):
+with state.guard(), state.page_progress("Computing the metric as every library would", 1):
     explanation = state.explanation(model, metric, models[model], own)
 
 st.subheader("As each library reports it", anchor=False)

@@ -113,19 +113,22 @@ if decision is not None:
                           f"{', '.join(decision.metrics)} (chosen on Compare).", limit=400))
 if st.button("Build HTML report", key="share_build_report", icon=":material/description:",
              disabled=not report_metrics):
-    with state.guard(), st.spinner("Building the report..."):
+    with state.guard(), state.page_progress("Building the report", 3) as bar:
         wanted = list(dict.fromkeys([*(decision.metrics if decision else ()), *report_metrics]))
-        evals = state.evaluate_all(wanted, counted=False)  # the report counts the users itself
+        with bar.step("evaluating every model"):
+            evals = state.evaluate_all(wanted, counted=False)  # the report counts the users itself
         opened = sources.current()
         snapshot = opened is not None and opened.kind == sources.SNAPSHOT
-        brief = (state.decision_brief(decision, opened.title if snapshot else "",
-                                      opened.notes if snapshot else "") if decision is not None else None)
+        with bar.step("the brief"):
+            brief = (state.decision_brief(decision, opened.title if snapshot else "",
+                                          opened.notes if snapshot else "") if decision is not None else None)
         baseline = decision.baseline if decision is not None else names[0]
         settings = {"K": k, "gain": c["gain"], "ties": c["ties"], "users": state.users(), "baseline": baseline,
                     "test": decision.test if decision else "t", "correction": decision.correction if decision else "holm",
                     **({"family": decision.family} if decision else {}),
                     "data": "demo dataset" if state.is_demo() else ", ".join(b.name for b in state.sources().runs.values())}
-        st.session_state[_REPORT] = state.report_html(evals, baseline, settings, brief)
+        with bar.step("figures and tables"):
+            st.session_state[_REPORT] = state.report_html(evals, baseline, settings, brief)
 if st.session_state.get(_REPORT):
     st.download_button("Download HTML report", st.session_state[_REPORT], file_name="metrics_report.html",
                        mime="text/html", key="share_report_download", on_click="ignore",

@@ -1,0 +1,82 @@
+"""Long computations of the dashboard show how far they are: a progress bar with the step, the stage
+metrics_core reports and ``n of total`` (not only a spinner).
+
+The bar is removed once the computation ends, so the pages are watched while they run: every call of
+``st.progress`` is recorded (value and text) by a spy on Streamlit's progress element. The computations
+are made long by their size (300 users, three models, two metrics, every test step uncached), never by
+a sleep; the fractions are checked against the steps counted by hand.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.elements.progress import ProgressMixin  # noqa: E402
+
+from dashboard.progress_bar import progress_label  # noqa: E402
+from test_compare_dashboard import ok, uploaded_app  # noqa: E402
+
+COUNT = re.compile(r"(\d[\d,]*) of (\d[\d,]*) (\w+)$")
+
+
+def test_progress_label_counts_steps_and_the_stage_within_the_step():
+    assert progress_label("Running the paired t-test", 0, 4) == (0.0, "Running the paired t-test: step 1 of 4")
+    fraction, label = progress_label("Running the paired t-test", 1, 4, "ndcg@10: the test",
+                                     "testing 2 comparison(s) (t)", 1, 2, "comparison")
+    assert fraction == (1 + 1 / 2) / 4
+    assert label == ("Running the paired t-test: step 2 of 4 (ndcg@10: the test): testing 2 comparison(s) (t), "
+                     "1 of 2 comparisons")
+    assert progress_label("Explain", 0, 1, "", "ndcg@10 as each library computes it", 1, 1, "preset") == \
+        (1.0, "Explain: step 1 of 1: ndcg@10 as each library computes it, 1 of 1 preset")
+    assert progress_label("Building the report", 3, 3) == (1.0, "Building the report: 3 of 3 steps done")
+    assert progress_label("x", 0, 2, stage="resampling")[0] == 0.0  # a stage without a count adds nothing
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """Every progress bar drawn: ``(value, text)``."""
+    calls: list[tuple[float, str]] = []
+    original = ProgressMixin.progress
+
+    def progress(self, value, text=None, *args, **kwargs):
+        calls.append((float(value), str(text)))
+        return original(self, value, text, *args, **kwargs)
+    monkeypatch.setattr(ProgressMixin, "progress", progress)
+    return calls
+
+
+def plain(label: str) -> str:
+    return label.replace("\\", "")  # the text is markdown-escaped (text.md)
+
+
+def test_compare_and_explain_show_the_step_the_stage_and_a_count(monkeypatch, tmp_path, drawn):
+    at = uploaded_app(monkeypatch, tmp_path)
+    drawn.clear()
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
+    compare = [(v, plain(t)) for v, t in drawn if plain(t).startswith("Running the paired t-test:")]
+    assert compare, drawn
+    steps = {int(m.group(1)) for _, t in compare if (m := re.search(r"step \d+ of (\d+)", t))}
+    assert {2, 4} <= steps <= {1, 2, 4}  # one metric (test, interval), then two; 1: a section without interval
+    counted = [(v, t) for v, t in compare if COUNT.search(t)]
+    assert any("testing 2 comparison(s) (t), 1 of 2 comparisons" in t for _, t in counted), compare
+    for value, label in compare:  # each fraction is the steps done plus the stage's share, over the steps
+        if label.endswith("steps done"):
+            assert value == 1.0
+            continue
+        done, total = map(int, re.search(r"step (\d+) of (\d+)", label).groups())
+        count = COUNT.search(label)
+        share = int(count.group(1).replace(",", "")) / int(count.group(2).replace(",", "")) if count else 0.0
+        assert value == pytest.approx((done - 1 + share) / total), label
+    assert any(0 < v < 1 for v, _ in compare)
+    assert not at.get("progress")  # removed once the comparison is shown
+
+    drawn.clear()
+    ok(at.switch_page("views/explain.py").run())
+    explain = [(v, plain(t)) for v, t in drawn if plain(t).startswith("Computing the metric as every library would")]
+    counts = [COUNT.search(t) for _, t in explain if COUNT.search(t)]
+    assert counts and counts[-1].group(1) == counts[-1].group(2) and counts[-1].group(3) == "presets", explain
+    assert any(0 < v < 1 for v, _ in explain)
