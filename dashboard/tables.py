@@ -32,6 +32,11 @@ def has_user(ranked, user_id: str) -> bool:
 ROLE_KINDS = {"ground truth": "qrels", "item features": "item_features", "user attributes": "user_attributes"}
 
 
+#: the longest file or model name shown whole (in a tooltip or a table cell); the store keeps names of
+#: up to 1,000 characters, and a name the browser sends may be longer (it is then refused by the store)
+MAX_NAME_SHOWN = 4_000
+
+
 def loaded_files(src, report) -> pd.DataFrame:
     """One row per loaded file: ``file, role, model, size, status`` where status is
     "ready", "waiting for a ground truth" or the file's problem."""

@@ -149,3 +149,25 @@ def test_a_rounded_score_and_a_lone_surrogate_in_uploads_are_one_line_each():
                      "half.jsonl: line 2: column 'item_id', value 'x\\ud800' holds a lone surrogate \\ud800"):
         assert any(text.md(expected) in e for e in errors), (expected, errors)
     assert not any("check its format" in e for e in errors), errors
+
+
+def test_a_1204_character_file_name_is_shown_cut_with_the_whole_name_at_hand():
+    d = small_demo()
+    long = ("a_very_long_model_name_" * 60)[:1200]
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.file_uploader(key="upload_runs_0").set_value([(f"{long}.csv", demo.to_csv_bytes(d.runs["popularity"]),
+                                                      "text/csv")])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (warning,) = [w.value for w in at.warning if "could not be saved" in w.value]
+    assert text.md("has 1204 characters; at most 1000 are kept, shorten it") in warning
+    assert "not available" not in warning and len(warning) < 700
+    files = next(df.value for df in at.dataframe if "file" in df.value.columns)
+    assert f"{long}.csv" in set(files["file"]) and long in set(files["model"])  # whole in the table
+    (remove,) = [b for b in at.button if b.key == f"remove_{long}"]
+    assert remove.label.endswith("…") and len(remove.label.replace("\\", "")) <= len("Remove ") + 60
+    assert remove.help == f"Remove {text.md(long + '.csv', 4000)}"  # whole on hover
+    for name in ("overview", "compare", "failures"):
+        page(at, name)  # the model's pages open and keep the name as text

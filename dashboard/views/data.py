@@ -22,8 +22,8 @@ src = state.sources()
 report = state.load_report()
 problem = sources.store_problem()
 if problem:
-    st.warning(text.md(f"Your files are kept in this browser tab only (the analysis store is not "
-                       f"available: {problem}).", limit=600))
+    st.warning(text.md(f"Your files are kept in this browser tab only: they could not be saved as a working "
+                       f"copy ({problem}).", limit=600))
 locked = sources.read_only()  # another browser's working copy: nothing here changes it
 if locked:
     st.info(uploads.READ_ONLY_TEXT, icon=":material/lock:")
@@ -39,17 +39,21 @@ else:
     st.caption("Add or replace files with **Add files** in the sidebar; an upload in progress carries on "
                "while you look at other pages.")
     listing = tables.loaded_files(src, report)
-    state.shown_table(listing, hide_index=True, key="data_files", placeholder=fmt.EMPTY)
+    state.shown_table(listing, hide_index=True, key="data_files", placeholder=fmt.EMPTY, column_config={
+        "file": st.column_config.TextColumn(width="medium"), "model": st.column_config.TextColumn(width="medium")})
     removers = [(row.role, row.model, row.file) for row in listing.itertuples()]
     cols = st.columns(min(len(removers), 4))
     for i, (role, model, fname) in enumerate(removers):
+        full = f"Remove {text.md(fname, tables.MAX_NAME_SHOWN)}"  # a long name: cut on the button, whole here
         if role == "model":
             cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{model}", disabled=locked,
-                                       on_click=state.remove_run, args=(model,), icon=":material/delete:")
+                                       on_click=state.remove_run, args=(model,), icon=":material/delete:",
+                                       help=full)
         else:
             kind = tables.ROLE_KINDS[role]
             cols[i % len(cols)].button(f"Remove {text.md(fname, 60)}", key=f"remove_{kind}", disabled=locked,
-                                       on_click=state.set_blob, args=(kind, None), icon=":material/delete:")
+                                       on_click=state.set_blob, args=(kind, None), icon=":material/delete:",
+                                       help=full)
     st.button("Return to the demo data", on_click=state.reset_to_demo, icon=":material/restart_alt:",
               key="data_demo")
     if not src.runs:

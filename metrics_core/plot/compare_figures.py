@@ -14,6 +14,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from metrics_core.report import plotly_text as esc
+
+from .labels import short_labels
 from metrics_core.formats import plural
 
 WEBGL_ABOVE = 5000
@@ -35,7 +37,7 @@ def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
                       legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0,
                                   title_text=""))
     fig.update_xaxes(title_standoff=8)
-    return fig
+    return short_labels(fig)
 
 
 def pair_scatter(pairs: pd.DataFrame, metric: str, baseline: str, challenger: str) -> go.Figure:

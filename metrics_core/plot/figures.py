@@ -21,6 +21,8 @@ import plotly.graph_objects as go
 from metrics_core.colors import PALETTE, model_colors  # noqa: F401 - one palette with the report
 from metrics_core.report import plotly_text as esc
 
+from .labels import short_labels
+
 MAX_CURVE_POINTS = 2000
 
 
@@ -35,7 +37,7 @@ def _layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.F
     fig.update_layout(title=esc(title) if title else title, height=height, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
                       template="plotly_white")
-    return fig
+    return short_labels(fig)
 
 
 def thin(curve: pd.DataFrame, max_points: int = MAX_CURVE_POINTS) -> pd.DataFrame:
