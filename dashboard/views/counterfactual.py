@@ -52,7 +52,7 @@ st.subheader("Verdict", anchor=False)
 with st.container(key="ope_verdict"):
     st.text(cft.brief_line(res))
     verdicts = cft.verdict_table(res)
-    st.dataframe(verdicts, hide_index=True, key="ope_verdicts", column_config={
+    state.shown_table(verdicts, hide_index=True, key="ope_verdicts", column_config={
         "value": st.column_config.NumberColumn("estimated value", format="%.5f"),
         "low": st.column_config.NumberColumn("95% low", format="%.5f"),
         "high": st.column_config.NumberColumn("95% high", format="%.5f"),
@@ -65,7 +65,7 @@ st.caption(cft.logging_line(res) + f" Policy: {policy}" + (f" (T = {temperature:
                                          f" Over {cft.LARGE_LOG_ROWS:,} rows: IPS and SNIPS only (no reward model)."))
 
 st.subheader("Diagnostics", anchor=False)
-st.dataframe(cft.diagnostics_table(res), hide_index=True, key="ope_diagnostics", column_config={
+state.shown_table(cft.diagnostics_table(res), hide_index=True, key="ope_diagnostics", column_config={
     "effective sample size": st.column_config.NumberColumn(format="%.0f"),
     "ESS share": st.column_config.NumberColumn(format="percent"),
     "max weight": st.column_config.NumberColumn(format="%.3g"),
@@ -75,7 +75,7 @@ for model, sentence in cft.warning_lines(res):
     st.warning(cf.text_of(f"{model}: {sentence}"), icon=":material/warning:")
 
 st.subheader("Every estimator", anchor=False)
-st.dataframe(cft.estimates_table(res), hide_index=True, key="ope_estimates", column_config={
+state.shown_table(cft.estimates_table(res), hide_index=True, key="ope_estimates", column_config={
     "value": st.column_config.NumberColumn(format="%.5f"), "low": st.column_config.NumberColumn(format="%.5f"),
     "high": st.column_config.NumberColumn(format="%.5f"), "lift": st.column_config.NumberColumn(format="percent"),
     "lift low": st.column_config.NumberColumn(format="percent"),

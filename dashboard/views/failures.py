@@ -40,7 +40,7 @@ if counterfactual.has_log():  # the contexts that weigh most on a model's counte
             ope_model = url.bound(lambda: st.selectbox("Model", ope_models, key="failures_ope_model"),
                                   "failures_ope_model", ope_models[0], options=ope_models)
             estimator = off_policy.settings["primary"]
-            st.dataframe(counterfactual_tables.context_table(off_policy, ope_model, estimator), hide_index=True,
+            state.shown_table(counterfactual_tables.context_table(off_policy, ope_model, estimator), hide_index=True,
                          key="failures_ope_contexts", column_config={
                              "contribution": st.column_config.NumberColumn(format="%.6f"),
                              "share": st.column_config.NumberColumn(format="percent"),
