@@ -239,16 +239,17 @@ class ByteBudgetCache:
 
 
 def start_sweeper(cache: "ByteBudgetCache", interval: float | None = None,
-                  also: Callable[[], int] | None = None) -> threading.Thread:
+                  also: Callable[[], int] | None = None, stop: threading.Event | None = None) -> threading.Thread:
     """A daemon thread that expires ``cache``'s entries every ``interval`` seconds (default:
     a quarter of the time to live, between 1 s and 60 s), calls ``also`` (another
-    clean-up returning how many things it released), then returns freed memory."""
+    clean-up returning how many things it released), then returns freed memory; until ``stop``
+    is set (never by default)."""
     every = interval if interval is not None else min(60.0, max(1.0, cache.ttl_seconds / 4))
+    stop = stop or threading.Event()
 
     def run() -> None:
         trim_next = False  # what ``also`` releases may be freed after this pass (on another thread)
-        while True:
-            time.sleep(every)
+        while not stop.wait(every):
             released = cache.sweep()
             if also is not None:
                 try:
@@ -277,6 +278,7 @@ def _close_expired_sessions() -> int:
 
 
 memory.return_large_blocks_on_free()  # once per server process, before any upload is read
+memory.limit_arenas()
 _SWEEPER = start_sweeper(SHARED, also=_close_expired_sessions)
 
 
