@@ -24,7 +24,7 @@ Store API used (``metrics_core.store.AnalysisStore``): ``create_working``,
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,7 +38,7 @@ from metrics_core.store import (AnalysisStore, NotOwnerError, SavedFile, Snapsho
 from . import file_bytes, owner, url
 
 __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "is_demo",
-           "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads",
+           "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads", "notice_unreceived",
            "reset_to_demo", "upload_generation", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
            "refused_uploads", "upload_limits_text", "read_only", "make_own_copy", "save_conflict",
            "replaced_working_copy", "stored_brief", "keep_brief"]
@@ -137,15 +137,20 @@ class Opened:
 
 # Saves of every session run here, off the script thread; a session waits for its own.
 _SAVER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="analysis-store-save")
+# The saves under way in this server process, by the id of the working copy each fills: a session
+# opening that id (a reload right after an upload) waits for it first, so it sees the files.
+_FILLING: dict[str, Future] = {}
 _SESSION = "mcd_session"
 
 
 @dataclass
 class _Saving:
-    """A save still running on the store thread, and the contents it stores."""
+    """A save running on the store thread, the contents it stores, and the working copy created
+    for it when the session had none of its own (``reserved``, empty until the save fills it)."""
 
     future: Future
     digests: frozenset[str]
+    reserved: Opened | None = None
 
 
 @dataclass
@@ -236,8 +241,9 @@ def load_sources(new: Sources, persist: bool = True) -> None:
     The save runs on a store thread while the script goes on reading and preparing the
     files (SQLite's writes and the hashing release the GIL); :func:`finish_saving` takes
     its outcome in the same script run, at the latest when the run ends (or in the next run,
-    when this one is stopped first). Another browser's working copy is not changed (nothing
-    happens: its pages offer no change)."""
+    when this one is stopped first). The address names the working copy it fills from the
+    step that takes the data in (:func:`_start_save`). Another browser's working copy is not
+    changed (nothing happens: its pages offer no change)."""
     _commit(new, persist=persist)
 
 
@@ -266,39 +272,55 @@ def _commit(new: Sources, persist: bool = True, *, seen: set | frozenset = froze
     box.refused.extend(refused)
     if saving is not None:
         box.saving = saving
+        if saving.reserved is not None:  # the address names the new working copy from this step on
+            box.show(saving.reserved)
+            box.conflict = None
     elif persist:  # nothing loaded: no stored analysis
         box.show(None)
         box.conflict = None
-    if persist and new.empty:
+    if persist:
         _publish(box)
     return True
 
 
 def _start_save(new: Sources, opened: Opened | None) -> _Saving:
-    """Start saving ``new`` on the store thread: in the session's working copy when it shows one
-    of its own, else in a new working copy."""
+    """Start saving ``new`` on the store thread, in the session's working copy when it shows one
+    of its own.
+
+    Else a new, empty working copy is created first, here (one small write, no file), and the save
+    fills it: its id goes into the address in the step that takes the data in, so a session that
+    ends before its save is taken in (the tab reloaded or closed, the connection cut) leaves an
+    address naming the copy the save completes, never a saved copy no address names."""
     files, settings, _ = _to_files(new, WORKING)
     working = opened if opened is not None and opened.kind == WORKING else None
     secret = owner.secret()
+    digests = frozenset(f.sha256 for f in files)
+    reserved = None
+    if working is None:
+        try:
+            _, empty, _ = _to_files(Sources(), WORKING)
+            working = reserved = Opened(_store().create_working((), empty, owner=secret), WORKING, revision=1)
+        except StoreError as exc:  # no store to save in
+            return _Saving(_failed(exc), digests)
 
     def save(store: AnalysisStore) -> tuple[str | _Replaced, int]:
-        if working is not None:
-            try:
-                return working.id, store.update_working(working.id, files=files, settings=settings, owner=secret,
-                                                        revision=working.revision)
-            except (StoreFullError, StaleRevisionError, NotOwnerError):
+        try:
+            return working.id, store.update_working(working.id, files=files, settings=settings, owner=secret,
+                                                    revision=working.revision)
+        except (StoreFullError, StaleRevisionError, NotOwnerError):
+            raise
+        except StoreError as exc:
+            if store.exists(working.id):  # the copy is there: another problem, said as before
                 raise
-            except StoreError as exc:
-                if store.exists(working.id):  # the copy is there: another problem, said as before
-                    raise
-                # expired (or removed) while this tab was open: the change starts a new copy
-                return _Replaced(store.create_working(files, settings, owner=secret), working.id, str(exc)), 1
-        return store.create_working(files, settings, owner=secret), 1
-    digests = frozenset(f.sha256 for f in files)
+            # expired (or removed) while this tab was open: the change starts a new copy
+            return _Replaced(store.create_working(files, settings, owner=secret), working.id, str(exc)), 1
     try:
-        return _Saving(_SAVER.submit(save, _store()), digests)
+        future = _SAVER.submit(save, _store())
     except StoreError as exc:  # no store to save in
         return _Saving(_failed(exc), digests)
+    _FILLING[working.id] = future
+    future.add_done_callback(lambda done, aid=working.id: _FILLING.pop(aid, None) if _FILLING.get(aid) is done else None)
+    return _Saving(future, digests, reserved)
 
 
 @dataclass(frozen=True)
@@ -322,11 +344,23 @@ def finish_saving() -> None:
     show (the data then stays in this session only). Once saved, the session's own copies
     of the files stored are dropped: the server's copy serves them (:mod:`dashboard.file_bytes`).
     The entry point calls it when a script run ends; anything that reads what is stored calls
-    it first."""
+    it first.
+
+    Every save fills a working copy the address already names (:func:`_start_save`), so a session
+    that ends before this runs (the tab reloaded or closed, the run stopped) loses nothing: the
+    save completes on the store thread, and a new session on that address shows it."""
     box = _session()
     pending = box.saving
     if pending is None:
         return
+    _take_outcome(box, pending)
+    _publish(box)
+
+
+def _take_outcome(box: _Session, pending: _Saving) -> None:
+    """Wait for the save ``pending`` and make its outcome the session's, by plain assignments (no
+    Streamlit call, see :class:`_Session`): the working copy shown and its revision, or the
+    conflict or the store's problem to say."""
     try:
         aid, revision = pending.future.result()
     except (StaleRevisionError, NotOwnerError) as exc:  # the stored copy stays; so does its id
@@ -335,7 +369,6 @@ def finish_saving() -> None:
     except StoreError as exc:  # the data stays in this session; the page says why it is not kept
         box.saving, box.store_error = None, str(exc)
         box.show(None)
-        _publish(box)
         return
     replaced = None
     if isinstance(aid, _Replaced):
@@ -343,12 +376,11 @@ def finish_saving() -> None:
                     f"change, are saved in a new working copy {aid.new}: the address now names it.")
         aid = aid.new
     stored = _handed_to_server(box.sources, pending.digests)
-    box.saving = None  # from here to the end of the step: no Streamlit call
+    box.saving = None
     box.sources = stored
     box.store_error = None
     box.replaced = replaced  # said until the next change is saved
     box.show(Opened(aid, WORKING, revision=revision))
-    _publish(box)
 
 
 def _handed_to_server(src: Sources, digests: frozenset[str]) -> Sources:
@@ -472,6 +504,33 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None, logged=None
             if hasattr(one, "getvalue") and getattr(one, "file_id", None) in seen:
                 release_upload(one.file_id)
     return added
+
+
+def notice_unreceived(uploaders: dict[str, str]) -> None:
+    """Say, once, that an uploader lists a file whose bytes this session never received, so that it
+    is not in the analysis: the browser keeps what its uploaders hold across a cut connection or a
+    restarted server, while the bytes sent belong to the server session they were sent to (Streamlit
+    then hands the uploader a placeholder, which :func:`ingest_uploads` cannot take in). Placeholders
+    of files taken in before (released, see :func:`release_upload`) are not said.
+
+    ``uploaders``: the label each uploader shows -> its widget key. The placeholder carries no file
+    name, so the line names the uploader. Reading every uploader comes first, then the session
+    changes as one step (see :class:`_Session`)."""
+    box = _session()
+    lost: dict[str, list[str]] = {}
+    for label, key in uploaders.items():
+        value = st.session_state.get(key)
+        for one in value if isinstance(value, (list, tuple)) else [value]:
+            file_id = getattr(one, "file_id", None)
+            if file_id is not None and not hasattr(one, "getvalue") and file_id not in box.seen:
+                lost.setdefault(label, []).append(file_id)
+    for label, ids in lost.items():  # from here to the end of the step: no Streamlit call
+        box.seen.update(ids)
+        one = len(ids) == 1
+        box.refused.append(f"{len(ids)} file{'' if one else 's'} listed under \"{label}\" in the sidebar never reached "
+                           f"the server (the connection was cut or the server restarted while {'it was' if one else 'they were'} "
+                           f"sent), so {'it is' if one else 'they are'} not in this analysis: remove "
+                           f"{'it' if one else 'them'} there and add {'it' if one else 'them'} again")
 
 
 def _new_upload(f, seen: set) -> bool:
@@ -603,7 +662,10 @@ def _stored_blob(f: SavedFile, mapping: dict | None) -> Blob:
 def open_requested() -> dict | None:
     """Follow the URL: when ``?analysis=`` names another stored analysis than the one
     shown, load it into the session and return its saved view settings (K, gain, ...)
-    for the caller to apply (``url.sync`` then keeps the id in the URL).
+    for the caller to apply (``url.sync`` then keeps the id in the URL). A save this server
+    process is still making into that working copy (the tab before a reload, right after an
+    upload) is waited for first, so the files just taken in are there; a save made by another
+    server process on the same store is not waited for.
     A malformed or unknown id raises :class:`StoreError` on every run (the store is asked
     once per value)."""
     opened = current()  # first: a save that just finished puts its own id in the URL
@@ -619,6 +681,9 @@ def open_requested() -> dict | None:
     failed = box.failed
     if failed is not None and failed[0] == requested:  # said again on every run, looked up once
         raise StoreError(failed[1])
+    filling = _FILLING.get(requested)
+    if filling is not None:  # another session of this server is saving into it (the tab before a reload)
+        wait([filling])
     try:
         saved = _store().load(requested, owner=owner.secret(), contents=file_bytes.shared)
     except StoreError as exc:

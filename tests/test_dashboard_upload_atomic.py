@@ -10,7 +10,8 @@ next run go through. After it, every file
 the uploaders hold must be in the session's sources, in the stored working copy the URL names,
 and in a new session opened on that URL (a reload). The expected files are the test's own
 (names and SHA-256 of the bytes it uploaded), never read from the code under test.
-Many browsers at once, on SQLite and PostgreSQL: ``tests/browser/repro_concurrent_uploads_browser.py`` (a reproduction that still fails under load; run by its path).
+Many browsers at once, on SQLite and PostgreSQL: ``tests/browser/test_concurrent_uploads_browser.py``; a session ended
+right after an intake, and a file that never reached the session: ``tests/test_dashboard_upload_session_end.py``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``streamlit_server``: a ``streamlit run dashboard/serve.py`` process on a free
 port (session scope), started from the repository root so that
 ``.streamlit/config.toml`` applies; ready when ``/_stcore/health`` answers
-"ok", with its analysis store in a temporary directory. Stopped with SIGTERM, then SIGKILL if it has not exited in 5 s.
+"ok", with its analysis store in a temporary directory (``streamlit_store_dir``). Stopped with SIGTERM, then SIGKILL if it has not exited in 5 s.
 
 ``browser``: Debian's Chromium (``/usr/bin/chromium``, or ``$CHROMIUM``)
 driven by Playwright's Python package. Browsers are never downloaded
@@ -23,10 +23,15 @@ from dashboard_server import SERVER_SCRIPT, CHROMIUM_ARGS, REPO_ROOT, chromium_p
 
 
 @pytest.fixture(scope="session")
-def streamlit_server(tmp_path_factory):
-    work = tmp_path_factory.mktemp("streamlit")
-    proc, url = start_server(SERVER_SCRIPT, log_path=work / "server.log",
-                             extra_env={"METRICS_CORE_STORE_DIR": str(work / "store")})
+def streamlit_store_dir(tmp_path_factory):
+    """The directory of the shared server's analysis store (a test may open it with ``AnalysisStore``)."""
+    return tmp_path_factory.mktemp("streamlit") / "store"
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(streamlit_store_dir):
+    proc, url = start_server(SERVER_SCRIPT, log_path=streamlit_store_dir.parent / "server.log",
+                             extra_env={"METRICS_CORE_STORE_DIR": str(streamlit_store_dir)})
     try:
         yield url
     finally:
