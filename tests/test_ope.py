@@ -468,3 +468,15 @@ def test_prepared_log_codes_ids_once_and_gives_the_same_estimates(kind):
     assert again.estimates["value"].iloc[0] == pytest.approx(ref, rel=1e-12)
     with pytest.raises(MetricsError, match="prepare_log"):
         off_policy(prepared, {"m": run})
+
+
+def test_ids_of_mixed_python_kinds_are_coded_by_their_text():
+    """An object column mixing ints, text and floats is coded by each value's text (no traceback): round 1
+    (user 1, item x, the user's only item) has weight 1 / 0.5 and reward 1; user 'a' earns 0; user 2.5 has
+    no list. IPS = (2 + 0 + 0) / 3."""
+    log = pd.DataFrame({"user_id": pd.Series([1, "a", 2.5], dtype=object), "item_id": ["x", "y", "x"],
+                        "reward": [1.0, 0.0, 1.0], "propensity": [0.5, 0.5, 0.5]})
+    run = pd.DataFrame({"user_id": pd.Series([1, "a"], dtype=object), "item_id": ["x", "y"], "score": [1.0, 2.0]})
+    res = off_policy(log, run, policy="top1", estimators=["ips"], primary="ips", n_bootstrap=0)
+    assert res.estimates["value"].iloc[0] == pytest.approx(2 / 3)
+    assert res.diagnostics["contexts_without_list"].iloc[0] == 1

@@ -79,7 +79,10 @@ def joint_codes(columns: list[pd.Series]) -> tuple[list[np.ndarray], pd.Index]:
     for c in columns:
         text = c if (pd.api.types.is_string_dtype(c.dtype) or pd.api.types.is_object_dtype(c.dtype)) \
             else c.astype(str)
-        arr = pa.array(text, from_pandas=True)
+        try:
+            arr = pa.array(text, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # Python objects of several kinds: their text
+            arr = pa.array(text.astype(str), from_pandas=True)
         arrays += (arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr])
     chunked = pa.chunked_array([a.cast(pa.large_string()) for a in arrays], type=pa.large_string())
     if chunked.null_count:
