@@ -25,8 +25,9 @@ Options (before any pytest argument):
                the tests end (each also stops by itself after ``--busy-limit`` seconds, 7200 by
                default, or when this script is gone): the suite must pass on a loaded machine.
 ``--quick``    the quick tier, for a change to one module: every test but the browser tests
-               (``tests/browser``, the random walks among them) and the Spark tests (``-m "not browser and not
-               spark"``); the full suite, without it, stays the CI command.
+               (``tests/browser``, the random walks among them), the Spark tests and the long ones
+               (``-m "not browser and not spark and not long"``); the full suite, without it, stays the
+               CI command.
 ``--jobs N``   worker processes (default: :func:`default_workers`, one per core plus one, 3 to 8
                as the memory allows); ``--jobs 0`` runs in this process.
 
@@ -56,8 +57,9 @@ WORKERS = 3
 MAX_WORKERS = 8
 GIB_PER_WORKER = 3.0  # three workers took 7.5 GiB at the peak of a full run (2026-11-27)
 INSIDE = "METRICS_CORE_TEST_INSIDE_VENV"
-#: pytest arguments of ``--quick``: no browser (Chromium, dashboard servers, the random walks) and no Spark
-QUICK_ARGS = ("--ignore=tests/browser", "-m", "not browser and not spark")
+#: pytest arguments of ``--quick``: no browser (Chromium, dashboard servers, the random walks), no Spark, and
+#: none of the long loops and heavy runs marked ``long``
+QUICK_ARGS = ("--ignore=tests/browser", "-m", "not browser and not spark and not long")
 HOG = """
 import os, sys, time
 end, parent = time.monotonic() + float(sys.argv[1]), int(sys.argv[2])

@@ -4,7 +4,12 @@ on an empty kernel cache and a second one on the cache it left print the same nu
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import cold_start
+
+#: a first evaluate on an empty kernel cache compiles the kernels: left out of the quick tier (python3 scripts/test.py --quick)
+pytestmark = pytest.mark.long
 
 
 def test_cli_part_on_tiny_data(capsys, tmp_path):

@@ -31,6 +31,9 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from dashboard import demo  # noqa: E402
 from metrics_core.store import AnalysisStore  # noqa: E402
 
+#: every stop point of every upload, one AppTest run each: left out of the quick tier (python3 scripts/test.py --quick)
+pytestmark = pytest.mark.long
+
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 SOURCES_FILE = str(Path(__file__).resolve().parents[1] / "dashboard" / "sources.py")
 DATA = demo.make_demo(n_users=60, n_items=50, list_length=8, seed=5)

@@ -17,6 +17,9 @@ from scipy import stats as sps
 import _notebooks as nbs
 from _notebooks import outputs
 
+#: three notebooks executed in a Jupyter kernel and exported by nbconvert: left out of the quick tier (python3 scripts/test.py --quick)
+pytestmark = pytest.mark.long
+
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):

@@ -1,4 +1,4 @@
-"""``python3 scripts/test.py --quick`` selects every test but the browser and Spark tests."""
+"""``python3 scripts/test.py --quick`` selects every test but the browser, Spark and long tests."""
 
 from __future__ import annotations
 
@@ -22,15 +22,22 @@ def _collected(*args: str) -> set[str]:
     return {line.strip() for line in done.stdout.splitlines() if "::" in line}
 
 
-def test_the_quick_tier_leaves_out_exactly_the_browser_and_spark_tests():
+#: the modules marked ``long`` (named in docs/contributing.md)
+LONG = ("tests/test_dashboard_upload_atomic.py", "tests/test_example_notebooks.py", "tests/test_cold_start_smoke.py",
+        "tests/test_suite_cpu.py")
+
+
+def test_the_quick_tier_leaves_out_exactly_the_browser_spark_and_long_tests():
     everything = _collected()
     quick = _collected(*script.QUICK_ARGS)
     left_out = everything - quick
     assert quick < everything and left_out
     spark_files = ("tests/test_spark.py", "tests/test_spark_key_ranges.py", "tests/test_cli_spark.py",
                    "tests/test_spark_worker_python.py")
-    for test in left_out:  # every test left out drives Chromium or starts a Spark session
-        assert (test.startswith("tests/browser/") or test.startswith(spark_files) or "spark" in test.lower()), test
+    for test in left_out:  # every test left out drives Chromium, starts a Spark session or is a long one
+        assert (test.startswith(("tests/browser/", *spark_files, *LONG)) or "spark" in test.lower()), test
+    assert {t.split("::")[0] for t in left_out} >= set(LONG)
+    assert not any(t.startswith(LONG) for t in quick)
     assert not any(t.startswith("tests/browser/") for t in quick)
     assert not any(t.startswith(spark_files) for t in quick)
     # a Spark session taken as a fixture (the mark added in conftest) or started by the test itself

@@ -11,6 +11,9 @@ import pytest
 
 from benchmarks import suite_cpu
 
+#: runs pytest and scripts/test.py in subprocesses: left out of the quick tier (python3 scripts/test.py --quick)
+pytestmark = pytest.mark.long
+
 
 @pytest.mark.parametrize("cmdline, kind", [
     ("/usr/lib/chromium/chromium --type=renderer --lang=en-US", "Chromium renderers"),
