@@ -274,3 +274,23 @@ def test_needs_name_the_tables_a_metric_reads():
     assert entry.tables == ("run", "qrels", "reference run")
     with pytest.raises(mc.MetricsError, match="compares two runs"):
         check_needs([spec], item_features=None)
+
+
+def test_the_registry_and_stats_are_declarations_importable_without_numba():
+    """The registry only declares and stats needs only its directions: importing them (with the package's
+    own __init__ left out, which imports the evaluation) loads neither numba nor a kernel module."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, types\n"
+        "package = types.ModuleType('metrics_core')\n"
+        f"package.__path__ = [{str(Path(registry.__file__).resolve().parent)!r}]\n"
+        "sys.modules['metrics_core'] = package\n"
+        "import metrics_core.registry, metrics_core.stats\n"
+        "loaded = sorted(m for m in sys.modules if m == 'numba' or m.startswith(('numba.', 'metrics_core.kernels')))\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", done.stdout
