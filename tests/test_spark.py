@@ -13,10 +13,12 @@ per-user values must match user by user, and the diagnostics counts must agree.
 from __future__ import annotations
 
 import _deadlines as deadlines
+import contextlib
 import math
 import os
 import subprocess
 import sys
+import uuid
 
 import numpy as np
 import pandas as pd
@@ -156,8 +158,13 @@ def test_every_metric_matches_single_machine(spark, data):
 
     run, qrels, feats = data
     local = mc.evaluate(run, qrels, ALL_METRICS, item_features=feats)
-    ev = mcs.evaluate(to_spark(spark, run), to_spark(spark, qrels), ALL_METRICS, item_features=feats,
-                      score_ranges=3)
+    run_df, qrels_df = to_spark(spark, run), to_spark(spark, qrels)
+    with jobs_counted(spark) as jobs:
+        ev = mcs.evaluate(run_df, qrels_df, ALL_METRICS, item_features=feats, score_ranges=3)
+    # novelty's counts, the groups' output, AUC, AP and every per-item total (coverage, the catalogue,
+    # personalization, items without features): one job each, whatever Spark's adaptive execution says
+    assert len(jobs) <= 5, f"{len(jobs)} Spark jobs"
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "true"  # the session's setting is given back
     assert_same(ev, local)
     d, ld = ev.diagnostics.to_dict(), local.diagnostics.to_dict()
     for key in ld:
@@ -169,6 +176,22 @@ def test_every_metric_matches_single_machine(spark, data):
     # the data really has the awkward cases
     assert ld["users_only_in_truth"] > 0 and ld["users_only_in_run"] > 0 and ld["users_without_relevant"] > 0
     assert ld["share_users_ties_in_top_k"] > 0.3
+
+
+@contextlib.contextmanager
+def jobs_counted(spark):
+    """The ids of the Spark jobs the block submits from this thread (a job group of its own, read from
+    SparkContext's status tracker), filled in when the block ends."""
+    context = spark.sparkContext
+    group = f"jobs-counted-{uuid.uuid4().hex}"
+    ids: list[int] = []
+    context.setJobGroup(group, "jobs counted by a test")
+    try:
+        yield ids
+    finally:
+        ids.extend(context.statusTracker().getJobIdsForGroup(group))
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
 
 
 def registry_spark_metrics() -> list[str]:

@@ -19,13 +19,20 @@ except per-group sums, a few hundred numbers):
 3. ``auc`` / ``pr_auc``: exact rank statistics over per-score counts (:mod:`._ranks`).
    ``coverage@k`` and ``personalization@k``: the groups' per-item partials are
    added per item by a Spark group-by, then each partition of that table runs
-   the reductions' per-item sum; exact for any number of users.
+   the reductions' per-item sum; exact for any number of users. Every such
+   total of the asked metrics (and the catalogue's size) comes from one job.
    ``novelty@k``: item popularity counted by Spark over the whole interactions
    table (default: relevant ground-truth pairs), then mc.evaluate's per-user code.
+
+Jobs: novelty's counts (one, when asked), the groups' output with their sums
+(one), the exact AUC / AP (one each), the per-item totals (one): at most five,
+with Spark's adaptive execution off for the evaluation (it would submit each
+shuffle stage as a job of its own).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -126,7 +133,8 @@ def _pandas_or_spark_to_pandas(df, what: str) -> pd.DataFrame:
 
 
 def _novelty_counts(truth, rel_col: str, thr: float, interactions):
-    """Item -> number of distinct interacting users, and the number of users (as mc.evaluate)."""
+    """Item -> number of distinct interacting users, and the number of users (as mc.evaluate); both
+    from one Spark job (the per-item counts and a row holding the user count, told apart by a flag)."""
     from pyspark.sql import functions as F
 
     if interactions is None:
@@ -140,9 +148,14 @@ def _novelty_counts(truth, rel_col: str, thr: float, interactions):
     else:
         _require(interactions, [USER, ITEM], "interactions")
         pairs = interactions.select(USER, ITEM).distinct()
-    n_users = pairs.select(USER).distinct().count()
-    counts = pairs.groupBy(ITEM).count().toPandas()
-    return pd.Series(counts["count"].to_numpy(), index=pd.Index(counts[ITEM])), int(n_users)
+    item_type = pairs.schema[ITEM].dataType
+    per_item = pairs.groupBy(ITEM).count().select(F.lit(False).alias("_users"), ITEM, "count")
+    users = pairs.agg(F.countDistinct(USER).alias("count")).select(
+        F.lit(True).alias("_users"), F.lit(None).cast(item_type).alias(ITEM), "count")
+    both = per_item.unionByName(users).toPandas()
+    n_users = int(both.loc[both["_users"], "count"].sum())
+    counts = both[~both["_users"]]
+    return pd.Series(counts["count"].to_numpy(), index=pd.Index(counts[ITEM])), n_users
 
 
 def _arrow_task(plan: BucketPlan, schema, two_sided: bool):
@@ -280,7 +293,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     bucket = F.pmod(F.xxhash64(F.col(USER)), F.lit(n_buckets))
     diag_k = max([s.k for s in specs if s.k > 0], default=10)
 
-    with _env.spark_errors("Spark evaluation"):
+    with _env.spark_errors("Spark evaluation"), _without_adaptive_execution(spark):
         features = None
         if item_features is not None:
             features = spark.sparkContext.broadcast(_pandas_or_spark_to_pandas(item_features, "item_features"))
@@ -336,6 +349,26 @@ def _evaluate_groups(run_df, qrels_df, specs, groups, given: dict, *, preset, **
                            route=first.route, _cached=tuple(part._cached for part in parts))
 
 
+@contextlib.contextmanager
+def _without_adaptive_execution(spark):
+    """Spark's adaptive query execution off while the evaluation plans its jobs (the session's value
+    restored after). Adaptive execution submits every shuffle stage as a job of its own, so each
+    exchange of the evaluation (the groups of users, the per-item sums, the score ranges) cost a job
+    and a round trip more (a 29-metric evaluation of 3,400 rows ran 18-21 jobs); the evaluation sets
+    its own partition counts, which adaptive execution would only coalesce. The setting is the
+    session's: a query another thread plans meanwhile runs without it too."""
+    key = "spark.sql.adaptive.enabled"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "false")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
 def _shuffled_output(run, truth, bucket, plan: BucketPlan, schema):
     """Group output of the shuffle path: rows hashed by user into buckets, one task per bucket."""
     grouped_run = run.withColumn("_bucket", bucket).groupBy("_bucket")
@@ -362,8 +395,6 @@ def _ratio(num: float, den: float, empty: float = float("nan")) -> float:
 
 def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ranges, spark, thr, diag_k, truth_in_run):
     """Per-group sums -> the summary dict, combined diagnostics and the number of evaluated users."""
-    from pyspark.sql import functions as F
-
     if not any(s["common"] for s in stats):
         raise MetricsError("the run and the ground truth have no user in common; check the user id column")
     n_ev = sum(s["n_evaluated"] for s in stats)
@@ -382,6 +413,7 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
     summary = {}
     auc_ap = None
     n_rel = sum(s["n_rel"] for s in stats)
+    totals = _item_totals(_item_total_requests(specs, stats, out, run, truth, item_features))
     for spec in specs:
         name, label, combine = spec.name, spec.label, spec.entry.spark
         if combine in ("user_mean", "popularity"):
@@ -406,11 +438,11 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
             reductions.check_needs(label, spec.entry.needs, scored)
             summary[label] = reductions.of(spec.entry).finalize(scored)
         elif combine == "item_coverage":
-            summary[label] = _coverage(out, specs.index(spec), run, truth, item_features)
+            summary[label] = reductions.finalize_coverage(totals[f"coverage{specs.index(spec)}"], totals["catalogue"])
         elif combine == "item_pairs":
-            summary[label] = _personalization(out, specs.index(spec), spec.k, stats)
+            summary[label] = _personalization(totals, specs.index(spec), spec.k, stats)
     if any(missing_features_diagnosed(s) for s in specs):
-        diagnostics.items_missing_features = out.filter(F.col("kind") == "f").select(ITEM).distinct().count()
+        diagnostics.items_missing_features = int(totals["items_missing_features"])
     if any(s.kind == "scored_per_user" for s in specs):
         diagnostics.gauc_users_skipped = int(scored.get("gauc_skipped", 0))
     return summary, diagnostics, n_ev
@@ -430,54 +462,88 @@ def _auc_ap(out, score_ranges, spark, stats, want_ap: bool):
     return exact_auc_ap(rows, total_pos, total_neg, splits, want_ap)
 
 
-def _per_item_total(per_item, columns: tuple[str, ...], term) -> float:
-    """Sum over the partitions of a per-item Spark DataFrame of ``term(*columns)`` (a reductions function)."""
+def _per_item_sums(per_item, tag: str, columns: tuple[str, ...], term):
+    """A Spark DataFrame ``(tag, total)``: one row per partition of the per-item DataFrame ``per_item``,
+    ``term(*columns)`` (a reductions function) over that partition's rows."""
     names = list(columns)
 
     def task(batches):
         total = 0.0
         for pdf in batches:
             total += term(*(pdf[c].to_numpy(dtype=np.float64) for c in names))
-        yield pd.DataFrame({"total": [total]})
+        yield pd.DataFrame({"tag": [tag], "total": [total]})
 
-    return math.fsum(r["total"] for r in per_item.mapInPandas(task, "total double").collect())
+    return per_item.mapInPandas(task, "tag string, total double")
 
 
-def _coverage(out, j: int, run, truth, item_features) -> float:
-    """coverage@k: the groups' per-item partials added per item by Spark, then the expected number of
-    covered items (reductions.coverage_expected_items) over the catalogue (all items of run and truth,
-    or the item-features table when given)."""
+def _item_total_requests(specs, stats, out, run, truth, item_features) -> dict:
+    """Tag -> ``(tag, total)`` Spark DataFrame of every per-item total the asked metrics need:
+    ``coverage<j>`` (the expected number of covered items, reductions.coverage_expected_items over the
+    groups' per-item partials added per item), ``catalogue`` (the items of run and truth, or of the
+    item-features table), ``personalization<j>`` (the shared-pairs expectation over per-item S1, S2) and
+    ``items_missing_features`` (listed items without a feature row, for the diagnostics)."""
     from pyspark.sql import functions as F
 
-    per_item = out.filter((F.col("kind") == "c") & (F.col("spec") == j)).groupBy(ITEM).agg(
-        F.sum("a").alias("certain"), F.sum("x").alias("log_miss"))
-    expected = _per_item_total(per_item, ("certain", "log_miss"), reductions.coverage_expected_items)
-    if item_features is not None:
-        if isinstance(item_features, pd.DataFrame):
-            catalogue = len(pd.unique(item_features[ITEM]))
-        else:
-            catalogue = item_features.select(ITEM).distinct().count()
-    else:
-        items = run.select(ITEM)
-        if truth is not None:
-            items = items.union(truth.select(ITEM))
-        catalogue = items.distinct().count()
-    return reductions.finalize_coverage(expected, catalogue)
+    requests = {}
+    for j, spec in enumerate(specs):
+        if spec.entry.spark == "item_coverage":
+            per_item = out.filter((F.col("kind") == "c") & (F.col("spec") == j)).groupBy(ITEM).agg(
+                F.sum("a").alias("certain"), F.sum("x").alias("log_miss"))
+            requests[f"coverage{j}"] = _per_item_sums(per_item, f"coverage{j}", ("certain", "log_miss"),
+                                                      reductions.coverage_expected_items)
+            if "catalogue" not in requests and not isinstance(item_features, pd.DataFrame):
+                if item_features is not None:
+                    items = item_features.select(ITEM)
+                else:
+                    items = run.select(ITEM)
+                    if truth is not None:
+                        items = items.union(truth.select(ITEM))
+                requests["catalogue"] = _count_frame(items.distinct(), "catalogue")
+        elif spec.entry.spark == "item_pairs" and sum(s.get(f"pers_users@{j}", 0) for s in stats) >= 2:
+            per_item = out.filter((F.col("kind") == "p") & (F.col("spec") == j)).groupBy(ITEM).agg(
+                F.sum("x").alias("s1"), F.sum("y").alias("s2"))
+            requests[f"personalization{j}"] = _per_item_sums(per_item, f"personalization{j}", ("s1", "s2"),
+                                                             reductions.personalization_shared_pairs)
+    if any(missing_features_diagnosed(s) for s in specs):  # the items of the lists without a feature row
+        requests["items_missing_features"] = _count_frame(out.filter(F.col("kind") == "f").select(ITEM).distinct(),
+                                                          "items_missing_features")
+    if isinstance(item_features, pd.DataFrame) and any(s.entry.spark == "item_coverage" for s in specs):
+        requests["catalogue"] = float(len(pd.unique(item_features[ITEM])))
+    return requests
 
 
-def _personalization(out, j: int, k: int, stats) -> float:
-    """personalization@k: per-item S1, S2 added per item by Spark, then the shared-pairs expectation and
-    the finalize step of metrics_core.reductions (users with a non-empty list, as mc.evaluate)."""
+def _count_frame(rows, tag: str):
+    """A one-row Spark DataFrame ``(tag, total)``: the number of rows of ``rows``."""
     from pyspark.sql import functions as F
 
+    return rows.agg(F.count(F.lit(1)).cast("double").alias("total")).select(F.lit(tag).alias("tag"), "total")
+
+
+def _item_totals(requests: dict) -> dict[str, float]:
+    """Tag -> total of every request of :func:`_item_total_requests`, all from one Spark job (their
+    union collected once; each tag's partition totals added with ``math.fsum``)."""
+    frames = [frame for frame in requests.values() if not isinstance(frame, float)]
+    totals = {tag: value for tag, value in requests.items() if isinstance(value, float)}
+    if not frames:
+        return totals
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    rows: dict[str, list[float]] = {tag: [] for tag in requests if tag not in totals}
+    for r in union.collect():
+        rows[r["tag"]].append(float(r["total"]))
+    totals.update({tag: math.fsum(values) for tag, values in rows.items()})
+    return totals
+
+
+def _personalization(totals: dict[str, float], j: int, k: int, stats) -> float:
+    """personalization@k: the shared-pairs expectation (:func:`_item_total_requests`) and the finalize
+    step of metrics_core.reductions (users with a non-empty list, as mc.evaluate)."""
     n = sum(s.get(f"pers_users@{j}", 0) for s in stats)
     if n < 2:
         return float("nan")
     kk = k if k > 0 else max(s.get(f"pers_maxlen@{j}", 0) for s in stats)
-    per_item = out.filter((F.col("kind") == "p") & (F.col("spec") == j)).groupBy(ITEM).agg(
-        F.sum("x").alias("s1"), F.sum("y").alias("s2"))
-    shared = _per_item_total(per_item, ("s1", "s2"), reductions.personalization_shared_pairs)
-    return reductions.finalize_personalization(shared, n, kk)
+    return reductions.finalize_personalization(totals[f"personalization{j}"], n, kk)
 
 
 def _combine_diagnostics(stats, k: int, truth_in_run: bool) -> Diagnostics:
