@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import _deadlines as deadlines
+import pytest
 
 from dashboard import demo_bundle, demo_cache
 
@@ -72,6 +73,7 @@ print(' '.join(sorted(f'{m}:{q}' for m, q in compiled if m.startswith('metrics_c
 """
 
 
+@pytest.mark.long  # an empty kernel cache: the demo's preparation compiles its few kernels
 def test_a_fresh_install_draws_the_overview_without_compiling_a_metric_kernel(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", OVERVIEW_ON_AN_EMPTY_CACHE], cwd=ROOT, env=env,
