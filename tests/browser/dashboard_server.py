@@ -65,7 +65,7 @@ def stop_process(proc: subprocess.Popen, grace: float = 5.0) -> None:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait(timeout=grace)
+        proc.wait(timeout=120)  # a killed server ends; giving back gigabytes on a busy machine takes seconds
 
 
 def start_server(app: Path, cwd: Path = REPO_ROOT, extra_env: dict | None = None,
