@@ -109,8 +109,9 @@ PARTIAL_AUC = Derived(_partial_auc(PAUC))
 PARTIAL_AP = Derived(_partial_auc(PAP))
 #: precision@k over min(k, R), under ``precision_norm="min_k"`` only
 PRECISION_MIN_K = Derived(_precision_min_k, (HITS_COLUMN,), when=lambda s: s["precision_norm"] == "min_k")
-#: trec_eval's bpref over the whole ranked list (:mod:`metrics_core.kernels.bpref`)
-BPREF = Derived(_bpref)
+#: trec_eval's bpref over the whole ranked list (:mod:`metrics_core.kernels.bpref`), computed once for bpref
+#: and gm_bpref
+BPREF = Derived(lambda i: _shared(i, "bpref_values", lambda: _bpref(i)))
 
 
 # --------------------------------------------------------------------------- trec_eval's measures

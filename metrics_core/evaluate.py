@@ -140,14 +140,19 @@ def ranking_table(ranked: Ranked, k: int, settings: Settings, families=None, cat
     """
     if families is None:
         families = tuple(KERNEL_FAMILIES) + tuple(derived.BY_FAMILY)
-    return ranking_tables(ranked, {(int(k), level): families}, settings, catalogue)[(int(k), level)]
+    columns = ranking_tables(ranked, {(int(k), level): families}, settings, catalogue)[(int(k), level)]
+    out = np.empty((len(families), ranked.n_users), dtype=np.float64)  # one row per family, returned transposed
+    for position, name in enumerate(families):
+        out[position] = columns[name]
+    return out.T
 
 
 def ranking_tables(ranked: Ranked, wanted: dict, settings: Settings, catalogue=None) -> dict:
-    """:func:`ranking_table` of several cutoffs at once: ``wanted`` maps ``(k, level)`` to the families of that
-    cutoff (and level); returns ``(k, level) -> array (n_users, len(families))``. The kernel columns of every
-    cutoff come from one walk over each user's list (:func:`ranking_families` with all the cutoffs), the
-    derived families of each cutoff after it."""
+    """The families of several cutoffs at once: ``wanted`` maps ``(k, level)`` to the families of that cutoff
+    (and level); returns ``(k, level) -> {family: one value per user code}`` (contiguous arrays, shared with
+    the kernel's table: read them, never write). The kernel columns of every cutoff come from one walk over
+    each user's list (:func:`ranking_families` with all the cutoffs), the derived families of each cutoff
+    after it."""
     derivations = derived.BY_FAMILY
     plans = {}
     for key, families in wanted.items():
@@ -161,15 +166,12 @@ def ranking_tables(ranked: Ranked, wanted: dict, settings: Settings, catalogue=N
     if settings.gain == "exponential" and any(n in GAIN_FAMILIES for n in kernel_names):
         conventions.check_exponential_relevance(ranked.rel_values)
     lists = _lists(ranked, settings)
-    kernel_rows = np.empty((0, ranked.n_users))
+    kernel_rows = np.empty((len(ks) * len(kernel_names), ranked.n_users), dtype=np.float64)  # row: (cutoff, family)
     if kernel_names:
         columns = np.full(len(KERNEL_FAMILIES), -1, dtype=np.int64)
         for position, name in enumerate(kernel_names):
             columns[FAMILY_INDEX[name]] = position
-        table = np.empty((ranked.n_users, len(ks) * len(kernel_names)), dtype=np.float64)
-        ranking_families(lists, ks, _options(ranked, int(ks.max()), settings), columns, table)
-        kernel_rows = np.ascontiguousarray(table.T)  # one contiguous row per (cutoff, family)
-        del table
+        ranking_families(lists, ks, _options(ranked, int(ks.max()), settings), columns, kernel_rows)
     at = {int(k): i * len(kernel_names) for i, k in enumerate(ks)}
     tables = {}
     for (k, level), (names, filled, needed) in plans.items():
@@ -177,10 +179,8 @@ def ranking_tables(ranked: Ranked, wanted: dict, settings: Settings, catalogue=N
         inputs = Inputs(ranked, lists, int(k), given, settings, _threshold(settings),
                         # the catalogue size reads every item id: counted only when a derived family asks for it
                         lambda: ranked.n_items_seen if catalogue is None else int(catalogue), level)
-        out = np.empty((len(names), ranked.n_users), dtype=np.float64)  # one row per family, returned transposed
-        for position, name in enumerate(names):
-            out[position] = filled[name].compute(inputs) if name in filled else inputs.columns[name]
-        tables[(k, level)] = out.T
+        tables[(k, level)] = {name: filled[name].compute(inputs) if name in filled else inputs.columns[name]
+                              for name in names}
     return tables
 
 
@@ -478,7 +478,7 @@ def _evaluate(run, qrels, metrics, settings: Settings, *, item_features, interac
     every_user = len(ev_codes) == ranked.n_users
     for s in ranked_specs:
         key = (s.k, s.level)
-        values = tables[key][:, needed[key].index(s.entry.family)]
+        values = tables[key][s.entry.family]
         values = values if every_user else values[ev_codes]
         if s.kind == "pooled":
             total = n_rel[ev_codes].sum()

@@ -42,11 +42,11 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
         if ideal_relevances is not None:
             conventions.check_exponential_relevance(ideal, "ideal_relevances")
     lists = kernel_relevances(one_list(rel, ideal, n_relevant, float(threshold)), settings)
-    out = np.empty((1, len(FAMILIES)))
+    out = np.empty((len(FAMILIES), 1))
     # a discount per position of the list and of the ideal: a larger k reads no further
     options = kernel_options(settings, discount_table(max(len(rel), len(ideal)) + 1))
     ranking_families(lists, 0 if k is None else int(k), options, np.arange(len(FAMILIES), dtype=np.int64), out)
-    return {name: float(out[0, FAMILY_INDEX[name]]) for name in KERNEL_FAMILIES}
+    return {name: float(out[FAMILY_INDEX[name], 0]) for name in KERNEL_FAMILIES}
 
 
 def dcg_at_k(relevances, k=None, gain="linear") -> float:

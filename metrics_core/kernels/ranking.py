@@ -341,13 +341,14 @@ def cutoff_order(ks) -> np.ndarray:
 
 def ranking_families(lists: RankedLists, k, options: RankingOptions, columns: np.ndarray,
                      out: np.ndarray) -> None:
-    """Fill ``out[u, i * width + columns[f]]`` with family ``f`` of ``FAMILIES`` at the ``i``-th cutoff of ``k``
-    for every user, in one walk per user (``width = out.shape[1] // len(k)``; families with ``columns[f] < 0``
-    are not stored). ``k`` is one cutoff (0 = the whole list) or several in :func:`cutoff_order`."""
+    """Fill ``out[i * width + columns[f], u]`` with family ``f`` of ``FAMILIES`` at the ``i``-th cutoff of ``k``
+    for every user, in one walk per user (``width = out.shape[0] // len(k)``; families with ``columns[f] < 0``
+    are not stored): one row per cutoff and family, so each is contiguous. ``k`` is one cutoff (0 = the
+    whole list) or several in :func:`cutoff_order`."""
     ks = np.atleast_1d(np.asarray(k, dtype=np.int64))
     if not np.array_equal(ks, cutoff_order(ks)):
         raise ValueError(f"cutoffs must be distinct, ascending, the whole list (0) last; got {ks.tolist()}")
-    if out.shape[1] % len(ks):
+    if out.shape[0] % len(ks):
         raise ValueError("out must hold the same columns for every cutoff")
     _ranking_families(lists, ks, options, columns, out)
 
@@ -368,7 +369,7 @@ def _ranking_families(lists, ks, options, columns, out):
     offsets, rel_code, rel_values, score = lists.offsets, lists.rel_code, lists.rel_values, lists.tie_key
     n_users = offsets.shape[0] - 1
     n_ks = ks.shape[0]
-    width = out.shape[1] // n_ks
+    width = out.shape[0] // n_ks
     for u in nb.prange(n_users):
         a = offsets[u]
         n = offsets[u + 1] - a
@@ -424,7 +425,7 @@ def _ranking_families(lists, ks, options, columns, out):
             i += 1
         if columns[R_PRECISION] >= 0:  # R-precision reads the walk up to R: the same at every cutoff
             for i in range(n_ks):
-                out[u, i * width + columns[R_PRECISION]] = hits_R / R if R > 0.0 else 0.0
+                out[i * width + columns[R_PRECISION], u] = hits_R / R if R > 0.0 else 0.0
 
 
 @njit(inline="always")
@@ -519,12 +520,12 @@ def _ranking_curve(lists, users, k_max, options, n_threads):
 def _put(out, u, at, columns, family, value):
     c = columns[family]
     if c >= 0:
-        out[u, at + c] = value
+        out[at + c, u] = value
 
 
 @njit(inline="always")
 def _store(out, u, at, columns, values):
-    """out[u, at + columns[f]] = values[f] for every family f stored (columns[f] >= 0), by constant index."""
+    """out[at + columns[f], u] = values[f] for every family f stored (columns[f] >= 0), by constant index."""
     _put(out, u, at, columns, CG, values[CG])
     _put(out, u, at, columns, DCG, values[DCG])
     _put(out, u, at, columns, NDCG, values[NDCG])
