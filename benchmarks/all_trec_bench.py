@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     import pytrec_eval
 
     import metrics_core as mc
-    from metrics_core.presets import ALL_TREC
+    from metrics_core.metrics.presets import ALL_TREC
 
     ds = datagen.generate(args.users)
     tiny = datagen.generate(50)

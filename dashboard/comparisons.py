@@ -1,6 +1,6 @@
 """Paired comparisons for the Compare page, cached one metric at a time, never blocking a click.
 
-``metrics_core.compare.compare`` adjusts p-values over every row of its table, so a
+``metrics_core.analysis.compare.compare`` adjusts p-values over every row of its table, so a
 table cached whole would be recomputed when a metric is added or the correction
 changes. Here each metric's rows are computed without a correction, at a reference
 α, and cached by the models' content keys, the metric, the baseline, the test and
@@ -26,8 +26,8 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from metrics_core import paper_table, stats
-from metrics_core.compare import POWER, compare
+from metrics_core.analysis import paper_table, stats
+from metrics_core.analysis.compare import POWER, compare
 
 from . import background, cache
 
@@ -153,7 +153,7 @@ def paper_tables(table: pd.DataFrame, digits: int = 4) -> dict[str, bytes]:
     """ranx's report of a comparison shown on the page (:func:`comparison`'s table) as the files the page
     offers: ``{"latex": ..., "markdown": ...}`` (UTF-8), each model's value of each metric with the best in
     bold and superscript letters of the models it is significantly better than
-    (:mod:`metrics_core.paper_table`, as ``metrics-core compare --format latex|markdown``)."""
+    (:mod:`metrics_core.analysis.paper_table`, as ``metrics-core compare --format latex|markdown``)."""
     report = paper_table.paper_table(table, digits)
     return {"latex": paper_table.to_latex(report).encode("utf-8"),
             "markdown": paper_table.to_markdown(report).encode("utf-8")}
@@ -181,13 +181,13 @@ def segment_comparisons(keys: tuple, per_user: dict, labels: pd.Series, seg_col:
     gives it on the segment's users, without the bootstrap interval.
 
     Under the t and Wilcoxon tests every segment is compared at once
-    (:func:`metrics_core.segment_compare.compare_segments`) and cached as one entry per attribute
+    (:func:`metrics_core.analysis.segment_compare.compare_segments`) and cached as one entry per attribute
     (``keys`` + the labels' content). Under the randomization test each segment's rows are cached
     like :func:`comparison`'s, so that on many users each segment's sign flips run on the server
     thread while its rows show the quick approximation. The tables may be shared with other
     sessions: read them, never change them."""
-    from metrics_core.segment_compare import compare_segments
-    from metrics_core.segments import split_by_label
+    from metrics_core.analysis.segment_compare import compare_segments
+    from metrics_core.analysis.segments import split_by_label
 
     labelling = (seg_col, labels_key(labels))
     if test != "randomization":
@@ -288,5 +288,5 @@ def _prefetch_sign_flips(keys: tuple, per_user: dict, metrics: tuple, baseline: 
 
 def paired(baseline: pd.Series, challenger: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Index]:
     """The two models' values on the users both have a finite value for
-    (:func:`metrics_core.stats.align_pairs`): ``(baseline values, challenger values, user ids)``."""
+    (:func:`metrics_core.analysis.stats.align_pairs`): ``(baseline values, challenger values, user ids)``."""
     return stats.align_pairs(baseline, challenger)

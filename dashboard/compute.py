@@ -22,7 +22,7 @@ import pandas as pd
 import metrics_core as mc
 from metrics_core.errors import MetricsError
 
-from metrics_core.reductions import scored_rows
+from metrics_core.metrics.reductions import scored_rows
 
 from . import cache, curve_tables, demo_cache, metric_lists
 from .controls import controls, evaluation_options, users
@@ -121,7 +121,7 @@ def metric_curves_unless_compiling(metrics: Sequence[str] = metric_lists.CURVES,
     thread (:mod:`dashboard.background`), which waits for the warm-up process to compile
     the kernel and loads it, so that the first page is not held up by it. The page then
     refreshes itself once ``key`` is ready."""
-    from metrics_core.evaluate import metric_curve_compiled
+    from metrics_core.evaluation import metric_curve_compiled
 
     from . import background
 
@@ -170,14 +170,14 @@ def _view(ev: Any, metrics: Sequence[str]) -> Any:
 
 def population() -> Any:
     """The users the analysis counts under the sidebar's ``users`` setting, with each model's
-    coverage (:func:`metrics_core.population.population` of every loaded model; cached by the
+    coverage (:func:`metrics_core.analysis.population.population` of every loaded model; cached by the
     models, the conventions and the setting)."""
     return _keyed_population()[1]
 
 
 def _keyed_population() -> tuple[str, Any]:
     """``(cache key, population)`` of :func:`population`."""
-    from metrics_core.population import population as build
+    from metrics_core.analysis.population import population as build
 
     ranking = metric_lists.labels(metric_lists.RANKING, controls()["k"])
     evals = evaluate_all(ranking, counted=False)
@@ -265,7 +265,7 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     """Long table ``model, metric, value, ci_low, ci_high, users``.
 
     The 95% interval is the percentile bootstrap over users
-    (``metrics_core.stats.bootstrap_ci_columns``, 1,000 resamples shared by the metrics of a
+    (``metrics_core.analysis.stats.bootstrap_ci_columns``, 1,000 resamples shared by the metrics of a
     model, seed 0) of the per-user values; it is given for the metrics whose summary is
     the mean of the per-user column (ranking metrics), NaN for global ones (AUC, ...).
     Intervals are cached by the SHA-256 of the per-user values themselves. For a model of more
@@ -273,7 +273,7 @@ def ci_table(evals: dict[str, Any], metrics: Sequence[str]) -> pd.DataFrame:
     is given while :mod:`dashboard.background` computes the bootstrap; ``attrs["pending"]``
     lists the cache keys still running.
     """
-    from metrics_core.stats import bootstrap_ci_columns, t_interval_columns
+    from metrics_core.analysis.stats import bootstrap_ci_columns, t_interval_columns
 
     from . import background
 
@@ -402,11 +402,11 @@ def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0) -> Any:
 
 
 def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any = None) -> bytes:
-    """``metrics_core.report.build_report`` of ``evals`` (evaluated over every user:
+    """``metrics_core.outputs.report.build_report`` of ``evals`` (evaluated over every user:
     ``evaluate_all(..., counted=False)``, in the analysis' order so each model keeps its colour)
     against ``baseline``, over the users the sidebar counts, opening on ``brief`` (the Brief page's),
     as UTF-8 bytes, built once per models, metrics, settings, conventions and decision (server cache)."""
-    from metrics_core.report import build_report
+    from metrics_core.outputs.report import build_report
 
     metrics = tuple(dict.fromkeys(m for e in evals.values() for m in e.summary))
     described = None if brief is None else (brief.decision, brief.title, brief.notes)
@@ -418,7 +418,7 @@ def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any
 
 
 def decision_brief(decision: Any, title: str = "", notes: str = "", progressive: bool = False) -> Any:
-    """The decision brief (:func:`metrics_core.brief.build_brief`) of every loaded model under
+    """The decision brief (:func:`metrics_core.brief.build.build_brief`) of every loaded model under
     ``decision``, over the analysis' users counted. Its verdicts are the Compare page's rows
     (``dashboard.comparisons``, the same cache entries): the two pages show the same numbers and
     opening one after the other computes nothing new. Cached by the models, the decision, the
@@ -439,7 +439,7 @@ def _attributes_key(attributes: pd.DataFrame | None) -> int | None:
 
 
 def _segments_key(models_key: tuple, decision: Any, opt_key: tuple, attr_key: Any) -> str:
-    """The cache key of a decision's segment rows (:func:`metrics_core.brief.brief_segments`)."""
+    """The cache key of a decision's segment rows (:func:`metrics_core.brief.build.brief_segments`)."""
     return f"brief_segments|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}"
 
 
@@ -449,7 +449,7 @@ def prefetch_brief_segments(decision: Any, tests: Sequence[str]) -> None:
     test on Compare finds them in the cache."""
     from dataclasses import replace
 
-    from metrics_core.brief import brief_segments
+    from metrics_core.brief.build import brief_segments
 
     from . import background
 
@@ -497,7 +497,7 @@ def _brief_inputs(decision: Any) -> dict[str, Any]:
 
 
 def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: str, progressive: bool) -> Any:
-    from metrics_core.brief import brief_segments, build_brief
+    from metrics_core.brief.build import brief_segments, build_brief
 
     from . import background, comparisons
 
@@ -543,7 +543,7 @@ def overlap_with_baseline(baseline: str, challengers: Sequence[str], k: int,
     With a ``pending`` list, a model of more than ``background.FOREGROUND_USERS`` users whose
     overlap is not cached yet is computed on the server thread: its value is None and its cache
     key is appended to ``pending`` (the page shows the rest and updates itself)."""
-    from metrics_core.intersection import TIES, intersection
+    from metrics_core.metrics.intersection import TIES, intersection
 
     from . import background
     from .loading import get_models

@@ -1,9 +1,9 @@
 """The sidebar: K, gain, tie rule, the users counted, and every other convention of ``mc.evaluate``.
 
 K, gain, ties and the users counted (``users``: every evaluated user, or only those every
-model served; see :mod:`metrics_core.population`) are always shown; the other conventions and a library preset
+model served; see :mod:`metrics_core.analysis.population`) are always shown; the other conventions and a library preset
 sit in a collapsed "Conventions" expander. Every control is generated from
-:mod:`metrics_core.conventions` (name, choices, default, help) and bound to the
+:mod:`metrics_core.metrics.conventions` (name, choices, default, help) and bound to the
 URL (``?k=20&gain=exponential&ideal=k``), so a reload, a copied address or a
 shared view computes the same numbers. Choosing a preset fills the controls
 with that library's conventions; each can then be changed on its own (the
@@ -17,11 +17,11 @@ from typing import Any
 
 import streamlit as st
 
-from metrics_core import conventions as conv
-from metrics_core.population import DEFAULT_USERS, USERS, USERS_HELP
+from metrics_core.metrics import conventions as conv
+from metrics_core.analysis.population import DEFAULT_USERS, USERS, USERS_HELP
 from metrics_core.errors import MetricsError
-from metrics_core.registry import check_cutoff
-from metrics_core.presets import PRESETS, settings as preset_settings
+from metrics_core.metrics.registry import check_cutoff
+from metrics_core.metrics.presets import PRESETS, settings as preset_settings
 
 K_DEFAULT = 10
 K_MAX = 1000
@@ -30,7 +30,7 @@ USERS_KEY = "users"
 PRESET_KEY = "preset"
 NO_PRESET = "none"
 _SPECS = {spec["name"]: spec for spec in conv.widget_specs()}
-#: Conventions (names in :data:`metrics_core.conventions.CONVENTIONS`) drawn at the top of the sidebar,
+#: Conventions (names in :data:`metrics_core.metrics.conventions.CONVENTIONS`) drawn at the top of the sidebar,
 #: under K (the others go in the expander); with K they are what ``controls()`` returns and what every
 #: metric's help states.
 TOP = ("gain", "ties")

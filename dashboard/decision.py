@@ -1,15 +1,15 @@
 """The analysis' decision: Compare's baseline, challengers, primary metrics, test, correction, family
-of segment tests and significance level, with the sidebar's users counted, as one :class:`metrics_core.brief.Decision`.
+of segment tests and significance level, with the sidebar's users counted, as one :class:`metrics_core.brief.build.Decision`.
 
 Compare draws these choices; the Brief page and the Share page's report read them here (from
 the session, the URL or the saved view), so every place tells the same decision."""
 
 from __future__ import annotations
 
-from metrics_core.brief import Decision
-from metrics_core.publish import ALPHAS as _ALPHAS
-from metrics_core.segment_compare import DEFAULT_FAMILY, FAMILIES  # noqa: F401 - Compare offers these
-from metrics_core.stats import CORRECTIONS, TESTS  # noqa: F401 - Compare offers these
+from metrics_core.brief.build import Decision
+from metrics_core.outputs.publish import ALPHAS as _ALPHAS
+from metrics_core.analysis.segment_compare import DEFAULT_FAMILY, FAMILIES  # noqa: F401 - Compare offers these
+from metrics_core.analysis.stats import CORRECTIONS, TESTS  # noqa: F401 - Compare offers these
 
 from . import metric_lists, url
 from .controls import controls, users

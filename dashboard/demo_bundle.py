@@ -48,11 +48,11 @@ def build() -> dict:
 
     from dashboard import demo_cache, kernel_warmup
 
-    import metrics_core.evaluate
+    import metrics_core.evaluation
 
     kernel_warmup.start_once = lambda: None  # the kernels are compiled (or loaded) by this process itself
     # the curves on the page, not on the server's thread while their kernel is compiled (it is, here)
-    metrics_core.evaluate.metric_curve_compiled = lambda: True
+    metrics_core.evaluation.metric_curve_compiled = lambda: True
     with demo_cache.recording() as seen:
         at = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT_S)
         at.run()

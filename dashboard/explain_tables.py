@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from metrics_core.conventions import BY_NAME, defaults
-from metrics_core.explain import VARIANT
+from metrics_core.metrics.conventions import BY_NAME, defaults
+from metrics_core.analysis.explain import VARIANT
 
 from . import format as fmt
 from .text import md

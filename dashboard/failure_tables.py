@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from metrics_core import registry
+from metrics_core.metrics import registry
 
 MISSING = "(missing)"
 COLUMNS = ["attribute", "value", "failing users", "share of failing", "users", "share of all", "ratio"]

@@ -1,6 +1,6 @@
 """Which metrics the dashboard offers, and the help text shown beside each.
 
-The lists come from :mod:`metrics_core.registry`, the one table that declares
+The lists come from :mod:`metrics_core.metrics.registry`, the one table that declares
 every metric: a metric's ``sections`` say on which pages it is shown and where it
 is a default selection, so a metric added there joins the lists below without
 editing them, and no page names a metric. Ranking metrics are offered with the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from metrics_core import registry
+from metrics_core.metrics import registry
 from metrics_core.errors import MetricsError
 
 _HEADLINE = {m.name for m in registry.metrics_in("headline", "ranking")}
@@ -104,7 +104,7 @@ def _settings_text(settings: Mapping[str, object] | None) -> str:
 def unjudged_sentence(conventions: Mapping[str, object] | None = None) -> str:
     """What the scored-row metrics do with rows that have no judgment, under the ``unjudged_rows``
     convention in force (its default when ``conventions`` does not set it)."""
-    from metrics_core.conventions import BY_NAME
+    from metrics_core.metrics.conventions import BY_NAME
 
     value = (conventions or {}).get("unjudged_rows") or BY_NAME["unjudged_rows"].default
     if value == "exclude":
@@ -118,7 +118,7 @@ def missing_sentence(conventions: Mapping[str, object] | None = None, unit: str 
     """How a ``unit`` (user, query, ...) of the ground truth that a model's run does not answer counts
     in the ranking metrics, under the ``missing_users`` convention in force (its default when
     ``conventions`` does not set it)."""
-    from metrics_core.conventions import BY_NAME
+    from metrics_core.metrics.conventions import BY_NAME
 
     value = (conventions or {}).get("missing_users") or BY_NAME["missing_users"].default
     if value == "exclude":

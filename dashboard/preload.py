@@ -18,7 +18,7 @@ import threading
 
 import streamlit as st
 
-MODULES = ("scipy.stats", "metrics_core.stats", "metrics_core.compare", "metrics_core.report", "plotly.express")
+MODULES = ("scipy.stats", "metrics_core.analysis.stats", "metrics_core.analysis.compare", "metrics_core.outputs.report", "plotly.express")
 
 
 def import_all() -> None:

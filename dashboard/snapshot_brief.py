@@ -2,7 +2,7 @@
 
 A snapshot never changes, so its first screen, the decision brief, is computed once and kept with
 it in the analysis store (:meth:`metrics_core.store.AnalysisStore.keep_brief`), as the JSON of
-:mod:`metrics_core.brief_record`, under a key of everything it was computed with (the snapshot,
+:mod:`metrics_core.brief.record`, under a key of everything it was computed with (the snapshot,
 the decision, every convention, the users counted, the title and notes, and the record's format
 version). It is kept when the snapshot is shared (once the resampled statistics and the segments
 are done, on a thread of its own) or, for a snapshot without one, the first time its brief is
@@ -25,9 +25,9 @@ from typing import Any
 
 import streamlit as st
 
-from metrics_core.brief import Brief
+from metrics_core.brief.build import Brief
 from metrics_core.errors import MetricsError
-from metrics_core.brief_record import FORMAT_VERSION, RecordError, from_record, to_record
+from metrics_core.brief.record import FORMAT_VERSION, RecordError, from_record, to_record
 
 from . import background, cache, owner, sources
 from .controls import evaluation_options, users

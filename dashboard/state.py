@@ -13,8 +13,8 @@ The work is split by purpose, and this module only re-exports the functions the 
 * :mod:`dashboard.metric_lists` / :mod:`dashboard.format` (imported by the pages
   directly): which metrics are offered, their help, and number formats.
 * :mod:`dashboard.page`: the one-line error guard, required models, drill-down.
-* :mod:`metrics_core.plot.figures`, :mod:`metrics_core.plot.compare_figures` and
-  :mod:`metrics_core.plot.distribution_tables`: the figures and their tables, shared with ``mc.plot``.
+* :mod:`metrics_core.outputs.plot.figures`, :mod:`metrics_core.outputs.plot.compare_figures` and
+  :mod:`metrics_core.outputs.plot.distribution_tables`: the figures and their tables, shared with ``mc.plot``.
 
 Pages import no ``metrics_core`` module: what they need of it comes through this module or
 another dashboard module (``tests/test_dashboard_layers.py`` checks both rules).
@@ -41,7 +41,7 @@ from .sources import (  # noqa: F401
 from .tables import (  # noqa: F401
     distribution_summary, per_user_long, segment_table, summary_table, user_segments)
 # what Data and Failures show of the engine: how ids are written, and the brief's failure groups
-from metrics_core.brief import failure_groups  # noqa: F401
+from metrics_core.brief.build import failure_groups  # noqa: F401
 from metrics_core.diagnostics import id_writing_notes  # noqa: F401
 # the figure and table builders shared with ``mc.plot``, so a notebook and the dashboard draw the same figure
-from metrics_core.plot import compare_figures, distribution_tables, figures  # noqa: F401
+from metrics_core.outputs.plot import compare_figures, distribution_tables, figures  # noqa: F401

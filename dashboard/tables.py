@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from metrics_core.formats import plural
-from metrics_core.plot.distribution_tables import per_user_long, segment_table  # noqa: F401 - shared with mc.plot
+from metrics_core.outputs.plot.distribution_tables import per_user_long, segment_table  # noqa: F401 - shared with mc.plot
 
 
 def selected_value(table: pd.DataFrame, column: str, rows: Sequence[int]) -> str | None:
@@ -149,8 +149,8 @@ def diagnostics_facts(diags: dict) -> list[str]:
 
 def relevance_threshold(conventions: dict) -> float:
     """The relevance threshold an evaluation used (its resolved conventions),
-    else the declared default of ``metrics_core.conventions``."""
-    from metrics_core.conventions import BY_NAME
+    else the declared default of ``metrics_core.metrics.conventions``."""
+    from metrics_core.metrics.conventions import BY_NAME
 
     return float(conventions.get("relevance_threshold", BY_NAME["relevance_threshold"].default))
 

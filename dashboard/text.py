@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from metrics_core.io.spreadsheet import spreadsheet_csv
-from metrics_core.report import plotly_text
+from metrics_core.outputs.report import plotly_text
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping
 # all of them also disarms Streamlit's own syntax (``:red[...]``, ``:material/x:``,

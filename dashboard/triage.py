@@ -22,7 +22,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from metrics_core import registry
+from metrics_core.metrics import registry
 
 NOT_SERVED, NO_HIT, LOW, FINE = "not served", "no hit in the top K", "hit but low", "fine"
 GROUPS = (NOT_SERVED, NO_HIT, LOW, FINE)

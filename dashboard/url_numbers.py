@@ -7,8 +7,8 @@ control from the address as the browser first sent it. A value metrics_core refu
 Streamlit 1.67's whole-number input raises ``OverflowError`` on ``inf`` and ``1e999``,
 and a float input keeps a finite value such as ``1e308`` that the evaluation then
 refuses. :func:`check_url_numbers` runs first: each number parameter is checked by
-metrics_core (:func:`metrics_core.registry.check_cutoff` for K within the sidebar's
-range, :func:`metrics_core.conventions.check` for the conventions), and a refused one
+metrics_core (:func:`metrics_core.metrics.registry.check_cutoff` for K within the sidebar's
+range, :func:`metrics_core.metrics.conventions.check` for the conventions), and a refused one
 is taken out of the address and of Streamlit's seed, so its control starts at the
 default; the page then shows metrics_core's one-line message, as text.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
-from metrics_core import conventions as conv
+from metrics_core.metrics import conventions as conv
 from metrics_core.errors import MetricsError
-from metrics_core.registry import check_cutoff
+from metrics_core.metrics.registry import check_cutoff
 
 from . import text
 from .controls import K_DEFAULT, K_MAX

@@ -1,5 +1,5 @@
 """The Compare page's readable tables (pure: no Streamlit), from
-:func:`metrics_core.compare.compare` results.
+:func:`metrics_core.analysis.compare.compare` results.
 
 ``verdict_table``: one row per challenger x metric with both means, the difference, the
 relative lift with its 95% interval, the adjusted p-value of the chosen test, a marker,
@@ -18,8 +18,8 @@ import pandas as pd
 from . import format as fmt
 
 # The words of a verdict are metrics_core's, so the Brief, Compare and the report say the same.
-from metrics_core.verdicts import (BETTER, CORRECTION_NAMES, SAME, WORSE, lift_text, marker,  # noqa: E402,F401
-                                   sentence as _sentence)
+from metrics_core.analysis.verdicts import (BETTER, CORRECTION_NAMES, SAME, WORSE, lift_text, marker,
+                                            sentence as _sentence)
 
 
 def coverage_by_model(population, segments=None) -> dict[str, str]:
@@ -82,7 +82,7 @@ def regressions(pairs: pd.DataFrame, higher_is_better: bool, n: int) -> pd.DataF
 def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: float) -> pd.DataFrame:
     """Per-segment comparison rows (``tables``: segment -> compare table computed without a
     correction), adjusted together over every segment x comparison, as readable rows."""
-    from metrics_core.stats import adjust_pvalues
+    from metrics_core.analysis.stats import adjust_pvalues
 
     frames = [t.assign(segment=seg) for seg, t in tables.items() if len(t)]
     if not frames:
@@ -95,7 +95,7 @@ def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: flo
 
 
 def adjusted_segment_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """Segment rows already adjusted over their family (:func:`metrics_core.brief.brief_segments`:
+    """Segment rows already adjusted over their family (:func:`metrics_core.brief.build.brief_segments`:
     ``segment``, ``metric``, ``model``, ``n``, the lift and its interval, ``p_adjusted``,
     ``significant``, ``diff``) as the readable rows of :func:`segment_rows`."""
     return pd.DataFrame({

@@ -8,7 +8,7 @@ Prepare once, evaluate many::
     ev.summary, ev.per_user, ev.diagnostics
 
 Compare models on their per-user metrics (paired tests, p-values corrected over
-every pair x metric; :mod:`metrics_core.compare` also holds ``summary_table``)::
+every pair x metric; :mod:`metrics_core.analysis.compare` also holds ``summary_table``)::
 
     table = mc.compare({"bm25": ev_bm25, "dense": ev_dense}, baseline="bm25", test="t", correction="holm")
 
@@ -24,32 +24,33 @@ switch-DR, DRos; slate IPS), with intervals, weight diagnostics and a verdict (:
     prepared = mc.prepare_log(log, runs)  # ids coded once; then off_policy(prepared, ...) per setting
 
 Runs scored on the target plus N sampled negatives, corrected as Krichene and Rendle (KDD 2020)
-(:mod:`metrics_core.sampled`)::
+(:mod:`metrics_core.metrics.sampled`)::
 
     mc.sampled_metrics(run, qrels, ["hr@10", "ndcg@10"], n_items=50_000, correction="bv").summary
 """
 
-from . import conventions, plot, registry
-from .brief import Decision, build_brief
-from .compare import compare
-from .segment_compare import compare_segments
-from .curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
+from .metrics import conventions, registry
+from .outputs import plot
+from .brief.build import Decision, build_brief
+from .analysis.compare import compare
+from .analysis.segment_compare import compare_segments
+from .metrics.curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
 from .diagnostics import Diagnostics
 from .errors import MetricsError
-from .evaluate import Evaluation, evaluate, metric_curve
-from .explain import explain
+from .evaluation import Evaluation, evaluate, metric_curve
+from .analysis.explain import explain
 from .fusion import fuse, optimize_weights as optimize_fusion_weights
-from .gate import CheckReport, check
-from .intersection import intersection, intersection_per_user
-from .conventions import presets  # the presets' conventions as a table
-from .publish import Published, publish
+from .analysis.gate import CheckReport, check
+from .metrics.intersection import intersection, intersection_per_user
+from .metrics.conventions import presets  # the presets' conventions as a table
+from .outputs.publish import Published, publish
 from .layout import Ranked, prepare
 from .ope import OffPolicy, off_policy, prepare_log
-from .debias import debias
-from .sampled import SampledMetrics, may_reverse, sampled_metrics
-from .registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
-from .tracking import log_mlflow
-from . import notebook  # noqa: F401 - gives Evaluation, Brief and Explanation their notebook view
+from .metrics.debias import debias
+from .metrics.sampled import SampledMetrics, may_reverse, sampled_metrics
+from .metrics.registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
+from .outputs.tracking import log_mlflow
+from .outputs import notebook  # noqa: F401 - gives Evaluation, Brief and Explanation their notebook view
 from .single import (average_precision_at_k, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
                      reciprocal_rank)
 

@@ -17,12 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import conventions, registry
-from .presets import PRESETS
+from .metrics import conventions, registry
+from .metrics.presets import PRESETS
 
 
 def presets_table() -> str:
-    """One row per preset of :data:`metrics_core.presets.PRESETS`: its name, the library, the conventions it
+    """One row per preset of :data:`metrics_core.metrics.presets.PRESETS`: its name, the library, the conventions it
     sets away from their defaults, and how it is tested."""
     defaults = conventions.defaults()
     lines = ["| preset | library | conventions it sets (others keep their default) | checked by |",

@@ -259,8 +259,8 @@ def optimize_weights(runs, qrels, metric: str, norm: str | None = "min-max", ste
     the users of ``qrels`` (seeded), reported on the other users: every weight combination of the grid
     (``step``, summing to 1) is fused and evaluated with :func:`metrics_core.evaluate` (``preset`` and
     convention keywords as there). Ties between combinations go to the first in grid order."""
-    from .evaluate import evaluate
-    from .registry import higher_is_better
+    from .evaluation import evaluate
+    from .metrics.registry import higher_is_better
 
     if not 0 < train_share < 1:
         raise MetricsError(f"train_share must be between 0 and 1 (the share of users the weights are chosen on), "

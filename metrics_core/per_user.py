@@ -1,5 +1,5 @@
 """The per-user table of an evaluation: one row per user, indexed by user id, one column per
-per-user metric (what :func:`metrics_core.compare.compare`, :mod:`metrics_core.population` and
+per-user metric (what :func:`metrics_core.analysis.compare.compare`, :mod:`metrics_core.analysis.population` and
 the brief read)."""
 
 from __future__ import annotations

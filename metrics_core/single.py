@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import conventions
-from .evaluate import kernel_options, kernel_relevances
+from .metrics import conventions
+from .evaluation import kernel_options, kernel_relevances
 from .errors import MetricsError
-from .registry import MAX_K
+from .metrics.registry import MAX_K
 from .kernels.ranking import FAMILIES, FAMILY_INDEX, KERNEL_FAMILIES, discount_table, one_list, ranking_families
 
 

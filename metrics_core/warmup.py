@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from . import registry
+from .metrics import registry
 from .grouping import group_users
 from .io.checks import earlier_pairs
 from .kernels import cache_stamp

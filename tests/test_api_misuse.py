@@ -13,7 +13,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.errors import MetricsError
-from metrics_core.registry import MAX_K
+from metrics_core.metrics.registry import MAX_K
 
 RUN = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2", "u3"], "item_id": ["a", "b", "b", "c", "a"],
                     "score": [0.9, 0.5, 0.7, 0.1, 1.0]})

@@ -1,4 +1,4 @@
-"""The decision brief (metrics_core.brief) against independent computations.
+"""The decision brief (metrics_core.brief.build) against independent computations.
 
 References: scipy.stats.ttest_rel and wilcoxon for the paired tests, statsmodels' multipletests
 for the Holm and Benjamini-Hochberg corrections, plain pandas for the users counted, the lifts,
@@ -18,11 +18,11 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
 import metrics_core as mc
-from metrics_core import brief as mb
-from metrics_core import brief_text as bt
-from metrics_core.brief import Decision, build_brief
+from metrics_core.brief import build as mb
+from metrics_core.brief import text as bt
+from metrics_core.brief.build import Decision, build_brief
 from metrics_core.errors import MetricsError
-from metrics_core.report import build_report
+from metrics_core.outputs.report import build_report
 
 
 def make_data(seed: int = 5, n_users: int = 240, n_items: int = 60):

@@ -12,10 +12,10 @@ import pytest
 from scipy import stats as sps
 
 import metrics_core as mc
-from metrics_core import brief_text as bt
-from metrics_core.brief import Decision, build_brief
-from metrics_core.brief_html import brief_html
-from metrics_core.brief_record import from_record, to_record
+from metrics_core.brief import text as bt
+from metrics_core.brief.build import Decision, build_brief
+from metrics_core.brief.html import brief_html
+from metrics_core.brief.record import from_record, to_record
 from metrics_core.errors import MetricsError
 
 

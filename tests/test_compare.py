@@ -6,8 +6,8 @@ import pytest
 from scipy import stats as sst
 
 import metrics_core as mc
-from metrics_core import stats
-from metrics_core.compare import compare, summary_table
+from metrics_core.analysis import stats
+from metrics_core.analysis.compare import compare, summary_table
 from metrics_core.errors import MetricsError
 
 
@@ -133,7 +133,7 @@ def test_mc_compare_is_the_package_entry_point():
 def plain_bootstrap(values, n_resamples=1000, seed=0, batch_cells=4_000_000):
     """The percentile bootstrap of the mean written out with numpy: resampled rows drawn
     by ``Generator.integers`` in batches of ``batch_cells // n`` resamples (the draws of
-    metrics_core.stats), each resample's mean taken directly, 2.5% and 97.5% quantiles."""
+    metrics_core.analysis.stats), each resample's mean taken directly, 2.5% and 97.5% quantiles."""
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
     n = x.size

@@ -286,7 +286,7 @@ def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatc
     """Above the foreground size the page answers with the normal approximation of the
     randomization test, says so, and shows the Monte Carlo p-values once the server has them."""
     from dashboard import background, cache, comparisons
-    from metrics_core import stats
+    from metrics_core.analysis import stats
 
     cache.SHARED.clear()
     monkeypatch.setattr(background, "FOREGROUND_USERS", 50)
@@ -492,8 +492,8 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     """On large data the Brief comes without its segments (it says they follow), then with the
     segments metrics_core.build_brief finds over the same users and attributes."""
     from dashboard import background, cache
-    from metrics_core import brief as mb
-    from metrics_core import brief_text as bt
+    from metrics_core.brief import build as mb
+    from metrics_core.brief import text as bt
 
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
     at = uploaded_app(monkeypatch, tmp_path)
@@ -566,7 +566,7 @@ def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monke
     shown: choosing the test then shows the Monte Carlo p-values and the interval at once, nothing
     pending, and computes no sign flip in the click."""
     from dashboard import background, cache, comparisons
-    from metrics_core import stats
+    from metrics_core.analysis import stats
 
     at = compare_on_many_users_once_idle(monkeypatch, tmp_path)
     before = set(cache.SHARED.keys())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core.plot import compare_figures as cf
+from metrics_core.outputs.plot import compare_figures as cf
 
 
 def _pairs(n: int) -> pd.DataFrame:

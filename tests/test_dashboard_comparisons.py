@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from dashboard import cache, comparisons
-from metrics_core.compare import compare
+from metrics_core.analysis.compare import compare
 
 # mc.compare returns a Comparison (a DataFrame with paper-table writers): compare the values, not the class
 assert_same_frame = functools.partial(pd.testing.assert_frame_equal, check_frame_type=False)
@@ -52,7 +52,7 @@ def test_without_bootstrap_only_the_difference_interval_is_missing():
 
 def test_many_users_answer_at_once_then_the_resampled_rows_arrive(monkeypatch):
     from dashboard import background
-    from metrics_core import stats
+    from metrics_core.analysis import stats
 
     cache.SHARED.clear()
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)

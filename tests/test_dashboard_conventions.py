@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
 from dashboard import demo, tables  # noqa: E402
-from metrics_core.presets import settings as preset_settings  # noqa: E402
+from metrics_core.metrics.presets import settings as preset_settings  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 
@@ -54,8 +54,8 @@ def reference(data, **kw) -> dict[str, dict[str, float]]:
 
 
 def test_the_sidebar_draws_every_convention_as_declared():
-    # one widget per convention of metrics_core.conventions: its label, its choices in order and its default
-    from metrics_core.conventions import CONVENTIONS
+    # one widget per convention of metrics_core.metrics.conventions: its label, its choices in order and its default
+    from metrics_core.metrics.conventions import CONVENTIONS
 
     at = app()
     for c in CONVENTIONS:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics_core.plot.distribution_tables import box_stats, ecdf_steps
+from metrics_core.outputs.plot.distribution_tables import box_stats, ecdf_steps
 
 
 def long_frame(seed: int = 3) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import pytest
 
 from dashboard import format as fmt
 from dashboard import metric_lists
-from metrics_core import registry
+from metrics_core.metrics import registry
 
 
 @pytest.mark.parametrize("value, shown", [(0.161, "0.1610"), (0.27554, "0.2755"), (1, "1.0000"),

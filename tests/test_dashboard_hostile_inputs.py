@@ -50,9 +50,9 @@ def test_deeply_nested_json_upload_and_its_stored_link_show_one_line():
     ("beta", "1e308", 1.0), ("beta", "inf", 1.0), ("threshold", "nan", 0.5), ("relevance_threshold", "-1e999", 1.0),
 ])
 def test_number_in_the_address_that_metrics_core_refuses_falls_back_to_the_default(key, raw, default):
-    from metrics_core import conventions
+    from metrics_core.metrics import conventions
     from metrics_core.errors import MetricsError
-    from metrics_core.registry import check_cutoff
+    from metrics_core.metrics.registry import check_cutoff
 
     with pytest.raises(MetricsError) as refused:  # the library's own message for the same value
         check_cutoff(raw, 1000, "k") if key == "k" else conventions.check(key, raw)

@@ -12,7 +12,7 @@ from scipy.stats import t as student_t
 
 import metrics_core as mc
 from dashboard import background, cache, compute, demo
-from metrics_core.stats import bootstrap_ci_columns
+from metrics_core.analysis.stats import bootstrap_ci_columns
 
 METRICS = ["ndcg@5", "recall@5", "auc"]
 

@@ -495,7 +495,7 @@ def test_fresh_install_lays_the_demo_out_in_python_and_leaves_the_metric_curves_
     from dashboard import cache, loading
     from metrics_core.layout import build
 
-    mc_evaluate = importlib.import_module("metrics_core.evaluate")  # the module (the package exports a function)
+    mc_evaluate = importlib.import_module("metrics_core.evaluation")  # the module (the package exports a function)
 
     plain_calls = []
     real_plain = build.prepare_plain
@@ -625,7 +625,7 @@ def test_a_restarted_server_draws_the_demo_overview_from_the_results_on_disk(mon
     shows the same Overview without calling the engine; a changed source (a kernel edited) makes it
     compute them again."""
     from dashboard import cache, demo_cache, loading
-    from metrics_core import stats
+    from metrics_core.analysis import stats
 
     def restart() -> None:
         loading.demo_data.clear()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core.compare import compare
+from metrics_core.analysis.compare import compare
 
 
 def test_same_attribute_name_other_labels_other_segments():
@@ -44,7 +44,7 @@ def test_same_attribute_name_other_labels_other_segments():
 def test_the_cached_size_of_the_segment_tables_is_their_measured_size():
     """The cache counts the segment tables from the first one's size: within 10% of measuring each."""
     from dashboard import cache, comparisons
-    from metrics_core.segment_compare import compare_segments
+    from metrics_core.analysis.segment_compare import compare_segments
 
     rng = np.random.default_rng(12)
     ids = pd.Index([f"u{i}" for i in range(3000)])

@@ -1,6 +1,6 @@
 """AppTest: a snapshot keeps its brief in the analysis store and opens on it without its files.
 
-The kept brief is checked against a fresh ``metrics_core.brief.build_brief`` of the same files and
+The kept brief is checked against a fresh ``metrics_core.brief.build.build_brief`` of the same files and
 decision (mc.evaluate on the frames themselves); a server that has not seen the snapshot draws it
 from the store with no file read or prepared; a brief of another format version or a damaged row
 is computed from the files again and kept anew, never a traceback.
@@ -19,8 +19,8 @@ pytest.importorskip("streamlit")
 import _deadlines as deadlines  # noqa: E402
 import metrics_core as mc  # noqa: E402
 from dashboard import cache, loading, snapshot_brief  # noqa: E402
-from metrics_core.brief import build_brief  # noqa: E402
-from metrics_core.brief_record import FORMAT_VERSION, from_record  # noqa: E402
+from metrics_core.brief.build import build_brief  # noqa: E402
+from metrics_core.brief.record import FORMAT_VERSION, from_record  # noqa: E402
 from metrics_core.store import AnalysisStore, SavedFile  # noqa: E402
 from test_brief import make_data  # noqa: E402
 from test_dashboard_pages import app  # noqa: E402

@@ -10,7 +10,7 @@ from scipy import stats as sst
 from statsmodels.stats.multitest import multipletests
 
 from dashboard import verdict
-from metrics_core.compare import compare
+from metrics_core.analysis.compare import compare
 
 ALPHA = 0.05
 

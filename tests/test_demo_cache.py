@@ -121,7 +121,7 @@ def drawn(figure) -> dict:
 
 def test_a_demo_figure_is_kept_on_disk_and_a_restarted_server_draws_it_without_building(folder, monkeypatch):
     from dashboard import cache, compute
-    from metrics_core.plot.figures import metric_vs_k
+    from metrics_core.outputs.plot.figures import metric_vs_k
 
     long = pd.DataFrame([(m, metric, k, (k * 7 % 11) / 11) for m in ("a", "b") for metric in ("ndcg", "map")
                          for k in range(1, 6)], columns=["model", "metric", "k", "value"])

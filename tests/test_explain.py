@@ -9,7 +9,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.cli import main
-from metrics_core.presets import PRESETS
+from metrics_core.metrics.presets import PRESETS
 
 from test_presets_libraries import make_data
 

@@ -14,8 +14,8 @@ import itertools
 import pytest
 
 import metrics_core as mc
-from metrics_core.explain import VARIANT
-from metrics_core.presets import _library_base, metric_name, metric_settings
+from metrics_core.analysis.explain import VARIANT
+from metrics_core.metrics.presets import _library_base, metric_name, metric_settings
 from test_presets_matrix import CASES, LIBRARIES, TOL, UNSTABLE_SORT, make_case
 
 

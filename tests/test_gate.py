@@ -12,7 +12,7 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
 import metrics_core as mc
-from metrics_core.conditions import parse_condition
+from metrics_core.analysis.conditions import parse_condition
 
 N = 1500
 

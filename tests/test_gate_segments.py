@@ -13,7 +13,7 @@ from statsmodels.stats.multitest import multipletests
 
 import metrics_core as mc
 from metrics_core.errors import MetricsError
-from metrics_core.junit import junit_xml
+from metrics_core.outputs.junit import junit_xml
 
 LOCALES = ("en", "de", "fr", "es", "it")
 PER_LOCALE = 800

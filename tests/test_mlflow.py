@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-from metrics_core.tracking import mlflow_name
+from metrics_core.outputs.tracking import mlflow_name
 
 mlflow = pytest.importorskip("mlflow", reason="pip install 'metrics-core[mlflow]'")
 from mlflow.tracking import MlflowClient  # noqa: E402

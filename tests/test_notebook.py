@@ -17,8 +17,8 @@ import pytest
 
 import _deadlines as deadlines
 import metrics_core as mc
-from metrics_core import brief as mb
-from metrics_core import brief_text as bt
+from metrics_core.brief import build as mb
+from metrics_core.brief import text as bt
 from metrics_core import formats as fmt
 from metrics_core.errors import MetricsError
 
@@ -202,7 +202,7 @@ def test_a_figure_offers_plotly_json_and_html_with_plotlyjs_once():
     pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
     from plotly.offline import get_plotlyjs
 
-    from metrics_core.plot import notebook_figure
+    from metrics_core.outputs.plot import notebook_figure
 
     runs, qrels = _data()
     evals = {n: mc.evaluate(r, qrels, ["ndcg@5"]) for n, r in runs.items()}

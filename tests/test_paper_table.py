@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-from metrics_core import stats
+from metrics_core.analysis import stats
 from metrics_core.cli import main
-from metrics_core.paper_table import Comparison, paper_table
+from metrics_core.analysis.paper_table import Comparison, paper_table
 
 TOL = 1e-9
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from metrics_core.plot import compare_figures, figures
-from metrics_core.plot.labels import MAX_LABEL_CHARS, shorten
-from metrics_core.report import plotly_text
+from metrics_core.outputs.plot import compare_figures, figures
+from metrics_core.outputs.plot.labels import MAX_LABEL_CHARS, shorten
+from metrics_core.outputs.report import plotly_text
 
 LONG = ("a_very_long_model_name_" * 60)[:1200]
 NAMES = [LONG + "_v1", LONG + "_v2", "<b>short</b>"]

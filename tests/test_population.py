@@ -10,9 +10,9 @@ from scipy import stats as sst
 
 import metrics_core as mc
 from metrics_core.cli import main
-from metrics_core.compare import compare, summary_table
+from metrics_core.analysis.compare import compare, summary_table
 from metrics_core.errors import MetricsError
-from metrics_core.population import population
+from metrics_core.analysis.population import population
 
 USERS, ITEMS, K = 60, 10, 5
 #: users each model leaves out of its run (the other models serve everyone)

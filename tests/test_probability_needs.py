@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-from metrics_core import registry
+from metrics_core.metrics import registry
 from metrics_core.cli import main
 
 HERE = Path(__file__).resolve().parent

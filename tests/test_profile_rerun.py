@@ -12,7 +12,7 @@ RAW = "\n".join([
     # Streamlit's gc.collect after the run (a C call: the leaf is the Python caller)
     SCRIPT + ";ScriptRunner._on_script_finished (streamlit/runtime/scriptrunner/script_runner.py:1055) 7",
     # the bootstrap, with numpy below it: still the bootstrap
-    PAGE + ";ci_table (dashboard/compute.py:10);bootstrap_ci_columns (metrics_core/stats.py:40);"
+    PAGE + ";ci_table (dashboard/compute.py:10);bootstrap_ci_columns (metrics_core/analysis/stats.py:40);"
            "_wrapfunc (numpy/_core/fromnumeric.py:57) 5",
     # a table drawn by the page: Arrow conversion, not "dashboard code"
     PAGE + ";DeltaGenerator.dataframe (streamlit/elements/arrow.py:700);"
@@ -39,7 +39,7 @@ def test_samples_are_counted_for_the_kind_their_frames_show():
 def test_our_functions_count_every_sample_that_passes_through_them():
     ours = dict(profile_rerun.top_ours(profile_rerun.parse_raw(RAW), 10))
     assert ours["<module> (overview.py)"] == 5 + 3 + 2
-    assert ours["bootstrap_ci_columns (metrics_core/stats.py)"] == 5
+    assert ours["bootstrap_ci_columns (metrics_core/analysis/stats.py)"] == 5
     assert ours["needs_probabilities_view (dashboard/tables.py)"] == 2
     assert not any("streamlit" in name or "uvicorn" in name for name in ours)
     assert profile_rerun.top_self(profile_rerun.parse_raw(RAW), 1) == [

@@ -1,5 +1,5 @@
 """``metrics-core publish`` and ``mc.publish``: a read-only snapshot whose link opens the dashboard on
-the same brief as the library's :func:`metrics_core.brief.build_brief` over the same files and
+the same brief as the library's :func:`metrics_core.brief.build.build_brief` over the same files and
 choices, on SQLite and on PostgreSQL; bad input is one line naming what to fix."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
 from dashboard import demo  # noqa: E402
-from metrics_core import brief as mb  # noqa: E402
-from metrics_core import brief_text as bt
+from metrics_core.brief import build as mb  # noqa: E402
+from metrics_core.brief import text as bt
 from metrics_core.cli import main  # noqa: E402
 from metrics_core.store import AnalysisStore, StoreError  # noqa: E402
 
@@ -126,7 +126,7 @@ def test_mc_publish_from_python_with_the_default_choices(files, tmp_path):
 
 def test_the_dashboard_offers_exactly_the_metrics_publish_accepts():
     from dashboard import metric_lists
-    from metrics_core.publish import per_user_metrics
+    from metrics_core.outputs.publish import per_user_metrics
 
     assert set(per_user_metrics()) == set(metric_lists.PER_USER)
 

@@ -63,8 +63,8 @@ def test_in_a_notebook(folder):
     pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
     import metrics_core as mc
     import pandas as pd
-    from metrics_core import brief as mb
-    from metrics_core import brief_text as bt
+    from metrics_core.brief import build as mb
+    from metrics_core.brief import text as bt
     from metrics_core import formats as fmt
 
     blocks = section_blocks("In a notebook")

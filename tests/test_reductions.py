@@ -16,7 +16,7 @@ from sklearn.metrics import (accuracy_score, brier_score_loss, explained_varianc
                              precision_score, r2_score, recall_score, roc_auc_score)
 
 import metrics_core as mc
-from metrics_core import reductions, registry
+from metrics_core.metrics import reductions, registry
 
 
 def _data(seed: int, n: int = 400) -> pd.DataFrame:

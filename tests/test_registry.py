@@ -19,11 +19,13 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 import metrics_core as mc
-from metrics_core import conventions, derived, diversity, docs_tables, naming, reductions, registry, stats
+from metrics_core.metrics import conventions, derived, diversity, reductions, registry
+from metrics_core import docs_tables, naming
+from metrics_core.analysis import stats
 from metrics_core.cli import main
-from metrics_core.presets import PRESETS, get as get_preset
+from metrics_core.metrics.presets import PRESETS, get as get_preset
 from metrics_core.kernels.ranking import KERNEL_FAMILIES
-from metrics_core.reductions import RowReduction
+from metrics_core.metrics.reductions import RowReduction
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -267,7 +269,7 @@ def test_needs_name_the_tables_a_metric_reads():
     # an entry comparing two runs is refused by evaluate, which takes one run
     from dataclasses import replace
 
-    from metrics_core.evaluate import check_needs
+    from metrics_core.evaluation import check_needs
 
     entry = replace(registry.lookup("ndcg@10"), needs=("relevance", "reference"))
     spec = registry.MetricSpec(name="ndcg", k=10, label="ndcg@10", kind="ranking", metric=entry)
@@ -287,7 +289,7 @@ def test_the_registry_and_stats_are_declarations_importable_without_numba():
         "package = types.ModuleType('metrics_core')\n"
         f"package.__path__ = [{str(Path(registry.__file__).resolve().parent)!r}]\n"
         "sys.modules['metrics_core'] = package\n"
-        "import metrics_core.registry, metrics_core.stats\n"
+        "import metrics_core.metrics.registry, metrics_core.analysis.stats\n"
         "loaded = sorted(m for m in sys.modules if m == 'numba' or m.startswith(('numba.', 'metrics_core.kernels')))\n"
         "print(loaded)\n"
     )

@@ -1,4 +1,4 @@
-"""metrics_core.report: self-contained, escaped HTML."""
+"""metrics_core.outputs.report: self-contained, escaped HTML."""
 
 import re
 
@@ -8,8 +8,8 @@ import plotly.offline
 import pytest
 
 import metrics_core as mc
-from metrics_core.compare import compare
-from metrics_core.report import build_report
+from metrics_core.analysis.compare import compare
+from metrics_core.outputs.report import build_report
 
 XSS = "<img src=x onerror=alert(1)>"
 

@@ -12,7 +12,7 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LinearRegression
 
 from metrics_core.errors import MetricsError
-from metrics_core.sampled import correction_function, full_metric, may_reverse, rank_transition, sampled_metrics
+from metrics_core.metrics.sampled import correction_function, full_metric, may_reverse, rank_transition, sampled_metrics
 
 
 def _full(metric, k, r):

@@ -1,4 +1,4 @@
-"""metrics_core.segment_compare.compare_segments against compare() on each segment's users selected
+"""metrics_core.analysis.segment_compare.compare_segments against compare() on each segment's users selected
 one value at a time, and against scipy and plain-Python formulas on the segment's pairs.
 
 The data are built to hit the edges: users only some models have, non-finite values, users
@@ -18,8 +18,8 @@ import pytest
 from scipy import stats as sps
 
 from metrics_core import MetricsError
-from metrics_core.compare import compare
-from metrics_core.segment_compare import compare_segments
+from metrics_core.analysis.compare import compare
+from metrics_core.analysis.segment_compare import compare_segments
 
 # mc.compare returns a Comparison (a DataFrame with paper-table writers): compare the values, not the class
 assert_same_frame = functools.partial(pd.testing.assert_frame_equal, check_frame_type=False)

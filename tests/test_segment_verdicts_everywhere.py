@@ -133,7 +133,7 @@ def test_compare_check_and_report_give_each_segment_the_same_verdict(folder, cap
 
 @pytest.mark.parametrize("correction", ["holm", "bonferroni", "bh", "none"])
 def test_adjusting_within_families_is_statsmodels_per_family(correction):
-    from metrics_core.stats import adjust_within
+    from metrics_core.analysis.stats import adjust_within
 
     rng = np.random.default_rng(3)
     p = rng.uniform(0, 0.2, 40)

@@ -1,4 +1,4 @@
-"""metrics_core.segments.split_by_label against selecting each segment's users one value at a time."""
+"""metrics_core.analysis.segments.split_by_label against selecting each segment's users one value at a time."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.encode import ids_in
-from metrics_core.segments import split_by_label
+from metrics_core.analysis.segments import split_by_label
 
 
 def _reference(tables, labels, values):

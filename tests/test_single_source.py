@@ -1,4 +1,4 @@
-"""Every metric is named in one place: metrics_core/registry.py.
+"""Every metric is named in one place: metrics_core/metrics/registry.py.
 
 A metric name or alias written as a string literal elsewhere in ``metrics_core/``
 (a whole string ``"ndcg"``, or ``"ndcg@10"``, ``"ndcg@k"``, ``f"ndcg@{k}"``) is
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics_core import registry
+from metrics_core.metrics import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "metrics_core"
@@ -30,47 +30,47 @@ ALLOWED: dict[tuple[str, str], str] = {
         "exported function names that happen to equal metric names (mc.hit_ratio)",
     ("metrics_core/__init__.py", "_DEPRECATED"):
         "the former name of mc.average_precision_at_k, deprecated because it equals a metric name",
-    ("metrics_core/evaluate.py", "evaluate"): "the documented default of evaluate's metrics argument",
-    ("metrics_core/explain.py", "explain"): "the documented default metric of explain",
-    ("metrics_core/publish.py", "publish"): "the documented default primary metric of publish",
+    ("metrics_core/evaluation.py", "evaluate"): "the documented default of evaluate's metrics argument",
+    ("metrics_core/analysis/explain.py", "explain"): "the documented default metric of explain",
+    ("metrics_core/outputs/publish.py", "publish"): "the documented default primary metric of publish",
     ("metrics_core/commands/explain.py", "register"): "the command line's default --metric",
     ("metrics_core/commands/publish.py", "register"): "the command line's default --primary",
     ("metrics_core/commands/compare.py", "comparison_rows"): "a table column for a p-value, not a metric",
     ("metrics_core/commands/compare.py", "population_doc"): "help text: the word coverage for users' data",
-    ("metrics_core/derived.py", "BY_FAMILY"):
+    ("metrics_core/metrics/derived.py", "BY_FAMILY"):
         "the computation bound to each derived family the registry declares (test_registry checks both sides agree)",
-    ("metrics_core/reductions.py", "BY_METRIC"):
+    ("metrics_core/metrics/reductions.py", "BY_METRIC"):
         "the computation bound to each scored-row entry the registry declares (test_registry checks both sides agree)",
-    ("metrics_core/diversity.py", "BY_METRIC"):
+    ("metrics_core/metrics/diversity.py", "BY_METRIC"):
         "the computation bound to each diversity entry the registry declares (test_registry checks both sides agree)",
-    ("metrics_core/conventions.py", "CONVENTIONS"):
+    ("metrics_core/metrics/conventions.py", "CONVENTIONS"):
         "applies_to: the metrics a convention changes, as data the registry resolves (entries_of)",
-    ("metrics_core/curves.py", "pr_curve"): "column names of a precision-recall curve table",
-    ("metrics_core/plot/figures.py", "pr"): "axis columns of a precision-recall curve figure",
-    ("metrics_core/report.py", "_curve_figures"): "axis columns of a precision-recall curve figure",
-    ("metrics_core/plot/__init__.py", "calibration"): "the metric shown in the calibration figure's title",
-    ("metrics_core/plot/__init__.py", "pr"): "the metric shown in the precision-recall figure's title",
-    ("metrics_core/plot/__init__.py", "roc"): "the metric shown in the ROC figure's title",
+    ("metrics_core/metrics/curves.py", "pr_curve"): "column names of a precision-recall curve table",
+    ("metrics_core/outputs/plot/figures.py", "pr"): "axis columns of a precision-recall curve figure",
+    ("metrics_core/outputs/report.py", "_curve_figures"): "axis columns of a precision-recall curve figure",
+    ("metrics_core/outputs/plot/__init__.py", "calibration"): "the metric shown in the calibration figure's title",
+    ("metrics_core/outputs/plot/__init__.py", "pr"): "the metric shown in the precision-recall figure's title",
+    ("metrics_core/outputs/plot/__init__.py", "roc"): "the metric shown in the ROC figure's title",
     ("metrics_core/spark/__init__.py", "evaluate_files"): "the documented default of the metrics argument (as mc.evaluate)",
     ("metrics_core/spark/_evaluate.py", "evaluate"): "the documented default of the metrics argument (as mc.evaluate)",
     ("metrics_core/spark/_files.py", "evaluate_files"): "the documented default of the metrics argument (as mc.evaluate)",
     ("metrics_core/spark/_bucket.py", "_diversity_parts"): "the kind of an output row (\"p\": an item's personalization part)",
     ("metrics_core/spark/_evaluate.py", "_personalization"): "the kind of an output row (\"p\": an item's personalization part)",
-    ("metrics_core/brief_record.py", "to_record"): "the brief's field of coverage lines (Brief.coverage), not the metric",
-    ("metrics_core/brief_record.py", "from_record"): "the brief's field of coverage lines (Brief.coverage), not the metric",
+    ("metrics_core/brief/record.py", "to_record"): "the brief's field of coverage lines (Brief.coverage), not the metric",
+    ("metrics_core/brief/record.py", "from_record"): "the brief's field of coverage lines (Brief.coverage), not the metric",
     ("metrics_core/kernels/classification.py", "_log_loss_sum"): "a local variable name in numba code",
     ("metrics_core/kernels/ranking.py", "KERNEL_FAMILIES"):
         "the ranking kernel's own columns, compile-time constants of the numba kernels",
-    ("metrics_core/presets.py", "PRESETS"): "each library's metric names mapped to ours (the library's vocabulary)",
-    ("metrics_core/presets.py", "_TREC_NAMES"): "trec_eval's metric names mapped to ours (its vocabulary)",
-    ("metrics_core/presets.py", "ALL_TREC"): "trec_eval's measure names of -m all_trec (its vocabulary)",
-    ("metrics_core/presets.py", "_TREC"): "the convention value ideal=\"judged\", not the metric judged@k",
-    ("metrics_core/evaluate.py", "IDEALS"): "the convention value ideal=\"judged\", not the metric judged@k",
+    ("metrics_core/metrics/presets.py", "PRESETS"): "each library's metric names mapped to ours (the library's vocabulary)",
+    ("metrics_core/metrics/presets.py", "_TREC_NAMES"): "trec_eval's metric names mapped to ours (its vocabulary)",
+    ("metrics_core/metrics/presets.py", "ALL_TREC"): "trec_eval's measure names of -m all_trec (its vocabulary)",
+    ("metrics_core/metrics/presets.py", "_TREC"): "the convention value ideal=\"judged\", not the metric judged@k",
+    ("metrics_core/evaluation.py", "IDEALS"): "the convention value ideal=\"judged\", not the metric judged@k",
     ("metrics_core/layout/ranked.py", "Ranked.user_list"): "a column saying whether an item is judged, not the metric",
     ("metrics_core/single.py", "_one_list"): "a column saying whether an item is judged, not the metric",
-    ("metrics_core/sampled.py", "METRICS"):
+    ("metrics_core/metrics/sampled.py", "METRICS"):
         "the metrics whose single-target closed form the 1+N correction needs at every full rank",
-    ("metrics_core/sampled.py", "full_metric"):
+    ("metrics_core/metrics/sampled.py", "full_metric"):
         "the single-target closed forms (one relevant item at full rank r), checked against mc.evaluate",
     ("metrics_core/single.py", "average_precision_at_k"): "a kernel column read by the single-list helper",
     ("metrics_core/single.py", "dcg_at_k"): "a kernel column read by the single-list helper",
@@ -117,7 +117,7 @@ def hits() -> dict[tuple[str, str], set[str]]:
     out: dict[tuple[str, str], set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel == "metrics_core/registry.py":
+        if rel == "metrics_core/metrics/registry.py":
             continue
         for scope, text in literals(path.read_text(encoding="utf-8")):
             if is_metric_name(text):
@@ -128,7 +128,7 @@ def hits() -> dict[tuple[str, str], set[str]]:
 def test_metric_names_are_written_only_in_the_registry():
     unexpected = {f"{path}:{scope}": sorted(names) for (path, scope), names in hits().items()
                   if (path, scope) not in ALLOWED}
-    assert not unexpected, ("metric names written outside metrics_core/registry.py (read the registry entry "
+    assert not unexpected, ("metric names written outside metrics_core/metrics/registry.py (read the registry entry "
                             f"instead, or allow the literal with its reason): {unexpected}")
 
 

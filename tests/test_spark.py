@@ -197,7 +197,7 @@ def jobs_counted(spark):
 def registry_spark_metrics() -> list[str]:
     """Every metric the registry says the Spark engine computes, at K = 5 where it takes a cutoff
     (the user-history ones need an interactions table and are left to their own test)."""
-    from metrics_core import registry
+    from metrics_core.metrics import registry
 
     def label(m):
         if m.cutoff == registry.CUTOFF_LEVEL:

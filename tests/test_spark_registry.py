@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-from metrics_core import registry
-from metrics_core.conventions import CONVENTIONS, defaults
+from metrics_core.metrics import registry
+from metrics_core.metrics.conventions import CONVENTIONS, defaults
 from metrics_core.spark import _support
 from metrics_core.spark._bucket import BucketPlan, evaluate_bucket
 
@@ -204,7 +204,7 @@ def test_what_a_convention_applies_to_is_data_the_registry_resolves():
     """applies_to holds kinds and metric names (no prose to parse): every item resolves to registry entries,
     "precision@k" is the ranking entry and "precision" the classification one, and the docs' words are
     written from the data."""
-    from metrics_core import conventions
+    from metrics_core.metrics import conventions
 
     for c in conventions.CONVENTIONS:
         assert c.applies_to and all(conventions.entries_of(item) for item in c.applies_to), c.name

@@ -1,4 +1,4 @@
-"""metrics_core.stats against scipy.stats and hand-computed small cases."""
+"""metrics_core.analysis.stats against scipy.stats and hand-computed small cases."""
 
 import itertools
 import math
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sst
 
-from metrics_core import stats
+from metrics_core.analysis import stats
 from metrics_core.errors import MetricsError
 
 
@@ -240,7 +240,7 @@ def test_mean_ci_table():
 def test_bootstrap_ci_columns_agrees_with_scipy_and_the_bootstrap_variance():
     from scipy.stats import bootstrap as scipy_bootstrap
 
-    from metrics_core.stats import bootstrap_ci_columns
+    from metrics_core.analysis.stats import bootstrap_ci_columns
 
     rng = np.random.default_rng(11)
     n = 800
@@ -259,7 +259,7 @@ def test_bootstrap_ci_columns_agrees_with_scipy_and_the_bootstrap_variance():
 
 
 def test_bootstrap_ci_columns_drops_non_finite_rows_and_checks_its_input():
-    from metrics_core.stats import bootstrap_ci_columns
+    from metrics_core.analysis.stats import bootstrap_ci_columns
 
     x = np.array([[1.0, 2.0], [np.nan, 3.0], [3.0, 4.0], [5.0, np.inf]])
     lows, highs = bootstrap_ci_columns(x, n_resamples=200)

@@ -24,7 +24,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.errors import MetricsError
-from metrics_core.presets import ALL_TREC
+from metrics_core.metrics.presets import ALL_TREC
 from _trec import read_qrels, read_results, read_trec_eval_output
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

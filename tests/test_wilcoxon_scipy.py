@@ -16,7 +16,7 @@ import pytest
 import scipy.stats as sps
 
 import metrics_core as mc
-from metrics_core import stats
+from metrics_core.analysis import stats
 
 
 def _noisy(fr: Fraction, rng) -> float:

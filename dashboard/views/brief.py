@@ -4,7 +4,7 @@ The analysis' title and notes, then for the baseline, challengers and primary me
 on Compare (and saved with the analysis): one verdict line per challenger and metric, each
 model's coverage, the segments where a challenger that does not lose overall is significantly
 worse, and the failure groups that explain its loss, each opening Failures already filtered.
-Everything comes from :func:`metrics_core.brief.build_brief` (the HTML report starts with the
+Everything comes from :func:`metrics_core.brief.build.build_brief` (the HTML report starts with the
 same brief), read through :mod:`dashboard.brief_text`; this page only arranges it. A snapshot's
 brief kept in the store is drawn from there at once while its files load on the server
 (:mod:`dashboard.snapshot_brief`).

@@ -7,7 +7,7 @@ self-contained HTML report and per-user exports.
 * **Share** saves a read-only *snapshot* of the files, with a title, notes and the view
   settings (K, gain, ties and the pages' choices in the URL); its link opens on the
   Brief. Changing the data afterwards saves a new working copy, never the snapshot.
-* **Report**: ``metrics_core.report.build_report`` (plotly.js inlined, every string escaped).
+* **Report**: ``metrics_core.outputs.report.build_report`` (plotly.js inlined, every string escaped).
 * **Export**: per-user metrics of every model as CSV (spreadsheet-safe) or Parquet (exact).
 """
 

@@ -9,9 +9,9 @@
         [conventions, --preset, --item-features, --interactions] [--junit FILE] [--json]
         [--user-attributes FILE]  (for conditions such as "ndcg@10 not worse than baseline in every locale")
 
-The conditions (:mod:`metrics_core.conditions`) name the metrics to evaluate; every run and the
+The conditions (:mod:`metrics_core.analysis.conditions`) name the metrics to evaluate; every run and the
 baseline are evaluated with them, the same conventions and the same ground truth, and
-:func:`metrics_core.gate.check` decides (its docstring states the rule of baseline conditions).
+:func:`metrics_core.analysis.gate.check` decides (its docstring states the rule of baseline conditions).
 
 Output: one line per condition and run on stdout (``PASS ...`` / ``FAIL ...``); ``--json``
 prints ``{"passed": ..., "conditions": [...], "settings": {...}}`` instead; ``--junit FILE``
@@ -30,13 +30,13 @@ from __future__ import annotations
 import sys
 import time
 
-from .. import conventions as convention_options
-from ..conditions import parse_conditions
+from ..metrics import conventions as convention_options
+from ..analysis.conditions import parse_conditions
 from ..errors import MetricsError
-from ..gate import check
+from ..analysis.gate import check
 from ..io import read_table
-from ..presets import PRESETS, metric_names as preset_metric_names
-from ..stats import CORRECTIONS, TESTS
+from ..metrics.presets import PRESETS, metric_names as preset_metric_names
+from ..analysis.stats import CORRECTIONS, TESTS
 from . import _output
 from .compare import add_family_argument
 from .evaluate import add_input_arguments, check_probabilities, conventions, load_inputs, probability_metrics
@@ -154,7 +154,7 @@ def run(args) -> int:
             for w in ev.diagnostics.warnings():
                 print(f"warning: {model}: {w}", file=sys.stderr)
     if args.junit:
-        from ..junit import write_junit
+        from ..outputs.junit import write_junit
 
         write_junit(report, args.junit)
     if args.json:

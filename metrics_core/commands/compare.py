@@ -10,10 +10,10 @@
         [--user-attributes FILE [--by ATTRIBUTE[,ATTRIBUTE...]]]
 
 Every per-user metric is compared per user, pairing the users evaluated for both models
-(see :func:`metrics_core.compare.compare`). By default every run is compared with the first
+(see :func:`metrics_core.analysis.compare.compare`). By default every run is compared with the first
 one (``--baseline`` picks another, ``--all-pairs`` compares every pair). p-values are
 corrected over all pairs x metrics. ``--users`` chooses the users counted by every number
-(:mod:`metrics_core.population`): ``all`` (default) every evaluated user, a missing list
+(:mod:`metrics_core.analysis.population`): ``all`` (default) every evaluated user, a missing list
 scoring 0; ``served`` only the users every run served. The output says over whom, and names
 each run that did not serve every user with how many.
 
@@ -27,13 +27,13 @@ Output:
   "settings": {...}, "population": {...}, "diagnostics": {model: {...}}}``, NaN as null.
 * ``--csv``: the comparison table, one row per (metric, pair).
 * ``--format latex`` / ``--format markdown``: ranx's report of the comparison
-  (:mod:`metrics_core.paper_table`), ready to paste into a paper.
+  (:mod:`metrics_core.analysis.paper_table`), ready to paste into a paper.
 
 With ``--user-attributes`` (``user_id`` and one column per attribute), every comparison is also
 made within each segment of users of each attribute (``--by`` names the attributes; default:
 every column), largest segments first, a segment in which some run has fewer than two users left
 out, users the file does not list in the segment ``(missing)``
-(:func:`metrics_core.segment_compare.segment_rows`). Those p-values are corrected over every
+(:func:`metrics_core.analysis.segment_compare.segment_rows`). Those p-values are corrected over every
 attribute x segment x metric x pair, apart from the overall table's. The table output adds them
 after the overall table, ``--json`` under ``"segments"``, and ``--csv`` prints them instead of the
 overall table, with the columns ``attribute`` and ``segment`` in front.
@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import sys
 
-from ..brief_text import family_sentence
+from ..brief.text import family_sentence
 from ..errors import MetricsError
-from ..population import DEFAULT_USERS, USERS, USERS_HELP, population
-from ..paper_table import TEST_NAMES, letter, paper_table
-from ..segment_compare import DEFAULT_FAMILY, FAMILIES
-from ..stats import CORRECTIONS, JOINT_TESTS, TESTS
-from ..verdicts import CORRECTION_NAMES
+from ..analysis.population import DEFAULT_USERS, USERS, USERS_HELP, population
+from ..analysis.paper_table import TEST_NAMES, letter, paper_table
+from ..analysis.segment_compare import DEFAULT_FAMILY, FAMILIES
+from ..analysis.stats import CORRECTIONS, JOINT_TESTS, TESTS
+from ..analysis.verdicts import CORRECTION_NAMES
 from . import _output
 from ..terminal import write_data
 from .evaluate import (add_convention_arguments, add_input_arguments, check_probabilities, conventions,
@@ -132,8 +132,8 @@ def sampled_reversals(args, labels: list[str], baseline: str | None) -> tuple[di
         return {}, []
     from itertools import combinations
 
-    from ..sampled import METRICS, may_reverse, sampled_metrics
-    from ..registry import parse_metric
+    from ..metrics.sampled import METRICS, may_reverse, sampled_metrics
+    from ..metrics.registry import parse_metric
 
     covered = [m for m in labels if parse_metric(m).name in METRICS]
     if not covered:
@@ -219,7 +219,7 @@ def _superscript(letters: str) -> str:
 
 def marked_summary(evaluations: dict, labels: list[str], comparison) -> tuple[list[str], list[list]]:
     """Rows ``#, model, metric...`` where each value carries the letters of the models it beats
-    (:func:`metrics_core.paper_table.paper_table`: the letters of ranx's report)."""
+    (:func:`metrics_core.analysis.paper_table.paper_table`: the letters of ranx's report)."""
     beats = paper_table(comparison).beats
     header = ["#", "model"] + labels
     rows = []
@@ -275,7 +275,7 @@ def run(args) -> int:
             "use ranking metrics such as ndcg@10, map@100 or recall@20")
     if skipped:
         notes.append(f"not compared (no per-user values): {', '.join(skipped)}")
-    from ..compare import compare as compare_models  # scipy: imported only when comparing
+    from ..analysis.compare import compare as compare_models  # scipy: imported only when comparing
     comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
                                 correction=args.correction, alpha=args.alpha, n_resamples=args.bootstrap,
                                 n_permutations=args.permutations, seed=args.seed, users=args.users)
@@ -347,12 +347,12 @@ def run(args) -> int:
 
 def segment_comparisons(args, evaluations: dict, baseline: str | None, metrics: list[str]):
     """With ``--user-attributes``: every comparison within each segment of the ``--by`` attributes
-    (:func:`metrics_core.segment_compare.segment_rows`), over the users counted; else None."""
+    (:func:`metrics_core.analysis.segment_compare.segment_rows`), over the users counted; else None."""
     if not getattr(args, "user_attributes", None):
         return None
     from ..io import read_user_attributes
-    from ..brief import MAX_SEGMENTS_PER_ATTRIBUTE, MIN_SEGMENT_USERS
-    from ..segment_compare import attribute_labels, segment_rows
+    from ..brief.build import MAX_SEGMENTS_PER_ATTRIBUTE, MIN_SEGMENT_USERS
+    from ..analysis.segment_compare import attribute_labels, segment_rows
 
     attributes, _ = read_user_attributes(args.user_attributes)
     columns = [c.strip() for c in args.by.split(",") if c.strip()] if args.by else None

@@ -19,7 +19,7 @@
 * ``--per-user FILE`` writes ``model, user_id`` and one column per per-user
   metric (CSV or Parquet by extension).
 * ``--mlflow [URI]`` logs each model to MLflow as one run named after the model
-  (:func:`metrics_core.tracking.log_mlflow`: metrics, settings, per-user Parquet,
+  (:func:`metrics_core.outputs.tracking.log_mlflow`: metrics, settings, per-user Parquet,
   HTML report) in the tracking store URI (default: MLflow's own,
   ``MLFLOW_TRACKING_URI``) and ``--mlflow-experiment``; the run ids go to stderr.
 
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import conventions as convention_options
-from .. import registry
+from ..metrics import conventions as convention_options
+from ..metrics import registry
 from ..diagnostics import id_writing_sentence
 from ..encode import whole_number_twins
 from ..errors import MetricsError
@@ -46,7 +46,7 @@ from ..io import ColumnMapping, read_table
 from ..io.checks import check_run_duplicates
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
-from ..presets import PRESETS, parse_metrics as preset_parse_metrics, split_labels
+from ..metrics.presets import PRESETS, parse_metrics as preset_parse_metrics, split_labels
 from . import _output
 from ..terminal import write_data
 from ._limits import add_limit_arguments, apply_limits
@@ -85,7 +85,7 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[str, ...] = ()) -> None:
-    """--metrics, one option per convention of mc.evaluate (from metrics_core.conventions) and --item-features.
+    """--metrics, one option per convention of mc.evaluate (from metrics_core.metrics.conventions) and --item-features.
 
     ``--metrics`` is required unless ``default_metrics`` is given (used when it is absent).
     """
@@ -326,7 +326,7 @@ def per_user_frame(results: dict[str, ModelResult]) -> pd.DataFrame:
 
 def _log_mlflow(args, results: dict[str, ModelResult]) -> None:
     """One MLflow run per model, named after it; its id on stderr."""
-    from ..tracking import log_mlflow
+    from ..outputs.tracking import log_mlflow
 
     settings = resolved_conventions(args)
     for model, res in results.items():
@@ -340,7 +340,7 @@ def _log_mlflow(args, results: dict[str, ModelResult]) -> None:
 def run(args) -> int:
     labels = metric_labels(args)
     if args.mlflow is not None:  # a missing MLflow is said before any file is read
-        from ..tracking import require_mlflow
+        from ..outputs.tracking import require_mlflow
 
         require_mlflow()
     notes: list[str] = []

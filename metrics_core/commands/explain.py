@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 
 from ..errors import MetricsError
-from ..explain import explain
-from ..presets import PRESETS
+from ..analysis.explain import explain
+from ..metrics.presets import PRESETS
 from . import _output
 from .evaluate import load_inputs
 

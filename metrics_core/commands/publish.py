@@ -13,16 +13,16 @@ one ``$METRICS_CORE_STORE_URL`` or ``$METRICS_CORE_STORE_DIR`` names (see
 :mod:`metrics_core.store`); the link's address is ``--base-url``, else
 ``$METRICS_CORE_DASHBOARD_URL``, else http://localhost:8501. Output on stdout: the link, the
 delete link (shown once: the store keeps only its hash), the decision and one line per verdict
-(the lines the Brief shows). :func:`metrics_core.publish.publish` does the work.
+(the lines the Brief shows). :func:`metrics_core.outputs.publish.publish` does the work.
 """
 
 from __future__ import annotations
 
 import sys
 
-from .. import conventions as convention_options
-from ..population import USERS
-from ..stats import CORRECTIONS, TESTS
+from ..metrics import conventions as convention_options
+from ..analysis.population import USERS
+from ..analysis.stats import CORRECTIONS, TESTS
 from ._limits import add_limit_arguments, apply_limits
 from .compare import add_family_argument
 
@@ -60,7 +60,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..publish import publish
+    from ..outputs.publish import publish
 
     apply_limits(args)
     published = publish(args.run, args.qrels, title=args.title, notes=args.notes, baseline=args.baseline,

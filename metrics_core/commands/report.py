@@ -7,7 +7,7 @@
         [--test t|wilcoxon|randomization] [--correction holm|bonferroni|bh|none]
         [--family analysis|attribute|attribute_metric|segment] [--users all|served]
 
-The file (see :mod:`metrics_core.report`) holds the settings, every metric with its bootstrap
+The file (see :mod:`metrics_core.outputs.report`) holds the settings, every metric with its bootstrap
 95% CI, the paired comparison of the runs (when there are two or more), the input diagnostics,
 ROC/precision-recall curves and per-user distributions, every per-user number over the users
 ``--users`` counts (said at the top with each run's coverage). plotly.js is inlined: the file opens
@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import registry
+from ..metrics import registry
 from ..errors import MetricsError
 from .compare import add_test_arguments, check_test_arguments, evaluate_runs, print_notes
 from .evaluate import (add_convention_arguments, add_input_arguments, metric_labels,
@@ -54,7 +54,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..report import write_report
+    from ..outputs.report import write_report
 
     check_test_arguments(args)
     out = Path(args.output)
@@ -74,7 +74,7 @@ def run(args) -> int:
             baseline = None if args.all_pairs else (args.baseline or next(iter(evaluations)))
             if baseline is not None and baseline not in evaluations:
                 raise MetricsError(f"--baseline {baseline!r} is not one of the models: {', '.join(evaluations)}")
-            from ..compare import compare as compare_models  # scipy: imported only when comparing
+            from ..analysis.compare import compare as compare_models  # scipy: imported only when comparing
             comparison = compare_models(evaluations, baseline=baseline, metrics=shared, test=args.test,
                                         correction=args.correction, alpha=args.alpha,
                                         n_resamples=args.bootstrap, n_permutations=args.permutations,
@@ -98,7 +98,7 @@ def run(args) -> int:
 
 def _brief(args, evaluations: dict, labels: list[str]):
     """The decision brief the report opens on: --baseline against --challengers on --primary."""
-    from ..brief import Decision, build_brief
+    from ..brief.build import Decision, build_brief
 
     names = list(evaluations)
     baseline = args.baseline or names[0]

@@ -55,7 +55,7 @@ from ._jit import njit
 from .sorting import sorted_desc
 
 # the kernel's columns (compile-time constants inside the kernels); families computed after it are
-# the registry's entries with a ``derive`` (metrics_core.derived)
+# the registry's entries with a ``derive`` (metrics_core.metrics.derived)
 KERNEL_FAMILIES = ("cg", "dcg", "ndcg", "ap", "rr", "precision", "recall", "f1", "hit", "r_precision", "hits")
 FAMILIES = KERNEL_FAMILIES
 HITS_COLUMN = "hits"  # expected relevant items in the top k: read by the families derived from hits@k

@@ -47,7 +47,6 @@ import numpy as np
 import pandas as pd
 
 from ..errors import MetricsError
-from ..io.logged import REQUIRED, check_propensities
 from . import estimators as E
 from .codes import LogCodes
 from .policy import POLICIES, action_probabilities, given_probabilities, row_probabilities
@@ -101,34 +100,6 @@ class OffPolicy:
         return out
 
 
-def _check_log(log: pd.DataFrame) -> pd.DataFrame:
-    if not isinstance(log, pd.DataFrame):
-        raise MetricsError("log must be a DataFrame (read a file with metrics_core.io.logged.read_log)")
-    missing = [c for c in REQUIRED if c not in log.columns]
-    if missing:
-        raise MetricsError(f"the log has no {missing[0]!r} column; it needs {', '.join(REQUIRED)}")
-    if not len(log):
-        raise MetricsError("the log has no rows")
-    log = log.reset_index(drop=True).copy()
-    for c in ("user_id", "item_id"):
-        if not (pd.api.types.is_object_dtype(log[c]) or pd.api.types.is_string_dtype(log[c])):
-            log[c] = log[c].astype(str)
-    for c in ("reward", "propensity"):
-        values = pd.to_numeric(log[c], errors="coerce").to_numpy(float)
-        bad = np.flatnonzero(~np.isfinite(values))
-        if len(bad):
-            raise MetricsError(f"log row {int(bad[0]) + 1}: {c} {log[c].iloc[bad[0]]!r} is not a finite number; "
-                               f"{len(bad)} row(s) are")
-        log[c] = values
-    for c in ("propensity", "propensity_cascade", "propensity_slate"):
-        if c in log.columns:
-            check_propensities(pd.to_numeric(log[c], errors="coerce").to_numpy(float),
-                               "log" if c == "propensity" else f"log column {c}",
-                               lambda i: f"row {i + 1}")
-            log[c] = pd.to_numeric(log[c]).astype(float)
-    return log
-
-
 def _slate_inputs(log: pd.DataFrame, estimator: str) -> str | None:
     """Why the log cannot feed a slate estimator (None when it can)."""
     if "position" not in log.columns:
@@ -140,22 +111,6 @@ def _slate_inputs(log: pd.DataFrame, estimator: str) -> str | None:
         return ("standard slate IPS needs the log's propensity_slate column (the logging policy's probability "
                 "of the whole slate) or its propensity_cascade column")
     return None
-
-
-def _runs(runs, as_text: bool = True) -> dict[str, pd.DataFrame]:
-    if isinstance(runs, pd.DataFrame):
-        runs = {"model": runs}
-    if not isinstance(runs, dict) or not runs:
-        raise MetricsError("runs must be a DataFrame or a dict of model name -> DataFrame")
-    out = {}
-    for name, run in runs.items():
-        if not isinstance(run, pd.DataFrame) or "item_id" not in run.columns:
-            raise MetricsError(f"run {name!r} must be a DataFrame with item_id and score (or probability)")
-        for c in ("user_id", "item_id") if as_text else ():
-            if c in run.columns and not (pd.api.types.is_object_dtype(run[c]) or pd.api.types.is_string_dtype(run[c])):
-                run = run.assign(**{c: run[c].astype(str)})
-        out[str(name)] = run
-    return out
 
 
 def _row_probabilities(coded: CodedRun, policy: str, k, temperature) -> np.ndarray:

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import MetricsError
+from ..io.logged import REQUIRED, check_propensities
 from ..kernels.ope_lookup import probability_at_logged
 from .codes import LogCodes
 from .policy import contiguous_runs
@@ -99,11 +100,57 @@ def _split(codes: np.ndarray, columns) -> list[np.ndarray]:
     return [codes[bounds[i]:bounds[i + 1]] for i in range(len(columns))]
 
 
+def _check_log(log: pd.DataFrame) -> pd.DataFrame:
+    """The log with ids as text and rewards and propensities as finite numbers; one-line MetricsError
+    naming the row otherwise."""
+    if not isinstance(log, pd.DataFrame):
+        raise MetricsError("log must be a DataFrame (read a file with metrics_core.io.logged.read_log)")
+    missing = [c for c in REQUIRED if c not in log.columns]
+    if missing:
+        raise MetricsError(f"the log has no {missing[0]!r} column; it needs {', '.join(REQUIRED)}")
+    if not len(log):
+        raise MetricsError("the log has no rows")
+    log = log.reset_index(drop=True).copy()
+    for c in ("user_id", "item_id"):
+        if not (pd.api.types.is_object_dtype(log[c]) or pd.api.types.is_string_dtype(log[c])):
+            log[c] = log[c].astype(str)
+    for c in ("reward", "propensity"):
+        values = pd.to_numeric(log[c], errors="coerce").to_numpy(float)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            raise MetricsError(f"log row {int(bad[0]) + 1}: {c} {log[c].iloc[bad[0]]!r} is not a finite number; "
+                               f"{len(bad)} row(s) are")
+        log[c] = values
+    for c in ("propensity", "propensity_cascade", "propensity_slate"):
+        if c in log.columns:
+            check_propensities(pd.to_numeric(log[c], errors="coerce").to_numpy(float),
+                               "log" if c == "propensity" else f"log column {c}",
+                               lambda i: f"row {i + 1}")
+            log[c] = pd.to_numeric(log[c]).astype(float)
+    return log
+
+
+def _runs(runs, as_text: bool = True) -> dict[str, pd.DataFrame]:
+    """``{model: run}`` from a DataFrame or a dict (ids as text unless ``as_text=False``); one-line
+    MetricsError for anything else."""
+    if isinstance(runs, pd.DataFrame):
+        runs = {"model": runs}
+    if not isinstance(runs, dict) or not runs:
+        raise MetricsError("runs must be a DataFrame or a dict of model name -> DataFrame")
+    out = {}
+    for name, run in runs.items():
+        if not isinstance(run, pd.DataFrame) or "item_id" not in run.columns:
+            raise MetricsError(f"run {name!r} must be a DataFrame with item_id and score (or probability)")
+        for c in ("user_id", "item_id") if as_text else ():
+            if c in run.columns and not (pd.api.types.is_object_dtype(run[c]) or pd.api.types.is_string_dtype(run[c])):
+                run = run.assign(**{c: run[c].astype(str)})
+        out[str(name)] = run
+    return out
+
+
 def prepare_log(log: pd.DataFrame, runs) -> PreparedLog:
     """Check the log, code contexts and actions of the log and ``runs`` (a DataFrame or ``{model:
     DataFrame}``) jointly, once (see the module docstring)."""
-    from .evaluate import _check_log, _runs
-
     t = time.perf_counter()
     if not isinstance(log, pd.DataFrame) or "user_id" not in log.columns or "item_id" not in log.columns:
         log = _check_log(log)  # the one-line error of a log without ids

@@ -19,7 +19,7 @@ Inputs read from local Parquet files in user order are cut into ranges of user
 ids that each task reads from the files (no shuffle); any other DataFrame is
 hashed by user and shuffled.
 Every metric of mc.evaluate that its registry entry lets Spark combine
-(:attr:`metrics_core.registry.Metric.spark`) is exact (nothing is binned or
+(:attr:`metrics_core.metrics.registry.Metric.spark`) is exact (nothing is binned or
 sampled); the others are refused with one line giving the entry's
 ``spark_refusal``:
 

@@ -8,13 +8,13 @@ per-user metric columns, and the same kernels for the parts that are summed
 across groups afterwards:
 
 - ``hits`` and relevant counts for pooled ``hit_ratio@k`` (ranking kernel);
-- the partial sums of the scored-row metrics (:mod:`metrics_core.reductions`:
+- the partial sums of the scored-row metrics (:mod:`metrics_core.metrics.reductions`:
   ``logloss``, ``rmse``, ``mae``, ``pcopc``, the confusion counts at
   ``threshold``, GAUC's weighted sums) over the rows of users in the ground truth;
 - for ``auc`` / ``pr_auc``: positive and negative counts per distinct score
   (ordered prefix sums over the whole data are done by Spark afterwards);
 - the per-item partials of ``coverage@k`` and ``personalization@k``
-  (:mod:`metrics_core.reductions`; exact expectations over tie orders),
+  (:mod:`metrics_core.metrics.reductions`; exact expectations over tie orders),
   and items without features for ILS;
 - the diagnostics counts (``mc.diagnostics.diagnose``).
 
@@ -33,14 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import reductions
-from ..conventions import settle
-from ..diversity import novelty_values, personalization_k, personalization_users, positions as _positions
-from ..evaluate import evaluate, evaluated_users, ranking_table
+from ..metrics import reductions
+from ..metrics.conventions import settle
+from ..metrics.diversity import novelty_values, personalization_k, personalization_users, positions as _positions
+from ..evaluation import evaluate, evaluated_users, ranking_table
 from ..diagnostics import diagnose
-from ..features import align_features
+from ..metrics.features import align_features
 from ..kernels import diversity as div
-from ..registry import MetricSpec
+from ..metrics.registry import MetricSpec
 from ..layout import Ranked, prepare
 from ..layout.build import prepare_unretrieved
 from ._support import missing_features_diagnosed
@@ -55,7 +55,7 @@ class BucketPlan:
     """Everything a task needs, pickled once into the Spark closure."""
 
     specs: tuple[MetricSpec, ...]
-    conventions: dict  # every convention of metrics_core.conventions, resolved
+    conventions: dict  # every convention of metrics_core.metrics.conventions, resolved
     diag_k: int
     truth_in_run: bool
     rel_column: str  # relevance column name of the truth frame
@@ -194,7 +194,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
 
 
 def _scored_sums(ranked: Ranked, plan: BucketPlan, thr: float, stats: dict, parts: list, columns: list[str]):
-    """Partial sums of the scored-row metrics over this group's scored rows (:mod:`metrics_core.reductions`)."""
+    """Partial sums of the scored-row metrics over this group's scored rows (:mod:`metrics_core.metrics.reductions`)."""
     conv = plan.conventions
     rows = reductions.scored_rows(ranked, thr, float(conv["threshold"]), conv["gauc_weight"],
                                   judged_only=conv["unjudged_rows"] == "exclude")

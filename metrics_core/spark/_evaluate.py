@@ -12,7 +12,7 @@ except per-group sums, a few hundred numbers):
    ground-truth rows are co-grouped by group (``groupBy(...).cogroup(...).applyInArrow``,
    or ``applyInPandas`` on Spark 3.5).
 2. The task output is persisted once; the driver combines the per-group
-   partial sums of :mod:`metrics_core.reductions` (the code mc.evaluate runs
+   partial sums of :mod:`metrics_core.metrics.reductions` (the code mc.evaluate runs
    on one partition) and calls the same finalize step: means over evaluated
    users, pooled hits, scored-row sums (logloss, rmse, mae, pcopc, confusion
    counts, GAUC), diagnostics counts.
@@ -42,10 +42,10 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..conventions import CONVENTIONS, defaults as convention_defaults, settle, takes_conventions
-from ..evaluate import check_needs
-from ..presets import parse_metrics as preset_parse_metrics, settings_groups
-from .. import reductions
+from ..metrics.conventions import CONVENTIONS, defaults as convention_defaults, settle, takes_conventions
+from ..evaluation import check_needs
+from ..metrics.presets import parse_metrics as preset_parse_metrics, settings_groups
+from ..metrics import reductions
 from . import _env
 from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_arrow, parts_to_pandas
 from ._range_plan import RangePlan, plan_ranges
@@ -234,7 +234,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     ``run_df``: ``user_id, item_id, score`` [, ``relevance`` or ``label``];
     ``qrels_df``: ``user_id, item_id, relevance`` (or ``label``), or None when
     the run carries relevance. Every convention keyword of
-    :data:`metrics_core.conventions.CONVENTIONS` means what it means in mc.evaluate
+    :data:`metrics_core.metrics.conventions.CONVENTIONS` means what it means in mc.evaluate
     (a keyword left out takes the ``preset``'s value, else its default); ``preset``
     too. ``item_features`` / ``interactions`` may be pandas or Spark DataFrames
     (item features are broadcast to every task).
@@ -538,7 +538,7 @@ def _item_totals(requests: dict) -> dict[str, float]:
 
 def _personalization(totals: dict[str, float], j: int, k: int, stats) -> float:
     """personalization@k: the shared-pairs expectation (:func:`_item_total_requests`) and the finalize
-    step of metrics_core.reductions (users with a non-empty list, as mc.evaluate)."""
+    step of metrics_core.metrics.reductions (users with a non-empty list, as mc.evaluate)."""
     n = sum(s.get(f"pers_users@{j}", 0) for s in stats)
     if n < 2:
         return float("nan")

@@ -1,18 +1,18 @@
 """What the Spark engine computes, read from the metric registry and the declared conventions.
 
-Each :class:`metrics_core.registry.Metric` says how Spark combines it over
+Each :class:`metrics_core.metrics.registry.Metric` says how Spark combines it over
 groups of users (``spark``), why Spark refuses it (``spark_refusal``) and
 whether Spark needs the item-features table as its catalogue
 (``spark_catalogue``). The conventions that Spark does not implement are those
 that shape only the metrics Spark combines with code of its own rather than
 with mc.evaluate on each group (:data:`OWN_CODE`), found from the registry entries each
-convention's ``applies_to`` names (:meth:`metrics_core.conventions.Convention.entries`).
+convention's ``applies_to`` names (:meth:`metrics_core.metrics.conventions.Convention.entries`).
 Nothing here imports pyspark.
 """
 
 from __future__ import annotations
 
-from ..conventions import CONVENTIONS, entries_of
+from ..metrics.conventions import CONVENTIONS, entries_of
 from ..errors import MetricsError
 
 #: combinations in which Spark computes across groups with code of its own (item popularity, per-item sums),
@@ -40,7 +40,7 @@ def missing_features_diagnosed(spec) -> bool:
 
 
 def local_only_conventions() -> tuple[str, ...]:
-    """Conventions each of whose metrics or kinds (``applies_to``, :func:`metrics_core.conventions.entries_of`)
+    """Conventions each of whose metrics or kinds (``applies_to``, :func:`metrics_core.metrics.conventions.entries_of`)
     includes a metric Spark combines with its own code (novelty's popularity, the users of the diversity
     kind): mc.evaluate's handling of them does not run there, so the Spark engine takes only their defaults."""
     return tuple(c.name for c in CONVENTIONS

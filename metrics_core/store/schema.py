@@ -87,7 +87,7 @@ briefs = sa.Table(
     sa.Column("analysis_id", sa.String(32), sa.ForeignKey("store_analyses.id"), primary_key=True),
     # SHA-256 of everything the brief was computed under (decision, conventions, users, format version)
     sa.Column("settings_key", sa.String(64), nullable=False),
-    # metrics_core.brief_record.FORMAT_VERSION of the content
+    # metrics_core.brief.record.FORMAT_VERSION of the content
     sa.Column("format", sa.String(32), nullable=False),
     sa.Column("content", sa.Text, nullable=False),
     sa.Column("created_at", sa.Double, nullable=False),

@@ -11,8 +11,8 @@ import pytest
 
 import metrics_core as mc
 from dashboard import demo
-from metrics_core import brief as mb
-from metrics_core import brief_text as bt
+from metrics_core.brief import build as mb
+from metrics_core.brief import text as bt
 from metrics_core.cli import main
 
 from dashboard_server import SERVER_SCRIPT, REPO_ROOT, assert_no_exception, goto, start_server, stop_process, wait_idle

@@ -18,7 +18,7 @@ def report_file(tmp_path_factory):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from test_report import make_evaluations  # noqa: E402  (shared small data with an XSS model name)
 
-    from metrics_core.report import write_report
+    from metrics_core.outputs.report import write_report
 
     path = tmp_path_factory.mktemp("report") / "report.html"
     write_report(path, make_evaluations(names=(XSS, QUOTED)), title=f"Report {XSS}", settings={"k": 5, "model": XSS})

@@ -1,0 +1,199 @@
+"""Metrics of runs scored on the target plus N sampled negatives, corrected as Krichene and Rendle (KDD 2020).
+
+The 1+N protocol ranks each user's held-out target among ``m`` negatives drawn
+uniformly without replacement from the ``n - 1`` other items, instead of among
+all ``n`` items. A target at full rank ``r`` (1 = top) then lands at sampled
+rank ``R~ = 1 + X``, ``X ~ Hypergeometric(n - 1, r - 1, m)`` (the number of the
+``r - 1`` items above it that were drawn); the paper's binomial form
+``X ~ Binomial(r - 1, m / (n - 1))`` is the with-replacement approximation
+(``sampling="binomial"``). With ``A[r, j] = P(R~ = j | r)`` (``n x (m + 1)``)
+and the full metric ``f(r)``:
+
+* HR@K and recall@K (one target): ``f(r) = 1[r <= K]``;
+* NDCG@K: ``f(r) = 1[r <= K] / log2(r + 1)``;
+* AP (one target): ``f(r) = 1 / r``.
+
+The sampled metric applies ``f`` to the sampled rank, which overstates it
+(``E[f(R~) | r] > f(r)``) and can reorder models. The corrected metric applies
+a function ``f~`` of the sampled rank chosen once for ``(n, m, f)``:
+
+* ``correction="ls"`` (least squares): ``f~ = argmin sum_r (f(r) - (A f~)_r)^2``
+  (the minimum-norm solution of ``numpy.linalg.lstsq``): unbiased on average
+  over ranks, but ``A`` is ill-conditioned, so ``f~`` takes huge alternating
+  values and one run's corrected mean has a large variance, as the paper
+  reports; report ``bv``;
+* ``correction="bv"`` (bias-variance trade-off, ``gamma`` in [0, 1]):
+  ``f~ = argmin sum_r [(f(r) - E[f~(R~)|r])^2 + gamma Var[f~(R~)|r]]``, in
+  closed form ``f~ = ((1 - gamma) A'A + gamma diag(A'1))^-1 A'f``; ``gamma = 0``
+  is least squares, the default ``gamma = 0.1`` is stated here;
+* ``correction="none"``: the sampled metric as computed.
+
+Every full rank counts with the same weight (the paper's uniform prior over
+ranks). A tie between the target and ``t`` negatives puts the target
+uniformly at each of the ``t + 1`` tied sampled ranks: its value is the mean of
+``f~`` over them. ``m`` is read from the run (a user's candidates minus its
+target); users with another number of candidates are corrected with their own
+``m``; ``n`` (the catalogue size) must be given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ..errors import MetricsError
+
+CORRECTIONS = ("none", "ls", "bv")
+SAMPLINGS = ("without_replacement", "binomial")
+#: registry names of the metrics with a single-target closed form (one relevant item per user)
+METRICS = ("hit_rate", "recall", "ndcg", "map")
+DEFAULT_GAMMA = 0.1
+
+
+def full_metric(metric: str, k: int | None, n_items: int) -> np.ndarray:
+    """``f(r)`` for ``r = 1..n_items`` of the registry metric ``metric`` (canonical name) for one target at
+    full rank ``r`` (see the module docstring; tests/test_sampled.py checks it against mc.evaluate)."""
+    r = np.arange(1, n_items + 1, dtype=float)
+    if metric not in METRICS:
+        raise MetricsError(f"sampled-metric correction covers hr@k, recall@k, ndcg@k and ap, not {metric!r}")
+    within = r <= k if k else np.ones(n_items, bool)
+    if metric == "map":
+        return np.where(within, 1.0 / r, 0.0)
+    if not k:
+        raise MetricsError(f"{metric} needs a cutoff k >= 1 (write {metric}@10)")
+    if metric == "ndcg":
+        return np.where(within, 1.0 / np.log2(r + 1.0), 0.0)
+    return within.astype(float)
+
+
+@lru_cache(maxsize=32)
+def rank_transition(n_items: int, n_negatives: int, sampling: str = "without_replacement") -> np.ndarray:
+    """``A[r - 1, j - 1] = P(sampled rank j | full rank r)``, shape ``(n_items, n_negatives + 1)``."""
+    from scipy import stats
+
+    if sampling not in SAMPLINGS:
+        raise MetricsError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
+    if not 1 <= n_negatives <= n_items - 1:
+        raise MetricsError(f"{n_negatives} sampled negatives need a catalogue of more than {n_negatives} items; "
+                           f"n_items is {n_items}")
+    above = np.arange(n_items)[:, None]  # r - 1 items above the target
+    drawn = np.arange(n_negatives + 1)[None, :]
+    if sampling == "binomial":
+        return stats.binom.pmf(drawn, above, n_negatives / (n_items - 1))
+    return stats.hypergeom.pmf(drawn, n_items - 1, above, n_negatives)
+
+
+def correction_function(metric: str, k: int | None, n_items: int, n_negatives: int, correction: str = "bv",
+                        gamma: float = DEFAULT_GAMMA, sampling: str = "without_replacement") -> np.ndarray:
+    """``f~(j)`` for sampled ranks ``j = 1..n_negatives + 1``."""
+    if correction not in CORRECTIONS:
+        raise MetricsError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    if correction == "none":
+        return full_metric(metric, k, n_negatives + 1)
+    a = rank_transition(int(n_items), int(n_negatives), sampling)
+    f = full_metric(metric, k, int(n_items))
+    if correction == "ls":
+        return np.linalg.lstsq(a, f, rcond=None)[0]
+    if not 0 <= gamma <= 1:
+        raise MetricsError(f"gamma must be in [0, 1], got {gamma}")
+    lhs = (1 - gamma) * a.T @ a + gamma * np.diag(a.sum(axis=0))
+    return np.linalg.lstsq(lhs, a.T @ f, rcond=None)[0]
+
+
+def _parse(label: str) -> tuple[str, int | None]:
+    """(registry name, cutoff or None) of a metric label (``hr@10`` -> ``("hit_rate", 10)``)."""
+    from .registry import parse_metric
+
+    spec = parse_metric(label)
+    return spec.name, (spec.k or None)
+
+
+def sampled_ranks(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """Per user: ``above`` (negatives scored higher than the target), ``tied`` (negatives scored equal) and
+    ``negatives`` (the user's candidates minus the target). Each user needs exactly one relevant item of
+    ``qrels`` among its candidates."""
+    rel = qrels[qrels["relevance"] > 0][["user_id", "item_id"]]
+    many = rel["user_id"].duplicated(keep=False)
+    if many.any():
+        raise MetricsError(f"user {rel.loc[many, 'user_id'].iloc[0]!r} has several relevant items; the 1+N "
+                           "protocol scores one held-out target per user")
+    m = run.merge(rel.assign(_target=True), on=["user_id", "item_id"], how="left")
+    m["_target"] = m["_target"].fillna(False).astype(bool)
+    target = m[m["_target"]].set_index("user_id")["score"]
+    lost = set(rel["user_id"]) - set(target.index)
+    if lost:
+        raise MetricsError(f"user {sorted(lost)[0]!r}: its target is not among its scored candidates; "
+                           f"{len(lost)} user(s) are like this. Score the target with its negatives")
+    m = m[m["user_id"].isin(target.index)]
+    ts = m["user_id"].map(target).to_numpy()
+    neg = ~m["_target"].to_numpy()
+    s = m["score"].to_numpy()
+    out = pd.DataFrame({"user_id": m["user_id"].to_numpy(), "above": neg & (s > ts), "tied": neg & (s == ts),
+                        "negatives": neg})
+    return out.groupby("user_id", sort=True).sum().astype(int)
+
+
+@dataclass
+class SampledMetrics:
+    """``summary``: one row per metric: ``sampled``, ``corrected``; ``per_user``: each user's corrected
+    values; ``settings``: correction, gamma, sampling, n_items and the negatives per user read."""
+
+    summary: pd.DataFrame
+    per_user: pd.DataFrame
+    settings: dict
+
+
+def sampled_metrics(run: pd.DataFrame, qrels: pd.DataFrame, metrics, *,
+                    n_items: int, correction: str = "bv", gamma: float = DEFAULT_GAMMA,
+                    sampling: str = "without_replacement") -> SampledMetrics:
+    """The sampled and the corrected ``metrics`` (labels: ``hr@10``, ``ndcg@10``, ``recall@10``, ``ap``) of a
+    1+N run (see the module docstring)."""
+    if not isinstance(n_items, (int, np.integer)) or n_items < 2:
+        raise MetricsError(f"n_items (the catalogue size) must be an integer >= 2, got {n_items!r}")
+    ranks = sampled_ranks(run, qrels)
+    per_user = pd.DataFrame(index=ranks.index)
+    rows = []
+    for label in metrics:
+        base, k = _parse(label)
+        full_metric(base, k, 2)  # refuses an unknown metric or a missing cutoff before any work
+        corrected = np.empty(len(ranks))
+        sampled = np.empty(len(ranks))
+        for m_neg, idx in ranks.groupby("negatives").indices.items():
+            f_tilde = correction_function(base, k, int(n_items), int(m_neg), correction, gamma, sampling)
+            f_raw = full_metric(base, k, int(m_neg) + 1)
+            lo = ranks["above"].to_numpy()[idx]
+            t = ranks["tied"].to_numpy()[idx]
+            corrected[idx] = _tie_mean(f_tilde, lo, t)
+            sampled[idx] = _tie_mean(f_raw, lo, t)
+        per_user[label] = corrected
+        rows.append({"metric": label, "sampled": float(sampled.mean()), "corrected": float(corrected.mean())})
+    settings = {"correction": correction, "gamma": gamma if correction == "bv" else None, "sampling": sampling,
+                "n_items": int(n_items), "negatives": sorted(int(x) for x in ranks["negatives"].unique())}
+    return SampledMetrics(pd.DataFrame(rows).set_index("metric"), per_user, settings)
+
+
+def _tie_mean(values: np.ndarray, above: np.ndarray, tied: np.ndarray) -> np.ndarray:
+    """Mean of ``values[j]`` over 0-based sampled ranks ``above .. above + tied`` (uniform tie order)."""
+    cum = np.r_[0.0, np.cumsum(values)]
+    return (cum[above + tied + 1] - cum[above]) / (tied + 1)
+
+
+def may_reverse(a: SampledMetrics, b: SampledMetrics, names=("A", "B")) -> list[str]:
+    """Sentences for the metrics whose sampled order of two models differs from their corrected order."""
+    out = []
+    for metric in a.summary.index.intersection(b.summary.index):
+        sa, sb = a.summary.loc[metric, "sampled"], b.summary.loc[metric, "sampled"]
+        ca, cb = a.summary.loc[metric, "corrected"], b.summary.loc[metric, "corrected"]
+        if math.copysign(1, sa - sb) != math.copysign(1, ca - cb) and sa != sb:
+            top, low = (names[0], names[1]) if sa > sb else (names[1], names[0])
+            out.append(f"{metric}: sampled, {top} leads {low} ({max(sa, sb):.4g} vs {min(sa, sb):.4g}), but the "
+                       f"corrected estimates put {low} ahead: the order may reverse under full ranking")
+    return out
+
+
+__all__ = ["CORRECTIONS", "SampledMetrics", "correction_function", "full_metric", "may_reverse",
+           "rank_transition", "sampled_metrics", "sampled_ranks"]
