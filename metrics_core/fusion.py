@@ -258,7 +258,41 @@ def optimize_weights(runs, qrels, metric: str, norm: str | None = "min-max", ste
     """``wsum``'s weights that maximise ``metric`` (or minimise an error) over a random ``train_share`` of
     the users of ``qrels`` (seeded), reported on the other users: every weight combination of the grid
     (``step``, summing to 1) is fused and evaluated with :func:`metrics_core.evaluate` (``preset`` and
-    convention keywords as there). Ties between combinations go to the first in grid order."""
+    convention keywords as there). Ties between combinations go to the first in grid order.
+
+    Parameters
+    ----------
+    runs : dict of DataFrame
+        The runs to fuse.
+    qrels : DataFrame
+        The ground truth.
+    metric : str
+        The metric to optimise.
+    norm, step, train_share, seed, preset, **conventions
+        As above.
+
+    Returns
+    -------
+    Optimized
+        ``weights``, the fused ``run``, the ``grid`` (every combination's value on the training and the
+        held-out users), ``train``/``test`` (the chosen weights' values).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> users = [f"u{i}" for i in range(6)]
+    >>> qrels = pd.DataFrame({"user_id": users, "item_id": "hit", "relevance": 1})
+    >>> def run(first):  # "hit" first for the users in ``first``, else second
+    ...     return pd.DataFrame([(u, item, score) for u in users for item, score in
+    ...                          ((("hit", 2), ("miss", 1)) if u in first else (("miss", 2), ("hit", 1)))],
+    ...                         columns=["user_id", "item_id", "score"])
+    >>> best = mc.optimize_fusion_weights({"a": run(users[:2]), "b": run(users[2:])}, qrels, "mrr@2", step=0.5)
+    >>> best.grid.round(4).to_dict("list")
+    {'w_a': [0.0, 0.5, 1.0], 'w_b': [1.0, 0.5, 0.0], 'train': [1.0, 0.75, 0.5], 'test': [0.6667, 0.75, 0.8333]}
+    >>> best.weights
+    [0.0, 1.0]
+    """
     from .evaluation import evaluate
     from .metrics.registry import higher_is_better
 

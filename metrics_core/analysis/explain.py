@@ -158,7 +158,39 @@ def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str 
 
     ``debias`` (``{"iqr_coef": 1.5, "seed": 0}``) first down-samples the ground truth's popular items as
     RecTools' ``DebiasConfig`` (:func:`metrics_core.metrics.debias.debias`), so every row reads the debiased
-    metric (RecTools' ``NDCG(k, debias_config=...)`` under the rectools preset)."""
+    metric (RecTools' ``NDCG(k, debias_config=...)`` under the rectools preset).
+
+    Parameters
+    ----------
+    run, qrels : DataFrame
+        As :func:`metrics_core.evaluate` (``run`` may be a prepared ``Ranked``).
+    metric : str
+        One metric name.
+    presets : sequence of str, optional
+        The presets to show (default: every one).
+    source, target : str, optional
+        The two rows to walk between, one convention at a time.
+    settings : dict, optional
+        Named convention sets of one's own.
+    debias : dict, optional
+        RecTools' debiasing of the ground truth first.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> users = [f"u{i}" for i in range(6)]
+    >>> qrels = pd.DataFrame({"user_id": users, "item_id": "hit", "relevance": 1})
+    >>> def run(first):  # "hit" first for the users in ``first``, else second
+    ...     return pd.DataFrame([(u, item, score) for u in users for item, score in
+    ...                          ((("hit", 2), ("miss", 1)) if u in first else (("miss", 2), ("hit", 1)))],
+    ...                         columns=["user_id", "item_id", "score"])
+    >>> ex = mc.explain(run(users[:3]), qrels, "ndcg@2", presets=["trec_eval", "rectools"])
+    >>> ex.values["value"].round(4).to_dict()  # rectools divides by the DCG of k relevant items
+    {'trec_eval': 0.8155, 'rectools': 0.5}
+    >>> ex.steps.loc[ex.steps["change"] != 0, ["convention", "from", "to"]].to_dict("records")
+    [{'convention': 'ideal', 'from': 'judged', 'to': 'k'}]
+    """
     named = _named(settings)
     if debias is not None:
         from ..metrics.debias import debias as debias_qrels

@@ -86,6 +86,36 @@ def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: 
     the values do not compare); a segment in which some model has fewer than ``min_users`` rows is
     left out. Users without a label, or whose label is missing (NaN, None), belong to no segment.
     The p-values are not corrected: ``p_adjusted`` is ``p_value``.
+
+    Parameters
+    ----------
+    tables : dict
+        ``{model: Evaluation or per-user DataFrame}``.
+    labels : Series
+        Each user's segment, indexed by user id as text.
+    baseline, metrics, test, alpha, confidence, n_permutations, seed
+        As :func:`metrics_core.analysis.compare.compare`.
+    values : sequence, optional
+        The segments wanted, in order.
+    min_users : int
+        A segment where a model has fewer users is left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> users = [f"u{i}" for i in range(6)]
+    >>> qrels = pd.DataFrame({"user_id": users, "item_id": "hit", "relevance": 1})
+    >>> def run(first):  # "hit" first for the users in ``first``, else second
+    ...     return pd.DataFrame([(u, item, score) for u in users for item, score in
+    ...                          ((("hit", 2), ("miss", 1)) if u in first else (("miss", 2), ("hit", 1)))],
+    ...                         columns=["user_id", "item_id", "score"])
+    >>> evaluations = {"base": mc.evaluate(run([]), qrels, ["mrr@2"]),
+    ...                "new": mc.evaluate(run(users[:5]), qrels, ["mrr@2"])}  # 1 for five users, else 0.5
+    >>> labels = pd.Series({"u0": "de", "u1": "de", "u2": "de", "u3": "fr", "u4": "fr", "u5": "fr"})
+    >>> tables = mc.compare_segments(evaluations, labels, baseline="base")
+    >>> {segment: round(float(t.iloc[0]["diff"]), 4) for segment, t in tables.items()}  # de: 1 - 0.5 for each user; fr: 0.5, 0.5, 0
+    {'de': 0.5, 'fr': 0.3333}
     """
     if not isinstance(tables, Mapping) or len(tables) < 2:
         raise MetricsError("compare_segments needs at least two models")

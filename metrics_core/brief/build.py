@@ -263,6 +263,35 @@ def build_brief(evaluations: Mapping[str, Any], decision: Decision, *, attribute
     counted, when the caller already has it (the dashboard's Compare page does): its verdicts are
     then the caller's, row for row. ``segments``: :func:`brief_segments` of the same evaluations,
     decision and attributes, when the caller computed them apart.
+
+    Parameters
+    ----------
+    evaluations : dict of Evaluation
+        Every model of the analysis.
+    decision : Decision
+        The baseline, the challengers, the primary metrics, and the test, correction and level.
+    attributes : DataFrame, optional
+        ``user_id`` and one column per user attribute.
+    title, notes : str
+        The analysis' own words.
+    n_resamples, n_permutations, seed, comparison, segments
+        As above.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> users = [f"u{i}" for i in range(6)]
+    >>> qrels = pd.DataFrame({"user_id": users, "item_id": "hit", "relevance": 1})
+    >>> def run(first):  # "hit" first for the users in ``first``, else second
+    ...     return pd.DataFrame([(u, item, score) for u in users for item, score in
+    ...                          ((("hit", 2), ("miss", 1)) if u in first else (("miss", 2), ("hit", 1)))],
+    ...                         columns=["user_id", "item_id", "score"])
+    >>> evaluations = {"base": mc.evaluate(run([]), qrels, ["mrr@2"]),
+    ...                "new": mc.evaluate(run(users[:5]), qrels, ["mrr@2"])}  # 1 for five users, else 0.5
+    >>> brief = mc.build_brief(evaluations, mc.Decision("base", ("new",), ("mrr@2",)), title="Ship new?")
+    >>> brief.verdicts[["model", "metric", "verdict"]].to_dict("records")
+    [{'model': 'new', 'metric': 'mrr@2', 'verdict': '▲ better'}]
     """
     from metrics_core.analysis.compare import compare
     from metrics_core.analysis.population import accounting
