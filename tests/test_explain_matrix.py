@@ -15,7 +15,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.analysis.explain import VARIANT
-from metrics_core.metrics.presets import _library_base, metric_name, metric_settings
+from metrics_core.metrics.presets import _library_parts, metric_name, metric_settings
 from test_presets_matrix import CASES, LIBRARIES, TOL, UNSTABLE_SORT, make_case
 
 
@@ -35,7 +35,7 @@ def library_values(case: str) -> dict[str, dict[str, float]]:
             if mc.parse_metric(label).kind != "ranking":
                 continue
             if metric_settings(name, preset):  # a name with conventions of its own: a row of its own
-                library_name = _library_base(name, preset)[0]
+                library_name = _library_parts(name, preset)[0]
                 out.setdefault(f"{preset}{VARIANT}{library_name}", {})[label] = value
                 continue
             mine[label] = value

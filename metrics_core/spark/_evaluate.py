@@ -438,7 +438,7 @@ def _combine(specs, plan_specs, stats, out, run, truth, item_features, score_ran
             reductions.check_needs(label, spec.entry.needs, scored)
             summary[label] = reductions.of(spec.entry).finalize(scored)
         elif combine == "item_coverage":
-            summary[label] = reductions.finalize_coverage(totals[f"coverage{specs.index(spec)}"], totals["catalogue"])
+            summary[label] = reductions.finalize_coverage(totals[f"covered{specs.index(spec)}"], totals["catalogue"])
         elif combine == "item_pairs":
             summary[label] = _personalization(totals, specs.index(spec), spec.k, stats)
     if any(missing_features_diagnosed(s) for s in specs):
@@ -478,9 +478,9 @@ def _per_item_sums(per_item, tag: str, columns: tuple[str, ...], term):
 
 def _item_total_requests(specs, stats, out, run, truth, item_features) -> dict:
     """Tag -> ``(tag, total)`` Spark DataFrame of every per-item total the asked metrics need:
-    ``coverage<j>`` (the expected number of covered items, reductions.coverage_expected_items over the
+    ``covered<j>`` (coverage@k's expected number of covered items, reductions.coverage_expected_items over the
     groups' per-item partials added per item), ``catalogue`` (the items of run and truth, or of the
-    item-features table), ``personalization<j>`` (the shared-pairs expectation over per-item S1, S2) and
+    item-features table), ``pairs<j>`` (personalization@k's shared-pairs expectation over per-item S1, S2) and
     ``items_missing_features`` (listed items without a feature row, for the diagnostics)."""
     from pyspark.sql import functions as F
 
@@ -489,8 +489,8 @@ def _item_total_requests(specs, stats, out, run, truth, item_features) -> dict:
         if spec.entry.spark == "item_coverage":
             per_item = out.filter((F.col("kind") == "c") & (F.col("spec") == j)).groupBy(ITEM).agg(
                 F.sum("a").alias("certain"), F.sum("x").alias("log_miss"))
-            requests[f"coverage{j}"] = _per_item_sums(per_item, f"coverage{j}", ("certain", "log_miss"),
-                                                      reductions.coverage_expected_items)
+            requests[f"covered{j}"] = _per_item_sums(per_item, f"covered{j}", ("certain", "log_miss"),
+                                                     reductions.coverage_expected_items)
             if "catalogue" not in requests and not isinstance(item_features, pd.DataFrame):
                 if item_features is not None:
                     items = item_features.select(ITEM)
@@ -502,8 +502,8 @@ def _item_total_requests(specs, stats, out, run, truth, item_features) -> dict:
         elif spec.entry.spark == "item_pairs" and sum(s.get(f"pers_users@{j}", 0) for s in stats) >= 2:
             per_item = out.filter((F.col("kind") == "p") & (F.col("spec") == j)).groupBy(ITEM).agg(
                 F.sum("x").alias("s1"), F.sum("y").alias("s2"))
-            requests[f"personalization{j}"] = _per_item_sums(per_item, f"personalization{j}", ("s1", "s2"),
-                                                             reductions.personalization_shared_pairs)
+            requests[f"pairs{j}"] = _per_item_sums(per_item, f"pairs{j}", ("s1", "s2"),
+                                                   reductions.personalization_shared_pairs)
     if any(missing_features_diagnosed(s) for s in specs):  # the items of the lists without a feature row
         requests["items_missing_features"] = _count_frame(out.filter(F.col("kind") == "f").select(ITEM).distinct(),
                                                           "items_missing_features")
@@ -543,7 +543,7 @@ def _personalization(totals: dict[str, float], j: int, k: int, stats) -> float:
     if n < 2:
         return float("nan")
     kk = k if k > 0 else max(s.get(f"pers_maxlen@{j}", 0) for s in stats)
-    return reductions.finalize_personalization(totals[f"personalization{j}"], n, kk)
+    return reductions.finalize_personalization(totals[f"pairs{j}"], n, kk)
 
 
 def _combine_diagnostics(stats, k: int, truth_in_run: bool) -> Diagnostics:
