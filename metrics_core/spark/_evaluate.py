@@ -148,10 +148,11 @@ def _novelty_counts(truth, rel_col: str, thr: float, interactions):
     else:
         _require(interactions, [USER, ITEM], "interactions")
         pairs = interactions.select(USER, ITEM).distinct()
-    item_type = pairs.schema[ITEM].dataType
     per_item = pairs.groupBy(ITEM).count().select(F.lit(False).alias("_users"), ITEM, "count")
-    users = pairs.agg(F.countDistinct(USER).alias("count")).select(
-        F.lit(True).alias("_users"), F.lit(None).cast(item_type).alias(ITEM), "count")
+    # the user count's row carries one real item id, not a null, so the item column keeps its type in
+    # pandas (a null would turn integer ids into floats that no longer match the lists' ids)
+    users = pairs.agg(F.countDistinct(USER).alias("count"), F.first(ITEM).alias(ITEM)).select(
+        F.lit(True).alias("_users"), ITEM, "count")
     both = per_item.unionByName(users).toPandas()
     n_users = int(both.loc[both["_users"], "count"].sum())
     counts = both[~both["_users"]]
