@@ -25,6 +25,8 @@ def _collected(*args: str) -> set[str]:
 #: the modules marked ``long`` (named in docs/contributing.md)
 LONG = ("tests/test_dashboard_upload_atomic.py", "tests/test_example_notebooks.py", "tests/test_cold_start_smoke.py",
         "tests/test_suite_cpu.py")
+#: single tests marked ``long`` in modules that are otherwise quick
+LONG_TESTS = ("tests/test_demo_bundle.py::test_a_fresh_install_draws_the_overview_without_compiling_a_metric_kernel",)
 
 
 def test_the_quick_tier_leaves_out_exactly_the_browser_spark_and_long_tests():
@@ -35,9 +37,10 @@ def test_the_quick_tier_leaves_out_exactly_the_browser_spark_and_long_tests():
     spark_files = ("tests/test_spark.py", "tests/test_spark_key_ranges.py", "tests/test_cli_spark.py",
                    "tests/test_spark_worker_python.py")
     for test in left_out:  # every test left out drives Chromium, starts a Spark session or is a long one
-        assert (test.startswith(("tests/browser/", *spark_files, *LONG)) or "spark" in test.lower()), test
-    assert {t.split("::")[0] for t in left_out} >= set(LONG)
-    assert not any(t.startswith(LONG) for t in quick)
+        assert (test.startswith(("tests/browser/", *spark_files, *LONG, *LONG_TESTS))
+                or "spark" in test.lower()), test
+    assert {t.split("::")[0] for t in left_out} >= set(LONG) and left_out >= set(LONG_TESTS)
+    assert not any(t.startswith((*LONG, *LONG_TESTS)) for t in quick)
     assert not any(t.startswith("tests/browser/") for t in quick)
     assert not any(t.startswith(spark_files) for t in quick)
     # a Spark session taken as a fixture (the mark added in conftest) or started by the test itself

@@ -55,7 +55,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/spark/_evaluate.py", "evaluate"): "the documented default of the metrics argument (as mc.evaluate)",
     ("metrics_core/spark/_files.py", "evaluate_files"): "the documented default of the metrics argument (as mc.evaluate)",
     ("metrics_core/spark/_bucket.py", "_diversity_parts"): "the kind of an output row (\"p\": an item's personalization part)",
-    ("metrics_core/spark/_evaluate.py", "_personalization"): "the kind of an output row (\"p\": an item's personalization part)",
     ("metrics_core/spark/_evaluate.py", "_item_total_requests"):
         "the kind of an output row (\"p\": an item's personalization part)",
     ("metrics_core/brief/record.py", "to_record"): "the brief's field of coverage lines (Brief.coverage), not the metric",
