@@ -502,7 +502,9 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     cache.SHARED.clear()
     ok(at.switch_page("views/compare.py").run())
     ok(at.switch_page("views/brief.py").run())
-    assert len([m for m in at.markdown if m.value.startswith("- ")]) == 2  # the verdicts are there at once
+    bullets = [m.value for m in at.markdown if m.value.startswith("- ")]
+    # the verdicts are there at once: two challengers against the baseline, then the best two compared directly
+    assert len(bullets) == 3 and bullets[2].startswith("- Best two"), bullets
     assert any("being compared on the server" in c.value for c in at.caption)
     _wait_idle(background)
     ok(at.run())
