@@ -39,7 +39,8 @@ def uploaders(page):
 
 
 def remove_button(page, model: str):
-    return page.locator(f".st-key-remove_{model} button")
+    """The model's Remove button (the one users reach: a button with a tooltip is drawn twice)."""
+    return page.locator(f".st-key-remove_{model}").get_by_role("button").first
 
 
 def secret_of(context) -> str | None:
@@ -79,7 +80,7 @@ def test_a_shared_address_is_read_only_elsewhere_and_two_tabs_do_not_overwrite(b
         page.reload()
         wait_rerun(page)
         assert analysis_id(page) == aid and secret_of(mine) == secret
-        assert uploaders(page).count() == 4 and remove_button(page, "popularity").is_enabled()
+        assert uploaders(page).count() == 5 and remove_button(page, "popularity").is_enabled()
 
         # another browser: read-only, then its own copy
         revision = store.load(aid).revision
@@ -98,7 +99,7 @@ def test_a_shared_address_is_read_only_elsewhere_and_two_tabs_do_not_overwrite(b
         assert copy != aid and stored(copy) == all_files
         assert secret_of(theirs) not in (None, secret)
         assert store.load(copy, owner=secret_of(theirs)).editable
-        assert uploaders(other).count() == 4 and remove_button(other, "popularity").is_enabled()
+        assert uploaders(other).count() == 5 and remove_button(other, "popularity").is_enabled()
         remove_button(other, "popularity").click()
         wait_rerun(other)
         assert "popularity.csv" not in stored(copy) and stored(aid) == all_files
@@ -107,7 +108,7 @@ def test_a_shared_address_is_read_only_elsewhere_and_two_tabs_do_not_overwrite(b
         # two tabs of the owner
         second = new_page(mine)
         goto(second, page.url)
-        second.locator(".st-key-remove_two_tower button").wait_for()
+        remove_button(second, "two_tower").wait_for()
         remove_button(page, "popularity").click()
         wait_rerun(page)
         assert "popularity.csv" not in stored(aid)
