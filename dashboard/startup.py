@@ -23,7 +23,7 @@ import threading
 
 #: the dashboard's own modules the entry script and every page import
 PAGE_MODULES = (
-    "dashboard.state", "dashboard.sources", "dashboard.owner", "dashboard.uploads", "dashboard.url",
+    "dashboard.state", "dashboard.counterfactual", "dashboard.counterfactual_tables", "dashboard.fused", "dashboard.sources", "dashboard.owner", "dashboard.uploads", "dashboard.url",
     "dashboard.url_numbers", "dashboard.tables", "dashboard.text", "dashboard.snapshot_brief",
     "dashboard.brief_text", "dashboard.decision", "dashboard.metric_lists",
     "dashboard.comparisons", "dashboard.verdict", "dashboard.curve_tables",
