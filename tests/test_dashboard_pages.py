@@ -507,6 +507,7 @@ def test_fresh_install_lays_the_demo_out_in_python_and_leaves_the_metric_curves_
     monkeypatch.setattr(build, "layout_kernel_cached", lambda: False)
     monkeypatch.setattr(build, "prepare_plain", plain)
     monkeypatch.setattr(loading.demo_cache, "cached", lambda kind, compute: compute())  # nothing on disk yet
+    monkeypatch.setattr(loading.demo_cache, "bundled", lambda: {})  # nor a shipped first page
     monkeypatch.setattr(mc_evaluate, "metric_curve_compiled", lambda: False)
     loading._demo_ranked.clear()
     cache.SHARED.clear()
@@ -640,6 +641,7 @@ def test_a_restarted_server_draws_the_demo_overview_from_the_results_on_disk(mon
         raise AssertionError("the engine was called although its result is on disk")
 
     monkeypatch.setattr(demo_cache.cache_stamp, "folder", lambda: tmp_path)
+    monkeypatch.setattr(demo_cache, "bundled", lambda: {})  # the results on disk, not the shipped first page
     restart()
     try:
         first = shown(app())

@@ -88,8 +88,10 @@ def test_the_published_link_opens_on_the_same_brief(backend, files, capsys, monk
     assert parse_qs(urlsplit(delete_link).query)["analysis"] == [aid]
     assert urlsplit(delete_link).path == "/share"
 
-    expected = bt.verdict_lines(_reference_brief(files, ["ndcg@5", "recall@5"], users="served", gain="exponential"))
-    assert lines[3:] == expected  # the command prints the verdicts the link shows
+    reference = _reference_brief(files, ["ndcg@5", "recall@5"], users="served", gain="exponential")
+    expected = bt.verdict_lines(reference) + bt.head_to_head_lines(reference)
+    assert len(expected) > len(bt.verdict_lines(reference))  # the best two are both challengers here
+    assert lines[3:] == expected  # the command prints the verdicts and the best-two lines the link shows
     title, notes, shown = _shown_brief(_open(link))
     assert (title, notes) == (TITLE, NOTES)
     assert shown == expected

@@ -29,7 +29,7 @@ from urllib.parse import urlencode
 from ..metrics import conventions as conv
 from ..metrics import registry
 from ..brief.build import Brief, Decision, build_brief
-from ..brief.text import headline, verdict_lines
+from ..brief.text import head_to_head_lines, headline, verdict_lines
 from ..errors import MetricsError
 
 #: Environment variable naming the dashboard's address (else :data:`DEFAULT_BASE_URL`).
@@ -52,9 +52,10 @@ class Published:
     brief: Brief
 
     def lines(self) -> list[str]:
-        """What the command line prints: the links, the decision and one line per verdict."""
+        """What the command line prints: the links, the decision, one line per verdict and the best
+        two compared directly (the lines the link opens on)."""
         return [f"link: {self.link}", f"delete link (keep it to yourself): {self.delete_link}",
-                headline(self.brief), *verdict_lines(self.brief)]
+                headline(self.brief), *verdict_lines(self.brief), *head_to_head_lines(self.brief)]
 
 
 def per_user_metrics() -> tuple[str, ...]:

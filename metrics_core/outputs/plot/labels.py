@@ -5,7 +5,8 @@ a legend entry or an axis label it takes the chart's width and squeezes the plot
 :func:`short_labels` cuts each such text to :data:`MAX_LABEL_CHARS` characters, keeping its start
 and its end around an ellipsis (``a_very_long_na…model_v2 · ndcg@10``: names that differ only at
 the end stay apart), after the figure is built; the whole text stays in the hover, which the
-figure builders write from the data (a tick's hover shows its category, not the cut label).
+figure builders write from the data (a tick's hover shows its category, not the cut label), and a
+cut trace name is kept whole in the trace's ``meta`` (``%{meta}`` in a hover template).
 Texts are escaped for plotly already (:func:`metrics_core.outputs.report.plotly_text`): a cut never
 splits an HTML entity such as ``&lt;``.
 """
@@ -43,10 +44,13 @@ def _axis_name(trace, letter: str) -> str:
 
 def short_labels(fig, limit: int = MAX_LABEL_CHARS):
     """``fig`` (changed in place and returned) with every trace name and every category of an axis
-    longer than ``limit`` characters drawn cut (:func:`shorten`)."""
+    longer than ``limit`` characters drawn cut (:func:`shorten`); a cut trace name stays whole in
+    its ``meta`` unless the trace has one already."""
     for trace in fig.data:
         name = getattr(trace, "name", None)
         if isinstance(name, str) and len(name) > limit:
+            if trace.meta is None:
+                trace.meta = name
             trace.name = shorten(name, limit)
     for letter in ("x", "y"):
         categories: dict[str, dict[str, None]] = {}
