@@ -190,11 +190,13 @@ def coverage_lines() -> list[str]:
     """``population().coverage(user_attributes())``: one sentence per model that did not serve every
     user, in which segments; cached by the population and the attributes' content (every page says
     it on every rerun)."""
+    from .controls import unit
     from .loading import attributes_key, user_attributes
 
     key, counted = _keyed_population()
-    return cache.SHARED.get_or_compute(f"coverage|{key}|{attributes_key()}",
-                                       lambda: counted.coverage(user_attributes()))
+    rows = unit()
+    return cache.SHARED.get_or_compute(f"coverage|{key}|{attributes_key()}|{rows}",
+                                       lambda: counted.coverage(user_attributes(), unit=rows))
 
 
 def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, counted: bool = True,

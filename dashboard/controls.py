@@ -22,11 +22,14 @@ from metrics_core.analysis.population import DEFAULT_USERS, USERS, USERS_HELP
 from metrics_core.errors import MetricsError
 from metrics_core.metrics.registry import check_cutoff
 from metrics_core.metrics.presets import PRESETS, settings as preset_settings
+from metrics_core.units import DEFAULT_UNIT, UNITS
 
 K_DEFAULT = 10
 K_MAX = 1000
 #: Widget key and URL parameter of the users counted (``?users=served``).
 USERS_KEY = "users"
+#: Widget key and URL parameter of what a row is (``?unit=queries``), named by every page, file and brief.
+UNIT_KEY = "unit"
 PRESET_KEY = "preset"
 NO_PRESET = "none"
 _SPECS = {spec["name"]: spec for spec in conv.widget_specs()}
@@ -77,6 +80,10 @@ def render_controls() -> None:
         help=f"Which users every page, table, chart, verdict and file counts. all: {USERS_HELP['all']}. "
              f"served: {USERS_HELP['served']}. Every page says how many users that is and which model "
              "did not serve whom.")
+    st.sidebar.selectbox(
+        "Lists are of", list(UNITS), key=UNIT_KEY, bind="query-params",
+        help="What one list of the runs is: a user (recommendations), a query (search) or a session. Saved with "
+             "the analysis; every page, the brief, the report and a shared link name the rows so.")
     with st.sidebar.expander("Conventions", expanded=False):
         st.selectbox("Library preset", preset_names(), key=PRESET_KEY, bind="query-params",
                      on_change=_apply_preset,
@@ -102,6 +109,8 @@ def apply_view(view: dict) -> None:
     wanted: dict[str, Any] = {"k": k}
     if one(view.get(USERS_KEY)) in USERS:
         wanted[USERS_KEY] = one(view.get(USERS_KEY))
+    if one(view.get(UNIT_KEY)) in UNITS:
+        wanted[UNIT_KEY] = one(view.get(UNIT_KEY))
     preset = one(view.get(PRESET_KEY))
     if preset in preset_names():
         wanted[PRESET_KEY] = preset
@@ -157,6 +166,12 @@ def users() -> str:
     return value if value in USERS else DEFAULT_USERS
 
 
+def unit() -> str:
+    """What a row is: ``"users"``, ``"queries"`` or ``"sessions"`` (the default when not yet drawn)."""
+    value = st.session_state.get(UNIT_KEY, DEFAULT_UNIT)
+    return value if value in UNITS else DEFAULT_UNIT
+
+
 def evaluation_options() -> dict[str, Any]:
     """The ``mc.evaluate`` keywords the sidebar sets: every convention (K is per metric)."""
     return conventions()
@@ -181,6 +196,8 @@ def settings() -> dict[str, Any]:
         out["preset"] = preset()
     if users() != DEFAULT_USERS:
         out["users"] = users()
+    if unit() != DEFAULT_UNIT:
+        out["unit"] = unit()
     out.update({key: value for key, value in non_default().items() if key not in TOP})
     return out
 

@@ -12,7 +12,7 @@ from metrics_core.analysis.segment_compare import DEFAULT_FAMILY, FAMILIES  # no
 from metrics_core.analysis.stats import CORRECTIONS, TESTS  # noqa: F401 - Compare offers these
 
 from . import metric_lists, url
-from .controls import controls, users
+from .controls import controls, unit, users
 
 #: The significance levels offered (metrics-core publish accepts the same).
 ALPHAS = list(_ALPHAS)
@@ -32,4 +32,5 @@ def current(names: list[str]) -> Decision:
         correction=url.remembered("compare_correction", CORRECTIONS[0], options=CORRECTIONS),
         alpha=url.remembered("compare_alpha", 0.05, kind=float, options=ALPHAS),
         family=url.remembered("compare_family", DEFAULT_FAMILY, options=list(FAMILIES)),
+        unit=unit(),
     )

@@ -34,14 +34,17 @@ def show_population(warn: bool = True) -> Any:
     user attributes: as warnings (``warn``) or as one caption. Returns the population."""
     from .compute import coverage_lines, population
 
+    from .controls import unit
+
     counted = population()
     lines = coverage_lines()
+    head = f"{unit().capitalize()} counted: {counted.describe(unit())}."
     if warn:
-        st.caption(text.md(f"Users counted: {counted.describe()}.", limit=600))
+        st.caption(text.md(head, limit=600))
         for line in lines:
             st.warning(text.md(line, limit=600), icon=":material/person_off:")
     else:
-        st.caption(text.md(" ".join([f"Users counted: {counted.describe()}.", *lines]), limit=1200))
+        st.caption(text.md(" ".join([head, *lines]), limit=1200))
     return counted
 
 

@@ -22,24 +22,24 @@ from metrics_core.analysis.verdicts import (BETTER, CORRECTION_NAMES, SAME, WORS
                                             sentence as _sentence)
 
 
-def coverage_by_model(population, segments=None) -> dict[str, str]:
-    """Model -> the sentence saying how many evaluated users it did not serve (and in which
+def coverage_by_model(population, segments=None, unit: str = "users") -> dict[str, str]:
+    """Model -> the sentence saying how many evaluated users (``unit``) it did not serve (and in which
     segments of ``segments``), for the models that did not serve everyone."""
-    return dict(zip(population.incomplete, population.coverage(segments)))
+    return dict(zip(population.incomplete, population.coverage(segments, unit=unit)))
 
 
 def sentence(row, n_comparisons: int, correction: str, alpha: float, who: str | None = None,
-             coverage: Mapping[str, str] | None = None) -> str:
+             coverage: Mapping[str, str] | None = None, unit: str = "users") -> str:
     """"two_tower is better than popularity on ndcg@10 by +121.0% [+115.0%, +127.0%], significant after
     Holm over 6 comparisons", then over whom (``who``) and, for the baseline and the challenger,
     their ``coverage`` sentence when they did not serve every user."""
-    tail = (f" Users: {who}." if who else "") + "".join(
+    tail = (f" {unit.capitalize()}: {who}." if who else "") + "".join(
         f" {coverage[m]}" for m in dict.fromkeys([row["baseline"], row["model"]]) if coverage and m in coverage)
-    return _sentence(row, n_comparisons, correction, alpha) + tail
+    return _sentence(row, n_comparisons, correction, alpha, unit) + tail
 
 
 def verdict_table(table: pd.DataFrame, correction: str, alpha: float, who: str | None = None,
-                  coverage: Mapping[str, str] | None = None) -> pd.DataFrame:
+                  coverage: Mapping[str, str] | None = None, unit: str = "users") -> pd.DataFrame:
     """The readable table of a comparison (formatted strings, in the order of ``table``; the
     baseline is the same for every row and stated by the page); ``who`` / ``coverage``: see
     :func:`sentence`."""
@@ -51,9 +51,9 @@ def verdict_table(table: pd.DataFrame, correction: str, alpha: float, who: str |
             "lift [95% CI]": lift_text(r["lift"], r["lift_ci_low"], r["lift_ci_high"]),
             "adjusted p": fmt.pvalue(r["p_adjusted"]),
             "baseline mean": fmt.metric(r["baseline_mean"]), "challenger mean": fmt.metric(r["model_mean"]),
-            "difference": fmt.signed(r["diff"]), "users paired": fmt.count(r["n"]),
+            "difference": fmt.signed(r["diff"]), f"{unit} paired": fmt.count(r["n"]),
             "detectable lift": fmt.percent(r["mde_relative"], signed_=False),
-            "sentence": sentence(r, n, correction, alpha, who, coverage),
+            "sentence": sentence(r, n, correction, alpha, who, coverage, unit),
         })
     return pd.DataFrame(rows)
 
@@ -94,13 +94,13 @@ def segment_rows(tables: Mapping[str, pd.DataFrame], correction: str, alpha: flo
     return adjusted_segment_rows(both)
 
 
-def adjusted_segment_rows(rows: pd.DataFrame) -> pd.DataFrame:
+def adjusted_segment_rows(rows: pd.DataFrame, unit: str = "users") -> pd.DataFrame:
     """Segment rows already adjusted over their family (:func:`metrics_core.brief.build.brief_segments`:
     ``segment``, ``metric``, ``model``, ``n``, the lift and its interval, ``p_adjusted``,
     ``significant``, ``diff``) as the readable rows of :func:`segment_rows`."""
     return pd.DataFrame({
         "segment": rows["segment"].astype(str), "metric": rows["metric"], "challenger": rows["model"],
-        "users paired": [fmt.count(v) for v in rows["n"]],
+        f"{unit} paired": [fmt.count(v) for v in rows["n"]],
         "lift [95% CI]": [lift_text(a, b, c) for a, b, c in zip(rows["lift"], rows["lift_ci_low"],
                                                                  rows["lift_ci_high"])],
         "adjusted p": [fmt.pvalue(p) for p in rows["p_adjusted"]],

@@ -63,7 +63,8 @@ def test_json_for_machines(files):
     assert code == 1
     doc = json.loads(out)
     assert doc["passed"] is False
-    assert doc["settings"] | {"seed": 0} == {"test": "wilcoxon", "correction": "bh", "family": "analysis", "alpha": 0.05,
+    assert doc["settings"] | {"seed": 0} == {"test": "wilcoxon", "correction": "bh", "family": "analysis",
+                                             "unit": "users", "alpha": 0.05,
                                              "baseline": None, "n_permutations": 10000, "seed": 0}
     rows = doc["conditions"]
     assert [r["condition"] for r in rows] == CONDITIONS and [r["passed"] for r in rows] == [True, False, True]

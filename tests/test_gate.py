@@ -203,4 +203,4 @@ def test_too_few_paired_users_fail_with_the_reason():
     one = Ev({"ndcg@10": np.array([0.5])})
     report = mc.check(one, ["ndcg@10 not worse than baseline"], baseline=one)
     assert not report.passed
-    assert "1 user(s) evaluated for both models: no paired test possible" in report.lines()[0]
+    assert "1 user evaluated for both models: no paired test possible" in report.lines()[0]

@@ -118,7 +118,7 @@ def test_mc_publish_from_python_with_the_default_choices(files, tmp_path):
         "k": "10", "users": "all", "compare_baseline": "popularity",
         "compare_challengers": ["two_tower", "matrix_factorization"], "compare_metrics": ["ndcg@10"],
         "compare_test": "t", "compare_correction": "holm", "compare_alpha": "0.05",
-        "compare_family": "analysis"}
+        "compare_family": "analysis", "unit": "users"}
     assert [f.data for f in saved.files_with_role("run")] == [files[n].read_bytes() for n in
                                                                ("popularity", "two_tower", "matrix_factorization")]
     expected = bt.verdict_lines(_reference_brief(files, ["ndcg@10"]))

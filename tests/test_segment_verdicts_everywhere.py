@@ -131,6 +131,25 @@ def test_compare_check_and_report_give_each_segment_the_same_verdict(folder, cap
     assert html.escape(named) in text
 
 
+def test_the_unit_is_the_word_of_every_line_and_header(folder, capsys, tmp_path):
+    import re
+
+    inputs = ["--qrels", str(folder / "qrels.csv"), "--user-attributes", str(folder / "users.csv"), "--unit",
+              "queries", "-q"]
+    _, out = _run(capsys, ["compare", "--run", str(folder / "base.csv"), "--run", str(folder / "chal.csv"),
+                           "--metrics", "ndcg@10", *inputs])
+    _, lines = _run(capsys, ["check", "--run", str(folder / "chal.csv"), "--baseline", str(folder / "base.csv"),
+                             *inputs, "ndcg@10 not worse than baseline in every segment", "ndcg@10 >= 0.1 in every tier"])
+    page = tmp_path / "report.html"
+    _run(capsys, ["report", "--run", str(folder / "base.csv"), "--run", str(folder / "chal.csv"), "--metrics",
+                  "ndcg@10", "--title", "T", "-o", str(page), *inputs])
+    brief = page.read_text(encoding="utf-8").split("<section id='brief'>")[1].split("</section>")[0]
+    for text in (out, lines, brief):
+        assert not re.search(r"\busers?\b", text), text
+    assert out.startswith("Queries: 300 queries (every evaluated query;") and "over 75 queries;" in lines
+    assert "every segment of every query attribute (segment, tier)" in out
+
+
 @pytest.mark.parametrize("correction", ["holm", "bonferroni", "bh", "none"])
 def test_adjusting_within_families_is_statsmodels_per_family(correction):
     from metrics_core.analysis.stats import adjust_within

@@ -113,14 +113,16 @@ with state.guard():
                         tuple(metrics), baseline, test, correction, float(alpha), opt_key)
 
 n_sig = int(table["significant"].sum())
-who = counted.describe()
-coverage = verdict.coverage_by_model(counted, state.user_attributes())
-st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over the users counted ({who}); ", limit=600)
+who = counted.describe(state.unit())
+coverage = verdict.coverage_by_model(counted, state.user_attributes(), state.unit())
+rows_are = state.unit()
+st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over the {rows_are} counted ({who}); ",
+                   limit=600)
            + f"{TEST_LABELS[test]}, "
            f"{CORRECTION_LABELS[correction]} correction, α = {alpha}: {n_sig} significant. "
            "Lift = challenger mean / baseline mean − 1, 95% interval by the delta method. "
-           "Detectable lift: the smallest lift a paired t-test would find with 80% power on these users: "
-           "a non-significant result below it means too few users, not no difference.")
+           f"Detectable lift: the smallest lift a paired t-test would find with 80% power on these {rows_are}: "
+           f"a non-significant result below it means too few {rows_are}, not no difference.")
 
 if table.attrs["pending"]:
     waiting_for = comparisons.pending_parts(table.attrs["pending"])
@@ -130,7 +132,7 @@ if table.attrs["pending"]:
                     "page is shown.")
 
 st.subheader("Verdict", anchor=False)
-readable = verdict.verdict_table(table, correction, alpha, who, coverage)
+readable = verdict.verdict_table(table, correction, alpha, who, coverage, rows_are)
 state.shown_table(readable.drop(columns="sentence"), hide_index=True, key="compare_verdict",
              column_config={"metric": st.column_config.TextColumn(help="Hover the metric selector for definitions"),
                             "adjusted p": st.column_config.TextColumn(help=f"{TEST_LABELS[test]}, adjusted by "
@@ -239,7 +241,7 @@ def segment_section() -> None:
         background.refresh_when_ready(list(brief.verdicts.attrs.get("pending", [])))
         return
     rows = brief.segments[brief.segments["attribute"].astype(str) == str(seg_col)]
-    state.shown_table(verdict.adjusted_segment_rows(rows), hide_index=True, key="compare_segments",
+    state.shown_table(verdict.adjusted_segment_rows(rows, state.unit()), hide_index=True, key="compare_segments",
                  placeholder=fmt.EMPTY)
     st.caption(text.md("P-values " + brief_text.family_sentence(correction, decision.family, brief.segments,
                                                                   brief.attributes, decision.unit) + ".", limit=900))

@@ -125,7 +125,7 @@ if st.button("Build HTML report", key="share_build_report", icon=":material/desc
         baseline = decision.baseline if decision is not None else names[0]
         settings = {"K": k, "gain": c["gain"], "ties": c["ties"], "users": state.users(), "baseline": baseline,
                     "test": decision.test if decision else "t", "correction": decision.correction if decision else "holm",
-                    **({"family": decision.family} if decision else {}),
+                    **({"family": decision.family} if decision else {}), "unit": state.unit(),
                     "data": "demo dataset" if state.is_demo() else ", ".join(b.name for b in state.sources().runs.values())}
         with bar.step("figures and tables"):
             st.session_state[_REPORT] = state.report_html(evals, baseline, settings, brief)

@@ -58,6 +58,7 @@ from .conditions import Condition, parse_conditions
 from ..errors import MetricsError
 from ..frames import per_user_frame
 from ..metrics.registry import parse_metric
+from ..units import noun
 
 #: names of the tests, as the lines say them
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
@@ -264,20 +265,21 @@ def _decide(rows: list[tuple[ConditionResult, float]], correction: str, passes) 
         result.seconds += share
 
 
-def _baseline_line(r: ConditionResult, alpha: float, correction: str, test: str, two_sided: bool = False) -> str:
+def _baseline_line(r: ConditionResult, alpha: float, correction: str, test: str, two_sided: bool = False,
+                   unit: str = "users") -> str:
     if r.n < 2:
-        return f"{r.n} user(s) evaluated for both models: no paired test possible"
+        return f"{r.n} {noun(unit, r.n)} evaluated for both models: no paired test possible"
     change = f"{r.relative_diff * 100:+.2f}%" if r.relative_diff == r.relative_diff else f"{r.diff:+.4f}"
     margin = f"margin {_fmt(r.margin)}" if r.margin else "no margin"
     corrected = "" if correction == "none" else f", {correction}-adjusted {_fmt_p(r.p_adjusted)}"
     verdict = "a drop beyond the margin" if not r.passed else "no significant drop beyond the margin"
     if two_sided:  # decided as Compare decides a segment row
         significant = r.p_adjusted == r.p_adjusted and r.p_adjusted < alpha
-        return (f"{_fmt(r.value)} vs baseline {_fmt(r.baseline_value)} ({change}, {margin}) over {r.n} users; "
+        return (f"{_fmt(r.value)} vs baseline {_fmt(r.baseline_value)} ({change}, {margin}) over {r.n} {unit}; "
                 f"{verdict}: two-sided {TEST_NAMES[test]} p {_fmt_p(r.p_value)}{corrected} "
                 f"{'<' if significant else '>='} {alpha:g}")
     sign = "<" if not r.passed else ">="
-    return (f"{_fmt(r.value)} vs baseline {_fmt(r.baseline_value)} ({change}, {margin}) over {r.n} users; "
+    return (f"{_fmt(r.value)} vs baseline {_fmt(r.baseline_value)} ({change}, {margin}) over {r.n} {unit}; "
             f"{verdict}: one-sided {TEST_NAMES[test]} p {_fmt_p(r.p_value)}{corrected} {sign} {alpha:g}")
 
 
@@ -333,7 +335,8 @@ def _candidates(candidate) -> dict:
 
 
 def check(candidate, conditions, baseline=None, *, attributes=None, test: str = "t", correction: str = "holm",
-          alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0, family: str = "analysis") -> CheckReport:
+          alpha: float = 0.05, n_permutations: int = 10000, seed: int = 0, family: str = "analysis",
+          unit: str = "users") -> CheckReport:
     """Check conditions on one evaluation (or ``{model name: evaluation}``); see the module docstring.
 
     ``candidate`` and ``baseline`` are :class:`~metrics_core.Evaluation` results (anything with
@@ -361,6 +364,8 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
     test, correction, alpha, n_permutations, seed, family
         The paired test of baseline conditions, its correction over them, its level, and which segment
         rows are corrected together.
+    unit : str
+        What a row is (``"users"``, ``"queries"``, ``"sessions"``): the word the lines use.
 
     Returns
     -------
@@ -386,6 +391,7 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
     [('mrr@2 >= 0.9', True), ('mrr@2 not worse than baseline by more than 1%', True)]
     """
     from .segment_compare import check_family
+    from ..units import check_unit
 
     started = time.perf_counter()
     parsed = parse_conditions(conditions)
@@ -396,7 +402,7 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
         raise MetricsError(f"unknown correction {correction!r}; use one of: {', '.join(stats.CORRECTIONS)}")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise MetricsError(f"alpha must be between 0 and 1, got {alpha!r}")
-    family = check_family(family)
+    family, unit = check_family(family), check_unit(unit)
     models = _candidates(candidate)
     baseline_name = None
     if isinstance(baseline, str):
@@ -457,12 +463,13 @@ def check(candidate, conditions, baseline=None, *, attributes=None, test: str = 
         if r.kind == "threshold":
             detail = f"{_fmt(r.value)} {'' if r.passed else 'not '}{r.op} {r.threshold:g}"
             if r.segment:
-                detail += f" (mean over {r.n} users)"
+                detail += f" (mean over {r.n} {unit})"
         else:
-            detail = _baseline_line(r, alpha, correction, test, two_sided=bool(r.segment))
+            detail = _baseline_line(r, alpha, correction, test, two_sided=bool(r.segment), unit=unit)
         who = f"{r.model}: " if len(models) > 1 else ""
         where = f" [{r.segment}]" if r.segment else ""
         r.line = f"{'PASS' if r.passed else 'FAIL'} {who}{r.condition}{where}: {detail}"
-    settings = {"test": test, "correction": correction, "family": family, "alpha": alpha, "baseline": baseline_name,
+    settings = {"test": test, "correction": correction, "family": family, "unit": unit, "alpha": alpha,
+                "baseline": baseline_name,
                 "n_permutations": n_permutations, "seed": seed}
     return CheckReport(results, settings, seconds=time.perf_counter() - started)

@@ -38,7 +38,7 @@ from ..io import read_table
 from ..metrics.presets import PRESETS, metric_names as preset_metric_names
 from ..analysis.stats import CORRECTIONS, TESTS
 from . import _output
-from .compare import add_family_argument
+from .compare import add_family_argument, add_unit_argument
 from .evaluate import add_input_arguments, check_probabilities, conventions, load_inputs, probability_metrics
 
 HELP = "pass or fail conditions on metrics (thresholds, no regression against a baseline) for CI"
@@ -66,6 +66,7 @@ def register(subparsers) -> None:
                    help="correction over every baseline condition, and over each family of segment rows (--family): "
                         "holm (default), bonferroni, bh, none")
     add_family_argument(p)
+    add_unit_argument(p)
     p.add_argument("--alpha", type=float, default=0.05, help="level of the corrected one-sided test (0.05)")
     p.add_argument("--permutations", type=int, default=10000, metavar="N",
                    help="random sign flips for --test randomization (10000)")
@@ -141,7 +142,7 @@ def run(args) -> int:
     try:
         report = check(evaluations, args.conditions, baseline=baseline, attributes=attributes, test=args.test,
                        correction=args.correction, alpha=args.alpha, n_permutations=args.permutations,
-                       seed=args.seed, family=args.family)
+                       seed=args.seed, family=args.family, unit=args.unit)
     except MetricsError as exc:
         if attributes is None:
             raise

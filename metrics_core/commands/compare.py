@@ -48,6 +48,7 @@ from ..errors import MetricsError
 from ..analysis.population import DEFAULT_USERS, USERS, USERS_HELP, population
 from ..analysis.paper_table import TEST_NAMES, letter, paper_table
 from ..analysis.segment_compare import DEFAULT_FAMILY, FAMILIES
+from ..units import DEFAULT_UNIT, UNITS
 from ..analysis.stats import CORRECTIONS, JOINT_TESTS, TESTS
 from ..analysis.verdicts import CORRECTION_NAMES
 from . import _output
@@ -69,6 +70,13 @@ def add_family_argument(p) -> None:
                    help="the segment tests of --user-attributes adjusted together: analysis (default: every segment "
                         "of every attribute x metric x pair), attribute (each attribute apart), attribute_metric "
                         "(each attribute and metric apart), segment (each segment apart: metric x pair)")
+
+
+def add_unit_argument(p) -> None:
+    """--unit: what one list is, the word every line, table header and file of the output uses."""
+    p.add_argument("--unit", choices=tuple(UNITS), default=DEFAULT_UNIT,
+                   help="what one list of the runs is, named so in every line and table: users (default), queries "
+                        "or sessions")
 
 
 def add_test_arguments(p, joint: bool = False) -> None:
@@ -93,6 +101,7 @@ def add_test_arguments(p, joint: bool = False) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the confidence intervals (1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    add_unit_argument(p)
     p.add_argument("--users", choices=USERS, default=DEFAULT_USERS,
                    help=f"users counted by every number: all = {USERS_HELP['all']} (default); "
                         f"served = {USERS_HELP['served']}")
@@ -188,11 +197,12 @@ def counted_evaluations(evaluations: dict, users: str) -> tuple[dict, object]:
     return {name: counted.restrict(ev) for name, ev in evaluations.items()}, counted
 
 
-def population_doc(counted) -> dict:
-    """The population as JSON: the setting, the users counted and each model's coverage."""
+def population_doc(counted, unit: str = "users") -> dict:
+    """The population as JSON: the setting, the users counted and each model's coverage, described
+    in ``unit``."""
     return {"users": counted.users, "users_counted": counted.n, "users_evaluated": counted.n_evaluated,
             "served": {m: counted.served(m) for m in counted.unserved},
-            "description": counted.describe(), "coverage": counted.coverage()}
+            "description": counted.describe(unit), "coverage": counted.coverage(unit=unit)}
 
 
 def print_notes(args, notes: list[str], evaluations: dict) -> None:
@@ -241,10 +251,10 @@ def _p(value) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def comparison_rows(comparison, interval: bool = True) -> tuple[list[str], list[list]]:
+def comparison_rows(comparison, interval: bool = True, unit: str = "users") -> tuple[list[str], list[list]]:
     """The comparison table's rows as printed; without ``interval`` no "95% CI" column (the
-    segments' rows have no bootstrap interval)."""
-    header = ["metric", "baseline", "model", "users", "diff", "95% CI", "p", "p adj", "d", "W/T/L", "sig"]
+    segments' rows have no bootstrap interval); ``unit`` heads the column of the rows paired."""
+    header = ["metric", "baseline", "model", unit, "diff", "95% CI", "p", "p adj", "d", "W/T/L", "sig"]
     rows = []
     for r in comparison.itertuples(index=False):
         ci = f"[{_output.format_cell(r.ci_low)}, {_output.format_cell(r.ci_high)}]"
@@ -291,8 +301,9 @@ def run(args) -> int:
             "comparisons": [{k: row[k] for k in _TABLE_COLUMNS} | {"test": args.test}
                             for row in comparison.to_dict(orient="records")],
             "settings": {"baseline": baseline, "test": args.test, "correction": args.correction,
-                         "family": args.family, "alpha": args.alpha, "seed": args.seed, "users": args.users},
-            "population": population_doc(counted),
+                         "family": args.family, "alpha": args.alpha, "seed": args.seed, "users": args.users,
+                         "unit": args.unit},
+            "population": population_doc(counted, args.unit),
             "diagnostics": {m: (ev.diagnostics.to_dict() if getattr(ev, "diagnostics", None) is not None else {})
                             for m, ev in evaluations.items()},
         }
@@ -313,22 +324,22 @@ def run(args) -> int:
         write_data(_output.format_csv(header, rows))  # exact, unless on a terminal
     else:
         header, rows = marked_summary(evaluations, labels, comparison)
-        sys.stdout.write(f"Users: {counted.describe()}\n")
-        for line in counted.coverage():
+        sys.stdout.write(f"{args.unit.capitalize()}: {counted.describe(args.unit)}\n")
+        for line in counted.coverage(unit=args.unit):
             sys.stdout.write(f"Coverage: {line}\n")
         sys.stdout.write("\n" + _output.format_table(header, rows))
         correction = CORRECTION_NAMES[args.correction]
         test = TEST_NAMES[args.test]
         sys.stdout.write(f"\nSuperscripts: significantly better than that model ({test}, {correction}"
                          f"{'' if args.correction == 'none' else ' correction'}, alpha {args.alpha:g}).\n\n")
-        header, rows = comparison_rows(comparison)
+        header, rows = comparison_rows(comparison, unit=args.unit)
         sys.stdout.write(_output.format_table(header, rows))
         if segments is not None:
             attributes = list(dict.fromkeys(segments["attribute"].astype(str)))
-            family = family_sentence(args.correction, args.family, segments, attributes)
+            family = family_sentence(args.correction, args.family, segments, attributes, args.unit)
             sys.stdout.write(f"\nBy segment (p-values {family}, "
                              f"apart from the table above):\n\n")
-            header, rows = comparison_rows(segments, interval=False)
+            header, rows = comparison_rows(segments, interval=False, unit=args.unit)
             sys.stdout.write(_output.format_table(["attribute", "segment"] + header,
                                                   [[r.attribute, r.segment] + row for r, row in
                                                    zip(segments.itertuples(index=False), rows)]))

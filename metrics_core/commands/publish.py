@@ -24,7 +24,7 @@ from ..metrics import conventions as convention_options
 from ..analysis.population import USERS
 from ..analysis.stats import CORRECTIONS, TESTS
 from ._limits import add_limit_arguments, apply_limits
-from .compare import add_family_argument
+from .compare import add_family_argument, add_unit_argument
 
 HELP = "save a read-only snapshot of runs and a decision in the analysis store and print its dashboard link"
 
@@ -50,6 +50,7 @@ def register(subparsers) -> None:
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="p-value correction: holm (default), bonferroni, bh, none")
     add_family_argument(p)
+    add_unit_argument(p)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level: 0.001, 0.01, 0.05 or 0.1 (0.05)")
     p.add_argument("--user-attributes", metavar="FILE", help="user_id and one column per attribute (segments)")
     p.add_argument("--base-url", metavar="URL",
@@ -65,7 +66,7 @@ def run(args) -> int:
     apply_limits(args)
     published = publish(args.run, args.qrels, title=args.title, notes=args.notes, baseline=args.baseline,
                         challengers=args.challengers, primary=args.primary, users=args.users, test=args.test,
-                        correction=args.correction, alpha=args.alpha, family=args.family,
+                        correction=args.correction, alpha=args.alpha, family=args.family, unit=args.unit,
                         user_attributes=args.user_attributes,
                         conventions=convention_options.from_args(args).explicit(), base_url=args.base_url)
     sys.stdout.write("".join(line + "\n" for line in published.lines()))

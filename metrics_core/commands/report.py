@@ -86,6 +86,7 @@ def run(args) -> int:
         conv["item_features"] = Path(args.item_features).name
     settings = {"metrics": ", ".join(labels), **conv, "users": args.users, "test": args.test,
                 "correction": args.correction, "family": args.family, "alpha": args.alpha, "seed": args.seed,
+                "unit": args.unit,
                 "qrels": Path(args.qrels).name if args.qrels else "(relevance column of the runs)",
                 "runs": ", ".join(Path(run).name for run in args.run)}
     write_report(out, evaluations, comparison=comparison, title=args.title, settings=settings,
@@ -116,6 +117,6 @@ def _brief(args, evaluations: dict, labels: list[str]):
 
         attributes, _ = read_user_attributes(args.user_attributes)
     decision = Decision(baseline, tuple(challengers), tuple(primary), users=args.users, test=args.test,
-                        correction=args.correction, alpha=args.alpha, family=args.family)
+                        correction=args.correction, alpha=args.alpha, family=args.family, unit=args.unit)
     return build_brief(evaluations, decision, attributes=attributes, title=args.title, notes=args.notes,
                        n_resamples=args.bootstrap, n_permutations=args.permutations, seed=args.seed)

@@ -6,7 +6,7 @@ message), builds the decision brief the link will show, and saves the exact byte
 with the decision as the dashboard's Share page saves a snapshot: the same record layout
 (``kind``, ``runs`` with each model's name, ``files``, ``notes``, ``view``) and the same view keys
 (``compare_baseline``, ``compare_challengers``, ``compare_metrics``, ``compare_test``,
-``compare_correction``, ``compare_alpha``, ``compare_family``, ``users``, ``k`` and every convention given). Opening
+``compare_correction``, ``compare_alpha``, ``compare_family``, ``unit``, ``users``, ``k`` and every convention given). Opening
 ``<base URL>/?analysis=<id>`` shows that snapshot on the Brief, with the verdicts computed here.
 
 Limits, each refused with one line: the primary metrics must be per-user ranking metrics at one
@@ -146,7 +146,8 @@ def dashboard_address(given: str | None = None) -> str:
 def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
             title: str, notes: str = "", baseline: str | None = None, challengers: Sequence[str] | None = None,
             primary: Sequence[str] | str = ("ndcg@10",), users: str = "all", test: str = "t",
-            correction: str = "holm", alpha: float = 0.05, family: str = "analysis", user_attributes: Any = None,
+            correction: str = "holm", alpha: float = 0.05, family: str = "analysis", unit: str = "users",
+            user_attributes: Any = None,
             conventions: Mapping[str, Any] | None = None, base_url: str | None = None,
             store: Any = None, owner: str | None = None) -> Published:
     """Save a read-only snapshot of ``runs`` against ``qrels`` with the decision and return its links.
@@ -155,7 +156,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     of any kind (named ``run_1``, ``run_2``, ...), or ``{model name: path or table}``; ``qrels``
     and ``user_attributes``: a path or a table. ``baseline``: a model name (default: the first run);
     ``challengers``: model names (a list or ``"a,b"``; default: every other run); ``primary``: per-user metrics at one
-    cutoff (a list or ``"ndcg@10,recall@10"``); ``users``, ``test``, ``correction``, ``alpha``, ``family``: as
+    cutoff (a list or ``"ndcg@10,recall@10"``); ``users``, ``test``, ``correction``, ``alpha``, ``family``, ``unit``: as
     :class:`metrics_core.Decision`; ``conventions``: ``mc.evaluate`` conventions (``gain``,
     ``ties``, ...) the dashboard applies to the snapshot. ``base_url``: the dashboard's address
     (see :func:`dashboard_address`). ``store``: an :class:`metrics_core.store.AnalysisStore` (default: the
@@ -198,7 +199,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     others = [n for n in names if n != base]
     decision = Decision(str(base), tuple(challengers) if challengers else tuple(others), tuple(primary),
                         users=users, test=test, correction=correction, alpha=float(alpha),
-                        family=family).checked(names)
+                        family=family, unit=unit).checked(names)
     link_base = dashboard_address(base_url)
 
     files = [SavedFile(*_source(path, "run", model), "run") for model, path in named.items()]
@@ -227,7 +228,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
         "k": str(k), "users": decision.users, "compare_baseline": decision.baseline,
         "compare_challengers": list(decision.challengers), "compare_metrics": list(decision.metrics),
         "compare_test": decision.test, "compare_correction": decision.correction,
-        "compare_alpha": f"{decision.alpha:g}", "compare_family": decision.family,
+        "compare_alpha": f"{decision.alpha:g}", "compare_family": decision.family, "unit": decision.unit,
         **{name: (f"{value:g}" if isinstance(value, float) else str(value)) for name, value in chosen.items()},
     }
     settings = {"kind": "snapshot", "runs": [{"model": m, "mapping": {}} for m in named],
