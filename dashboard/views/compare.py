@@ -159,7 +159,7 @@ with st.expander("Full statistics"):
            ("baseline_mean", "model_mean", "diff", "ci_low", "ci_high", "lift", "lift_ci_low", "lift_ci_high",
             "mde", "mde_relative", "effect_size", "statistic")},
         "p_value": st.column_config.NumberColumn(format="%.6f"), "p_adjusted": st.column_config.NumberColumn(format="%.6f"),
-        "model": "challenger", "n": "users paired", "diff": st.column_config.NumberColumn(
+        "model": "challenger", "n": f"{rows_are} paired", "diff": st.column_config.NumberColumn(
             "difference", format="%+.4f", help="challenger mean − baseline mean; ci_low/ci_high: its 95% bootstrap CI"),
         "effect_size": st.column_config.NumberColumn("Cohen's d", format="%.3f")}, placeholder=fmt.EMPTY)
     slug = state.settings_slug()

@@ -16,6 +16,7 @@ import streamlit as st
 
 from dashboard import brief_text, counterfactual, counterfactual_tables, failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
 from dashboard.decision import current as current_decision
+from metrics_core.units import count as unit_count, noun
 
 
 
@@ -65,6 +66,7 @@ if focus is not None and focus[0] in models:
 elif url.requested(url.USER) is not None and url.requested(url.USER) != url.get(url.USER):
     url.set(url.USER, url.requested(url.USER))  # a link or a reload names the user
 
+rows_are = state.unit()  # what a row is (users, queries, sessions): every sentence below says it
 left, beside, mid, right = st.columns([2, 2, 2, 1])
 names = list(models)
 # opened from the sidebar, the page shows the pair under study: the decision's first challenger
@@ -77,15 +79,15 @@ others = [m for m in names if m != model]
 against = studied.baseline if studied is not None and studied.baseline in others else (others or [None])[0]
 other = url.bound(lambda: beside.selectbox("Compared with", others, key="failures_other",
                                            **_opening("failures_other", others, against),
-                                           help="The failing users are those where the model is worse than "
-                                                "this one; a user's list is shown beside this model's"),
+                                           help=f"The failing {rows_are} are those where the model is worse than "
+                                                f"this one; a {noun(rows_are, 1)}'s list is shown beside this model's"),
                   "failures_other", against, options=others) if others else None
 options = metric_lists.labels(metric_lists.PER_USER, k)
 metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric",
                                          help=metric_lists.help_for(st.session_state.get("failures_metric", options[0]),
                                                                     settings)),
                    "failures_metric", options[0], options=options)
-n = url.bound(lambda: right.number_input("Users shown", min_value=5, max_value=1000, value=25, step=5,
+n = url.bound(lambda: right.number_input(f"{rows_are.capitalize()} shown", min_value=5, max_value=1000, value=25, step=5,
                                         key="failures_n"),
               "failures_n", 25, kind=int, low=5, high=1000)
 
@@ -107,18 +109,19 @@ if other:
                                          table["user_id"]))
 
 counts = triage.group_counts(table)
-st.caption(f"Groups of the {fmt.count(len(table))} evaluated users of this model at K = {k}: not served = no list; "
+st.caption(f"Groups of the {fmt.count(len(table))} evaluated {rows_are} of this model at K = {k}: not served = no list; "
            f"no hit = no relevant item (relevance ≥ {threshold:g}) in the top K; hit but low = {metric} in the "
-           "lowest quarter of the users with a hit; gap = best other model's value minus this model's, per user.")
+           f"lowest quarter of the {rows_are} with a hit; gap = best other model's value minus this model's, "
+           f"per {noun(rows_are, 1)}.")
 state.shown_table(counts.assign(users=[fmt.count(v) for v in counts["users"]],
-                           share=[fmt.percent(v, signed_=False) for v in counts["share"]]),
+                           share=[fmt.percent(v, signed_=False) for v in counts["share"]]).rename(columns={"users": rows_are}),
              hide_index=True, key="failures_groups", placeholder=fmt.EMPTY)
 
 f1, f2, f3, f4 = st.columns([2, 2, 2, 2])
 group_options = ["all", *triage.GROUPS, *(brief_text.FAILURES_GROUP.values() if other else ())]
 group = url.bound(lambda: f1.selectbox(
     "Group", group_options, key="failures_group",
-    help="The brief's groups (below the compared model: ...) are the users where this model scores below "
+    help=f"The brief's groups (below the compared model: ...) are the {rows_are} where this model scores below "
          "the compared one on the metric, by what went wrong, counted as the Brief counts them"),
     "failures_group", "all", options=group_options)
 below = None  # the brief's failure group: exactly the users the Brief counts in it
@@ -140,14 +143,14 @@ if attr_cols:
                                             key="failures_segment"),
                        "failures_segment", "all", options=values)
     segment_value = None if chosen == "all" else chosen
-search = f4.text_input("User id starts with", key="failures_search", max_chars=200)
+search = f4.text_input(f"{noun(rows_are, 1).capitalize()} id starts with", key="failures_search", max_chars=200)
 shown = triage.filter_users(table, None if group == "all" or below is not None else group, segment,
                             segment_value, search, users=below)
 worst = failure_tables.with_attributes(shown.head(int(n)), attrs)
 
-st.subheader(text.md(f"Worst {fmt.plural(len(worst), 'user')} of {model} by {metric}"), anchor=False)
-st.caption(f"{fmt.plural(len(shown), 'user')} {'matches' if len(shown) == 1 else 'match'}; sorted by gap "
-           "(largest first). Select a row to inspect that user.")
+st.subheader(text.md(f"Worst {unit_count(len(worst), rows_are)} of {model} by {metric}"), anchor=False)
+st.caption(f"{unit_count(len(shown), rows_are)} {'matches' if len(shown) == 1 else 'match'}; sorted by gap "
+           f"(largest first). Select a row to inspect that {noun(rows_are, 1)}.")
 selection = state.shown_table(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
                          column_config={**fmt.metric_columns([metric], settings),
                                         "best other": st.column_config.NumberColumn(format="%.4f"),
@@ -168,26 +171,27 @@ if picked is not None and st.session_state.get("failures_taken") != signature:
 user = url.get(url.USER)
 
 if other and attr_cols:
-    st.subheader(text.md(f"What the users where {model} is worse than {other} share"), anchor=False)
+    st.subheader(text.md(f"What the {rows_are} where {model} is worse than {other} share"), anchor=False)
     failing = failure_tables.failing_users({n: e.per_user for n, e in evals.items()}, model, other, metric)
     explained = failure_tables.overrepresented(pd.Index(table["user_id"]), failing, attrs)
-    st.caption(text.md(f"{fmt.count(len(failing))} of the {fmt.plural(len(table), 'user')} counted "
+    st.caption(text.md(f"{fmt.count(len(failing))} of the {unit_count(len(table), rows_are)} counted "
                        f"{'has' if len(failing) == 1 else 'have'} a lower {metric} with {model} "
                        f"than with {other} (in the metric's direction). For every value of every user attribute: "
-                       "its users among them and among all users counted; ratio = share of failing / share of "
+                       f"its {rows_are} among them and among all {rows_are} counted; ratio = share of failing / share of "
                        "all (above 1: over-represented). Largest ratio first.", limit=800))
+    explained = explained.rename(columns={"failing users": f"failing {rows_are}", "users": rows_are})
     state.shown_table(explained, hide_index=True, key="failures_explained", column_config={
-        "failing users": st.column_config.NumberColumn(format="localized"),
-        "users": st.column_config.NumberColumn(format="localized"),
+        f"failing {rows_are}": st.column_config.NumberColumn(format="localized"),
+        rows_are: st.column_config.NumberColumn(format="localized"),
         "share of failing": st.column_config.NumberColumn(format="percent"),
         "share of all": st.column_config.NumberColumn(format="percent"),
         "ratio": st.column_config.NumberColumn(format="%.2f")}, placeholder=fmt.EMPTY)
 elif other:
-    st.caption("Upload a user-attributes table on the Data page to see which kinds of users the failures "
+    st.caption(f"Upload a user-attributes table on the Data page to see which kinds of {rows_are} the failures "
                "concentrate in.")
 
 if user is None:
-    st.info("Select a user in the table above to see their ranked list.")
+    st.info(f"Select a {noun(rows_are, 1)} in the table above to see its ranked list.")
     st.stop()
 if not tables.has_user(ranked, user):
     st.info(text.md(f"User {user} is not among the users of {model}. Select a user in the table above."))
