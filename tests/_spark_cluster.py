@@ -48,6 +48,9 @@ def start_session(master: str, app_name: str, shuffle_partitions: int = 3):
         "spark.default.parallelism": "2",
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
+        # a failing task fails its job at once: a bad input's error is what the tests look at, and a
+        # local cluster would otherwise run the task three more times before giving it
+        "spark.task.maxFailures": "1",
     }
     home = os.environ.get("SPARK_HOME")
     if master.startswith("local-cluster") and is_private(home):

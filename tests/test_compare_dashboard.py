@@ -572,6 +572,8 @@ def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monke
     from dashboard import background, cache, comparisons
     from metrics_core.analysis import stats
 
+    # fewer sign flips than the page's 10,000: what is checked is where and when they are computed
+    monkeypatch.setattr(comparisons, "N_PERMUTATIONS", 2_000)
     at = compare_on_many_users_once_idle(monkeypatch, tmp_path)
     before = set(cache.SHARED.keys())
     ok(at.selectbox(key="compare_test").set_value("randomization").run())

@@ -6,7 +6,10 @@ in two distant chunks, empty files and empty ranges, rows in no order at all,
 string and integer ids, labels in the run. Every case is checked against
 ``mc.evaluate`` on the same pandas frames (the independent single-machine
 reference) and the route taken is checked where the layout decides it. Each
-test runs on ``local[2]`` and on ``local-cluster[2,1,1024]``.
+test runs on ``local[2]`` and on ``local-cluster[2,1,1024]``; the layouts of
+files and ranges are run on ``local[2]`` (every range count, both id types) and two of
+them (string ids with the default ranges, integer ids with empty ranges) on the local
+cluster, whose executors read the same ranges through the same code.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pytest
 
 import metrics_core as mc
 from _records import assert_same_record
+from _spark_cluster import CLUSTER, LOCAL
 from test_spark import ALL_METRICS, assert_same, make_data
 
 pytestmark = pytest.mark.spark
@@ -67,8 +71,12 @@ def sorted_by_user(df: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values("user_id", kind="stable").reset_index(drop=True)
 
 
-@pytest.mark.parametrize("int_ids", [False, True])
-@pytest.mark.parametrize("n_buckets", [None, 3, 40])
+# (master, ranges, integer ids?): every range count and both id types on local[2]; two on the cluster
+LAYOUTS = [(LOCAL, None, False), (LOCAL, None, True), (LOCAL, 3, False), (LOCAL, 40, True),
+           (CLUSTER, None, False), (CLUSTER, 40, True)]
+
+
+@pytest.mark.parametrize("spark,n_buckets,int_ids", LAYOUTS, indirect=["spark"], scope="module")
 def test_users_cut_across_row_groups_and_files(spark, tmp_path, int_ids, n_buckets):
     """Sorted by user, files cut in the middle of users, row groups of 37 rows (most users span two),
     an empty file, users only in the run or only in the truth; 40 ranges leave some ranges empty."""

@@ -1,5 +1,5 @@
 """A tiny run of the browser benchmark (benchmarks/dashboard_browser.py): 200 users x 20
-items per model, one round, a few actions on several pages, the browsers started one step
+items per model, one round, an action of each kind on three pages, the browsers started one step
 below the normal priority (``--browser-nice``, so that its wrapper is run). Every action asked for gets
 its rows, none times out, the app shows no exception and the server stays up. Nothing
 here asserts a time."""
@@ -18,12 +18,12 @@ from benchmarks import dashboard_browser as bench  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
-ONLY = (r"open (Compare|Overview)|Overview: (K|bootstrap)|Distributions: metric|Compare: (baseline|test)"
-        r"|Failures: select|Share: build")
+# a page switch, a control of the Overview, a statistical test on Compare and the report: the
+# benchmark's other actions go through the same timing code, and the random walks press them too
+ONLY = r"open (Compare|Overview)|Overview: K|Compare: test|Share: build"
 # each action changes a value and sets it back (the test tries three values); pages are opened twice
 EXPECTED = {"upload to Overview (3 runs + truth)": 1, "open Compare (first visit)": 1, "open Compare (again)": 1,
-            "open Overview (again)": 2, "Overview: K": 2, "Overview: bootstrap CIs": 2, "Distributions: metric": 2,
-            "Compare: baseline": 2, "Compare: test": 3, "Failures: select a user": 2, "Share: build report": 2}
+            "open Overview (again)": 2, "Overview: K": 2, "Compare: test": 3, "Share: build report": 2}
 
 
 def test_tiny_benchmark_times_every_action_without_exceptions(tmp_path, monkeypatch):

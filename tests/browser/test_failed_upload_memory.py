@@ -23,7 +23,7 @@ from test_session_memory import rss_mb, settle
 
 pytestmark = pytest.mark.browser
 
-SESSIONS = 6
+SESSIONS = 4
 BOMB_ROWS, BOMB_WIDTH = 250_000, 10_000  # 2.5 GB once decoded, about 60 KB on disk
 LATE_ROWS = 200_000  # about 5 MB of CSV, every row parsed before the last one fails
 

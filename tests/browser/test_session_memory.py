@@ -24,7 +24,7 @@ from dashboard_server import SERVER_SCRIPT, REPO_ROOT, open_page, start_server, 
 pytestmark = pytest.mark.browser
 
 USERS, ITEMS = 5_000, 40  # 200,000 rows per model file (about 7 MB of CSV)
-SESSIONS = 4
+SESSIONS = 3
 
 
 def rss_mb(pid: int) -> float:
