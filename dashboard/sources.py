@@ -32,8 +32,9 @@ import streamlit as st
 
 from metrics_core.store import SNAPSHOT as STORE_SNAPSHOT
 from metrics_core.store import WORKING as STORE_WORKING
+from metrics_core.store import MAX_NAME_CHARS
 from metrics_core.store import (AnalysisStore, NotOwnerError, SavedFile, SnapshotReceipt, StaleRevisionError,
-                                StoreError, StoreFullError)
+                                StoreError, StoreFullError, check_file_name)
 
 from . import file_bytes, owner, url
 
@@ -473,8 +474,7 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None, logged=None
     for f in runs:
         if _new_upload(f, seen | taken):
             taken.add(f.file_id)
-            blob = Blob.of(f.name, f.getvalue())
-            problem = _refusal(f, blob)
+            blob, problem = _read_upload(f)
             if problem:
                 refused.append(problem)
                 continue
@@ -486,8 +486,7 @@ def ingest_uploads(runs, truth=None, features=None, attributes=None, logged=None
             f = f[-1] if f else None
         if _new_upload(f, seen | taken):
             taken.add(f.file_id)
-            blob = Blob.of(f.name, f.getvalue())
-            problem = _refusal(f, blob)
+            blob, problem = _read_upload(f)
             if problem:
                 refused.append(problem)
                 continue
@@ -554,6 +553,34 @@ def release_upload(file_id: str) -> None:
         ctx.uploaded_file_mgr.remove_file(ctx.session_id, file_id)
 
 
+def _read_upload(upload) -> tuple[Blob | None, str | None]:
+    """The blob of an uploaded file, or why it is refused (its name first, then the room left in
+    the analysis store), as ``(blob, None)`` or ``(None, line)``."""
+    problem = _name_refusal(upload.name)
+    if problem:
+        return None, problem
+    blob = Blob.of(upload.name, upload.getvalue())
+    problem = _refusal(upload, blob)
+    return (None, problem) if problem else (blob, None)
+
+
+#: How much of a refused file's name its refusal line shows (the line stays one readable line).
+NAME_SHOWN = 40
+
+
+def _name_refusal(name: str) -> str | None:
+    """Why an upload is refused for its name alone (None: the name is fine): the analysis store
+    keeps names of at most :data:`~metrics_core.store.MAX_NAME_CHARS` characters, without NUL or
+    lone surrogates. Only that file is refused; the others of the same selection are taken in.
+    The line shows the name's first :data:`NAME_SHOWN` characters."""
+    try:
+        check_file_name(name)
+    except StoreError as exc:
+        shown = name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN - 1] + "…"
+        return f"{shown} was not loaded: {exc}, and add it again"
+    return None
+
+
 def _refusal(upload, blob: Blob) -> str | None:
     """Why an upload the analysis store cannot hold (for this browser) is refused, before it is
     parsed (None: it is taken in). Content already stored costs nothing and is never refused.
@@ -575,8 +602,8 @@ def upload_limits_text() -> str:
     from metrics_core.store.config import CLIENT_SHARE_ENV, QUOTA_ENV, format_size
 
     upload_mb = st.get_option("server.maxUploadSize")
-    sentence = (f"Each upload may be up to {upload_mb:,} MB (server.maxUploadSize). "
-                f"{limits.current().describe()}")
+    sentence = (f"Each upload may be up to {upload_mb:,} MB (server.maxUploadSize), under a name of at most "
+                f"{MAX_NAME_CHARS:,} characters. {limits.current().describe()}")
     try:
         store = _store()
         usage = store.usage(owner=owner.secret())

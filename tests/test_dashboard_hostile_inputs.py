@@ -151,9 +151,10 @@ def test_a_rounded_score_and_a_lone_surrogate_in_uploads_are_one_line_each():
     assert not any("check its format" in e for e in errors), errors
 
 
-def test_a_1204_character_file_name_is_shown_cut_with_the_whole_name_at_hand():
+def test_a_1000_character_file_name_is_kept_and_shown_cut_with_the_whole_name_at_hand():
+    """The longest name the analysis store keeps (1,000 characters): saved, cut on buttons, whole in the table."""
     d = small_demo()
-    long = ("a_very_long_model_name_" * 60)[:1200]
+    long = ("a_very_long_model_name_" * 60)[:996]
     at = app()
     page(at, "data")
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
@@ -161,9 +162,8 @@ def test_a_1204_character_file_name_is_shown_cut_with_the_whole_name_at_hand():
                                                       "text/csv")])
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    (warning,) = [w.value for w in at.warning if "could not be saved" in w.value]
-    assert text.md("has 1204 characters; at most 1000 are kept, shorten it") in warning
-    assert "not available" not in warning and len(warning) < 700
+    assert not at.error and not [w for w in at.warning if "could not be saved" in w.value], \
+        [e.value for e in [*at.error, *at.warning]]
     files = next(df.value for df in at.dataframe if "file" in df.value.columns)
     assert f"{long}.csv" in set(files["file"]) and long in set(files["model"])  # whole in the table
     (remove,) = [b for b in at.button if b.key == f"remove_{long}"]
@@ -171,3 +171,38 @@ def test_a_1204_character_file_name_is_shown_cut_with_the_whole_name_at_hand():
     assert remove.help == f"Remove {text.md(long + '.csv', 4000)}"  # whole on hover
     for name in ("overview", "compare", "failures"):
         page(at, name)  # the model's pages open and keep the name as text
+    stored = app(analysis=analysis_id(at))  # saved: a new session on its address has it
+    page(stored, "data")
+    files = next(df.value for df in stored.dataframe if "file" in df.value.columns)
+    assert f"{long}.csv" in set(files["file"])
+
+
+def test_a_1204_character_file_name_refuses_that_file_only_and_keeps_the_others_of_the_selection():
+    """Three runs selected together, the middle one named with 1,204 characters: one line names it
+    (cut), says the limit and to rename it; the two others and the ground truth are in the analysis
+    and in its saved working copy, which a new session on the address shows."""
+    d = small_demo()
+    long = ("a_very_long_model_name_" * 60)[:1200] + ".csv"
+    assert len(long) == 1204
+    at = app()
+    page(at, "data")
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.file_uploader(key="upload_runs_0").set_value([
+        ("popularity.csv", demo.to_csv_bytes(d.runs["popularity"]), "text/csv"),
+        (long, demo.to_csv_bytes(d.runs["popularity"]), "text/csv"),
+        ("two_tower.csv", demo.to_csv_bytes(d.runs["two_tower"]), "text/csv")])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    (line,) = [e for e in errors if "was not loaded" in e]
+    assert line.startswith(text.md(long[:39] + "…")) and "\n" not in line and len(line) < 300, line
+    assert text.md("has 1204 characters; at most 1000 are kept, rename the file, and add it again") in line
+    assert not [w.value for w in at.warning if "could not be saved" in w.value]
+    files = next(df.value for df in at.dataframe if "file" in df.value.columns)
+    assert set(files["file"]) == {"qrels.csv", "popularity.csv", "two_tower.csv"}, set(files["file"])
+    at.run()  # said once
+    assert not [e.value for e in at.error if "was not loaded" in e.value]
+    stored = app(analysis=analysis_id(at))  # the working copy holds the two runs and the truth
+    page(stored, "data")
+    files = next(df.value for df in stored.dataframe if "file" in df.value.columns)
+    assert set(files["file"]) == {"qrels.csv", "popularity.csv", "two_tower.csv"}, set(files["file"])

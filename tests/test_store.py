@@ -1067,3 +1067,16 @@ def test_a_file_name_over_the_limit_says_so(backend):
     store = backend.store()
     with pytest.raises(StoreError, match="has 1204 characters; at most 1000 are kept, shorten it"):
         store.create_working({"n" * 1200 + ".csv": b"user_id,item_id,score\n"}, {})
+
+
+def test_the_file_name_check_accepts_the_limit_and_refuses_past_it_in_one_line():
+    """``check_file_name`` (the dashboard refuses an upload with it, before the save): 1,000
+    characters pass, 1,001 and a NUL do not, each in one line that says to rename the file."""
+    from metrics_core.store import MAX_NAME_CHARS, check_file_name
+
+    check_file_name("n" * (MAX_NAME_CHARS - 4) + ".csv")
+    for name, said in (("n" * 997 + ".csv", "has 1001 characters; at most 1000 are kept, rename the file"),
+                       ("a\x00b.csv", "at position 2")):
+        with pytest.raises(StoreError, match="rename") as info:
+            check_file_name(name)
+        assert said in str(info.value) and "\n" not in str(info.value)

@@ -89,7 +89,7 @@ characters, notes 20,000, file names 1,000 and roles 100. Every error is a :clas
 :class:`~metrics_core.errors.MetricsError`) with a one-line message fit to show as text.
 """
 
-from metrics_core.store.analyses import DB_NAME, AnalysisStore
+from metrics_core.store.analyses import DB_NAME, MAX_NAME_CHARS, AnalysisStore, check_file_name
 from metrics_core.store.config import (CLIENT_SHARE_ENV, DIR_ENV, QUOTA_ENV, URL_ENV, WORKING_DAYS_ENV, StoreLimits,
                                        default_store_dir)
 from metrics_core.store.errors import NotOwnerError, StaleRevisionError, StoreError, StoreFullError
@@ -105,5 +105,5 @@ __all__ = [
     "SavedFile", "SavedAnalysis", "new_owner_secret", "CLIENT_SHARE_ENV",
     "SnapshotReceipt", "StoreUsage", "StoreLimits", "AnalysisStore", "default_store_dir", "new_analysis_id",
     "validate_analysis_id", "WORKING", "SNAPSHOT", "DB_NAME", "DIR_ENV", "URL_ENV", "QUOTA_ENV",
-    "WORKING_DAYS_ENV", "ENV_VAR",
+    "WORKING_DAYS_ENV", "ENV_VAR", "MAX_NAME_CHARS", "check_file_name",
 ]

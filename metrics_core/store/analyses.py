@@ -27,7 +27,7 @@ from metrics_core.store.records import (SNAPSHOT, WORKING, SavedAnalysis, SavedF
                                         StoreUsage)
 
 __all__ = ["DB_NAME", "MAX_BRIEF_BYTES", "MAX_TITLE_CHARS", "MAX_NOTES_CHARS", "MAX_SETTINGS_BYTES", "MAX_NAME_CHARS",
-           "MAX_ROLE_CHARS", "AnalysisStore"]
+           "MAX_ROLE_CHARS", "AnalysisStore", "check_file_name"]
 
 #: The SQLite file's name inside the store directory.
 DB_NAME = "analyses.sqlite3"
@@ -87,13 +87,21 @@ def _settings_json(settings: Mapping[str, Any] | None) -> str:
     return text
 
 
-def _text(value: Any, what: str, limit: int) -> str:
-    """``value`` as the text the database keeps, else a one-line StoreError: longer than ``limit``,
-    or holding a character no database text column keeps (NUL, which PostgreSQL refuses, or a lone
-    surrogate, which is not UTF-8)."""
+def check_file_name(name: str) -> None:
+    """Raise a one-line :class:`StoreError` when the store cannot keep a file under ``name``: more
+    than :data:`MAX_NAME_CHARS` characters, or a character no database text column keeps (NUL, a
+    lone surrogate). The message says what to do (rename the file); it does not repeat the name,
+    which the caller shows as it sees fit (a 1,204-character name is not a readable message)."""
+    _text(name, "file name", MAX_NAME_CHARS, fix="rename the file")
+
+
+def _text(value: Any, what: str, limit: int, fix: str = "shorten it") -> str:
+    """``value`` as the text the database keeps, else a one-line StoreError: longer than ``limit``
+    (the message ends with ``fix``, what to do), or holding a character no database text column
+    keeps (NUL, which PostgreSQL refuses, or a lone surrogate, which is not UTF-8)."""
     value = "" if value is None else str(value)
     if len(value) > limit:
-        raise StoreError(f"the {what} has {len(value)} characters; at most {limit} are kept, shorten it")
+        raise StoreError(f"the {what} has {len(value)} characters; at most {limit} are kept, {fix}")
     bad = next((c for c in value if c == "\x00" or "\ud800" <= c <= "\udfff"), None)
     if bad is not None:
         raise StoreError(f"the {what} holds the character {escape(bad)} at position {value.index(bad) + 1}, "
