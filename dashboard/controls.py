@@ -30,6 +30,12 @@ K_MAX = 1000
 USERS_KEY = "users"
 #: Widget key and URL parameter of what a row is (``?unit=queries``), named by every page, file and brief.
 UNIT_KEY = "unit"
+#: Widget key and URL parameter of how ids are read (``?whole_number_ids=true``): off, ids are kept exactly as
+#: written (``12.0`` and ``12`` are two ids, as in trec_eval); on, text writing a whole number with a zero
+#: fraction is read as that number (``12.0`` -> ``12``), as ``--whole-number-ids`` does on the command line.
+WHOLE_IDS_KEY = "whole_number_ids"
+#: The sidebar's label of :data:`WHOLE_IDS_KEY`.
+WHOLE_IDS_LABEL = "Read ids 12.0 and 12 as one id"
 PRESET_KEY = "preset"
 NO_PRESET = "none"
 _SPECS = {spec["name"]: spec for spec in conv.widget_specs()}
@@ -84,6 +90,13 @@ def render_controls() -> None:
         "Lists are of", list(UNITS), key=UNIT_KEY, bind="query-params",
         help="What one list of the runs is: a user (recommendations), a query (search) or a session. Saved with "
              "the analysis; every page, the brief, the report and a shared link name the rows so.")
+    st.sidebar.checkbox(
+        WHOLE_IDS_LABEL, key=WHOLE_IDS_KEY, bind="query-params",
+        help="Off (the default): ids are kept exactly as written, so 12.0 and 12 are two different ids, as "
+             "trec_eval reads them. On: every file is read again with ids that write a whole number with a zero "
+             "fraction read as that number (12.0 -> 12, 7.000 -> 7), for files whose ids went through a "
+             "spreadsheet or a float column; the same choice as --whole-number-ids on the command line. Saved "
+             "with the analysis and a shared link.")
     with st.sidebar.expander("Conventions", expanded=False):
         st.selectbox("Library preset", preset_names(), key=PRESET_KEY, bind="query-params",
                      on_change=_apply_preset,
@@ -111,6 +124,8 @@ def apply_view(view: dict) -> None:
         wanted[USERS_KEY] = one(view.get(USERS_KEY))
     if one(view.get(UNIT_KEY)) in UNITS:
         wanted[UNIT_KEY] = one(view.get(UNIT_KEY))
+    if str(one(view.get(WHOLE_IDS_KEY))).lower() in ("true", "false"):
+        wanted[WHOLE_IDS_KEY] = str(one(view.get(WHOLE_IDS_KEY))).lower() == "true"
     preset = one(view.get(PRESET_KEY))
     if preset in preset_names():
         wanted[PRESET_KEY] = preset
@@ -172,6 +187,16 @@ def unit() -> str:
     return value if value in UNITS else DEFAULT_UNIT
 
 
+def whole_number_ids() -> bool:
+    """Whether ids writing a whole number are read as that number (:data:`WHOLE_IDS_KEY`; off when not yet
+    drawn or off a page's thread)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return False
+    return st.session_state.get(WHOLE_IDS_KEY, False) is True
+
+
 def evaluation_options() -> dict[str, Any]:
     """The ``mc.evaluate`` keywords the sidebar sets: every convention (K is per metric)."""
     return conventions()
@@ -198,6 +223,8 @@ def settings() -> dict[str, Any]:
         out["users"] = users()
     if unit() != DEFAULT_UNIT:
         out["unit"] = unit()
+    if whole_number_ids():
+        out["whole-number ids"] = True
     out.update({key: value for key, value in non_default().items() if key not in TOP})
     return out
 

@@ -57,7 +57,27 @@ def demo_data() -> demo_mod.DemoData:
     return demo_cache.cached("data", demo_mod.make_demo)
 
 
-def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
+def _whole(whole: bool | None) -> bool:
+    """``whole``, or the sidebar's choice of reading whole-number ids when not given."""
+    if whole is None:
+        from .controls import whole_number_ids
+
+        return whole_number_ids()
+    return bool(whole)
+
+
+def ids_tag(whole: bool | None = None) -> str:
+    """What a content key adds for how ids were read: ``""`` when exactly as written, ``"|whole"`` when ids
+    writing a whole number were read as that number (:data:`dashboard.controls.WHOLE_IDS_KEY`), so every
+    cache keyed on a file's content (reading, preparing, every metric) tells the two readings apart."""
+    return "|whole" if _whole(whole) else ""
+
+
+def _read_key(blob: Blob, kind: str, whole: bool) -> str:
+    return f"read|{kind}|{blob.key}|{blob.name}{ids_tag(whole)}"
+
+
+def read_blob(blob: Blob, kind: str, whole: bool | None = None) -> tuple[pd.DataFrame, Any]:
     """Parse an uploaded file with metrics_core's reader (cached by content hash,
     failures included, in the server's byte-bounded cache).
 
@@ -65,11 +85,13 @@ def read_blob(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
     way whether a ground truth is loaded yet or not (so a file uploaded before the
     ground truth is read once): user, item and a score, rank or relevance column.
     A result file's repeated (user, item) pairs are left to ``mc.prepare`` (see
-    :func:`_prepare`), as the command line does.
+    :func:`_prepare`), as the command line does. ``whole``: read ids writing a whole number as
+    that number (default: the sidebar's choice, :func:`dashboard.controls.whole_number_ids`).
     """
-    key = f"read|{kind}|{blob.key}|{blob.name}"
+    whole = _whole(whole)
+    key = _read_key(blob, kind, whole)
     with st.spinner(text.md(f"Reading {blob.name}...")) if _spin(key) else contextlib.nullcontext():
-        return cache.SHARED.get_or_compute(key, lambda: _read(blob, kind))
+        return cache.SHARED.get_or_compute(key, lambda: _read(blob, kind, whole))
 
 
 def _spin(key: str) -> bool:
@@ -112,13 +134,14 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
-def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
+def _read(blob: Blob, kind: str, whole: bool) -> tuple[pd.DataFrame, Any]:
     from metrics_core.io import read_table
     columns = dict(blob.mapping) or None
     try:
         if kind == "qrels":
-            return read_table(blob.data, name=blob.name, kind="qrels", columns=columns)
-        return read_table(blob.data, name=blob.name, kind="auto", columns=columns, check_run_pairs=False)
+            return read_table(blob.data, name=blob.name, kind="qrels", columns=columns, whole_number_ids=whole)
+        return read_table(blob.data, name=blob.name, kind="auto", columns=columns, check_run_pairs=False,
+                          whole_number_ids=whole)
     except MetricsError:
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
@@ -128,7 +151,7 @@ def _read(blob: Blob, kind: str) -> tuple[pd.DataFrame, Any]:
 
 
 def _prepare(blob: Blob, qrels_key: str, name: str, run: pd.DataFrame, mapping: Any,
-             qrels: pd.DataFrame | None) -> mc.Ranked:
+             qrels: pd.DataFrame | None, tag: str = "") -> mc.Ranked:
     """``mc.prepare`` of a model, cached by the content keys of its run and ground truth.
 
     ``mc.prepare`` refuses a repeated (user, item) pair; the message then comes from
@@ -142,7 +165,7 @@ def _prepare(blob: Blob, qrels_key: str, name: str, run: pd.DataFrame, mapping: 
         except Exception as exc:  # noqa: BLE001 - reported as this model's problem
             detail = _first_line(exc)
             raise MetricsError(f"cannot prepare this model ({detail})") from None
-    key = f"prepare|{blob.key}|{qrels_key}|{name}"
+    key = f"prepare|{blob.key}{tag}|{qrels_key}|{name}"
     with st.spinner("Sorting each user's list...") if _spin(key) else contextlib.nullcontext():
         return cache.SHARED.get_or_compute(key, compute)
 
@@ -209,10 +232,12 @@ def _entries() -> tuple[list[ModelEntry], list[tuple[str | None, str]]]:
     return report.entries, [(p.model, p.message) for p in report.problems if p.role in ("run", "qrels")]
 
 
-def load_report(src: Sources | None = None) -> LoadReport:
+def load_report(src: Sources | None = None, whole: bool | None = None) -> LoadReport:
     """Read and prepare every loaded file (cached): see :class:`LoadReport`. ``src``: the
-    session's sources unless given (:func:`warm` gives them, off the page's thread)."""
+    session's sources unless given (:func:`warm` gives them, off the page's thread); ``whole``: how
+    ids are read (:func:`read_blob`; default: the sidebar's choice)."""
     src = sources() if src is None else src
+    whole = _whole(whole)
     if not src.runs:
         params = demo_data().params
         pkey = DEMO_KEY + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
@@ -220,34 +245,35 @@ def load_report(src: Sources | None = None) -> LoadReport:
         problems = []
         if src.qrels is not None:
             try:
-                read_blob(src.qrels, "qrels")
+                read_blob(src.qrels, "qrels", whole)
             except MetricsError as exc:
                 problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
-        return LoadReport(entries, problems + _side_problems(src), [])
+        return LoadReport(entries, problems + _side_problems(src, whole), [])
     problems: list[Problem] = []
     shown = _LoadProgress((src.qrels is not None) + 2 * len(src.runs))
     try:
-        return _load_uploaded(src, problems, shown)
+        return _load_uploaded(src, problems, shown, whole)
     finally:
         shown.close()
 
 
-def _load_uploaded(src: Sources, problems: list, shown: _LoadProgress) -> LoadReport:
-    """:func:`load_report` of uploaded files, each step shown on ``shown``."""
+def _load_uploaded(src: Sources, problems: list, shown: _LoadProgress, whole: bool) -> LoadReport:
+    """:func:`load_report` of uploaded files, each step shown on ``shown``; ``whole``: :func:`read_blob`."""
     qrels_df = None
     qrels_key = ""
+    tag = ids_tag(whole)
     if src.qrels is not None:
-        shown.step(f"read|qrels|{src.qrels.key}|{src.qrels.name}", "reading", src.qrels.name)
+        shown.step(_read_key(src.qrels, "qrels", whole), "reading", src.qrels.name)
         try:
-            qrels_df = read_blob(src.qrels, "qrels")[0]
-            qrels_key = src.qrels.key
+            qrels_df = read_blob(src.qrels, "qrels", whole)[0]
+            qrels_key = src.qrels.key + tag
         except MetricsError as exc:
             problems.append(Problem("qrels", None, src.qrels.name, f"Ground truth: {exc}"))
     out, waiting = [], []
     for name, blob in src.runs.items():
-        shown.step(f"read|results|{blob.key}|{blob.name}", "reading", blob.name)
+        shown.step(_read_key(blob, "results", whole), "reading", blob.name)
         try:
-            run_df, mapping = read_blob(blob, "results")
+            run_df, mapping = read_blob(blob, "results", whole)
             if src.qrels is not None and qrels_df is None:
                 waiting.append(name)  # the ground truth itself has a problem (reported above)
                 continue
@@ -256,20 +282,20 @@ def _load_uploaded(src: Sources, problems: list, shown: _LoadProgress) -> LoadRe
                 continue
             if qrels_df is not None and mapping.score is None and mapping.rank is None:
                 _require_scores(blob)
-            shown.step(f"prepare|{blob.key}|{qrels_key}|{name}", "sorting each user's list of", name)
-            ranked = _prepare(blob, qrels_key, name, run_df, mapping, qrels_df)
+            shown.step(f"prepare|{blob.key}{tag}|{qrels_key}|{name}", "sorting each user's list of", name)
+            ranked = _prepare(blob, qrels_key, name, run_df, mapping, qrels_df, tag)
         except MetricsError as exc:
             problems.append(Problem("run", name, blob.name, f"Model {name}: {exc}"))
             continue
-        out.append(ModelEntry(name, f"{blob.key}#{qrels_key}", ranked))
-    return LoadReport(out, problems + _side_problems(src), waiting)
+        out.append(ModelEntry(name, f"{blob.key}{tag}#{qrels_key}", ranked))
+    return LoadReport(out, problems + _side_problems(src, whole), waiting)
 
 
-def warm(src: Sources) -> int:
+def warm(src: Sources, whole: bool = False) -> int:
     """Read and prepare every file of ``src`` into the server cache, without a page (on the
     server's worker thread: a snapshot whose brief was kept opens at once while its data
-    loads here); the number of models prepared."""
-    return len(load_report(src).entries)
+    loads here), ids read as ``whole`` says (:func:`read_blob`); the number of models prepared."""
+    return len(load_report(src, whole).entries)
 
 
 def load_errors() -> list[str]:
@@ -299,30 +325,33 @@ def model_keys() -> dict[str, str]:
     return {e.name: e.key for e in _entries()[0]}
 
 
-def _read_side(blob: Blob, id_column: str) -> pd.DataFrame:
+def _read_side(blob: Blob, id_column: str, whole: bool | None = None) -> pd.DataFrame:
     """Read an item-features or user-attributes table (cached by content hash).
 
     Read by ``metrics_core.io.read_item_features`` (``id_column`` ``item_id``)
     or ``read_user_attributes`` (``user_id``), so the library's formats, checks,
-    limits and messages apply. Raises MetricsError with a one-line message.
+    limits and messages apply, ids read as ``whole`` says (:func:`read_blob`). Raises MetricsError
+    with a one-line message.
     """
+    whole = _whole(whole)
+
     def compute() -> pd.DataFrame:
         try:
-            return _parse_side(blob.name, id_column, blob.data)
+            return _parse_side(blob.name, id_column, blob.data, whole)
         except MetricsError:
             raise
         except Exception as exc:  # noqa: BLE001 - any reader failure is a message about this file
             detail = _first_line(exc)
             raise MetricsError(f"{blob.name}: cannot read this file ({detail}); remove it or fix it") from None
-    return cache.SHARED.get_or_compute(f"side|{id_column}|{blob.sha256}|{blob.name}", compute)
+    return cache.SHARED.get_or_compute(f"side|{id_column}|{blob.sha256}|{blob.name}{ids_tag(whole)}", compute)
 
 
-def _parse_side(name: str, id_column: str, _data: bytes) -> pd.DataFrame:
+def _parse_side(name: str, id_column: str, _data: bytes, whole: bool = False) -> pd.DataFrame:
     """The checked readers of metrics_core.io (their limits and one-line errors apply)."""
     from metrics_core.io import read_item_features, read_user_attributes
 
     reader = read_item_features if id_column == "item_id" else read_user_attributes
-    df, _mapping = reader(_data, name=name)
+    df, _mapping = reader(_data, name=name, whole_number_ids=whole)
     return df
 
 
@@ -375,15 +404,15 @@ def user_attributes() -> pd.DataFrame | None:
         return None
 
 
-def _side_problems(src: Sources | None = None) -> list[Problem]:
-    """Problems of the item-features and user-attributes files."""
+def _side_problems(src: Sources | None = None, whole: bool | None = None) -> list[Problem]:
+    """Problems of the item-features and user-attributes files (ids read as ``whole`` says)."""
     src = sources() if src is None else src
     out = []
     for role, col in (("item_features", "item_id"), ("user_attributes", "user_id")):
         blob = getattr(src, role)
         if blob is not None:
             try:
-                _read_side(blob, col)
+                _read_side(blob, col, whole)
             except MetricsError as exc:
                 out.append(Problem(role, None, blob.name, str(exc)))
     return out
@@ -393,7 +422,7 @@ def _features_key() -> str:
     src = sources()
     if not src.runs:
         return "demo"
-    return src.item_features.key if src.item_features is not None else ""
+    return src.item_features.key + ids_tag() if src.item_features is not None else ""
 
 
 def attributes_key() -> str:
@@ -402,7 +431,7 @@ def attributes_key() -> str:
     src = sources()
     if not src.runs:
         return "demo"
-    return src.user_attributes.key if src.user_attributes is not None else ""
+    return src.user_attributes.key + ids_tag() if src.user_attributes is not None else ""
 
 
 LARGE_ROWS = 200_000

@@ -30,7 +30,7 @@ from metrics_core.errors import MetricsError
 from metrics_core.brief.record import FORMAT_VERSION, RecordError, from_record, to_record
 
 from . import background, cache, owner, sources
-from .controls import evaluation_options, users
+from .controls import evaluation_options, users, whole_number_ids
 
 __all__ = ["settings_key", "stored", "keep", "keep_when_shared", "load_data_later", "mark_loaded", "data_loaded",
            "opening_without_data"]
@@ -42,8 +42,10 @@ _LOCK = threading.Lock()
 
 def settings_key(analysis_id: str, decision: Any, title: str, notes: str) -> str:
     """SHA-256 (hex) of everything a snapshot's brief depends on besides its files (which the
-    snapshot's id fixes): the decision, the conventions, the users counted, title, notes, format."""
+    snapshot's id fixes): the decision, the conventions, the users counted, how ids are read, title,
+    notes, format."""
     described = {"snapshot": analysis_id, "format": FORMAT_VERSION, "users": users(),
+                 **({"whole_number_ids": True} if whole_number_ids() else {}),
                  "decision": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(decision).items()},
                  "options": repr(sorted(evaluation_options().items())), "title": title, "notes": notes}
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=repr).encode("utf-8")).hexdigest()
@@ -140,7 +142,7 @@ def _load_key() -> str:
     src = sources.sources()
     blobs = [*(b.key for b in src.runs.values()),
              *(getattr(src, role).key if getattr(src, role) is not None else "" for role in sources.ROLES)]
-    return "loaded|" + hashlib.sha256("|".join(blobs).encode()).hexdigest()
+    return "loaded|" + hashlib.sha256("|".join(blobs).encode()).hexdigest() + ("|whole" if whole_number_ids() else "")
 
 
 def load_data_later() -> str:
@@ -150,7 +152,8 @@ def load_data_later() -> str:
 
     key = _load_key()
     src = sources.sources()
-    background.start(key, lambda: warm(src))
+    whole = whole_number_ids()  # read on the page's thread: the worker has no session
+    background.start(key, lambda: warm(src, whole))
     return key
 
 

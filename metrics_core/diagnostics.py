@@ -110,9 +110,11 @@ def diagnose(ranked, evaluated: np.ndarray, n_rel: np.ndarray, k: int) -> Diagno
     )
 
 
-def id_writing_sentence(twins: tuple[int, str, str] | None, unit: str, run_name: str, truth_name: str) -> str | None:
+def id_writing_sentence(twins: tuple[int, str, str] | None, unit: str, run_name: str, truth_name: str,
+                        choice: str = "--whole-number-ids") -> str | None:
     """The one line that explains ids of the run matching none of the ground truth only because a whole
-    number is written differently (``twins`` from :func:`metrics_core.encode.whole_number_twins`)."""
+    number is written differently (``twins`` from :func:`metrics_core.encode.whole_number_twins`);
+    ``choice``: where the user makes the other choice (the command line's flag, the dashboard's control)."""
     if twins is None:
         return None
     from .io.quote import quoted
@@ -120,11 +122,12 @@ def id_writing_sentence(twins: tuple[int, str, str] | None, unit: str, run_name:
     count, mine, theirs = twins
     return (f"{run_name}: {count:,} {unit} id(s) match no id of {truth_name} but write the same whole number as "
             f"one of its ids ({quoted(mine, 40)} against {quoted(theirs, 40)}); ids are kept exactly as written, "
-            f"so they are different ids; reading the files with whole numbers as one id (--whole-number-ids) "
+            f"so they are different ids; reading the files with whole numbers as one id ({choice}) "
             f"joins them")
 
 
-def id_writing_notes(ranked, run_name: str = "the run", truth_name: str = "the ground truth") -> list[str]:
+def id_writing_notes(ranked, run_name: str = "the run", truth_name: str = "the ground truth",
+                     choice: str = "--whole-number-ids") -> list[str]:
     """:func:`id_writing_sentence` for the users and the items of a prepared run (empty when its
     ground truth came from the run itself or every id joins as written)."""
     from .encode import whole_number_twins
@@ -133,8 +136,8 @@ def id_writing_notes(ranked, run_name: str = "the run", truth_name: str = "the g
         return []
     users = ranked.user_ids
     out = [id_writing_sentence(whole_number_twins(users[ranked.in_run], users[ranked.in_truth]), "user",
-                               run_name, truth_name),
+                               run_name, truth_name, choice),
            id_writing_sentence(whole_number_twins(ranked.items._run_items, ranked.items._truth_items), "item",
-                               run_name, truth_name)]
+                               run_name, truth_name, choice)]
     return [line for line in out if line]
 

@@ -13,7 +13,12 @@ from dashboard import (background, cache, files, format as fmt, fused, metric_li
                        uploads)
 
 st.title("Data")
-st.caption(f"Supported formats: {files.SUPPORTED_FORMATS}. Ids are kept exactly as written: 12.0 and 12 are two ids, as in trec_eval. Files may be "
+st.caption(f"Supported formats: {files.SUPPORTED_FORMATS}. "
+           + ("Ids writing a whole number are read as that number (12.0 is 12), as the sidebar's "
+              f"\"{state.WHOLE_IDS_LABEL}\" asks; other ids are kept exactly as written. " if state.whole_number_ids()
+              else "Ids are kept exactly as written: 12.0 and 12 are two ids, as in trec_eval (the sidebar's "
+                   f"\"{state.WHOLE_IDS_LABEL}\" reads them as one). ")
+           + "Files may be "
            f"uploaded in any order. {sources.upload_limits_text()} {cache.limits_text()} "
            f"{background.limits_text()}")
 
@@ -112,7 +117,7 @@ state.shown_table(pd.DataFrame(rows).set_index("model"), key="data_models", plac
 if src.qrels is not None:  # ids that miss the ground truth only by how a whole number is written
     for name, ranked in models.items():
         for sentence in state.id_writing_notes(ranked, src.runs[name].name if name in src.runs else name,
-                                         src.qrels.name):
+                                               src.qrels.name, f"the sidebar's \"{state.WHOLE_IDS_LABEL}\""):
             st.warning(text.md(sentence, limit=600))
 
 with st.expander("Fuse models into a new one", expanded=False, icon=":material/merge:"):

@@ -103,7 +103,8 @@ def _attributes(args, parsed):
                            f"{segmented[0].segment_column!r} column)")
     from ..io import read_user_attributes
 
-    attributes, _ = read_user_attributes(args.user_attributes)
+    attributes, _ = read_user_attributes(args.user_attributes,
+                                         whole_number_ids=bool(getattr(args, "whole_number_ids", False)))
     for c in segmented:
         if c.segment_column not in attributes.columns or c.segment_column == "user_id":
             listed = ", ".join(str(x) for x in attributes.columns if x != "user_id") or "none"

@@ -365,7 +365,8 @@ def segment_comparisons(args, evaluations: dict, baseline: str | None, metrics: 
     from ..brief.build import MAX_SEGMENTS_PER_ATTRIBUTE, MIN_SEGMENT_USERS
     from ..analysis.segment_compare import attribute_labels, segment_rows
 
-    attributes, _ = read_user_attributes(args.user_attributes)
+    attributes, _ = read_user_attributes(args.user_attributes,
+                                         whole_number_ids=bool(getattr(args, "whole_number_ids", False)))
     columns = [c.strip() for c in args.by.split(",") if c.strip()] if args.by else None
     try:
         labels = attribute_labels(attributes, columns)

@@ -115,7 +115,8 @@ def _brief(args, evaluations: dict, labels: list[str]):
     if args.user_attributes:
         from ..io import read_user_attributes
 
-        attributes, _ = read_user_attributes(args.user_attributes)
+        attributes, _ = read_user_attributes(args.user_attributes,
+                                         whole_number_ids=bool(getattr(args, "whole_number_ids", False)))
     decision = Decision(baseline, tuple(challengers), tuple(primary), users=args.users, test=args.test,
                         correction=args.correction, alpha=args.alpha, family=args.family, unit=args.unit)
     return build_brief(evaluations, decision, attributes=attributes, title=args.title, notes=args.notes,

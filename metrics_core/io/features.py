@@ -71,11 +71,13 @@ def _aliased_column(names, role: str, source: str) -> str:
     return hits[0]
 
 
-def read_item_features(path_or_buffer, *, name: str | None = None, item_column: str | None = None):
+def read_item_features(path_or_buffer, *, name: str | None = None, item_column: str | None = None,
+                       whole_number_ids: bool = False):
     """Read an item-features table into ``(DataFrame item_id + features, ColumnMapping)``.
 
     ``item_column`` names the item column explicitly. Repeated items keep
-    their first row. Raises :class:`MetricsError` for bad input.
+    their first row. ``whole_number_ids``: as :func:`metrics_core.io.read_table` (``12.0`` read as
+    ``12``), so the table joins runs read the same way. Raises :class:`MetricsError` for bad input.
     """
     src = load_source(path_or_buffer, name)
     table, lines, label = _all_columns(src)
@@ -87,7 +89,8 @@ def read_item_features(path_or_buffer, *, name: str | None = None, item_column: 
     others = [n for n in names if n != item_column]
     if not others:
         raise MetricsError(f"{src.name}: no feature columns besides {item_column!r}; add numeric columns or a 'tags' column")
-    out = {"item_id": ids(table[item_column], "item_id", item_column, src.name, lines)}
+    out = {"item_id": ids(table[item_column], "item_id", item_column, src.name, lines,
+                          whole_numbers=whole_number_ids)}
     tags = [n for n in others if normalise(n) == "tags"]
     if not tags and len(others) == 1 and not _is_numeric_text(table[others[0]].combine_chunks()):
         tags = others
@@ -104,18 +107,19 @@ def read_item_features(path_or_buffer, *, name: str | None = None, item_column: 
     return df, mapping
 
 
-def read_user_attributes(path_or_buffer, *, name: str | None = None):
+def read_user_attributes(path_or_buffer, *, name: str | None = None, whole_number_ids: bool = False):
     """Read a user-attributes table into ``(DataFrame user_id + attributes, ColumnMapping)``.
 
-    The user column is found by its aliases; ids are exact strings, the other
-    columns are kept as read. Raises :class:`MetricsError` for bad input,
-    including a user id that appears more than once.
+    The user column is found by its aliases; ids are exact strings (``whole_number_ids``: as
+    :func:`metrics_core.io.read_table`, ``12.0`` read as ``12``), the other columns are kept as
+    read. Raises :class:`MetricsError` for bad input, including a user id that appears more than
+    once (with ``whole_number_ids``, also ``12`` and ``12.0``).
     """
     src = load_source(path_or_buffer, name)
     table, lines, label = _all_columns(src)
     names = table.column_names
     user_column = _aliased_column(names, "user_id", src.name)
-    users = ids(table[user_column], "user_id", user_column, src.name, lines)
+    users = ids(table[user_column], "user_id", user_column, src.name, lines, whole_numbers=whole_number_ids)
     out = {"user_id": users}
     for n in names:
         if n != user_column:
