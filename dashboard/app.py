@@ -18,9 +18,11 @@ import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboard import (background, kernel_warmup, preload, snapshot_brief, sources, state,  # noqa: E402
-                       tables, text, uploads, url, url_numbers)
+                       tables, text, upload_replies, uploads, url, url_numbers)
 
 from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: E402
+
+upload_replies.keep_file_url_replies()  # once per process (also set by serve.py, before any session)
 
 PAGES_DIR = Path(__file__).resolve().parent / "views"
 PAGES = [

@@ -8,7 +8,8 @@ browser loads the page's code (a restarted server's first visitor is often someo
 shared link); a script run that needs a module still being imported waits for that import.
 
 Every HTML page it serves to a browser without an owner secret sets one in an ``HttpOnly``
-cookie (:class:`dashboard.owner.OwnerCookieMiddleware`): no page script ever sees it.
+cookie (:class:`dashboard.owner.OwnerCookieMiddleware`): no page script ever sees it. An uploader's
+request the server answers while a script run starts is kept (:mod:`dashboard.upload_replies`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ async def lifespan(_app):
 
 
 from dashboard.owner import OwnerCookieMiddleware  # noqa: E402
+from dashboard.upload_replies import keep_file_url_replies  # noqa: E402
+
+# an uploader's request answered while a script run starts is not dropped (dashboard.upload_replies)
+keep_file_url_replies()
 
 # Tables offer no "Download as CSV" of their own (Streamlit's writes "=tier" as it is, a formula in a
 # spreadsheet): every CSV of the dashboard is a spreadsheet-safe download button. Also in
