@@ -1,10 +1,12 @@
 """The Spark engine gives mc.evaluate's numbers, in one process and on separate executors.
 
-Every test taking the ``spark`` fixture runs twice, once per module-scoped session:
-``local[2]`` (tasks in the driver's JVM, Python workers beside the driver) and
+Every test taking the ``spark`` fixture runs on ``local[2]`` (tasks in the driver's JVM,
+Python workers beside the driver), and those that exercise the executors (every metric,
+groups, files, errors, the shipped package, one set of conventions) also on
 ``local-cluster[2,1,1024]`` (two executor JVMs with their own Python workers, which
 import metrics_core from the zip :func:`metrics_core.spark.ship_package` sends them,
-as on a real cluster). Random data with tied scores, graded relevance, ground-truth
+as on a real cluster); the others (library names, trec_eval's names, further
+conventions, new metrics) run the same per-group code and are checked on ``local[2]``. Random data with tied scores, graded relevance, ground-truth
 users missing from the run, users without relevant items and users only in the run;
 every metric's summary must equal ``mc.evaluate`` on the same pandas frames to 1e-9,
 per-user values must match user by user, and the diagnostics counts must agree.
@@ -25,7 +27,10 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
-from _spark_cluster import CLUSTER, EXECUTORS
+from _spark_cluster import CLUSTER, EXECUTORS, LOCAL
+
+#: a test that the group code checks whatever the master: on local[2] only
+local_only = pytest.mark.parametrize("spark", [LOCAL], indirect=True, scope="module")
 
 pytestmark = pytest.mark.spark
 
@@ -248,6 +253,7 @@ def test_groups_holding_only_users_missing_from_the_run_match_single_machine(spa
         assert_same(ev, local)
 
 
+@local_only
 def test_trec_eval_measures_match_single_machine(spark, data):
     """trec_eval's whole set by trec_eval's own names (``11pt_avg``, ``iprec_at_recall_0.50``, read on the
     workers as on the driver): per-user means, num_* summed and gm_* geometric over the groups."""
@@ -261,6 +267,7 @@ def test_trec_eval_measures_match_single_machine(spark, data):
     assert_same(ev, local)
 
 
+@local_only
 def test_library_names_that_fix_conventions_match_single_machine(spark, data):
     """ir_measures' names with parameters of their own (``P(rel=2)@5`` reads relevance >= 2, ``RBP(p=0.5)``
     its persistence) beside plain ones: each group of names is evaluated under its conventions, as
@@ -279,7 +286,7 @@ def test_library_names_that_fix_conventions_match_single_machine(spark, data):
     assert_same(ev, local)
 
 
-@pytest.mark.parametrize("conv", [
+CONVENTIONS = [
     dict(gain="exponential", ideal="retrieved", ap_norm="min_k", ties="trec", relevance_threshold=2,
          empty_users="zero", threshold=0.4, gauc_weight="positives"),
     dict(ap_norm="retrieved", ties="input", gauc_weight="uniform"),
@@ -287,7 +294,11 @@ def test_library_names_that_fix_conventions_match_single_machine(spark, data):
          unjudged_rows="exclude", short_lists="zero"),
     dict(preset="rectools", beyond_users="evaluated"),  # the preset's "listed" is local only
     dict(preset="trec_eval", ties="average"),
-])
+]
+
+
+@pytest.mark.parametrize("spark,conv", [(LOCAL, conv) for conv in CONVENTIONS] + [(CLUSTER, CONVENTIONS[0])],
+                         indirect=["spark"], scope="module")
 def test_conventions_match_single_machine(spark, data, conv):
     from metrics_core import spark as mcs
 
@@ -303,6 +314,7 @@ def test_conventions_match_single_machine(spark, data, conv):
     assert_same(ev, local)
 
 
+@local_only
 def test_labels_in_the_run_integer_ids(spark):
     """CTR-style input: one table with a label column, integer ids, continuous scores."""
     from metrics_core import spark as mcs
@@ -391,6 +403,7 @@ def test_missing_pyspark_is_a_one_line_error():
     assert "\n" not in line and "pip install 'metrics-core[spark]'" in line and "openjdk-17" in line
 
 
+@local_only
 def test_new_metrics_match_single_machine(spark, data):
     """Scored-row reductions (r2, explained_variance, ece) and per-user ranking metrics (fbeta, pauc, pap,
     mcc and accuracy@k over the item-features catalogue) give mc.evaluate's numbers on many groups."""
