@@ -29,6 +29,10 @@ Runs scored on the target plus N sampled negatives, corrected as Krichene and Re
     mc.sampled_metrics(run, qrels, ["hr@10", "ndcg@10"], n_items=50_000, correction="bv").summary
 """
 
+from .launch import announce as _announce
+
+_announce()  # the command line's first sign of life, before the libraries load (metrics_core.launch)
+
 from .metrics import conventions, registry
 from .outputs import plot
 from .brief.build import Decision, build_brief

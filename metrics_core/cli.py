@@ -23,6 +23,7 @@ import importlib
 import os
 import sys
 
+from . import launch
 from .errors import MetricsError
 from .io.limits import set_limits
 from .terminal import OutputError, TerminalWriter, escape
@@ -52,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    for command in sub.choices.values():
+        command.add_argument(launch.FORCE, action="store_true",
+                             help="show the stages and progress on stderr even when it is not a terminal "
+                                  "(by default only a terminal shows them; --quiet shows none)")
     return parser
 
 
@@ -86,11 +91,14 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return EXIT_BAD_INPUT
     finally:
+        launch.finish()  # a command line that ended before its options were read
         sys.stdout, sys.stderr = streams
 
 
 def _run(argv: list[str] | None, terminal=None) -> int:
+    launch.step("loading the commands")
     parser = build_parser()
+    started = launch.finish()  # the startup line, erased before anything else is written
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version, usage errors
@@ -101,8 +109,10 @@ def _run(argv: list[str] | None, terminal=None) -> int:
         return EXIT_BAD_INPUT
     from . import progress
 
-    # stages and progress on the terminal's own stream (the bar's carriage returns must reach it)
-    reporter = progress.for_terminal(terminal or sys.stderr, quiet=bool(getattr(args, "quiet", False)))
+    # stages and progress on the terminal's own stream (the bar's carriage returns must reach it);
+    # after a startup line that was shown, at once: the sign of life does not go away and come back
+    reporter = progress.for_terminal(terminal or sys.stderr, quiet=bool(getattr(args, "quiet", False)),
+                                     force=bool(getattr(args, "progress", False)), at_once=started)
     try:
         with progress.active(reporter):
             return int(func(args) or EXIT_OK)

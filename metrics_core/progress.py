@@ -2,10 +2,12 @@
 writing) and how far it is, on standard error, drawn by tqdm.
 
 Nothing is shown unless a reporter is active: the command line activates one when standard
-error is a terminal and ``--quiet`` is not given; ``mc.evaluate(..., progress=True)`` (a
-notebook) activates one for the call. An active reporter shows a stage only once it has run for
-:data:`DELAY` seconds (``$METRICS_CORE_PROGRESS_DELAY`` sets another delay), so quick commands
-print exactly what they printed before, and erases its line when the stage ends (``leave=False``):
+error is a terminal or ``--progress`` is given, and ``--quiet`` is not; ``mc.evaluate(...,
+progress=True)`` (a notebook) activates one for the call. An active reporter shows a stage only once
+it has run for :data:`DELAY` seconds (``$METRICS_CORE_PROGRESS_DELAY`` sets another delay), so quick
+commands print exactly what they printed before; the command line's reporter shows every stage at
+once when its startup line was shown (:mod:`metrics_core.launch`: the libraries loading, the
+first second on). A reporter erases its line when the stage ends (``leave=False``):
 what a command prints on standard output, and its last lines, are unchanged. A stage without a
 known total shows its elapsed time, refreshed every :data:`REFRESH` seconds; one with a total
 (``stage(text, total=n)`` and ``.update(k)``) shows a bar.
@@ -123,13 +125,18 @@ def _listen_to_compiles() -> None:
     event.register("numba:compile", Compiling())
 
 
-def for_terminal(stream: TextIO, quiet: bool = False) -> Reporter | None:
-    """A reporter on ``stream`` when it is a terminal and not ``quiet``, else None."""
+def for_terminal(stream: TextIO, quiet: bool = False, force: bool = False,
+                 at_once: bool = False) -> Reporter | None:
+    """A reporter on ``stream`` when it is a terminal (or ``force``, the command line's
+    ``--progress``) and not ``quiet``, else None. ``at_once``: every stage is shown from its start
+    (the command line's startup line was shown, :mod:`metrics_core.launch`), not after the delay."""
     try:
         tty = stream.isatty()
     except (AttributeError, ValueError):
         tty = False
-    return Reporter(stream) if tty and not quiet else None
+    if quiet or not (tty or force):
+        return None
+    return Reporter(stream, delay=0.0 if at_once else None)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "metrics_core"
 #: the layers, from the ground up: a module's layer is that of the longest prefix of its name listed here
 LAYERS: tuple[tuple[str, ...], ...] = (
     # ground: no metrics_core import above it
-    ("errors", "version", "terminal", "formats", "colors", "units", "kernels"),
+    ("errors", "version", "launch", "terminal", "formats", "colors", "units", "kernels"),
     # reading, coding and laying out the data; the analysis store
     ("frames", "encode", "grouping", "progress", "per_user", "naming", "diagnostics", "io", "store", "layout"),
     # what is measured: registry, conventions, presets, each metric family

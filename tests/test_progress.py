@@ -38,6 +38,15 @@ def files(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def plain(files) -> subprocess.CompletedProcess:
+    """The command run with stderr on a pipe, no option added: what every other run is held to."""
+    done = subprocess.run(_command(files), capture_output=True, text=True, cwd=REPO, env=_env(),
+                          timeout=deadlines.SUBPROCESS)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def _command(files: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "metrics_core", "compare", "--qrels", str(files / "qrels.csv"),
             "--run", str(files / "run.csv"), "--run", str(files / "run.csv"), "--metrics", "ndcg@10,recall@10",
@@ -74,25 +83,70 @@ def _on_a_terminal(cmd: list[str], env: dict) -> tuple[int, str, str]:
     return code, out, shown.decode(errors="replace")
 
 
-def test_a_terminal_shows_the_stages_and_stdout_is_unchanged(files):
-    plain = subprocess.run(_command(files), capture_output=True, text=True, cwd=REPO, env=_env(),
-                           timeout=deadlines.SUBPROCESS)
-    assert plain.returncode == 0, plain.stderr
+def test_a_terminal_shows_the_stages_and_stdout_is_unchanged(files, plain):
     code, out, shown = _on_a_terminal(_command(files), _env())
     assert code == 0
     assert out == plain.stdout  # the results, to the last line, as without progress
-    for stage in ("metrics-core: reading ", "run.csv", "metrics-core: preparing ", "metrics-core: evaluating ndcg@10",
+    for stage in ("metrics-core: starting: loading the libraries", "metrics-core: starting: loading the commands",
+                  "metrics-core: reading ", "run.csv", "metrics-core: preparing ", "metrics-core: evaluating ndcg@10",
                   "testing 2 comparison(s)", "resampling: 1,000 bootstrap resamples"):
         assert stage in shown, (stage, shown)
     assert "\r" in shown  # drawn in place and erased: no stage line is left behind
 
 
-def test_not_a_terminal_or_quiet_adds_nothing(files):
-    piped = subprocess.run(_command(files), capture_output=True, text=True, cwd=REPO, env=_env(),
-                           timeout=deadlines.SUBPROCESS)
+def test_not_a_terminal_or_quiet_adds_nothing(files, plain):
+    piped = plain
     assert piped.returncode == 0 and "metrics-core:" not in piped.stderr and "\r" not in piped.stderr
     code, out, shown = _on_a_terminal(_command(files, "--quiet"), _env())
     assert code == 0 and out == piped.stdout and "metrics-core:" not in shown
+
+
+def test_progress_flag_shows_the_startup_and_the_stages_on_a_pipe(files, plain):
+    """``--progress`` draws the same lines on a standard error that is not a terminal (a log), from
+    the startup on (the libraries loading, before any stage); stdout is unchanged and ``--quiet``
+    still shows nothing."""
+    import io
+
+    forced = subprocess.run(_command(files, "--progress"), capture_output=True, text=True, cwd=REPO, env=_env(),
+                            timeout=deadlines.SUBPROCESS)
+    assert forced.returncode == 0 and forced.stdout == plain.stdout
+    err = forced.stderr
+    order = [err.find(s) for s in ("metrics-core: starting: loading the libraries (pandas, NumPy, numba, pyarrow) (",
+                                   "metrics-core: starting: loading the commands (", "metrics-core: reading ",
+                                   "metrics-core: evaluating ndcg@10")]
+    assert -1 not in order and order == sorted(order), err  # the startup first, then the command's stages
+    assert all(line in err for line in plain.stderr.splitlines())  # every note and warning kept
+    assert progress.for_terminal(io.StringIO(), quiet=True, force=True) is None  # --quiet wins over --progress
+    default = float(os.environ.get(progress.DELAY_ENV, progress.DELAY))
+    assert progress.for_terminal(io.StringIO(), force=True).delay == default
+    assert progress.for_terminal(io.StringIO(), force=True, at_once=True).delay == 0  # after the startup line
+
+
+def test_only_the_command_line_process_announces_itself():
+    from metrics_core import launch
+
+    py = "/usr/bin/python3"
+    assert launch.is_command_line([py, "-m", "metrics_core", "evaluate"])
+    assert launch.is_command_line([py, "-X", "importtime", "-mmetrics_core", "compare"])
+    assert launch.is_command_line([py, "-m", "metrics_core.cli", "report"])
+    assert launch.is_command_line([py, "/venv/bin/metrics-core", "check"])
+    assert not launch.is_command_line([py, "-m", "pytest", "-m", "metrics_core"])  # pytest's own -m
+    assert not launch.is_command_line([py, "-c", "import metrics_core"])
+    assert not launch.is_command_line([py, "notebook.py", "metrics-core"])
+    assert not launch.is_command_line([py, "-m", "streamlit", "run", "app.py"])
+
+    class Stream:
+        def __init__(self, tty):
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+    assert launch.wanted(["evaluate", "--run", "r.csv"], Stream(True))
+    assert not launch.wanted(["evaluate", "--run", "r.csv"], Stream(False))
+    assert launch.wanted(["evaluate", "--progress"], Stream(False))
+    assert not launch.wanted(["evaluate", "--progress", "-q"], Stream(True))
+    assert not launch.wanted(["evaluate", "--quiet"], Stream(True))
+    assert not launch.wanted(["evaluate", "--", "--progress"], Stream(False))  # after "--": a value, not an option
 
 
 def test_a_quick_stage_under_the_delay_is_not_shown(files):
