@@ -39,6 +39,11 @@ one stored file cost the server. ``--hold S`` keeps every session open S seconds
 have opened, and the server's memory is read then ("with the sessions open"):
 
     python benchmarks/load_test.py --sessions 50 --steps 0 --snapshot-mb 69 --hold 20 --ttl 20
+
+``--probe`` says what holds the memory: the started server runs ``benchmarks/memory_probe``
+(glibc's heap, Python's blocks, live objects by type, the dashboard cache, Streamlit's own
+accounting, and with ``--tracemalloc`` the Python allocations by line), read after the first visit,
+with the sessions open and after they left; the report prints what grew between them.
 """
 
 from __future__ import annotations
@@ -120,6 +125,80 @@ class MemoryWatch:
         if self.pid:
             self._thread.join()
             self.peak = np.nanmax([self.peak, rss_mb(self.pid)])
+
+
+class Probe:
+    """Readings of ``benchmarks/memory_probe`` in a server started with :meth:`env`."""
+
+    def __init__(self, folder: Path, tracemalloc: bool = False):
+        self.folder, self.tracemalloc = folder, tracemalloc
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def env(self) -> dict:
+        env = {"MC_MEMORY_PROBE_DIR": str(self.folder),
+               "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks" / "memory_probe"), str(ROOT)])}
+        if self.tracemalloc:
+            env["PYTHONTRACEMALLOC"] = "1"
+        return env
+
+    def read(self, label: str, timeout: float = 300) -> dict:
+        """Ask the server for a reading and wait for it (the server counts its objects meanwhile)."""
+        answer = self.folder / f"{label}.json"
+        (self.folder / f"{label}.request").write_text("")
+        deadline = time.monotonic() + timeout
+        while not answer.exists():
+            if time.monotonic() > deadline:
+                return {"error": f"no reading {label} within {timeout:g} s"}
+            time.sleep(0.2)
+        return json.loads(answer.read_text())
+
+    def compare(self, before: str, after: str, top: int = 12) -> list[str]:
+        """What grew from reading ``before`` to ``after``, as report lines."""
+        a, b = (json.loads((self.folder / f"{x}.json").read_text()) for x in (before, after))
+        if "error" in a or "error" in b:
+            return [f"probe: {a.get('error') or b.get('error')}"]
+        lines = [f"probe {before} -> {after}: RSS {a['rss_after_gc_mib']:.0f} -> {b['rss_after_gc_mib']:.0f} MiB "
+                 f"(after a gc.collect; " + ", ".join(f"{k} {a['rss_parts'].get(k, 0):.0f} -> {b['rss_parts'].get(k, 0):.0f}"
+                                                       for k in ("RssAnon", "RssFile")) + ")"]
+        new = sorted(set(b["modules"]) - set(a["modules"]))
+        packages: dict = {}
+        for name in new:
+            packages[name.split(".")[0]] = packages.get(name.split(".")[0], 0) + 1
+        lines.append(f"  {len(new)} modules imported meanwhile: " + ", ".join(
+            f"{p} {n}" for p, n in sorted(packages.items(), key=lambda t: -t[1])[:15]))
+        ma, mb = a["malloc"], b["malloc"]
+        if ma and mb:
+            lines.append("  glibc heap " + ", ".join(f"{k} {ma[k]:.0f} -> {mb[k]:.0f}" for k in
+                                                     ("heap_mib", "in_use_mib", "free_held_mib", "mmapped_mib")))
+        lines.append(f"  Python blocks {a['python_blocks']:,} -> {b['python_blocks']:,}; its arenas "
+                     f"{a['pymalloc']['arena_mib']:.0f} -> {b['pymalloc']['arena_mib']:.0f} MiB (in use "
+                     f"{a['pymalloc']['used_mib']:.0f} -> {b['pymalloc']['used_mib']:.0f}); Arrow's pool "
+                     f"({b['arrow'].get('backend', '-')}) {a['arrow'].get('allocated_mib', 0):.0f} -> "
+                     f"{b['arrow'].get('allocated_mib', 0):.0f} MiB")
+        da, db = a["dashboard"], b["dashboard"]
+        lines.append(f"  dashboard cache {da.get('cache_entries')} entries {da.get('cache_mib', 0):.0f} MiB -> "
+                     f"{db.get('cache_entries')} entries {db.get('cache_mib', 0):.0f} MiB; Streamlit sessions "
+                     f"{da.get('sessions_all')} -> {db.get('sessions_all')}")
+        kinds = sorted(set(da.get("streamlit_mib", {})) | set(db.get("streamlit_mib", {})))
+        lines.append("  Streamlit's accounting MiB: " + ", ".join(
+            f"{k} {da.get('streamlit_mib', {}).get(k, 0):.1f} -> {db.get('streamlit_mib', {}).get(k, 0):.1f}"
+            for k in kinds))
+        grown = sorted(((n, b["objects"][n], a["objects"].get(n, [0, 0])) for n in b["objects"]),
+                       key=lambda t: t[2][1] - t[1][1])[:top]
+        lines.append("  live objects grown (type: count, MiB by getsizeof): " + "; ".join(
+            f"{n} {o[0]:,} -> {x[0]:,}, {o[1] / 2**20:.1f} -> {x[1] / 2**20:.1f}" for n, x, o in grown
+            if x[1] > o[1]))
+        ta, tb = self.folder / f"{before}.tracemalloc", self.folder / f"{after}.tracemalloc"
+        if ta.exists() and tb.exists():
+            import tracemalloc
+
+            lines.append(f"  traced Python memory MiB {a['traced_mib']['current']:.0f} -> {b['traced_mib']['current']:.0f}")
+            diff = tracemalloc.Snapshot.load(str(tb)).compare_to(tracemalloc.Snapshot.load(str(ta)), "lineno")
+            for stat in diff[:top]:
+                frame = stat.traceback[0]
+                lines.append(f"    {stat.size_diff / 2**20:+.1f} MiB ({stat.count_diff:+,} blocks) "
+                             f"{frame.filename.split('site-packages/')[-1]}:{frame.lineno}")
+        return lines
 
 
 def settle(pid: int, budget: float, wait_first: float = 0.0, every: float = 2.0) -> float:
@@ -270,9 +349,12 @@ def summarise(timings: list, elapsed: float, runs: int | None = None) -> dict:
     return out
 
 
-async def warm_up(url: str, page: str, timeout: float) -> None:
-    """One untimed visit: the server imports the page, builds the demo and loads its kernels."""
-    session, _ = await Session.open(url, page=PAGES[page][0], timeout=timeout)
+async def warm_up(url: str, page: str, timeout: float, query: str = "") -> None:
+    """One untimed visit: the server imports the page, builds the demo and loads its kernels
+    (with ``query``, opens that analysis: the code a first analysis loads is loaded then)."""
+    path, title = PAGES[page]
+    session, _ = await Session.open(url, query_string=query, page=path or (title.lower() if query else ""),
+                                    timeout=timeout)
     await session.close()
 
 
@@ -307,7 +389,8 @@ def _in_thread(coroutine, timeout: float):
 def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: float = 600,
         extra_env: dict | None = None, settle_budget: float = 0.0, client: str = "websocket",
         think: float = 0.0, page: str = "overview", ttl: float | None = None,
-        snapshot_mb: float = 0.0, hold: float = 0.0) -> dict:
+        snapshot_mb: float = 0.0, hold: float = 0.0, probe: str | None = None,
+        warm_analysis: bool = False) -> dict:
     """Drive the sessions against ``url`` or a server started here; the results as a dict.
 
     ``ttl``: the server started here keeps disconnected sessions and cache entries that many
@@ -315,7 +398,11 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
     ``settle_budget`` seconds, by default four times the ttl plus 30 s). ``snapshot_mb``: every
     session opens a snapshot of a result file that large (websocket client, a server started
     here); ``hold``: seconds every session stays open once all have opened, when the memory
-    "with the sessions open" is read.
+    "with the sessions open" is read. ``probe``: None, ``"memory"`` or ``"tracemalloc"``: readings of
+    ``benchmarks/memory_probe`` in the server started here (see :class:`Probe`), compared in
+    ``result["probe"]``. ``warm_analysis``: the untimed first visit opens the snapshot, and the
+    memory "before" is read once its cache entries expired (what stays is what any first analysis
+    loads once per server: code), so what the N sessions leave is theirs alone.
     """
     if snapshot_mb and (url is not None or client != "websocket"):
         raise ValueError("--snapshot-mb needs the websocket client and a server started here")
@@ -326,10 +413,13 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         env.update(STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=str(max(1, round(ttl))),  # an integer option
                    METRICS_CORE_DASHBOARD_CACHE_TTL=f"{ttl:g}")
         settle_budget = settle_budget or 4 * ttl + 30
-    proc, log_dir, keep_log = None, None, True
+    proc, log_dir, keep_log, reader = None, None, True, None
     if url is None:
         log_dir = Path(tempfile.mkdtemp(prefix="load_test_"))
         env.setdefault("METRICS_CORE_STORE_DIR", str(log_dir / "store"))
+        reader = Probe(log_dir / "probe", tracemalloc=probe == "tracemalloc") if probe else None
+        if reader is not None:
+            env.update(reader.env())
         proc, url = start_server(ROOT / "dashboard" / "serve.py", extra_env=env, log_path=log_dir / "server.log")
     query, file_bytes = "", 0
     try:
@@ -337,15 +427,24 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         if snapshot_mb:
             analysis, file_bytes = make_snapshot(Path(env["METRICS_CORE_STORE_DIR"]), snapshot_mb)
             query = f"analysis={analysis}"
-        _in_thread(warm_up(url, page, timeout), timeout)  # the demo's first visit: not what is measured
+        # the demo's (or the snapshot's) first visit: not what is measured
+        _in_thread(warm_up(url, page, timeout, query if warm_analysis else ""), timeout)
+        if warm_analysis and pid and ttl:
+            settle(pid, settle_budget, wait_first=1.25 * ttl + 3)
         load_start = os.getloadavg()
+        if reader is not None:
+            reader.read("before")
         with MemoryWatch(pid) as watch:
             before = rss_mb(pid) if pid else float("nan")
             cpu_start, start = (process_cpu(pid) if pid else float("nan")), time.perf_counter()
             if client == "websocket":
-                probe = (lambda: rss_mb(pid)) if pid else None
-                log = _in_thread(_drive_websocket(url, sessions, steps, think, page, timeout, query, hold, probe),
-                                 timeout)
+                def read_open() -> float:
+                    rss = rss_mb(pid)
+                    if reader is not None:
+                        reader.read("open")
+                    return rss
+                log = _in_thread(_drive_websocket(url, sessions, steps, think, page, timeout, query, hold,
+                                                  read_open if pid else None), timeout)
             else:
                 log = _in_thread(_drive_browser(url, sessions, steps, think, page, timeout), timeout)
             elapsed = time.perf_counter() - start
@@ -356,16 +455,21 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         after = settle(pid, settle_budget, wait_first=1.25 * (ttl or 0) + 3) \
             if pid and settle_budget > 0 else float("nan")
         healthy = proc is None or proc.poll() is None
+        compared = []
+        if reader is not None and healthy:
+            reader.read("settled")
+            compared = [*(reader.compare("before", "open") if (reader.folder / "open.json").exists() else []),
+                        *reader.compare("before", "settled")]
         result = summarise(log["timings"], elapsed, log["runs"])
         result.update(
-            client=client, page=page, sessions=sessions, steps=steps, think=think, ttl=ttl,
+            client=client, page=page, sessions=sessions, warm_analysis=warm_analysis, steps=steps, think=think, ttl=ttl,
             snapshot_file_mb=file_bytes / 1e6, hold=hold,
             errors=log["errors"], server_alive=healthy, script_runs=log["runs"], seconds=elapsed,
             server_cpu_seconds=cpu, loadavg={"start": load_start, "end": os.getloadavg()},
             received_kib_median=float(np.median(log["bytes"]) / 1024) if log["bytes"] else float("nan"),
             # "before": after the untimed first visit (demo built and cached, kernels loaded)
             rss_mb={"before": before, "open": log.get("rss_open", float("nan")), "peak": watch.peak,
-                    "after_sessions": closed, "after_settle": after})
+                    "after_sessions": closed, "after_settle": after}, probe=compared)
         keep_log = bool(log["errors"]) or not healthy
         if log_dir is not None and keep_log:
             result["server_log"] = str(log_dir / "server.log")
@@ -385,6 +489,7 @@ def report(result: dict) -> str:
                 f"server CPU {cpu:.1f} s ({cpu / max(r['script_runs'], 1):.2f} s per run)")
     opened = (f", every session on a snapshot of a {r['snapshot_file_mb']:.0f} MB result file"
               if r.get("snapshot_file_mb") else "")
+    opened += ", memory before read after a first visit to it expired" if r.get("warm_analysis") else ""
     lines = [f"{r['client']} client, page {r['page']}{opened}, {r['sessions']} sessions x {r['steps']} K changes, "
              f"think {r['think']:g} s: {r['script_runs']} script runs in {r['seconds']:.1f} s = "
              f"{r['runs_per_second']:.2f} runs/s; {cpu_text}",
@@ -402,6 +507,7 @@ def report(result: dict) -> str:
     load = r["loadavg"]
     lines.append("load average (1, 5, 15 min) at start {}; at end {}".format(
         *(", ".join(f"{x:.2f}" for x in load[when]) for when in ("start", "end"))))
+    lines.extend(r.get("probe") or [])
     lines.append(f"errors: {'; '.join(r['errors'][:10]) if r['errors'] else 'none'}"
                  + (f" (and {len(r['errors']) - 10} more)" if len(r["errors"]) > 10 else "")
                  + (f"; server log: {r['server_log']}" if r.get("server_log") else ""))
@@ -424,6 +530,13 @@ def main() -> None:
                         help="every session opens a snapshot of a result file of about this many MB (CSV)")
     parser.add_argument("--hold", type=float, default=0.0,
                         help="seconds every session stays open once all have opened (memory read then)")
+    parser.add_argument("--probe", choices=("memory", "tracemalloc"), default=None,
+                        help="read what holds the started server's memory (tracemalloc: also Python "
+                             "allocations by line, slower) after the first visit, with the sessions open "
+                             "and after they left")
+    parser.add_argument("--warm-analysis", action="store_true",
+                        help="the first (untimed) visit opens the snapshot and the memory before is read once "
+                             "its cache entries expired (needs --snapshot-mb and --ttl)")
     parser.add_argument("--url", default=None, help="a running server on 127.0.0.1 (default: start one)")
     parser.add_argument("--timeout", type=float, default=600, help="stop after this many seconds")
     parser.add_argument("--json", default=None, help="also write the results here")
@@ -434,11 +547,14 @@ def main() -> None:
         parser.error("--sessions must be >= 1, --steps and --think >= 0, --ttl > 0")
     if args.snapshot_mb < 0 or args.hold < 0:
         parser.error("--snapshot-mb and --hold must be >= 0")
+    if args.warm_analysis and not (args.snapshot_mb and args.ttl):
+        parser.error("--warm-analysis needs --snapshot-mb and --ttl")
     if args.snapshot_mb and (args.url or args.client != "websocket"):
         parser.error("--snapshot-mb needs the websocket client and a server started here (no --url)")
     try:
         result = run(args.sessions, args.steps, args.url, args.timeout, client=args.client,
-                     think=args.think, page=args.page, ttl=args.ttl, snapshot_mb=args.snapshot_mb, hold=args.hold)
+                     think=args.think, page=args.page, ttl=args.ttl, snapshot_mb=args.snapshot_mb, hold=args.hold,
+                     probe=args.probe, warm_analysis=args.warm_analysis)
     except (TimeoutError, asyncio.TimeoutError):
         sys.exit(f"load test: stopped after --timeout {args.timeout:g} s")
     except RuntimeError as exc:  # the server did not start
