@@ -145,3 +145,18 @@ def test_a_store_mlflow_refuses_is_the_documented_one_line(tmp_path):
     with pytest.raises(mc.MetricsError, match=r"^MLflow \(file://.*\): MlflowException: ") as info:
         mc.log_mlflow(ev, tracking_uri=uri, experiment="nightly", report=False)
     assert "\n" not in str(info.value) and len(str(info.value)) < 500
+
+
+def test_the_documented_example_of_log_mlflow_runs():
+    """``mc.log_mlflow``'s docstring example (kept out of tests/test_doctests.py for MLflow's start-up cost)
+    runs as a doctest and shows what it says."""
+    import doctest
+
+    from metrics_core.outputs import tracking
+
+    (example,) = [t for t in doctest.DocTestFinder().find(tracking.log_mlflow, "log_mlflow", globs={}) if t.examples]
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report: list[str] = []
+    runner.run(example, out=report.append)
+    assert runner.summarize(verbose=False).failed == 0, "".join(report)
+    assert len(example.examples) >= 5

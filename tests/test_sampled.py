@@ -144,6 +144,18 @@ def test_bad_inputs():
         sampled_metrics(run, qrels.assign(item_id="t"), ["mrr@10"], n_items=10)
     with pytest.raises(MetricsError, match="catalogue size"):
         sampled_metrics(run, qrels, ["ap"], n_items=None)
+    with pytest.raises(MetricsError, match="^the run has no column 'score'; it needs user_id, item_id, score$"):
+        sampled_metrics(run.drop(columns="score"), qrels, ["ap"], n_items=10)
+    with pytest.raises(MetricsError, match="^the qrels has no column 'item_id'"):
+        sampled_metrics(run, qrels.drop(columns="item_id"), ["ap"], n_items=10)
+
+
+def test_a_qrels_without_relevance_makes_every_row_a_target():
+    # target "t" below one negative of two: sampled rank 2, ap = 1/2 with or without a relevance column
+    run = pd.DataFrame({"user_id": "u", "item_id": ["t", "a", "b"], "score": [1.0, 2.0, 0.0]})
+    without = sampled_metrics(run, pd.DataFrame({"user_id": ["u"], "item_id": ["t"]}), ["ap"], n_items=10,
+                              correction="none")
+    assert without.summary.loc["ap", "sampled"] == 0.5
 
 
 def test_compare_command_says_which_pair_may_reverse(tmp_path, capsys):

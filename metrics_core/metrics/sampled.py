@@ -115,8 +115,13 @@ def _parse(label: str) -> tuple[str, int | None]:
 def sampled_ranks(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     """Per user: ``above`` (negatives scored higher than the target), ``tied`` (negatives scored equal) and
     ``negatives`` (the user's candidates minus the target). Each user needs exactly one relevant item of
-    ``qrels`` among its candidates."""
-    rel = qrels[qrels["relevance"] > 0][["user_id", "item_id"]]
+    ``qrels`` among its candidates (a ``qrels`` without ``relevance``: every row is a target)."""
+    for name, frame, needed in (("run", run, ("user_id", "item_id", "score")), ("qrels", qrels, ("user_id", "item_id"))):
+        missing = [c for c in needed if c not in frame.columns]
+        if missing:
+            raise MetricsError(f"the {name} has no column {missing[0]!r}; it needs {', '.join(needed)}")
+    rel = qrels[qrels["relevance"] > 0] if "relevance" in qrels.columns else qrels
+    rel = rel[["user_id", "item_id"]]
     many = rel["user_id"].duplicated(keep=False)
     if many.any():
         raise MetricsError(f"user {rel.loc[many, 'user_id'].iloc[0]!r} has several relevant items; the 1+N "
@@ -150,8 +155,42 @@ class SampledMetrics:
 def sampled_metrics(run: pd.DataFrame, qrels: pd.DataFrame, metrics, *,
                     n_items: int, correction: str = "bv", gamma: float = DEFAULT_GAMMA,
                     sampling: str = "without_replacement") -> SampledMetrics:
-    """The sampled and the corrected ``metrics`` (labels: ``hr@10``, ``ndcg@10``, ``recall@10``, ``ap``) of a
-    1+N run (see the module docstring)."""
+    """The sampled and the corrected ``metrics`` of a 1+N run (see the module docstring).
+
+    Parameters
+    ----------
+    run : DataFrame
+        ``user_id``, ``item_id``, ``score``: each user's target and its sampled negatives, scored.
+    qrels : DataFrame
+        ``user_id``, ``item_id``: each user's one target (held-out item).
+    metrics : list of str
+        labels ``hr@K``, ``recall@K``, ``ndcg@K`` and ``ap`` (one target: recall@K equals hr@K).
+    n_items : int
+        the catalogue size ``n`` (at least 2); the negatives per user ``m`` are read from the run.
+    correction : {"bv", "ls", "none"}
+        how the sampled rank is corrected; ``gamma`` is the bias-variance weight of ``bv``.
+    sampling : {"without_replacement", "binomial"}
+        how the negatives were drawn (hypergeometric or the paper's binomial approximation).
+
+    Returns a :class:`SampledMetrics`; a user whose target ties with negatives counts the mean
+    over the tied sampled ranks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> run = pd.DataFrame({"user_id": ["u1"] * 3 + ["u2"] * 3 + ["u3"] * 3,
+    ...                     "item_id": ["t", "x", "y"] * 3,
+    ...                     "score": [3, 2, 1, 2, 3, 1, 1, 3, 2]})  # target "t" sampled rank 1, 2 and 3
+    >>> qrels = pd.DataFrame({"user_id": ["u1", "u2", "u3"], "item_id": "t"})
+    >>> result = mc.sampled_metrics(run, qrels, ["hr@1", "ndcg@2"], n_items=1000)
+    >>> result.summary["sampled"].round(4).to_dict()  # hr@1 = 1/3; ndcg@2 = (1 + 1/log2(3) + 0) / 3
+    {'hr@1': 0.3333, 'ndcg@2': 0.5436}
+    >>> bool((result.summary["corrected"] < result.summary["sampled"]).all())  # among 1000 items, lower
+    True
+    >>> result.settings["negatives"], result.settings["correction"]
+    ([2], 'bv')
+    """
     if not isinstance(n_items, (int, np.integer)) or n_items < 2:
         raise MetricsError(f"n_items (the catalogue size) must be an integer >= 2, got {n_items!r}")
     ranks = sampled_ranks(run, qrels)
@@ -183,7 +222,23 @@ def _tie_mean(values: np.ndarray, above: np.ndarray, tied: np.ndarray) -> np.nda
 
 
 def may_reverse(a: SampledMetrics, b: SampledMetrics, names=("A", "B")) -> list[str]:
-    """Sentences for the metrics whose sampled order of two models differs from their corrected order."""
+    """Sentences for the metrics whose sampled order of two models differs from their corrected order.
+
+    ``a``, ``b``: two :func:`sampled_metrics` results; ``names``: what the sentences call them. Only
+    metrics both hold are read; a tie of the sampled values says nothing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> def result(sampled, corrected):  # a summary as sampled_metrics returns it
+    ...     summary = pd.DataFrame({"sampled": [sampled], "corrected": [corrected]}, index=["hr@10"])
+    ...     return mc.SampledMetrics(summary, pd.DataFrame(), {})
+    >>> mc.may_reverse(result(0.60, 0.020), result(0.55, 0.031), names=("popular", "personal"))
+    ['hr@10: sampled, popular leads personal (0.6 vs 0.55), but the corrected estimates put personal ahead: the order may reverse under full ranking']
+    >>> mc.may_reverse(result(0.60, 0.031), result(0.55, 0.020))  # same order both ways: nothing to say
+    []
+    """
     out = []
     for metric in a.summary.index.intersection(b.summary.index):
         sa, sb = a.summary.loc[metric, "sampled"], b.summary.loc[metric, "sampled"]

@@ -262,6 +262,22 @@ def off_policy(log, runs=None, *, policy: str = "softmax", k: int | None = None,
     ``dros_lambda``: the estimators' parameters. ``preset="obp"`` takes obp's defaults for the
     parameters not given. ``slate_policy``: ``rank`` or ``softmax`` (default: softmax when
     ``policy="softmax"``, else rank). ``lines``: overrides of :data:`LINES`.
+
+    Examples
+    --------
+    Two contexts, two items shown uniformly (propensity 0.5); the model's top item earned 1 in both:
+
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> log = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+    ...                     "reward": [1.0, 0.0, 0.0, 1.0], "propensity": 0.5})
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+    ...                     "score": [2.0, 1.0, 1.0, 2.0]})
+    >>> ope = mc.off_policy(log, {"greedy": run}, policy="top1", estimators=["ips", "snips"], n_bootstrap=50)
+    >>> ope.logging["value"]  # the mean logged reward
+    0.5
+    >>> ope.estimates.set_index("estimator")[["value", "lift"]].to_dict("index")  # IPS: (2*1 + 0 + 0 + 2*1) / 4
+    {'ips': {'value': 1.0, 'lift': 1.0}, 'snips': {'value': 1.0, 'lift': 1.0}}
     """
     s = _settings(preset, dict(clip=clip, switch_tau=switch_tau, dros_lambda=dros_lambda, n_folds=n_folds,
                                n_bootstrap=n_bootstrap, confidence=confidence))

@@ -149,8 +149,37 @@ def _runs(runs, as_text: bool = True) -> dict[str, pd.DataFrame]:
 
 
 def prepare_log(log: pd.DataFrame, runs) -> PreparedLog:
-    """Check the log, code contexts and actions of the log and ``runs`` (a DataFrame or ``{model:
-    DataFrame}``) jointly, once (see the module docstring)."""
+    """Check the log, code contexts and actions of the log and ``runs`` jointly, once (see the module
+    docstring).
+
+    Parameters
+    ----------
+    log : DataFrame
+        the logged feedback: ``user_id``, ``item_id``, ``reward``, ``propensity`` (and the optional
+        columns of :mod:`metrics_core.io.logged`).
+    runs : DataFrame or dict
+        one run or ``{model: run}``; each ``user_id``, ``item_id`` and ``score`` (or ``probability``).
+
+    Returns a :class:`PreparedLog` to pass to :func:`metrics_core.off_policy` in place of the log.
+    A non-finite score is refused with its run and row.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> log = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+    ...                     "reward": [1.0, 0.0, 0.0, 1.0], "propensity": 0.5})
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+    ...                     "score": [2.0, 1.0, 1.0, 2.0]})
+    >>> prepared = mc.prepare_log(log, {"greedy": run})
+    >>> list(prepared.codes.contexts), prepared.codes.context.tolist(), prepared.codes.action.tolist()
+    (['u1', 'u2'], [0, 0, 1, 1], [0, 1, 0, 1])
+    >>> for clip in (1.0, 10.0):  # prepared once, estimated under two settings
+    ...     ope = mc.off_policy(prepared, policy="top1", estimators=["ips"], clip=clip, n_bootstrap=20)
+    ...     print(clip, ope.estimates.loc[0, "value"])  # weights 1/0.5 = 2 on the two rounds the policy picks
+    1.0 0.5
+    10.0 1.0
+    """
     t = time.perf_counter()
     if not isinstance(log, pd.DataFrame) or "user_id" not in log.columns or "item_id" not in log.columns:
         log = _check_log(log)  # the one-line error of a log without ids

@@ -162,6 +162,32 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     (see :func:`dashboard_address`). ``store``: an :class:`metrics_core.store.AnalysisStore` (default: the
     one ``$METRICS_CORE_STORE_URL`` or ``$METRICS_CORE_STORE_DIR`` names); ``owner``: the client's
     secret for the store's per-client quota (default: none).
+
+    Returns a :class:`Published`: the snapshot's id, its link, its delete link (shown once) and
+    the brief the link opens on. Fewer than two runs, an empty title, a primary metric without a
+    cutoff or a store that refuses the files stop with one line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> from metrics_core.store import AnalysisStore
+    >>> qrels = pd.DataFrame({"user_id": ["u1", "u2"], "item_id": ["a", "b"], "relevance": 1})
+    >>> base = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+    ...                      "score": [1, 2, 2, 1]})  # each user's relevant item second
+    >>> new = base.assign(score=[2, 1, 1, 2])  # ... and first
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     store = AnalysisStore(url=f"sqlite:///{folder}/store.sqlite3")
+    ...     shared = mc.publish({"base": base, "new": new}, qrels, title="New ranker", primary="mrr@2",
+    ...                         store=store, base_url="https://dash.example.org")
+    ...     saved = store.load(shared.id)
+    >>> shared.link == f"https://dash.example.org/?analysis={shared.id}"
+    True
+    >>> saved.title, [f.name for f in saved.files]
+    ('New ranker', ['base.parquet', 'new.parquet', 'qrels.parquet'])
+    >>> shared.lines()[2]
+    'Baseline base; challenger new; mrr@2; paired t-test, Holm correction, α = 0.05.'
     """
     from ..evaluation import evaluate
     from ..io import read_table, read_user_attributes

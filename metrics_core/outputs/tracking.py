@@ -78,6 +78,28 @@ def log_mlflow(evaluation, *, tracking_uri: str | None = None, experiment: str |
     given or is the active run's), else a new run named ``run_name`` in ``experiment``.
     ``settings`` replaces the evaluation's conventions as params; ``model_name`` names the model in
     the report; ``report=False`` leaves the HTML report out. See the module docstring for names.
+
+    Examples
+    --------
+    A store in a temporary SQLite file (MLflow 3 refuses new ``file:`` stores); the summary comes
+    back under MLflow's names:
+
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> from mlflow import MlflowClient
+    >>> run = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+    ...                     "score": [2, 1, 1, 2]})
+    >>> qrels = pd.DataFrame({"user_id": ["u1", "u2"], "item_id": "a", "relevance": 1})
+    >>> ev = mc.evaluate(run, qrels, ["mrr@2"])  # "a" first for u1, second for u2
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     uri = f"sqlite:///{folder}/mlflow.db"
+    ...     run_id = mc.log_mlflow(ev, tracking_uri=uri, experiment="nightly", report=False)
+    ...     logged = MlflowClient(uri).get_run(run_id).data
+    >>> logged.metrics
+    {'mrr_at_2': 0.75}
+    >>> logged.params["ties"], logged.params["n_users"]
+    ('average', '2')
     """
     summary = getattr(evaluation, "summary", None)
     per_user = getattr(evaluation, "per_user", None)
