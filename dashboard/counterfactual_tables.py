@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from metrics_core.ope.evaluate import NAMES
+from metrics_core.ope.evaluate import LINES, NAMES
 
 #: logs above this many rows get IPS and SNIPS only (the reward model of DM/DR is fitted per model)
 LARGE_LOG_ROWS = 200_000
@@ -70,6 +70,30 @@ def diagnostics_table(res) -> pd.DataFrame:
         "unlogged probability": d["unlogged_mass"],
         "contexts without a list": d["contexts_without_list"],
         "warnings": [len(res.warnings.get(m, [])) for m in d["model"]]})
+
+
+#: the diagnostics table's columns as the page shows them: (short heading, number format or None, hover text)
+DIAGNOSTICS_COLUMNS = {
+    "model": ("model", None, "The model whose scores define the evaluation policy."),
+    "rounds": ("rounds", None, "Logged rounds (rows of the log) the estimate reads."),
+    "effective sample size": ("ESS", "%.0f", "Kish's effective sample size of the importance weights w = "
+                              "pi_e / pi_b: (sum w)^2 / sum w^2. Far below the rounds: a few rounds decide the "
+                              "estimate."),
+    "ESS share": ("ESS share", "percent", "The effective sample size as a share of the rounds (a warning below "
+                  f"{LINES['ess_line']:.0%})."),
+    "max weight": ("max w", "%.3g", "The largest importance weight pi_e / pi_b of one round."),
+    "mean weight": ("mean w", "%.3f", "The mean importance weight: 1 in expectation when the logging policy "
+                    "covers the evaluation policy (a warning beyond "
+                    f"{LINES['mean_weight_se']:g} standard errors from 1)."),
+    "clipping": ("clip", None, "The weight clipping IPS and DR use (the page's Clip weights at)."),
+    "rounds clipped": ("clipped", None, "Rounds whose weight the clipping cut."),
+    "unlogged probability": ("unlogged", "percent", "The policy's probability on items the log never shows, "
+                             "averaged over the rounds: IPS, SNIPS and DR cannot see their reward (a warning "
+                             f"above {LINES['unlogged_line']:.0%})."),
+    "contexts without a list": ("no list", None, "Logged contexts (users) the model's run has no list for: "
+                                "the policy counts as showing nothing there."),
+    "warnings": ("warnings", None, "How many warnings the estimate has (written out under the table)."),
+}
 
 
 def warning_lines(res) -> list[tuple[str, str]]:

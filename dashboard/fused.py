@@ -4,10 +4,14 @@ open it; every page treats it as any other model).
 
 :func:`fused_run_bytes` is the pure part (runs in, the fused run's CSV bytes out, tested without
 Streamlit); :func:`add_fused` reads the chosen models' files as the dashboard read them and adds the
-result under the name given.
+result under the name given. On the demo data (nothing uploaded) the demo's tables become files first
+(:func:`demo_files`: each model, the ground truth, the item features and the user attributes, every
+value written exactly), so the fused model joins the three demo models in a working copy of their own.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pandas as pd
 
@@ -42,7 +46,7 @@ def fused_run_bytes(runs: dict, method: str, norm: str, weights=None, k: float =
     shortest text that reads back to the same float."""
     fused = mc.fuse({name: run[["user_id", "item_id", "score"]] for name, run in runs.items()}, method=method,
                     norm=norm, weights=weights, k=k)
-    return fused.to_csv(index=False, float_format=None).encode("utf-8")
+    return _exact_csv(fused)
 
 
 def read_weights(text: str, n_models: int) -> list[float] | None:
@@ -79,11 +83,39 @@ def check_name(name: str, models, existing) -> str:
     return name
 
 
+def _exact_csv(frame: pd.DataFrame) -> bytes:
+    """``frame`` as UTF-8 CSV, each number as the shortest text that reads back to the same float."""
+    return frame.to_csv(index=False, float_format=None).encode("utf-8")
+
+
+def demo_files(demo) -> sources.Sources:
+    """The demo data (:class:`dashboard.demo.DemoData`) as the files an upload would give: ``<model>.csv``
+    per model, ``demo_qrels.csv``, ``demo_item_features.csv`` and ``demo_users.csv``, ids as text and
+    every number exact, so that they read back to the very tables the demo shows."""
+    def blob(name: str, frame: pd.DataFrame) -> sources.Blob:
+        return sources.Blob.of(name, _exact_csv(frame))
+
+    return sources.Sources(runs={model: blob(f"{model}.csv", run) for model, run in demo.runs.items()},
+                           qrels=blob("demo_qrels.csv", demo.qrels),
+                           item_features=blob("demo_item_features.csv", demo.item_features),
+                           user_attributes=blob("demo_users.csv", demo.users))
+
+
+def fusable(models, src: sources.Sources) -> list[str]:
+    """The models shown that can be fused: the uploaded ones, or every demo model when nothing is uploaded."""
+    return list(models) if src.empty else [name for name in models if name in src.runs]
+
+
 def add_fused(models, method: str, norm: str, name: str, weights=None, k: float = 60) -> str:
     """Fuse the loaded models ``models`` and add the result as a model named ``name`` (a model of that
-    name is replaced, as an upload of that name would); returns the name. One-line MetricsError when
-    fewer than two models are chosen, a model is not an uploaded one, or a file has no score."""
+    name is replaced, as an upload of that name would); returns the name. On the demo data the demo's
+    files (:func:`demo_files`) and the fused model are saved together as a new working copy. One-line
+    MetricsError when fewer than two models are chosen, a model is not an uploaded one, or a file has no
+    score."""
     src = sources.sources()
+    from_demo = src.empty
+    if from_demo:
+        src = demo_files(loading.demo_data())
     models = list(dict.fromkeys(models))
     if len(models) < 2:
         raise MetricsError("choose at least two models to fuse")
@@ -98,5 +130,9 @@ def add_fused(models, method: str, norm: str, name: str, weights=None, k: float 
         if "score" not in run.columns:
             raise MetricsError(f"{blob.name} has no score or rank column: it cannot be fused")
         runs[model] = pd.DataFrame({"user_id": run["user_id"], "item_id": run["item_id"], "score": run["score"]})
-    data = fused_run_bytes(runs, method, norm, weights=weights if method == "wsum" else None, k=k)
-    return sources.add_run(sources.Blob.of(f"{name}.csv", data))
+    blob = sources.Blob.of(f"{name}.csv", fused_run_bytes(runs, method, norm,
+                                                         weights=weights if method == "wsum" else None, k=k))
+    if not from_demo:
+        return sources.add_run(blob)
+    sources.load_sources(replace(src, runs={**src.runs, sources.model_name(blob.name): blob}))
+    return sources.model_name(blob.name)

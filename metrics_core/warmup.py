@@ -151,6 +151,11 @@ def _exercise(mc) -> None:
     # the grouping of numeric user ids (compare, segments): integer and decimal columns
     for users in (pd.Series([3, 3, 1]), pd.Series([3.0, 3.0, 1.0])):
         group_users(users)
+    # off-policy estimation (mc.off_policy, metrics-core ope, the Counterfactual page): the lookup of
+    # each logged action's probability under the model's policy
+    log = pd.DataFrame({"user_id": ["a", "a", "b", "c"], "item_id": ["x", "y", "z", "y"],
+                        "reward": [1.0, 0.0, 1.0, 0.0], "propensity": [0.5, 0.5, 1.0, 0.5]})
+    mc.off_policy(log, run.drop(columns="relevance"), policy="top1", estimators=["ips", "snips"], n_bootstrap=0)
 
 
 def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False,

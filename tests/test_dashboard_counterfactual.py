@@ -68,6 +68,9 @@ def test_tables_against_the_result_and_plain_formulas():
         assert row["estimator"] == "DR"
     # diagnostics: Kish's ESS and the weights written plainly (top-1 policy by loops)
     diag = cft.diagnostics_table(res).set_index("model")
+    # every column has the short heading and hover text the page shows (so that the table fits its width)
+    assert list(cft.DIAGNOSTICS_COLUMNS) == ["model", *diag.columns]
+    assert all(len(label) <= 9 and hover for label, _, hover in cft.DIAGNOSTICS_COLUMNS.values())
     for name, run in runs.items():
         best = {u: g.loc[g["score"] == g["score"].max(), "item_id"].tolist() for u, g in run.groupby("user_id")}
         w = [(1 / len(best[u]) if i in best[u] else 0.0) / p

@@ -118,3 +118,51 @@ def test_a_fused_model_is_added_kept_and_opened_by_the_link(monkeypatch, tmp_pat
     at.text_input(key="fuse_name").input("popularity")
     ok(at.button(key="fuse_submit").click().run())
     assert any("cannot replace popularity" in e.value for e in at.error)
+
+
+def test_demo_files_read_back_to_the_demo_tables_exactly():
+    from dashboard import demo
+
+    d = demo.make_demo(n_users=40, n_items=60, list_length=8, seed=3)
+    src = fused.demo_files(d)
+    assert set(src.runs) == set(d.runs) and src.logged is None
+
+    def back(blob, frame):
+        text = {c: str for c in frame.columns if c in ("user_id", "item_id", "segment")}
+        return pd.read_csv(io.BytesIO(blob.data), dtype=text)
+
+    assert all(src.runs[name].name == f"{name}.csv" for name in d.runs)
+    for blob, frame in [(src.runs[name], run) for name, run in d.runs.items()] + [
+            (src.qrels, d.qrels), (src.item_features, d.item_features), (src.user_attributes, d.users)]:
+        got = back(blob, frame)
+        assert got.columns.tolist() == frame.columns.tolist()
+        for column in frame.columns:  # every value as the demo holds it: ids as text, numbers bit for bit
+            assert got[column].astype(str).tolist() == frame[column].astype(str).tolist(), (blob.name, column)
+            if pd.api.types.is_float_dtype(frame[column]):
+                assert (got[column].to_numpy() == frame[column].to_numpy()).all(), (blob.name, column)
+
+
+def test_the_demo_models_fuse_into_a_working_copy_of_their_own(monkeypatch, tmp_path):
+    from dashboard import loading
+
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    ok(at.switch_page("views/data.py").run())
+    assert "analysis" not in at.query_params  # the demo: nothing saved yet
+    assert at.multiselect(key="fuse_models").options == ["popularity", "matrix_factorization", "two_tower"]
+    at.multiselect(key="fuse_models").set_value(["matrix_factorization", "two_tower"])
+    at.selectbox(key="fuse_method").set_value("sum")
+    at.text_input(key="fuse_name").input("hybrid")
+    ok(at.button(key="fuse_submit").click().run())
+    assert not at.error, [e.value for e in at.error]
+    shown = frame_with(at, "users in run")
+    assert list(shown.index) == ["popularity", "matrix_factorization", "two_tower", "hybrid"]
+
+    saved = {f.name: f.data for f in AnalysisStore(tmp_path / "store").load(at.query_params["analysis"]).files}
+    assert set(saved) == {"popularity.csv", "matrix_factorization.csv", "two_tower.csv", "hybrid.csv",
+                          "demo_qrels.csv", "demo_item_features.csv", "demo_users.csv"}
+    demo = loading.demo_data()
+    expected = plain_combsum_min_max([demo.runs["matrix_factorization"], demo.runs["two_tower"]])
+    got = as_scores(saved["hybrid.csv"])
+    assert got.keys() == expected.keys()
+    assert max(abs(got[key] - value) for key, value in expected.items()) <= 1e-15

@@ -174,15 +174,49 @@ def test_the_dashboard_starts_its_warmup_on_a_stale_cache(monkeypatch):
                         "--parent", str(os.getpid())]]
 
 
-def test_the_warmup_reaches_both_variants_of_every_parallel_kernel():
+def _python_called_kernels():
+    """(module, name) of every serial kernel (a numba dispatcher) that a module outside the kernel layers
+    (``kernels/`` and ``layout.sort_and_join``, whose kernels call one another compiled) calls from Python:
+    the off-policy lookup, the input checks, the text scan, ..."""
+    import importlib
+    import pkgutil
+
+    import numba
+
+    import metrics_core
+
+    found = []
+    for info in pkgutil.walk_packages(metrics_core.__path__, "metrics_core."):
+        if info.name.startswith(("metrics_core.kernels", "metrics_core.layout.sort_and_join", "metrics_core.spark",
+                                 "metrics_core.__main__")):
+            continue
+        module = importlib.import_module(info.name)
+        found += [(module, name) for name, value in vars(module).items()
+                  if isinstance(value, numba.core.registry.CPUDispatcher)]
+    return found
+
+
+def test_the_warmup_reaches_both_variants_of_every_parallel_kernel(monkeypatch):
     """What the stamp stands for: after a complete warm-up numba's cache holds every parallel
-    kernel's two variants (a kernel the warm-up never calls would be compiled by a page)."""
+    kernel's two variants (a kernel the warm-up never calls would be compiled by a page), and every
+    serial kernel called from Python (``mc.off_policy``'s lookup among them) was called by it."""
     import metrics_core  # noqa: F401 - every kernel module
 
-    warmup_mod.warmup(force=True)
+    serial = _python_called_kernels()
+    assert any(name == "probability_at_logged" for _, name in serial)  # the search sees the off-policy kernel
+    def source(kernel) -> str:
+        return f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
+
+    kernels = {source(getattr(module, name)) for module, name in serial}
+    called = set()
+    for module, name in serial:  # a kernel imported by two modules is reached through either
+        kernel = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _k=kernel, **kw: called.add(source(_k)) or _k(*a, **kw))
+    warmup_mod.warmup(force=True, jobs=1)
     missing = [(k.py_func.__qualname__, v) for k in SizedKernel.instances for v in (SERIAL, PARALLEL)
                if not k.cached_on_disk(v)]
     assert missing == []
+    assert sorted(kernels - called) == []
     assert cache_stamp.is_current()
 
 

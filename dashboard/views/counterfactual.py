@@ -65,12 +65,12 @@ st.caption(cft.logging_line(res) + f" Policy: {policy}" + (f" (T = {temperature:
                                          f" Over {cft.LARGE_LOG_ROWS:,} rows: IPS and SNIPS only (no reward model)."))
 
 st.subheader("Diagnostics", anchor=False)
+# short headings (each explained on hover; the CSV keeps the full names) so that the eleven columns fit
+# the page's width; the model column stays in view when a narrow window scrolls the table sideways
 state.shown_table(cft.diagnostics_table(res), hide_index=True, key="ope_diagnostics", column_config={
-    "effective sample size": st.column_config.NumberColumn(format="%.0f"),
-    "ESS share": st.column_config.NumberColumn(format="percent"),
-    "max weight": st.column_config.NumberColumn(format="%.3g"),
-    "mean weight": st.column_config.NumberColumn(format="%.3f"),
-    "unlogged probability": st.column_config.NumberColumn(format="percent")})
+    name: (st.column_config.NumberColumn(label, format=number, help=hover) if number else
+           st.column_config.Column(label, help=hover, pinned=name == "model"))
+    for name, (label, number, hover) in cft.DIAGNOSTICS_COLUMNS.items()})
 for model, sentence in cft.warning_lines(res):
     st.warning(cf.text_of(f"{model}: {sentence}"), icon=":material/warning:")
 

@@ -121,16 +121,20 @@ if src.qrels is not None:  # ids that miss the ground truth only by how a whole 
             st.warning(text.md(sentence, limit=600))
 
 with st.expander("Fuse models into a new one", expanded=False, icon=":material/merge:"):
-    fusable = [name for name in models if name in src.runs]
+    fusable = fused.fusable(models, src)
     if len(fusable) < 2:
-        st.caption("Fusion combines two or more uploaded models (the demo models cannot be fused): upload them "
-                   "with Add files in the sidebar.")
+        st.caption("Fusion combines two or more models: upload them with Add files in the sidebar.")
     else:
         st.caption("The fused run is added as a model, as if you had uploaded it: every page shows it, the working "
                    "copy keeps it, and a snapshot's link opens it. Scores are normalised per user in each run, "
-                   "then combined per item (ranx's methods); RRF, ISR and Borda read only each list's order.")
+                   "then combined per item (ranx's methods); RRF, ISR and Borda read only each list's order."
+                   + (" On the demo data, the demo's models, ground truth, item features and user attributes "
+                      "become files of a working copy of your own, beside the fused model." if src.empty else ""))
+        # a choice made among other models (the demo's, or files since removed) starts again from the first two
+        if not set(st.session_state.get("fuse_models", [None])) <= set(fusable):
+            st.session_state["fuse_models"] = fusable[:2]
         with st.form("fuse_form"):
-            chosen = st.multiselect("Models to fuse", fusable, default=fusable[:2], key="fuse_models")
+            chosen = st.multiselect("Models to fuse", fusable, key="fuse_models")
             left, mid, right = st.columns(3)
             method = left.selectbox("Method", list(fused.METHOD_LABELS), format_func=fused.METHOD_LABELS.get,
                                     key="fuse_method")

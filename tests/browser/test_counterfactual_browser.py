@@ -48,6 +48,12 @@ def test_a_shared_link_opens_on_the_counterfactual_verdict(browser, streamlit_se
         shots = screenshot_dir()
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / "counterfactual_page.png"), full_page=True)
+        # every table of the page (verdict, diagnostics, estimators) shows all its columns at 1400 px:
+        # nothing is hidden beyond a sideways scroll
+        grids = page.locator('[data-testid="stDataFrame"] .dvn-scroller')
+        grids.first.wait_for()
+        widths = grids.evaluate_all("es => es.map(e => [e.scrollWidth, e.clientWidth])")
+        assert len(widths) == 3 and all(wide <= shown + 1 for wide, shown in widths), widths
         on_page = page.locator(".st-key-ope_verdict [data-testid='stText']").first.inner_text().strip()
         assert on_page.startswith("Counterfactual (DR): "), on_page
         open_page(page, "Share")
