@@ -480,3 +480,21 @@ def test_ids_of_mixed_python_kinds_are_coded_by_their_text():
     res = off_policy(log, run, policy="top1", estimators=["ips"], primary="ips", n_bootstrap=0)
     assert res.estimates["value"].iloc[0] == pytest.approx(2 / 3)
     assert res.diagnostics["contexts_without_list"].iloc[0] == 1
+
+
+def test_top1_per_context_against_a_plain_loop():
+    """The one-pass top-1 of contexts whose rows are together (ties, a NaN, -inf, contexts in any order),
+    against a loop written here."""
+    from metrics_core.ope.policy import row_probabilities
+
+    group = np.array([2, 2, 2, 0, 0, 1, 1, 1, 1, 3, 3, 4])
+    score = np.array([0.5, 0.9, 0.9, -np.inf, -np.inf, 0.1, np.nan, 0.7, 0.2, 3.0, 1.0, 7.0])
+    got = row_probabilities(group, score, "top1")
+    want = []
+    for g, s in zip(group, score):
+        rows = score[group == g]
+        top = -np.inf if np.isnan(rows).any() else max(rows)  # NumPy's maximum: NaN, which no score equals
+        want.append(0.0 if np.isnan(rows).any() or s != top else 1.0 / sum(r == top for r in rows))
+    assert got.tolist() == want
+    apart = np.array([0, 1, 0, 1])  # a context's rows apart: the sorting path gives the same rule
+    assert row_probabilities(apart, np.array([1.0, 2.0, 1.0, 0.5]), "top1").tolist() == [0.5, 1.0, 0.5, 0.0]

@@ -48,8 +48,9 @@ def dm_terms(q_pi: np.ndarray) -> np.ndarray:
 
 
 def ips_terms(reward: np.ndarray, w: np.ndarray, clip: float = np.inf) -> np.ndarray:
-    """IPS terms ``min(w_i, clip) r_i``."""
-    return np.minimum(w, _positive("clip", clip)) * reward
+    """IPS terms ``min(w_i, clip) r_i`` (no pass for the minimum when ``clip`` is inf)."""
+    clip = _positive("clip", clip)
+    return (w if np.isinf(clip) else np.minimum(w, clip)) * reward
 
 
 def snips_value(reward: np.ndarray, w: np.ndarray) -> float:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import MetricsError
+from ..kernels.ope_lookup import top1_by_runs
 
 POLICIES = ("top1", "topk", "softmax", "given")
 SUM_TOLERANCE = 1e-6
@@ -95,6 +96,9 @@ def row_probabilities(group: np.ndarray, score: np.ndarray, policy: str, *, k: i
     score = np.asarray(score, float)
     n_groups = int(group.max()) + 1 if len(group) else 0
     if policy == "top1":
+        starts = contiguous_runs(group, n_groups)
+        if starts is not None:  # each context's rows together (almost every run file): one pass
+            return top1_by_runs(score, starts, np.empty(len(group)))
         best = np.flatnonzero(score == _group_max(group, score, n_groups)[group])
         p = np.zeros(len(group))
         p[best] = 1.0 / np.bincount(group[best], minlength=n_groups)[group[best]]

@@ -217,16 +217,17 @@ def policy_at_logged(prepared: PreparedLog, run: CodedRun, p: np.ndarray) -> np.
     ctx, act, prob = run.context[listed], run.action[listed], p[listed]
     n_contexts = len(codes.contexts)
     starts = contiguous_runs(ctx, n_contexts)
-    first, count = np.zeros(n_contexts, np.int64), np.zeros(n_contexts, np.int64)
     if starts is None:  # a context's rows apart: sort them together
         order = np.argsort(ctx, kind="stable")
         ctx, act, prob = ctx[order], act[order], prob[order]
         starts = contiguous_runs(ctx, n_contexts)
-    first[ctx[starts]] = starts
-    count[ctx[starts]] = np.diff(np.r_[starts, len(ctx)])
-    out = np.empty(len(codes.context))
-    return probability_at_logged(codes.context, codes.action, first, count, np.ascontiguousarray(act),
-                                 np.ascontiguousarray(prob), out)
+    span = np.zeros((n_contexts, 2), np.int64)  # (first pair, pairs) of each context, side by side
+    span[ctx[starts], 0] = starts
+    span[ctx[starts], 1] = np.diff(np.r_[starts, len(ctx)])
+    listed_pairs = np.empty((len(act), 2))
+    listed_pairs[:, 0] = act
+    listed_pairs[:, 1] = prob
+    return probability_at_logged(codes.context, codes.action, span, listed_pairs, np.empty(len(codes.context)))
 
 
 def unlogged_mass(prepared: PreparedLog, run: CodedRun, p: np.ndarray) -> float:
