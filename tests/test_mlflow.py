@@ -147,9 +147,9 @@ def test_a_store_mlflow_refuses_is_the_documented_one_line(tmp_path):
     assert "\n" not in str(info.value) and len(str(info.value)) < 500
 
 
-def test_the_documented_example_of_log_mlflow_runs():
+def test_the_documented_example_of_log_mlflow_runs(tmp_path):
     """``mc.log_mlflow``'s docstring example (kept out of tests/test_doctests.py for MLflow's start-up cost)
-    runs as a doctest and shows what it says."""
+    runs as a doctest, shows what it says and leaves no file in the working folder."""
     import doctest
 
     from metrics_core.outputs import tracking
@@ -157,6 +157,12 @@ def test_the_documented_example_of_log_mlflow_runs():
     (example,) = [t for t in doctest.DocTestFinder().find(tracking.log_mlflow, "log_mlflow", globs={}) if t.examples]
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report: list[str] = []
-    runner.run(example, out=report.append)
+    before = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        runner.run(example, out=report.append)
+    finally:
+        os.chdir(before)
     assert runner.summarize(verbose=False).failed == 0, "".join(report)
     assert len(example.examples) >= 5
+    assert not list(tmp_path.iterdir())

@@ -81,8 +81,9 @@ def log_mlflow(evaluation, *, tracking_uri: str | None = None, experiment: str |
 
     Examples
     --------
-    A store in a temporary SQLite file (MLflow 3 refuses new ``file:`` stores); the summary comes
-    back under MLflow's names:
+    A store in a temporary SQLite file (MLflow 3 refuses new ``file:`` stores), its experiment's
+    artifacts beside it (by default MLflow writes them under ``./mlruns``); the summary comes back
+    under MLflow's names:
 
     >>> import tempfile
     >>> import pandas as pd
@@ -94,6 +95,7 @@ def log_mlflow(evaluation, *, tracking_uri: str | None = None, experiment: str |
     >>> ev = mc.evaluate(run, qrels, ["mrr@2"])  # "a" first for u1, second for u2
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     uri = f"sqlite:///{folder}/mlflow.db"
+    ...     _ = MlflowClient(uri).create_experiment("nightly", artifact_location=f"{folder}/artifacts")
     ...     run_id = mc.log_mlflow(ev, tracking_uri=uri, experiment="nightly", report=False)
     ...     logged = MlflowClient(uri).get_run(run_id).data
     >>> logged.metrics
