@@ -86,8 +86,15 @@ with left:
     else:
         losses = brief_text.segment_loss_rows(brief, limit=5)
         if len(losses):
-            state.shown_table(losses, hide_index=True, key="brief_segments", placeholder=fmt.EMPTY)
-        st.caption(text.md(brief_text.segment_note(brief), limit=600))
+            chosen = state.shown_table(losses, hide_index=True, key="brief_segments", on_select="rerun",
+                                       selection_mode="single-row", placeholder=fmt.EMPTY)
+        st.caption(text.md(brief_text.segment_note(brief)
+                           + (" Select a row to open that attribute's segments on Compare." if len(losses) else ""),
+                           limit=600))
+        picked_rows = chosen.selection.rows if len(losses) and chosen is not None else []
+        if picked_rows:  # Compare's segment table of that attribute: the same rows, the same family
+            url.remember("compare_segment", str(brief.segment_losses["attribute"].iloc[picked_rows[0]]))
+            url.switch_page("views/compare.py")
 with right:
     st.subheader("What explains the loss", anchor=False)
     groups = brief_text.failure_rows(brief, per_pair=3)
