@@ -22,17 +22,20 @@ lower priority when other programs keep the machine busy.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import streamlit as st
 
+from metrics_core import progress as reporting
 from metrics_core.formats import plural
 
-from . import cache
+from . import cache, text
+from .progress_bar import progress_label
 
 FOREGROUND_ENV = "METRICS_CORE_DASHBOARD_FOREGROUND_USERS"
 #: Resampling (bootstrap intervals, randomization tests) of up to this many users per model is
@@ -73,6 +76,7 @@ POLL_SECONDS = 1.0
 YIELD_SECONDS = 2.0
 _PAUSES = threading.local()  # the worker's pause budget in its current job (pause_for_pages)
 _DRAWING: dict[int, float] = {}  # script thread id -> when its page started being drawn (monotonic)
+_PROGRESS: dict[str, tuple[str, int, int | None, str]] = {}  # a running job's key -> its stage (progress_of)
 
 
 def limits_text() -> str:
@@ -100,14 +104,53 @@ def start(key: str, compute: Callable[[], Any], size: Callable[[Any], int] | Non
             if wait_for_pages:
                 _yield_to_pages()
             _PAUSES.left = YIELD_SECONDS  # what pause_for_pages may still wait in all, in this job
-            cache.SHARED.get_or_compute(key, compute, size=size)  # computed meanwhile by a page: read, not computed again
+            with reporting.active(JobProgress(key)):  # how far it is, for a page that shows it (progress_of)
+                cache.SHARED.get_or_compute(key, compute, size=size)  # computed meanwhile by a page: read, not again
         except Exception:  # noqa: BLE001 - MetricsError is cached; anything else is retried on the next visit
             pass
         finally:
             with _LOCK:
                 _QUEUED.discard(key)
+                _PROGRESS.pop(key, None)
 
     (_EXECUTOR if wait_for_pages else _NEXT_PAGE).submit(run)
+
+
+class JobProgress:
+    """The :mod:`metrics_core.progress` reporter of one job: the stage metrics_core reports in it
+    and how far that stage is, kept for :func:`progress_of` (a page polling the job draws it)."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    @contextlib.contextmanager
+    def stage(self, text: str, total: int | None = None, unit: str = "it") -> Iterator["_JobCount"]:
+        count = _JobCount(self.key, text, total, unit)
+        count.update(0)
+        yield count
+
+    def say(self, text: str) -> None:
+        _JobCount(self.key, text, None, "").update(0)
+
+
+class _JobCount:
+    """The ``update(n)`` of a job's stage: the count so far, recorded under the job's key."""
+
+    def __init__(self, key: str, text: str, total: int | None, unit: str):
+        self.key, self.text, self.total, self.unit, self.n = key, text, total, unit, 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        with _LOCK:
+            _PROGRESS[self.key] = (self.text, self.n, self.total, self.unit)
+
+
+def progress_of(key: str) -> tuple[str, int, int | None, str] | None:
+    """``(stage, n, total, unit)`` of the job computing ``key``: the last stage metrics_core
+    reported in it (``total`` None: a stage without a count); None when the job has not reported
+    one (queued, or not started)."""
+    with _LOCK:
+        return _PROGRESS.get(key)
 
 
 def page_started() -> None:
@@ -178,14 +221,23 @@ def wait(keys: Iterable[str], timeout: float = 600.0) -> bool:
 
 
 @st.fragment(run_every=POLL_SECONDS)
-def _watch(keys: tuple[str, ...]) -> None:
+def _watch(keys: tuple[str, ...], shown: tuple[str, str] | None = None) -> None:
     if ready(keys):
         st.rerun()
+    if shown is not None:
+        key, title = shown
+        reported = progress_of(key)
+        if reported is None:
+            fraction, label = 0.0, f"{title}: waiting for the server"
+        else:
+            fraction, label = progress_label(title, 0, 1, "", *reported)
+        st.progress(fraction, text=text.md(label, limit=300))
 
 
-def refresh_when_ready(keys: Iterable[str]) -> None:
+def refresh_when_ready(keys: Iterable[str], progress: tuple[str, str] | None = None) -> None:
     """Rerun the page once every key is ready (checked every ``POLL_SECONDS`` seconds while
-    the page is open; nothing is drawn)."""
+    the page is open). ``progress``: ``(key, title)``, a progress bar of the job computing that key
+    (:func:`progress_of`), redrawn at each check; else nothing is drawn."""
     keys = tuple(dict.fromkeys(keys))
     if keys and not ready(keys):
-        _watch(keys)
+        _watch(keys, progress)

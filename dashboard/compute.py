@@ -431,7 +431,8 @@ def decision_brief(decision: Any, title: str = "", notes: str = "", progressive:
     keyed without the pending statistics, so they are computed once per decision. ``progressive``:
     on more than ``background.FOREGROUND_USERS`` users they are computed on the server thread and
     the brief comes at once without them: ``verdicts.attrs["segments_pending"]`` is then True and
-    their cache key is among the pending keys."""
+    their cache key (``verdicts.attrs["segments_key"]``, whose job reports how far it is:
+    ``background.progress_of``) is among the pending keys."""
     return _assemble_brief(_brief_inputs(decision), decision, title, notes, progressive)
 
 
@@ -532,6 +533,7 @@ def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: st
         segments=segments))
     built.verdicts.attrs["pending"] = pending
     built.verdicts.attrs["segments_pending"] = waiting
+    built.verdicts.attrs["segments_key"] = segments_key  # the server thread's job while they are pending
     return built
 
 

@@ -9,8 +9,11 @@ a sleep; the fractions are checked against the steps counted by hand.
 
 from __future__ import annotations
 
+import io
 import re
 
+import _deadlines as deadlines
+import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
@@ -81,3 +84,90 @@ def test_compare_and_explain_show_the_step_the_stage_and_a_count(monkeypatch, tm
     assert counts and counts[-1].group(1) == counts[-1].group(2) and counts[-1].group(3) == "presets", explain
     values = [v for v, _ in explain]
     assert values[0] == 0.0 and values[-1] == 1.0 and values == sorted(values), explain
+
+
+SEGMENT_COUNT = re.compile(r"(\d[\d,]*) of (\d[\d,]*) segment tests$")
+
+
+def _segment_tests() -> int:
+    """The segment tests of the Compare page's default decision, counted from the files: every
+    segment of each attribute (``tier``, ``tenure``) among the evaluated users, at most 30 per
+    attribute, x one metric x two challengers against the baseline."""
+    from test_compare_dashboard import _attributes_csv, reference
+
+    users = reference(["ndcg@10"])["popularity"].per_user.index.astype(str)
+    attrs = pd.read_csv(io.BytesIO(_attributes_csv()), dtype={"user_id": str}).set_index("user_id")
+    segments = sum(min(30, attrs[a].astype(str).reindex(users).fillna("(missing)").nunique())
+                   for a in ("tier", "tenure"))
+    return segments * 1 * 2
+
+
+def test_compare_segments_show_how_many_segment_tests_are_done(monkeypatch, tmp_path, drawn):
+    """On few users the segment block is computed with the page: its bar counts the segment tests
+    (segments x metric x challenger) as they are done, up to all of them."""
+    from dashboard import cache
+    from test_compare_dashboard import _attributes_csv
+
+    at = uploaded_app(monkeypatch, tmp_path)
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    ok(at.run())
+    cache.SHARED.clear()  # the segment rows are computed in this run
+    drawn.clear()
+    ok(at.switch_page("views/compare.py").run())
+    bars = [(v, plain(t)) for v, t in drawn if plain(t).startswith("Running the paired t-test per segment:")]
+    counts = [(v, SEGMENT_COUNT.search(t)) for v, t in bars if SEGMENT_COUNT.search(t)]
+    assert counts, bars
+    total = _segment_tests()
+    assert {int(m.group(2).replace(",", "")) for _, m in counts} == {total}
+    done = [int(m.group(1).replace(",", "")) for _, m in counts]
+    assert done == sorted(done) and done[0] < total and done[-1] == total, done
+    for value, m in counts:
+        assert value == pytest.approx(int(m.group(1).replace(",", "")) / total)
+    assert not [p for p in at.get("progress") if "per segment" in str(p.proto.text)]  # removed once shown
+
+
+def test_compare_segments_on_the_server_thread_show_how_far_the_job_is(monkeypatch, tmp_path, drawn):
+    """Above the foreground size the segments run on the server thread; while they run, the page's
+    watch redraws a bar from the job's own count. The job is held after its first block of tests
+    (an event, no timing) so that the page is seen mid-way."""
+    import threading
+
+    from dashboard import background, cache
+    from metrics_core.analysis import segment_compare
+    from test_compare_dashboard import _attributes_csv, _wait_idle
+
+    reached, release = threading.Event(), threading.Event()
+    real = segment_compare.paired_rows
+
+    def held(*args, **kwargs):
+        rows = real(*args, **kwargs)
+        if not reached.is_set():
+            reached.set()
+            release.wait(deadlines.BACKGROUND)
+        return rows
+    monkeypatch.setattr(segment_compare, "paired_rows", held)
+    monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
+    at = uploaded_app(monkeypatch, tmp_path)
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    ok(at.run())
+    cache.SHARED.clear()
+    try:
+        ok(at.switch_page("views/compare.py").run())
+        assert reached.wait(deadlines.BACKGROUND), "the segment job did not start"
+        ok(at.run())
+        # the bar the page shows while the job is held (a full run draws the watch's bar too)
+        bars = [(p.proto.value, plain(p.proto.text)) for p in at.get("progress")
+                if plain(p.proto.text).startswith("Running the paired t-test per segment:")]
+        counts = [(v, SEGMENT_COUNT.search(t)) for v, t in bars if SEGMENT_COUNT.search(t)]
+        assert len(counts) == 1, bars
+        total = _segment_tests()
+        value, m = counts[0]
+        n = int(m.group(1).replace(",", ""))
+        assert int(m.group(2).replace(",", "")) == total and 0 < n < total  # the first attribute's first block
+        assert value == int(100 * n / total)  # Streamlit sends the fraction as a whole percentage
+    finally:
+        release.set()
+    _wait_idle(background)
+    ok(at.run())
+    assert any("segment" in df.value.columns for df in at.dataframe)
+    assert background.progress_of(next(k for k in cache.SHARED.keys() if k.startswith("brief_segments|"))) is None

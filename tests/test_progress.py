@@ -184,3 +184,47 @@ def test_evaluate_progress_in_a_notebook_changes_no_number(files, capsys, monkey
     assert "metrics-core: evaluating ndcg@10, recall@5" in err and "metrics-core: preparing run" in err
     assert shown.summary == quiet.summary
     pd.testing.assert_frame_equal(shown.per_user, quiet.per_user)
+
+
+def test_segment_comparisons_count_every_segment_test_once():
+    """``segment_rows`` reports one stage counting segment tests: every segment (at most
+    ``max_segments`` per attribute, a segment too small to test included) x metric x pair, counted
+    by hand here; the randomization test counts them one by one, the t-test a block at a time."""
+    import contextlib
+
+    from metrics_core.analysis.segment_compare import attribute_labels, segment_rows
+
+    class Recorder:
+        def __init__(self):
+            self.stages = []
+
+        @contextlib.contextmanager
+        def stage(self, text, total=None, unit="it"):
+            seen = {"text": text, "total": total, "unit": unit, "updates": []}
+            self.stages.append(seen)
+
+            class Count:
+                def update(self, n=1):
+                    seen["updates"].append(n)
+            yield Count()
+
+        def say(self, text):
+            pass
+
+    rng = np.random.default_rng(3)
+    users = [f"u{i}" for i in range(60)]
+    tables = {m: pd.DataFrame({"ndcg@10": rng.random(60), "recall@10": rng.random(60)}, index=users)
+              for m in ("a", "b", "c")}
+    # tier: 3 segments; city: 5 segments, one of a single user (tested for nothing: fewer than 2 users)
+    attrs = pd.DataFrame({"user_id": users, "tier": [("x", "y", "z")[i % 3] for i in range(60)],
+                          "city": ["solo"] + [("p", "q", "r", "s")[i % 4] for i in range(59)]})
+    for test, blocks in (("randomization", False), ("t", True)):
+        recorder = Recorder()
+        with progress.active(recorder):
+            rows = segment_rows(tables, attribute_labels(attrs), baseline="a", test=test, n_permutations=200,
+                                max_segments=5)
+        [seen] = recorder.stages
+        assert seen["unit"] == "segment test" and seen["total"] == (3 + 5) * 2 * 2  # segments x metrics x pairs
+        assert sum(seen["updates"]) == seen["total"]
+        assert len(rows) == (3 + 4) * 2 * 2  # the single user's segment has no row
+        assert max(seen["updates"]) == (4 if blocks else 1)  # a t-test block is one attribute's segments

@@ -238,7 +238,9 @@ def segment_section() -> None:
     if brief.verdicts.attrs.get("segments_pending", False):
         st.caption("The segments of every user attribute are being compared on the server; they appear here "
                    "when that is done (the page updates itself).")
-        background.refresh_when_ready(list(brief.verdicts.attrs.get("pending", [])))
+        background.refresh_when_ready(list(brief.verdicts.attrs.get("pending", [])),
+                                      progress=(brief.verdicts.attrs["segments_key"],
+                                                f"Running the {TEST_LABELS[test]} per segment"))
         return
     rows = brief.segments[brief.segments["attribute"].astype(str) == str(seg_col)]
     state.shown_table(verdict.adjusted_segment_rows(rows, state.unit()), hide_index=True, key="compare_segments",

@@ -40,12 +40,13 @@ COMPARE_COLUMNS = [
 
 
 def paired_rows(groups: "stats.PairedGroups", tests: Sequence[str], *, alpha: float, confidence: float,
-               n_permutations: int, seed: int, higher_is_better: bool) -> list[dict]:
+               n_permutations: int, seed: int, higher_is_better: bool, done=None) -> list[dict]:
     """One row of :func:`compare`'s columns per group of ``groups`` (:class:`metrics_core.analysis.stats.PairedGroups`):
     its statistics, ``test``/``statistic``/``p_value`` from the first of the paired ``tests`` and
-    ``p_<test>`` of each; ``ci_low``/``ci_high`` NaN (the bootstrap is drawn for every row at once)."""
+    ``p_<test>`` of each; ``ci_low``/``ci_high`` NaN (the bootstrap is drawn for every row at once).
+    ``done(k)``: told as groups are tested (:meth:`metrics_core.analysis.stats.PairedGroups.test`)."""
     table = groups.table(tests, alpha=alpha, confidence=confidence, n_permutations=n_permutations, seed=seed,
-                         higher_is_better=higher_is_better, power=POWER)
+                         higher_is_better=higher_is_better, power=POWER, done=done)
     primary = tests[0]
     rows = []
     for i in range(groups.n.size):

@@ -21,7 +21,8 @@ segments) then costs far more than its users. Here:
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Mapping, Sequence
+import contextlib
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,9 @@ from metrics_core.metrics import registry
 from metrics_core.analysis import stats
 from metrics_core.analysis.compare import COMPARE_COLUMNS, _normalise_tests, _pairs, metric_columns, paired_rows
 from metrics_core.errors import MetricsError
+from metrics_core.formats import plural
 from metrics_core.per_user import per_user_table
+from metrics_core.progress import stage
 from metrics_core.analysis.segments import label_coder, unique_labels
 
 __all__ = ["compare_segments", "attribute_labels", "segment_rows", "family_keys", "family_sizes", "check_family",
@@ -117,6 +120,18 @@ def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: 
     >>> {segment: round(float(t.iloc[0]["diff"]), 4) for segment, t in tables.items()}  # de: 1 - 0.5 for each user; fr: 0.5, 0.5, 0
     {'de': 0.5, 'fr': 0.3333}
     """
+    return _compare_segments(tables, labels, baseline=baseline, metrics=metrics, test=test, alpha=alpha,
+                             confidence=confidence, n_permutations=n_permutations, seed=seed, values=values,
+                             min_users=min_users)
+
+
+def _compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: str | None, metrics, test: str,
+                      alpha: float, confidence: float, n_permutations: int, seed: int,
+                      values: Sequence[Hashable] | None, min_users: int,
+                      done: Callable[[int], None] | None = None) -> dict[Hashable, pd.DataFrame]:
+    """:func:`compare_segments`. Its progress: one segment test per segment (left out or not) x
+    metric x pair of models, told to ``done(k)`` when given (the caller's stage), else shown as a
+    stage of its own (:mod:`metrics_core.progress`)."""
     if not isinstance(tables, Mapping) or len(tables) < 2:
         raise MetricsError("compare_segments needs at least two models")
     if not 0 < alpha < 1:
@@ -136,16 +151,31 @@ def compare_segments(tables: Mapping[str, Any], labels: pd.Series, *, baseline: 
     slot[kept] = np.arange(kept.size)
 
     rows: list[list[dict]] = [[] for _ in kept]  # per kept segment, in compare's row order
-    for m in metric_names:
-        higher = registry.higher_is_better(m)
-        for base, other in pairs:
-            a, b, users = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
-            groups = stats.PairedGroups.by_codes(a, b, slot[label_codes(users)], kept.size)  # -1 reads slot -1
-            for seg_rows, row in zip(rows, paired_rows(groups, [test], alpha=alpha, confidence=confidence,
-                                                      n_permutations=n_permutations, seed=seed,
-                                                      higher_is_better=higher)):
-                seg_rows.append({"metric": m, "baseline": base, "model": other, **row})
+    with contextlib.ExitStack() as shown:
+        if done is None:
+            done = shown.enter_context(stage(
+                f"comparing {plural(len(values), 'segment')} ({test}): {plural(len(metric_names), 'metric')} x "
+                f"{plural(len(pairs), 'pair')} of models", total=len(values) * len(metric_names) * len(pairs),
+                unit="segment test")).update
+        for m in metric_names:
+            higher = registry.higher_is_better(m)
+            for base, other in pairs:
+                a, b, users = stats.align_pairs(tables[base][resolved[m][base]], tables[other][resolved[m][other]])
+                groups = stats.PairedGroups.by_codes(a, b, slot[label_codes(users)], kept.size)  # -1 reads slot -1
+                for seg_rows, row in zip(rows, paired_rows(groups, [test], alpha=alpha, confidence=confidence,
+                                                          n_permutations=n_permutations, seed=seed,
+                                                          higher_is_better=higher, done=done)):
+                    seg_rows.append({"metric": m, "baseline": base, "model": other, **row})
+                if len(values) > kept.size:
+                    done(len(values) - kept.size)  # the segments left out: nothing to test
     return _tables([values[i] for i in kept], rows, test, alpha, confidence)
+
+
+def _pair_metric_count(tables: Mapping[str, pd.DataFrame], baseline: str | None, metrics) -> int:
+    """How many (metric, pair of models) each segment is tested for (0 when there is nothing to compare)."""
+    if len(tables) < 2:
+        return 0
+    return len(metric_columns(tables, metrics)[0]) * len(_pairs(list(tables), baseline))
 
 
 def _sorted_values(labels: pd.Series) -> list:
@@ -227,16 +257,25 @@ def segment_rows(tables: Mapping[str, Any], labels: Sequence[pd.Series], *, base
     tables = {str(k): per_user_table(v) for k, v in tables.items()}
     users = pd.Index(pd.Series(np.concatenate([t.index.astype(str).to_numpy(dtype=object)
                                                for t in tables.values()])).drop_duplicates().to_numpy())
-    frames = []
+    segments = []  # per attribute: (its labels over the users, its segments in order)
     for attribute in labels:
         found = attribute.reindex(users).fillna(MISSING)
         sizes = found.value_counts()
-        order = sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))[:max_segments]
-        by_segment = compare_segments(tables, found, baseline=baseline, metrics=metrics, test=test, alpha=alpha,
-                                      n_permutations=n_permutations, seed=seed, values=order, min_users=min_users)
-        frames += [rows.assign(attribute=attribute.name, segment=str(segment)) for segment, rows in by_segment.items()]
-    family = check_family(family)
+        segments.append((found, sorted(sizes.index, key=lambda s: (-int(sizes[s]), str(s)))[:max_segments]))
+    frames = []
     front = ["attribute", "segment"]
+    family = check_family(family)
+    if not segments:
+        return pd.DataFrame(columns=front + COMPARE_COLUMNS + [f"p_{test}", f"p_{test}_adjusted"])
+    tests = sum(len(order) for _, order in segments) * _pair_metric_count(tables, baseline, metrics)
+    with stage(f"comparing {plural(sum(len(order) for _, order in segments), 'segment')} of "
+               f"{plural(len(segments), 'user attribute')} ({test})", total=tests, unit="segment test") as bar:
+        for (found, order), attribute in zip(segments, labels):
+            by_segment = _compare_segments(tables, found, baseline=baseline, metrics=metrics, test=test, alpha=alpha,
+                                           confidence=0.95, n_permutations=n_permutations, seed=seed, values=order,
+                                           min_users=min_users, done=bar.update)
+            frames += [rows.assign(attribute=attribute.name, segment=str(segment))
+                       for segment, rows in by_segment.items()]
     if not frames:
         return pd.DataFrame(columns=front + COMPARE_COLUMNS + [f"p_{test}", f"p_{test}_adjusted"])
     rows = _adjusted(pd.concat(frames, ignore_index=True), test, correction, alpha, family)

@@ -49,7 +49,7 @@ import functools
 import math
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -399,10 +399,18 @@ class PairedGroups:
         factor = np.array([detectable_effect_size(int(n), alpha, power) if n >= 2 else np.nan for n in self.n])
         return np.where(self.n < 2, np.nan, np.where(self.all_equal, 0.0, factor * self.sd))
 
-    def test(self, name: str, n_permutations: int = 10000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """``(statistic, p)`` of the paired test ``name`` (one of :data:`TESTS`) in each group."""
+    def test(self, name: str, n_permutations: int = 10000, seed: int = 0,
+             done: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(statistic, p)`` of the paired test ``name`` (one of :data:`TESTS`) in each group.
+
+        ``done(k)``, when given, is called as groups are tested, ``k`` groups at a time (every group
+        at once for the t-test, one by one for the tests that run group by group): the calls add up
+        to the number of groups."""
         if name == "t":
-            return self.t_test()
+            out = self.t_test()
+            if done is not None:
+                done(int(self.n.size))
+            return out
         if name not in TESTS:
             raise MetricsError(f"unknown test {name!r}; use one of: {', '.join(TESTS)}")
         out = np.full((2, self.n.size), np.nan)
@@ -410,15 +418,18 @@ class PairedGroups:
             a, b = self.pairs(g)
             out[:, g] = (wilcoxon_test(a, b) if name == "wilcoxon"
                          else randomization_test(a, b, n_resamples=n_permutations, seed=seed))
+            if done is not None:
+                done(1)
         return out[0], out[1]
 
     def table(self, tests: Sequence[str] = ("t",), *, alpha: float = 0.05, confidence: float = 0.95,
               n_permutations: int = 10000, seed: int = 0, higher_is_better: bool = True,
-              power: float = POWER) -> dict[str, np.ndarray]:
+              power: float = POWER, done: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
         """Every statistic of each group, as :func:`metrics_core.analysis.compare.compare` names them: ``n``,
         ``baseline_mean``, ``model_mean``, ``diff``, ``effect_size``, ``wins``, ``ties``, ``losses``,
         ``lift``, ``lift_ci_low``, ``lift_ci_high``, ``mde``, ``mde_relative`` (``mde / |baseline_mean|``)
-        and, for each of ``tests``, ``statistic_<test>`` and ``p_<test>``."""
+        and, for each of ``tests``, ``statistic_<test>`` and ``p_<test>``. ``done``: as :meth:`test`,
+        called for each test (the calls add up to the groups times the tests)."""
         wins, ties, losses = self.win_tie_loss(higher_is_better)
         lift, low, high = self.lift(confidence)
         mde = self.mde(alpha, power)
@@ -429,7 +440,7 @@ class PairedGroups:
                "effect_size": self.effect_size(), "wins": wins, "ties": ties, "losses": losses,
                "lift": lift, "lift_ci_low": low, "lift_ci_high": high, "mde": mde, "mde_relative": relative}
         for name in dict.fromkeys(str(t).lower() for t in tests):
-            out[f"statistic_{name}"], out[f"p_{name}"] = self.test(name, n_permutations, seed)
+            out[f"statistic_{name}"], out[f"p_{name}"] = self.test(name, n_permutations, seed, done)
         return out
 
 
