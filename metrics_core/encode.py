@@ -305,6 +305,8 @@ def _unique_text(values) -> pa.Array:
     """The distinct canonical texts of ``values`` (missing ids left out) as an Arrow string array."""
     s = pd.Series(values.array if isinstance(values, pd.Index) else values)
     s = s[~s.isna().to_numpy(dtype=bool)]
+    if pd.api.types.is_integer_dtype(s.dtype):  # one text per distinct number: written once each
+        s = pd.Series(pd.unique(s.to_numpy()))
     if len(s) == 0:
         return pa.array([], type=pa.large_string())
     return pc.unique(_as_text_arrow(s, "ids"))

@@ -46,6 +46,7 @@ from ..io import ColumnMapping, read_table
 from ..io.checks import check_run_duplicates
 from ..io.columns import ALIASES, ROLES
 from ..naming import model_names
+from ..progress import stage
 from ..metrics.presets import PRESETS, parse_metrics as preset_parse_metrics, split_labels
 from . import _output
 from ..terminal import write_data
@@ -186,7 +187,8 @@ def load_inputs(args, notes: list[str], check_run_pairs: bool = True) -> tuple[p
         if note:
             notes.append(note)
         if qrels is not None and not whole_numbers:
-            notes.extend(id_writing_notes(df, path, qrels, args.qrels))
+            with stage(f"checking the ids of {path} against {args.qrels} (12 and 12.0)"):
+                notes.extend(id_writing_notes(df, path, qrels, args.qrels))
         if qrels is None and "relevance" not in df.columns:
             raise MetricsError(
                 f"{path}: no --qrels given and the run has no relevance column (looked for "
