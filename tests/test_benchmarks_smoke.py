@@ -145,6 +145,7 @@ def test_spark_mllib_bench_flags_a_difference():
     assert spark_mllib_bench.largest_difference(same, off) == pytest.approx(1e-6)
 
 
+@pytest.mark.long  # the CLI and a script on Parquet and CSV files, in subprocesses: 83 s in a full run
 def test_file_path_benchmark_cli_and_script_agree(tmp_path, capsys):
     """The CLI on Parquet and CSV files gives the means the pyarrow + mc.evaluate script gives
     (exit status 0 only when they agree), and both agree with the plain-Python reference."""

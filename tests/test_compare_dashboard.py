@@ -417,6 +417,7 @@ def _attributes_csv() -> bytes:
                                            "tenure": [1 + (7 * i) % 30 for i in range(len(users))]}))
 
 
+@pytest.mark.long  # a large data set through the server thread: 79 s in a full run
 def test_large_data_overlap_and_other_segments_come_from_the_server_thread(monkeypatch, tmp_path):
     """Above background.FOREGROUND_USERS the overlap is computed beside the page (it says so, then
     shows mc.intersection's value); the segments of the attributes not shown are computed on the
@@ -536,6 +537,7 @@ def compare_on_many_users_once_idle(monkeypatch, tmp_path):
     return at
 
 
+@pytest.mark.long  # every test's rows on many users: 67 s in a full run
 def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypatch, tmp_path):
     """Above the foreground size, Compare computes the other tests' rows, matrix and segments on the
     server thread; choosing the Wilcoxon test then shows scipy's p-values from those rows."""
@@ -564,6 +566,7 @@ def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypa
     assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(want, rel=1e-9)
 
 
+@pytest.mark.long  # sign flips on many users: 154 s in a full run
 def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monkeypatch, tmp_path):
     """Above the foreground size, the sign flips of what the page shows under the randomization test
     (table, shown attribute's segments, matrix) are computed on the server thread once Compare is

@@ -247,6 +247,7 @@ event.register('numba:compile', Listener())
 """
 
 
+@pytest.mark.long  # compiles on an empty kernel cache, twice: 123 s in a full run
 def test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel(tmp_path):
     """On an empty kernel cache, the first-page phase of the warm-up compiles every kernel the Overview
     of the demo asks for except the layout kernel, and the Overview then compiles nothing: on a fresh

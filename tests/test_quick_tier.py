@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,23 +16,39 @@ script = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(script)
 
 
-def _collected(*args: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", *args],
+def _selection() -> tuple[set[str], set[str]]:
+    """Every test, and the quick tier's tests, from one collection (nothing runs): the quick tier's
+    ``-m`` expression deselects through pytest itself, its ``--ignore`` folder is left out by path."""
+    ignored = [a.split("=", 1)[1] for a in script.QUICK_ARGS if a.startswith("--ignore=")]
+    rest = [a for a in script.QUICK_ARGS if not a.startswith("--ignore=")]
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "_collect_selection.py"), *rest],
                           cwd=REPO, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return {line.strip() for line in done.stdout.splitlines() if "::" in line}
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("SELECTION ")]
+    found = json.loads(line.removeprefix("SELECTION "))
+    everything = set(found["collected"])
+    quick = everything - set(found["deselected"])
+    quick = {t for t in quick if not t.startswith(tuple(f"{folder.rstrip('/')}/" for folder in ignored))}
+    return everything, quick
 
 
 #: the modules marked ``long`` (named in docs/contributing.md)
 LONG = ("tests/test_dashboard_upload_atomic.py", "tests/test_example_notebooks.py", "tests/test_cold_start_smoke.py",
         "tests/test_suite_cpu.py")
 #: single tests marked ``long`` in modules that are otherwise quick
-LONG_TESTS = ("tests/test_demo_bundle.py::test_a_fresh_install_draws_the_overview_without_compiling_a_metric_kernel",)
+LONG_TESTS = ("tests/test_demo_bundle.py::test_a_fresh_install_draws_the_overview_without_compiling_a_metric_kernel",
+              "tests/test_compare_dashboard.py::test_large_data_overlap_and_other_segments_come_from_the_server_thread",
+              "tests/test_compare_dashboard.py::test_on_many_users_the_other_tests_are_ready_before_they_are_chosen",
+              "tests/test_compare_dashboard.py::test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen",
+              "tests/test_kernel_variants.py::"
+              "test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel",
+              "tests/test_benchmarks_smoke.py::test_file_path_benchmark_cli_and_script_agree",
+              "tests/test_readme_pipeline_ci.py::test_in_a_pipeline", "tests/test_readme_pipeline_ci.py::test_in_ci")
 
 
 def test_the_quick_tier_leaves_out_exactly_the_browser_spark_and_long_tests():
-    everything = _collected()
-    quick = _collected(*script.QUICK_ARGS)
+    assert script.QUICK_ARGS == ("--ignore=tests/browser", "-m", "not browser and not spark and not long")
+    everything, quick = _selection()
     left_out = everything - quick
     assert quick < everything and left_out
     spark_files = ("tests/test_spark.py", "tests/test_spark_key_ranges.py", "tests/test_cli_spark.py",

@@ -83,6 +83,7 @@ def test_in_a_notebook(folder):
     assert shown.stdout.split()[-1] == "1"
 
 
+@pytest.mark.long  # the README's pipeline in subprocesses, MLflow included: 52 s in a full run
 def test_in_a_pipeline(folder):
     pytest.importorskip("mlflow", reason="pip install 'metrics-core[mlflow]'")
     pytest.importorskip("polars", reason="pip install -r requirements/dev.txt")
@@ -136,6 +137,7 @@ def test_publish_in_a_pipeline(folder, tmp_path):
         store.close()
 
 
+@pytest.mark.long  # the README's CI commands in subprocesses: 61 s in a full run
 def test_in_ci(folder):
     blocks = section_blocks("In CI")
     assert [language for language, _ in blocks] == ["bash", "bash", "python"]
