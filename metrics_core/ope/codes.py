@@ -98,8 +98,11 @@ class LogCodes:
         in_log = np.flatnonzero(self.rounds)
         # the ids as a categorical over the dictionary: no text is copied per context
         out = {"user_id": pd.Categorical.from_codes(in_log, categories=self.contexts), "rounds": self.rounds[in_log]}
-        for name, v in values.items():
-            out[name] = np.bincount(self.context, weights=v, minlength=len(self.contexts))[in_log]
+        summed: dict[int, np.ndarray] = {}
+        for name, v in values.items():  # one array given under two names (unclipped IPS, SNIPS) is summed once
+            if id(v) not in summed:
+                summed[id(v)] = np.bincount(self.context, weights=v, minlength=len(self.contexts))[in_log]
+            out[name] = summed[id(v)]
         return pd.DataFrame(out)
 
 
