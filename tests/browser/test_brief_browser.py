@@ -4,10 +4,14 @@ Three models where two_tower did not serve a group of cold-start users and the r
 is worse than the baseline for them; a baseline chosen on Compare, a snapshot shared, then
 the link opened in a fresh browser context: the brief shows the title, the notes, one verdict
 line per challenger with the numbers Compare shows, the coverage warning and the failure groups,
-all without scrolling; a failure group opens Failures on that pair and group. Screenshots:
-docs/screenshots/brief.png (the shared link as it opens)."""
+all without scrolling; a failure group opens Failures on that pair and that group with as many users
+as the row counts. Screenshots: docs/screenshots/brief.png (the shared link as it opens) and
+brief_row_on_failures.png (where the row leads); a segment where a challenger loses opens Compare's
+segments of that attribute with the same lift, adjusted p and users (brief_segment_on_compare.png)."""
 
 from __future__ import annotations
+
+import re
 
 import _deadlines as deadlines
 import numpy as np
@@ -15,6 +19,7 @@ import pandas as pd
 import pytest
 
 from dashboard import demo
+from dashboard.brief_text import FAILURES_GROUP
 
 from dashboard_server import screenshot_dir, assert_no_exception, click_table_row, goto, wait_rerun
 
@@ -65,6 +70,33 @@ def choose(page, key: str, option: str) -> None:
     page.locator(f".st-key-{key} [data-testid='stSelectbox']").click()
     page.get_by_role("option", name=option, exact=True).click()
     wait_rerun(page)
+
+
+def table_rows(page, key: str) -> list[dict[str, str]]:
+    """Header -> text of each data row of the st.dataframe with key ``key``, read from the grid's
+    accessible table (the cells themselves are drawn on a canvas). A table nobody selects in carries
+    no key class of its own: it is found just above its "Download CSV" button (``<key>_csv``)."""
+    container = page.locator(f".st-key-{key}")
+    if not container.count():
+        container = page.locator(f".st-key-{key}_csv").locator("xpath=preceding-sibling::*[1]")
+    grid = container.locator("table[role='grid']").first
+    grid.wait_for(state="attached", timeout=deadlines.SCRIPT_RUN_MS)
+    headers = [h.strip() for h in grid.locator("thead th").all_inner_texts()]
+    out = []
+    for row in grid.locator("tbody tr").all():
+        cells = [c.strip() for c in row.locator("td").all_inner_texts()]
+        out.append(dict(zip(headers[-len(cells):], cells)))
+    return out
+
+
+def first_row(page, key: str) -> dict[str, str]:
+    return table_rows(page, key)[0]
+
+
+def selected(page, key: str) -> str:
+    """The option a selectbox shows."""
+    box = page.locator(f".st-key-{key} [data-testid='stSelectbox']")
+    return box.locator("input").input_value() or box.inner_text().strip().split("\n")[-1]
 
 
 def on_first_screen(page, locator) -> bool:
@@ -128,7 +160,9 @@ def test_a_shared_link_opens_on_the_decision(browser, streamlit_server, tmp_path
         assert note.count() == 1 and on_first_screen(page, note)
         losses = page.locator('[data-testid="stDataFrame"]').first
         assert on_first_screen(page, losses)
-        # a failure group opens Failures on that pair
+        # a failure group opens Failures on that pair and group, with as many users as the row counts
+        row = first_row(page, "brief_failures")
+        assert set(row) >= {"challenger", "group", "users"}, row
         click_table_row(page, "brief_failures", 0)
         page.wait_for_selector('h1:has-text("Failures")')
         assert_no_exception(page, "Failures from the brief")
@@ -136,5 +170,26 @@ def test_a_shared_link_opens_on_the_decision(browser, streamlit_server, tmp_path
         other = box.locator("input").input_value() or box.inner_text().strip().split("\n")[-1]
         assert other == "two_tower", other
         assert "failures_other=two_tower" in page.url or "failures_other" not in page.url, page.url
+        assert selected(page, "failures_model") == row["challenger"]
+        assert selected(page, "failures_group") == FAILURES_GROUP[row["group"]]
+        matching = page.get_by_text(re.compile(r"^[0-9,]+ users? match")).first.inner_text()
+        assert matching.split(" user")[0] == row["users"], (matching, row)
+        page.screenshot(path=str(SCREENSHOTS / "brief_row_on_failures.png"))
+        # a segment where a challenger loses opens Compare's segments of that attribute: the same row
+        open_page(page, "Brief")
+        loss = first_row(page, "brief_segments")
+        attribute, value = loss["segment"].split(": ", 1)
+        click_table_row(page, "brief_segments", 0)
+        page.wait_for_selector('h1:has-text("Compare")')
+        assert_no_exception(page, "Compare from the brief")
+        page.locator(".st-key-compare_segments_csv").wait_for(timeout=deadlines.SCRIPT_RUN_MS)
+        assert selected(page, "compare_segment") == attribute
+        same = [r for r in table_rows(page, "compare_segments")
+                if r["segment"] == value and r["challenger"] == loss["challenger"]]
+        assert len(same) == 1, (loss, table_rows(page, "compare_segments"))
+        assert (same[0]["lift [95% CI]"], same[0]["adjusted p"], same[0]["users paired"]) == (
+            loss["lift [95% CI]"], loss["adjusted p"], loss["users"]), (same, loss)
+        page.locator(".st-key-compare_segments_csv").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "brief_segment_on_compare.png"))
     finally:
         fresh.close()
