@@ -4,6 +4,7 @@ choices, on SQLite and on PostgreSQL; bad input is one line naming what to fix."
 
 from __future__ import annotations
 
+import math
 from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
@@ -201,3 +202,25 @@ def test_mc_publish_takes_tables_of_any_kind(files, tmp_path):
     with pytest.raises(mc.MetricsError, match="two runs would be stored under one file name"):
         mc.publish({"a b": read["popularity"], "a_b": read["two_tower"]}, read["qrels"], title="t", store=store)
     store.close()
+
+
+def test_publish_reads_whole_number_ids_when_asked_and_the_link_keeps_the_choice(tmp_path):
+    """``10.0`` in the ground truth and ``10`` in a run are two ids unless the user joins them; the link
+    then opens with the dashboard's whole-number control on. nDCG@10 written by hand: a relevant item at
+    rank 1 scores 1, at rank 2 1 / log2(3)."""
+    (tmp_path / "qrels.csv").write_text("user_id,item_id,relevance\n" + "".join(f"q{u},10.0,1\n" for u in range(4)))
+    (tmp_path / "joined.csv").write_text("user_id,item_id,score\n" + "".join(f"q{u},10,2\nq{u},11,1\n"
+                                                                            for u in range(4)))
+    (tmp_path / "written.csv").write_text("user_id,item_id,score\n" + "".join(f"q{u},9,2\nq{u},10.0,1\n"
+                                                                             for u in range(4)))
+    runs = [tmp_path / "written.csv", tmp_path / "joined.csv"]
+    for whole, joined_mean in ((False, 0.0), (True, 1.0)):
+        store = AnalysisStore(tmp_path / f"store-{whole}")
+        published = mc.publish(runs, tmp_path / "qrels.csv", title=TITLE, whole_number_ids=whole, store=store,
+                               base_url="http://localhost:9999")
+        row = published.brief.verdicts.set_index("model").loc["joined"]
+        assert row["baseline_mean"] == pytest.approx(1 / math.log2(3), abs=1e-12)
+        assert row["model_mean"] == pytest.approx(joined_mean, abs=1e-12)
+        view = store.load(published.id).settings["view"]
+        assert view.get("whole_number_ids") == ("true" if whole else None)
+        store.close()

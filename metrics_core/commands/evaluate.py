@@ -78,11 +78,16 @@ def add_input_arguments(p: argparse.ArgumentParser) -> None:
                    help="explicit column mapping for the runs, e.g. user_id=customer,score=p")
     p.add_argument("--qrels-columns", metavar="ROLE=COL,...", type=_columns_option,
                    help="explicit column mapping for the ground truth, e.g. relevance=clicked")
+    add_whole_number_ids_argument(p)
+    add_limit_arguments(p)
+
+
+def add_whole_number_ids_argument(p: argparse.ArgumentParser) -> None:
+    """``--whole-number-ids``: how every file's ids are read (``args.whole_number_ids``)."""
     p.add_argument("--whole-number-ids", action="store_true",
                    help="read text ids that write a whole number with a zero fraction as that number "
                         "(12.0 -> 12); by default ids are kept exactly as written: 12.0 and 12 are different "
                         "ids, as in trec_eval")
-    add_limit_arguments(p)
 
 
 def add_convention_arguments(p: argparse.ArgumentParser, default_metrics: tuple[str, ...] = ()) -> None:

@@ -25,6 +25,7 @@ from ..analysis.population import USERS
 from ..analysis.stats import CORRECTIONS, TESTS
 from ._limits import add_limit_arguments, apply_limits
 from .compare import add_family_argument, add_unit_argument
+from .evaluate import add_whole_number_ids_argument
 
 HELP = "save a read-only snapshot of runs and a decision in the analysis store and print its dashboard link"
 
@@ -55,6 +56,7 @@ def register(subparsers) -> None:
     p.add_argument("--user-attributes", metavar="FILE", help="user_id and one column per attribute (segments)")
     p.add_argument("--base-url", metavar="URL",
                    help="the dashboard's address (default: $METRICS_CORE_DASHBOARD_URL, else http://localhost:8501)")
+    add_whole_number_ids_argument(p)
     convention_options.add_arguments(p)
     add_limit_arguments(p)
     p.set_defaults(func=run)
@@ -67,7 +69,7 @@ def run(args) -> int:
     published = publish(args.run, args.qrels, title=args.title, notes=args.notes, baseline=args.baseline,
                         challengers=args.challengers, primary=args.primary, users=args.users, test=args.test,
                         correction=args.correction, alpha=args.alpha, family=args.family, unit=args.unit,
-                        user_attributes=args.user_attributes,
+                        user_attributes=args.user_attributes, whole_number_ids=args.whole_number_ids,
                         conventions=convention_options.from_args(args).explicit(), base_url=args.base_url)
     sys.stdout.write("".join(line + "\n" for line in published.lines()))
     return 0

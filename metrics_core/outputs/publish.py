@@ -6,7 +6,8 @@ message), builds the decision brief the link will show, and saves the exact byte
 with the decision as the dashboard's Share page saves a snapshot: the same record layout
 (``kind``, ``runs`` with each model's name, ``files``, ``notes``, ``view``) and the same view keys
 (``compare_baseline``, ``compare_challengers``, ``compare_metrics``, ``compare_test``,
-``compare_correction``, ``compare_alpha``, ``compare_family``, ``unit``, ``users``, ``k`` and every convention given). Opening
+``compare_correction``, ``compare_alpha``, ``compare_family``, ``unit``, ``users``, ``k``, ``whole_number_ids``
+when chosen, and every convention given). Opening
 ``<base URL>/?analysis=<id>`` shows that snapshot on the Brief, with the verdicts computed here.
 
 Limits, each refused with one line: the primary metrics must be per-user ranking metrics at one
@@ -147,7 +148,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
             title: str, notes: str = "", baseline: str | None = None, challengers: Sequence[str] | None = None,
             primary: Sequence[str] | str = ("ndcg@10",), users: str = "all", test: str = "t",
             correction: str = "holm", alpha: float = 0.05, family: str = "analysis", unit: str = "users",
-            user_attributes: Any = None,
+            user_attributes: Any = None, whole_number_ids: bool = False,
             conventions: Mapping[str, Any] | None = None, base_url: str | None = None,
             store: Any = None, owner: str | None = None) -> Published:
     """Save a read-only snapshot of ``runs`` against ``qrels`` with the decision and return its links.
@@ -157,7 +158,9 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     and ``user_attributes``: a path or a table. ``baseline``: a model name (default: the first run);
     ``challengers``: model names (a list or ``"a,b"``; default: every other run); ``primary``: per-user metrics at one
     cutoff (a list or ``"ndcg@10,recall@10"``); ``users``, ``test``, ``correction``, ``alpha``, ``family``, ``unit``: as
-    :class:`metrics_core.Decision`; ``conventions``: ``mc.evaluate`` conventions (``gain``,
+    :class:`metrics_core.Decision`; ``whole_number_ids``: read every file's ids that write a whole number as that
+    number (``12.0`` -> ``12``; default: exactly as written), and open the link with the dashboard's control on;
+    ``conventions``: ``mc.evaluate`` conventions (``gain``,
     ``ties``, ...) the dashboard applies to the snapshot. ``base_url``: the dashboard's address
     (see :func:`dashboard_address`). ``store``: an :class:`metrics_core.store.AnalysisStore` (default: the
     one ``$METRICS_CORE_STORE_URL`` or ``$METRICS_CORE_STORE_DIR`` names); ``owner``: the client's
@@ -235,15 +238,16 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
                            "names that differ in letters, digits, '.', '_' or '-'")
     qrels_name, qrels_bytes = _source(qrels, "ground truth", "qrels")
     files.append(SavedFile(qrels_name, qrels_bytes, "qrels"))
-    truth, _ = read_table(qrels_bytes, name=qrels_name, kind="qrels")
+    truth, _ = read_table(qrels_bytes, name=qrels_name, kind="qrels", whole_number_ids=whole_number_ids)
     attributes = None
     if user_attributes is not None:
         attr_name, attr_bytes = _source(user_attributes, "user attributes", "user_attributes")
         files.append(SavedFile(attr_name, attr_bytes, "user_attributes"))
-        attributes, _ = read_user_attributes(attr_bytes, name=attr_name)
+        attributes, _ = read_user_attributes(attr_bytes, name=attr_name, whole_number_ids=whole_number_ids)
     evaluations = {}
     for (model, path), saved in zip(named.items(), files):
-        frame, _ = read_table(saved.data, name=saved.name, kind="run", check_run_pairs=False)
+        frame, _ = read_table(saved.data, name=saved.name, kind="run", check_run_pairs=False,
+                              whole_number_ids=whole_number_ids)
         try:
             evaluations[model] = evaluate(frame, truth, metrics=primary, **chosen)
         except MetricsError as e:
@@ -255,6 +259,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
         "compare_challengers": list(decision.challengers), "compare_metrics": list(decision.metrics),
         "compare_test": decision.test, "compare_correction": decision.correction,
         "compare_alpha": f"{decision.alpha:g}", "compare_family": decision.family, "unit": decision.unit,
+        **({"whole_number_ids": "true"} if whole_number_ids else {}),
         **{name: (f"{value:g}" if isinstance(value, float) else str(value)) for name, value in chosen.items()},
     }
     settings = {"kind": "snapshot", "runs": [{"model": m, "mapping": {}} for m in named],
