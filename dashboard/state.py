@@ -43,5 +43,7 @@ from .tables import (  # noqa: F401
 # what Data and Failures show of the engine: how ids are written, and the brief's failure groups
 from metrics_core.brief.build import failure_groups  # noqa: F401
 from metrics_core.diagnostics import id_writing_notes  # noqa: F401
+# how a count of rows is said in the analysis' unit (users, queries, sessions)
+from metrics_core import units  # noqa: F401
 # the figure and table builders shared with ``mc.plot``, so a notebook and the dashboard draw the same figure
 from metrics_core.outputs.plot import compare_figures, distribution_tables, figures  # noqa: F401

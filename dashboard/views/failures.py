@@ -16,7 +16,6 @@ import streamlit as st
 
 from dashboard import brief_text, counterfactual, counterfactual_tables, failure_tables, format as fmt, metric_lists, state, tables, text, triage, url
 from dashboard.decision import current as current_decision
-from metrics_core.units import count as unit_count, noun
 
 
 
@@ -80,7 +79,7 @@ against = studied.baseline if studied is not None and studied.baseline in others
 other = url.bound(lambda: beside.selectbox("Compared with", others, key="failures_other",
                                            **_opening("failures_other", others, against),
                                            help=f"The failing {rows_are} are those where the model is worse than "
-                                                f"this one; a {noun(rows_are, 1)}'s list is shown beside this model's"),
+                                                f"this one; a {state.units.noun(rows_are, 1)}'s list is shown beside this model's"),
                   "failures_other", against, options=others) if others else None
 options = metric_lists.labels(metric_lists.PER_USER, k)
 metric = url.bound(lambda: mid.selectbox("Metric", options, key="failures_metric",
@@ -112,7 +111,7 @@ counts = triage.group_counts(table)
 st.caption(f"Groups of the {fmt.count(len(table))} evaluated {rows_are} of this model at K = {k}: not served = no list; "
            f"no hit = no relevant item (relevance ≥ {threshold:g}) in the top K; hit but low = {metric} in the "
            f"lowest quarter of the {rows_are} with a hit; gap = best other model's value minus this model's, "
-           f"per {noun(rows_are, 1)}.")
+           f"per {state.units.noun(rows_are, 1)}.")
 state.shown_table(counts.assign(users=[fmt.count(v) for v in counts["users"]],
                            share=[fmt.percent(v, signed_=False) for v in counts["share"]]).rename(columns={"users": rows_are}),
              hide_index=True, key="failures_groups", placeholder=fmt.EMPTY)
@@ -143,14 +142,14 @@ if attr_cols:
                                             key="failures_segment"),
                        "failures_segment", "all", options=values)
     segment_value = None if chosen == "all" else chosen
-search = f4.text_input(f"{noun(rows_are, 1).capitalize()} id starts with", key="failures_search", max_chars=200)
+search = f4.text_input(f"{state.units.noun(rows_are, 1).capitalize()} id starts with", key="failures_search", max_chars=200)
 shown = triage.filter_users(table, None if group == "all" or below is not None else group, segment,
                             segment_value, search, users=below)
 worst = failure_tables.with_attributes(shown.head(int(n)), attrs)
 
-st.subheader(text.md(f"Worst {unit_count(len(worst), rows_are)} of {model} by {metric}"), anchor=False)
-st.caption(f"{unit_count(len(shown), rows_are)} {'matches' if len(shown) == 1 else 'match'}; sorted by gap "
-           f"(largest first). Select a row to inspect that {noun(rows_are, 1)}.")
+st.subheader(text.md(f"Worst {state.units.count(len(worst), rows_are)} of {model} by {metric}"), anchor=False)
+st.caption(f"{state.units.count(len(shown), rows_are)} {'matches' if len(shown) == 1 else 'match'}; sorted by gap "
+           f"(largest first). Select a row to inspect that {state.units.noun(rows_are, 1)}.")
 selection = state.shown_table(worst, on_select="rerun", selection_mode="single-row", hide_index=True,
                          column_config={**fmt.metric_columns([metric], settings),
                                         "best other": st.column_config.NumberColumn(format="%.4f"),
@@ -174,7 +173,7 @@ if other and attr_cols:
     st.subheader(text.md(f"What the {rows_are} where {model} is worse than {other} share"), anchor=False)
     failing = failure_tables.failing_users({n: e.per_user for n, e in evals.items()}, model, other, metric)
     explained = failure_tables.overrepresented(pd.Index(table["user_id"]), failing, attrs)
-    st.caption(text.md(f"{fmt.count(len(failing))} of the {unit_count(len(table), rows_are)} counted "
+    st.caption(text.md(f"{fmt.count(len(failing))} of the {state.units.count(len(table), rows_are)} counted "
                        f"{'has' if len(failing) == 1 else 'have'} a lower {metric} with {model} "
                        f"than with {other} (in the metric's direction). For every value of every user attribute: "
                        f"its {rows_are} among them and among all {rows_are} counted; ratio = share of failing / share of "
@@ -191,7 +190,7 @@ elif other:
                "concentrate in.")
 
 if user is None:
-    st.info(f"Select a {noun(rows_are, 1)} in the table above to see its ranked list.")
+    st.info(f"Select a {state.units.noun(rows_are, 1)} in the table above to see its ranked list.")
     st.stop()
 if not tables.has_user(ranked, user):
     st.info(text.md(f"User {user} is not among the users of {model}. Select a user in the table above."))
