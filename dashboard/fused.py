@@ -106,12 +106,28 @@ def fusable(models, src: sources.Sources) -> list[str]:
     return list(models) if src.empty else [name for name in models if name in src.runs]
 
 
-def add_fused(models, method: str, norm: str, name: str, weights=None, k: float = 60) -> str:
+#: the weighted sum's weights optimised on a metric: grid step, share of the users they are chosen on, seed
+OPTIMIZE_STEP, OPTIMIZE_TRAIN_SHARE, OPTIMIZE_SEED = 0.1, 0.5, 0
+
+
+def optimized_line(best) -> str:
+    """What :func:`metrics_core.optimize_fusion_weights` chose, in one sentence."""
+    weights = ", ".join(f"{w:g}" for w in best.weights)
+    return (f"Weights {weights} chosen on {best.metric} over {len(best.train_users):,} of the users "
+            f"({best.train:.4f} there; grid step {OPTIMIZE_STEP:g}, seed {OPTIMIZE_SEED}); "
+            f"{best.test:.4f} on the other {len(best.test_users):,} users.")
+
+
+def add_fused(models, method: str, norm: str, name: str, weights=None, k: float = 60,
+              optimize: str | None = None) -> tuple[str, str | None]:
     """Fuse the loaded models ``models`` and add the result as a model named ``name`` (a model of that
-    name is replaced, as an upload of that name would); returns the name. On the demo data the demo's
-    files (:func:`demo_files`) and the fused model are saved together as a new working copy. One-line
-    MetricsError when fewer than two models are chosen, a model is not an uploaded one, or a file has no
-    score."""
+    name is replaced, as an upload of that name would); returns the name and, when ``optimize`` names a
+    metric (the weighted sum only), the sentence of :func:`optimized_line`: the weights are then chosen
+    on that metric over half of the ground truth's users (seeded) and reported on the others, as
+    ``metrics-core fuse --optimize`` does. On the demo data the demo's files (:func:`demo_files`) and the
+    fused model are saved together as a new working copy. One-line MetricsError when fewer than two
+    models are chosen, a model is not an uploaded one, a file has no score, or optimising has no ground
+    truth file."""
     src = sources.sources()
     from_demo = src.empty
     if from_demo:
@@ -130,9 +146,17 @@ def add_fused(models, method: str, norm: str, name: str, weights=None, k: float 
         if "score" not in run.columns:
             raise MetricsError(f"{blob.name} has no score or rank column: it cannot be fused")
         runs[model] = pd.DataFrame({"user_id": run["user_id"], "item_id": run["item_id"], "score": run["score"]})
+    line = None
+    if optimize and method == "wsum":
+        if src.qrels is None:
+            raise MetricsError("optimising the weights needs a ground truth file: upload one, or type the weights")
+        qrels, _ = loading.read_blob(src.qrels, "qrels")
+        best = mc.optimize_fusion_weights(runs, qrels, optimize, norm=norm, step=OPTIMIZE_STEP,
+                                          train_share=OPTIMIZE_TRAIN_SHARE, seed=OPTIMIZE_SEED)
+        weights, line = best.weights, optimized_line(best)
     blob = sources.Blob.of(f"{name}.csv", fused_run_bytes(runs, method, norm,
                                                          weights=weights if method == "wsum" else None, k=k))
     if not from_demo:
-        return sources.add_run(blob)
+        return sources.add_run(blob), line
     sources.load_sources(replace(src, runs={**src.runs, sources.model_name(blob.name): blob}))
-    return sources.model_name(blob.name)
+    return sources.model_name(blob.name), line

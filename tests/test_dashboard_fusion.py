@@ -166,3 +166,34 @@ def test_the_demo_models_fuse_into_a_working_copy_of_their_own(monkeypatch, tmp_
     got = as_scores(saved["hybrid.csv"])
     assert got.keys() == expected.keys()
     assert max(abs(got[key] - value) for key, value in expected.items()) <= 1e-15
+
+
+def test_weights_chosen_on_a_metric_are_stated_and_used(monkeypatch, tmp_path):
+    import re
+
+    at = uploaded_app(monkeypatch, tmp_path)
+    ok(at.switch_page("views/data.py").run())
+    at.multiselect(key="fuse_models").set_value(["popularity", "two_tower"])
+    at.selectbox(key="fuse_method").set_value("wsum")
+    at.selectbox(key="fuse_optimize").set_value(at.selectbox(key="fuse_optimize").options[1])
+    at.text_input(key="fuse_name").input("tuned")
+    ok(at.button(key="fuse_submit").click().run())
+    assert not at.error, [e.value for e in at.error]
+    (line,) = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Weights ")]  # markdown escapes off
+    metric = at.selectbox(key="fuse_optimize").options[1]
+    found = re.match(r"Weights ([0-9.]+), ([0-9.]+) chosen on (\S+) over (\d+) of the users", line)
+    assert found and found.group(3) == metric, line
+    w = [float(found.group(1)), float(found.group(2))]
+    assert abs(sum(w) - 1) < 1e-9
+    saved = {f.name: f.data for f in AnalysisStore(tmp_path / "store").load(at.query_params["analysis"]).files}
+    runs = [frame(files()[f"{name}.csv"]) for name in ("popularity", "two_tower")]
+    expected: dict = {}  # the weighted sum of per-user min-max scores, written out
+    for weight, run in zip(w, runs):
+        for user, rows in run.groupby("user_id", sort=False):
+            lo, hi = rows["score"].min(), rows["score"].max()
+            for item, score in zip(rows["item_id"], rows["score"]):
+                norm = (score - lo) / (hi - lo) if hi > lo else 0.0
+                expected[(user, item)] = expected.get((user, item), 0.0) + weight * norm
+    got = as_scores(saved["tuned.csv"])
+    assert got.keys() == expected.keys()
+    assert max(abs(got[key] - value) for key, value in expected.items()) <= 1e-12

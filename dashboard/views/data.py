@@ -143,22 +143,34 @@ with st.expander("Fuse models into a new one", expanded=False, icon=":material/m
                                                        "and Borda).")
             rrf_k = right.number_input("RRF's k", min_value=0.0, value=60.0, step=10.0, key="fuse_rrf_k",
                                        help="score = sum over runs of 1 / (k + rank); read by RRF only")
-            weights_text = st.text_input("Weights of the weighted sum (one per model, in the order chosen)",
-                                         key="fuse_weights", placeholder="e.g. 0.7, 0.3 (default: equal weights)")
+            wleft, wright = st.columns(2)
+            weights_text = wleft.text_input("Weights of the weighted sum (one per model, in the order chosen)",
+                                            key="fuse_weights", placeholder="e.g. 0.7, 0.3 (default: equal weights)")
+            typed = "(the weights typed)"
+            optimize = wright.selectbox(
+                "Or choose them on a metric", [typed] + metric_lists.labels(metric_lists.PER_USER, state.controls()["k"]),
+                key="fuse_optimize", help=f"Weighted sum only: every weight combination on a grid of step "
+                f"{fused.OPTIMIZE_STEP:g} is tried on half of the ground truth's users (seed {fused.OPTIMIZE_SEED}); "
+                "the best is kept and its value on the other half is reported.")
             name = st.text_input("Name of the fused model", key="fuse_name", max_chars=fused.MAX_NAME,
                                  placeholder=fused.default_name(chosen, method))
             if st.form_submit_button("Add the fused model", disabled=locked, icon=":material/merge:",
                                      key="fuse_submit"):
                 try:
-                    weights = fused.read_weights(weights_text, len(chosen)) if method == "wsum" else None
-                    added = fused.add_fused(chosen, method, norm, name or fused.default_name(chosen, method),
-                                            weights=weights, k=rrf_k)
+                    weights = fused.read_weights(weights_text, len(chosen)) if method == "wsum" and optimize == typed \
+                        else None
+                    added, chosen_on = fused.add_fused(chosen, method, norm, name or fused.default_name(chosen, method),
+                                                       weights=weights, k=rrf_k,
+                                                       optimize=None if optimize == typed else optimize)
                     st.session_state["fuse_added"] = added
+                    st.session_state["fuse_optimized"] = chosen_on
                     st.rerun()
                 except fused.MetricsError as exc:
                     st.error(text.md(str(exc), limit=600))
         if st.session_state.get("fuse_added") in models:
             st.success(text.md(f"Added the fused model {st.session_state['fuse_added']}.", limit=300))
+            if st.session_state.get("fuse_optimized"):
+                st.caption(text.md(st.session_state["fuse_optimized"], limit=600))
 
 truth_mapping = state.read_mapping(None)
 if src.qrels is not None:
