@@ -491,6 +491,7 @@ def _wait_idle(background) -> None:
     raise AssertionError("the server thread did not finish its jobs")
 
 
+@pytest.mark.long  # segments on the server thread: 154 s in a quick-tier run
 def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_them(monkeypatch, tmp_path):
     """On large data the Brief comes without its segments (it says they follow), then with the
     segments metrics_core.build_brief finds over the same users and attributes."""

@@ -126,6 +126,7 @@ def test_compare_segments_show_how_many_segment_tests_are_done(monkeypatch, tmp_
     assert not [p for p in at.get("progress") if "per segment" in str(p.proto.text)]  # removed once shown
 
 
+@pytest.mark.long  # segments on the server thread: 131 s in a quick-tier run
 def test_compare_segments_on_the_server_thread_show_how_far_the_job_is(monkeypatch, tmp_path, drawn):
     """Above the foreground size the segments run on the server thread; while they run, the page's
     watch redraws a bar from the job's own count. The job is held after its first block of tests

@@ -43,7 +43,10 @@ LONG_TESTS = ("tests/test_demo_bundle.py::test_a_fresh_install_draws_the_overvie
               "tests/test_kernel_variants.py::"
               "test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel",
               "tests/test_benchmarks_smoke.py::test_file_path_benchmark_cli_and_script_agree",
-              "tests/test_readme_pipeline_ci.py::test_in_a_pipeline", "tests/test_readme_pipeline_ci.py::test_in_ci")
+              "tests/test_readme_pipeline_ci.py::test_in_a_pipeline", "tests/test_readme_pipeline_ci.py::test_in_ci",
+              "tests/test_compare_dashboard.py::"
+              "test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_them",
+              "tests/test_dashboard_progress.py::test_compare_segments_on_the_server_thread_show_how_far_the_job_is")
 
 
 def test_the_quick_tier_leaves_out_exactly_the_browser_spark_and_long_tests():
