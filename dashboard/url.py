@@ -88,7 +88,7 @@ _CHOICES = "mcd_url_choices"
 CHOICE_KEYS = (
     "compare_baseline", "compare_challengers", "compare_metrics", "compare_test", "compare_correction",
     "compare_alpha", "compare_family", "compare_matrix_metric", "compare_segment", "compare_focus_model",
-    "compare_focus_metric", "compare_n_regressions",
+    "compare_focus_metric", "compare_n_regressions", "compare_sampled_items", "compare_sampled_correction",
     "dist_metric", "dist_segment", "failures_model", "failures_metric", "failures_n", "failures_group",
     "failures_attribute", "failures_segment", "failures_other",
     "curves_bins", "curves_threshold", "curves_recall", "curves_cm_model",

@@ -67,6 +67,18 @@ def test_transition_matches_simulated_sampling():
         np.testing.assert_allclose(a[r - 1], freq, atol=4e-3)
 
 
+@pytest.mark.parametrize("n, m", [(40, 7), (1000, 49)])
+def test_transition_equals_scipy_stats(n, m):
+    """The log-gamma form against scipy.stats' exact pmfs (hypergeometric and binomial)."""
+    from scipy import stats
+
+    above, drawn = np.arange(n)[:, None], np.arange(m + 1)[None, :]
+    np.testing.assert_allclose(rank_transition(n, m), stats.hypergeom.pmf(drawn, n - 1, above, m), rtol=1e-9,
+                               atol=1e-15)
+    np.testing.assert_allclose(rank_transition(n, m, "binomial"), stats.binom.pmf(drawn, above, m / (n - 1)),
+                               rtol=1e-9, atol=1e-15)
+
+
 def test_least_squares_and_bias_variance_solve_their_objectives():
     n, m, k = 30, 5, 3
     a = rank_transition(n, m)

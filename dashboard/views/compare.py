@@ -14,7 +14,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import background, brief_text, comparisons, format as fmt, metric_lists, state, tables, text, url, verdict
+from dashboard import (background, brief_text, comparisons, format as fmt, metric_lists, sampled_tables as sampled,
+                       state, tables, text, url, verdict)
 from dashboard.state import compare_figures
 from dashboard.decision import ALPHAS, CORRECTIONS, DEFAULT_FAMILY, FAMILIES, TESTS, current as current_decision
 
@@ -151,6 +152,43 @@ st.caption(text.md(f"Overlap with the baseline: the share of a challenger's top 
                    + "; ".join(f"{name} {fmt.percent(value, signed_=False)}" if value is not None
                                else f"{name} being computed on the server" for name, value in overlap.items())
                    + ".", limit=900), help="metrics_core.intersection(run, baseline_run, k)")
+
+sampled_on = bool(url.remembered("compare_sampled_items", None, kind=int))
+with st.expander("Runs scored on sampled negatives (1+N protocol)", expanded=sampled_on):
+    left, right = st.columns(2)
+    n_items = url.bound(lambda: left.number_input(
+        "Catalogue size (items)", min_value=0, max_value=sampled.MAX_ITEMS, value=None, step=1,
+        key="compare_sampled_items", placeholder="off",
+        help="When each user's held-out target was ranked among N sampled negatives instead of the whole "
+             "catalogue: the number of items the negatives were drawn from. Empty or 0: off; at most "
+             f"{sampled.MAX_ITEMS:,}, and catalogue x list length at most {sampled.MAX_ENTRIES:,}.") or None,
+        "compare_sampled_items", None, kind=int, low=0, high=sampled.MAX_ITEMS)
+    sampled_correction = url.bound(lambda: right.selectbox(
+        "Correction of the sampled metrics", sampled.CORRECTIONS, format_func=sampled.CORRECTION_LABELS.get,
+        key="compare_sampled_correction",
+        help="Krichene and Rendle's corrected estimators of the full-ranking metric: bias-variance trade-off "
+             "(γ = 0.1) or least squares (unbiased over ranks, high variance)."),
+        "compare_sampled_correction", sampled.CORRECTIONS[0], options=list(sampled.CORRECTIONS))
+    if not n_items:
+        st.caption("Off. Give the catalogue size to see each model's sampled and corrected hr@K, recall@K, "
+                   "ndcg@K and AP, and whether the baseline and a challenger may swap places under full ranking.")
+    elif not sampled.covered(metrics):
+        st.info(sampled.COVERED_NOTE)
+    else:
+        section, problem = sampled.cached_section(models, keys, metrics, int(n_items), sampled_correction, baseline,
+                                                  challengers)
+        if problem:
+            st.error(text.md(problem, limit=600), icon=":material/error:")
+        else:
+            state.shown_table(section.table, hide_index=True, key="compare_sampled", column_config={
+                "sampled": st.column_config.NumberColumn(format="%.4f"),
+                "corrected": st.column_config.NumberColumn(format="%.4f")}, placeholder=fmt.EMPTY)
+            st.caption(text.md(section.note, limit=900))
+            for line in section.reversals:
+                st.warning(text.md(line, limit=600), icon=":material/swap_vert:")
+            if not section.reversals:
+                st.caption(text.md(f"No challenger's order against {baseline} differs between the sampled and "
+                                   "the corrected values.", limit=600))
 
 with st.expander("Full statistics"):
     numeric = table.drop(columns=["test"])

@@ -70,21 +70,43 @@ def full_metric(metric: str, k: int | None, n_items: int) -> np.ndarray:
     return within.astype(float)
 
 
-@lru_cache(maxsize=32)
 def rank_transition(n_items: int, n_negatives: int, sampling: str = "without_replacement") -> np.ndarray:
     """``A[r - 1, j - 1] = P(sampled rank j | full rank r)``, shape ``(n_items, n_negatives + 1)``."""
-    from scipy import stats
-
     if sampling not in SAMPLINGS:
         raise MetricsError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
     if not 1 <= n_negatives <= n_items - 1:
         raise MetricsError(f"{n_negatives} sampled negatives need a catalogue of more than {n_negatives} items; "
                            f"n_items is {n_items}")
-    above = np.arange(n_items)[:, None]  # r - 1 items above the target
-    drawn = np.arange(n_negatives + 1)[None, :]
+    return _transition(int(n_items), int(n_negatives), sampling)
+
+
+@lru_cache(maxsize=32)
+def _transition(n_items: int, n_negatives: int, sampling: str) -> np.ndarray:
+    """:func:`rank_transition`, cached. The probabilities are written from log-gamma functions
+    (``log C(a, b) = lgamma(a + 1) - lgamma(b + 1) - lgamma(a - b + 1)``), vectorised over the
+    matrix: scipy.stats' exact pmf takes about 30 microseconds an entry, minutes for a catalogue of
+    100,000 items; tests/test_sampled.py checks these against scipy.stats."""
+    from scipy.special import gammaln
+
+    above = np.arange(n_items, dtype=float)[:, None]  # r - 1 items above the target
+    drawn = np.arange(n_negatives + 1, dtype=float)[None, :]
+    m, pool = float(n_negatives), float(n_items - 1)
     if sampling == "binomial":
-        return stats.binom.pmf(drawn, above, n_negatives / (n_items - 1))
-    return stats.hypergeom.pmf(drawn, n_items - 1, above, n_negatives)
+        p = m / pool
+        possible = drawn <= above
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log = (gammaln(above + 1) - gammaln(drawn + 1) - gammaln(above - drawn + 1)
+                   + drawn * np.log(p) + (above - drawn) * np.log1p(-p))
+    else:
+        below = pool - above  # items under the target
+        possible = (drawn <= above) & (m - drawn <= below)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log = (gammaln(above + 1) - gammaln(drawn + 1) - gammaln(above - drawn + 1)
+                   + gammaln(below + 1) - gammaln(m - drawn + 1) - gammaln(below - m + drawn + 1)
+                   - (gammaln(pool + 1) - gammaln(m + 1) - gammaln(pool - m + 1)))
+    out = np.zeros((n_items, n_negatives + 1))
+    out[possible] = np.exp(log[possible])
+    return out
 
 
 def correction_function(metric: str, k: int | None, n_items: int, n_negatives: int, correction: str = "bv",
