@@ -27,8 +27,12 @@ def test_the_probe_answers_readings_and_the_load_test_compares_them(tmp_path, mo
     probe = Probe(tmp_path)
     first = probe.read("first", timeout=60)
     markers = [ProbeMarker() for _ in range(200_000)]  # noqa: F841 - alive at the second reading
-    import colorsys  # noqa: F401 - a module the first reading did not list
-    assert "colorsys" not in first["modules"]
+    # a module no other test imports (its own file): the first reading cannot have listed it
+    (tmp_path / "probe_fresh_module.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "probe_fresh_module", raising=False)
+    importlib.import_module("probe_fresh_module")
+    assert "probe_fresh_module" not in first["modules"]
     second = probe.read("second", timeout=60)
     name = f"{ProbeMarker.__module__}.{ProbeMarker.__qualname__}"
     count = second["objects"].get(name, [0, 0])[0]
@@ -36,5 +40,5 @@ def test_the_probe_answers_readings_and_the_load_test_compares_them(tmp_path, mo
     assert 0 < first["rss_mib"] and 0 < second["rss_parts"]["RssAnon"] <= second["rss_mib"]
     lines = probe.compare("first", "second")
     assert lines[0].startswith("probe first -> second: RSS ")
-    assert any("colorsys 1" in line for line in lines), lines
+    assert any("probe_fresh_module 1" in line for line in lines), lines
     assert not list(tmp_path.glob("*.request"))  # every request answered
