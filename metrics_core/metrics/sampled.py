@@ -80,9 +80,11 @@ def rank_transition(n_items: int, n_negatives: int, sampling: str = "without_rep
     return _transition(int(n_items), int(n_negatives), sampling)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=2)
 def _transition(n_items: int, n_negatives: int, sampling: str) -> np.ndarray:
-    """:func:`rank_transition`, cached. The probabilities are written from log-gamma functions
+    """:func:`rank_transition`, cached (two matrices at most: one holds ``8 n (m + 1)`` bytes, 160 MB
+    for 200,000 items and 99 negatives; :func:`correction_function` caches its small results apart).
+    The probabilities are written from log-gamma functions
     (``log C(a, b) = lgamma(a + 1) - lgamma(b + 1) - lgamma(a - b + 1)``), vectorised over the
     matrix: scipy.stats' exact pmf takes about 30 microseconds an entry, minutes for a catalogue of
     100,000 items; tests/test_sampled.py checks these against scipy.stats."""
@@ -106,22 +108,33 @@ def _transition(n_items: int, n_negatives: int, sampling: str) -> np.ndarray:
                    - (gammaln(pool + 1) - gammaln(m + 1) - gammaln(pool - m + 1)))
     out = np.zeros((n_items, n_negatives + 1))
     out[possible] = np.exp(log[possible])
+    out.flags.writeable = False  # shared by every caller of the cache
     return out
 
 
 def correction_function(metric: str, k: int | None, n_items: int, n_negatives: int, correction: str = "bv",
                         gamma: float = DEFAULT_GAMMA, sampling: str = "without_replacement") -> np.ndarray:
-    """``f~(j)`` for sampled ranks ``j = 1..n_negatives + 1``."""
+    """``f~(j)`` for sampled ranks ``j = 1..n_negatives + 1`` (a new array; the values are cached)."""
     if correction not in CORRECTIONS:
         raise MetricsError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     if correction == "none":
         return full_metric(metric, k, n_negatives + 1)
-    a = rank_transition(int(n_items), int(n_negatives), sampling)
-    f = full_metric(metric, k, int(n_items))
+    if correction == "bv" and not 0 <= gamma <= 1:
+        raise MetricsError(f"gamma must be in [0, 1], got {gamma}")
+    rank_transition(int(n_items), int(n_negatives), sampling)  # refuses impossible sizes with its message
+    return _correction(metric, k, int(n_items), int(n_negatives), correction,
+                       float(gamma) if correction == "bv" else 0.0, sampling).copy()
+
+
+@lru_cache(maxsize=256)
+def _correction(metric: str, k: int | None, n_items: int, n_negatives: int, correction: str, gamma: float,
+                sampling: str) -> np.ndarray:
+    """:func:`correction_function` of ``ls`` or ``bv``, cached (``n_negatives + 1`` values each: a server
+    correcting the same runs again reads them, not the matrix)."""
+    a = _transition(n_items, n_negatives, sampling)
+    f = full_metric(metric, k, n_items)
     if correction == "ls":
         return np.linalg.lstsq(a, f, rcond=None)[0]
-    if not 0 <= gamma <= 1:
-        raise MetricsError(f"gamma must be in [0, 1], got {gamma}")
     lhs = (1 - gamma) * a.T @ a + gamma * np.diag(a.sum(axis=0))
     return np.linalg.lstsq(lhs, a.T @ f, rcond=None)[0]
 
