@@ -41,11 +41,13 @@ COVERED_NOTE = ("The correction covers hr@K (hit_rate), recall@K, ndcg@K and AP 
 @dataclass(frozen=True)
 class SampledSection:
     """``table``: one row per model and metric (``model``, ``metric``, ``sampled``, ``corrected``);
-    ``reversals``: one sentence per pair whose order may reverse; ``note``: how many negatives each
-    user had, the catalogue and the correction, in words."""
+    ``reversals``: one sentence per pair whose order may reverse; ``cautions``: one sentence per corrected
+    value outside the metric's range 0..1 (an unstable estimate); ``note``: how many negatives each user
+    had, the catalogue and the correction, in words."""
 
     table: pd.DataFrame
     reversals: list[str]
+    cautions: list[str]
     note: str
 
 
@@ -106,12 +108,18 @@ def sampled_section(runs: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics,
     table = pd.DataFrame(rows, columns=["model", "metric", "sampled", "corrected"])
     reversals = [line for c in challengers
                  for line in mc.may_reverse(results[baseline], results[c], names=(baseline, c))]
+    unstable = table[(table["corrected"] < 0) | (table["corrected"] > 1)]
+    why = ("least squares is ill-conditioned at this catalogue and number of negatives, its per-user values "
+           "swing by orders of magnitude; read the bias-variance correction" if correction == "ls" else
+           "the estimate varies much over these users")
+    cautions = [f"{row.model}: the corrected {row.metric} is {row.corrected:.4g}, outside 0 to 1: {why}"
+                for row in unstable.itertuples()]
     counts = sorted({m for r in results.values() for m in r.settings["negatives"]})
     note = (f"Each user's target ranked among {_negatives(counts)} of a catalogue of {int(n_items):,} items "
             f"(drawn without replacement); corrected by {CORRECTION_LABELS[correction]} "
             "(Krichene and Rendle, KDD 2020), the estimate of the metric under full ranking. Users with a "
             "held-out target; a target tied with negatives counts the mean over the tied ranks.")
-    return SampledSection(table, reversals, note)
+    return SampledSection(table, reversals, cautions, note)
 
 
 def cached_section(models: dict[str, mc.Ranked], keys: dict[str, str], metrics, n_items: int, correction: str,
@@ -134,7 +142,7 @@ def cached_section(models: dict[str, mc.Ranked], keys: dict[str, str], metrics, 
 
 def _size(section: SampledSection) -> int:
     """Bytes a section holds (its table and sentences)."""
-    return int(section.table.memory_usage(deep=True).sum()) + sum(len(s) for s in section.reversals) + 4096
+    return int(section.table.memory_usage(deep=True).sum()) + sum(map(len, section.reversals + section.cautions)) + 4096
 
 
 __all__ = ["CORRECTIONS", "CORRECTION_LABELS", "COVERED_NOTE", "MAX_ENTRIES", "MAX_ITEMS", "SampledSection",

@@ -110,12 +110,15 @@ def test_section_against_the_hypergeometric_counted_and_the_objectives_minimised
     table = section.table.set_index(["model", "metric"])
     assert list(section.table.columns) == ["model", "metric", "sampled", "corrected"]
     assert set(section.table["metric"]) == set(METRICS) - {"mrr@2"}
-    expected_reversals = set()
+    expected_reversals, outside = set(), set()
     for name, lists in RUNS.items():
         for label in METRICS[:-1]:
             ref = _reference(lists, label, correction)
             assert table.loc[(name, label), "sampled"] == pytest.approx(ref[0], abs=1e-12), (name, label)
             assert table.loc[(name, label), "corrected"] == pytest.approx(ref[1], abs=1e-6), (name, label)
+            if not 0 <= ref[1] <= 1:
+                outside.add((name, label))
+    assert {(line.split(": ")[0], line.split("corrected ")[1].split(" ")[0]) for line in section.cautions} == outside
     for label in METRICS[:-1]:
         (sa, ca), (sb, cb) = (_reference(RUNS[n], label, correction) for n in names)
         if sa != sb and (sa > sb) != (ca > cb):
@@ -245,3 +248,8 @@ def test_page_by_the_address_with_least_squares():
     for name, res in _direct(files, "ls").items():
         assert shown.loc[(name, "ndcg@10"), "corrected"] == pytest.approx(res.summary.loc["ndcg@10", "corrected"])
     assert any("least squares" in c.value for c in at.caption)
+    # least squares at 500 items and 49 negatives: corrected values far outside 0..1, said as such
+    unstable = [w.value for w in at.warning if "outside 0 to 1" in w.value]
+    direct = _direct(files, "ls")
+    assert len(unstable) == sum(not 0 <= r.summary.loc["ndcg@10", "corrected"] <= 1 for r in direct.values()) > 0
+    assert all("least squares is ill" in line for line in unstable)

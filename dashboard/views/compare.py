@@ -184,6 +184,8 @@ with st.expander("Runs scored on sampled negatives (1+N protocol)", expanded=sam
                 "sampled": st.column_config.NumberColumn(format="%.4f"),
                 "corrected": st.column_config.NumberColumn(format="%.4f")}, placeholder=fmt.EMPTY)
             st.caption(text.md(section.note, limit=900))
+            for line in section.cautions:
+                st.warning(text.md(line, limit=600), icon=":material/warning:")
             for line in section.reversals:
                 st.warning(text.md(line, limit=600), icon=":material/swap_vert:")
             if not section.reversals:
