@@ -21,7 +21,7 @@ import pandas as pd
 import metrics_core as mc
 from metrics_core.errors import MetricsError
 from metrics_core.metrics.registry import parse_metric
-from metrics_core.metrics.sampled import METRICS
+from metrics_core.metrics.sampled import METRICS, out_of_range
 
 from . import cache
 
@@ -108,12 +108,7 @@ def sampled_section(runs: dict[str, tuple[pd.DataFrame, pd.DataFrame]], metrics,
     table = pd.DataFrame(rows, columns=["model", "metric", "sampled", "corrected"])
     reversals = [line for c in challengers
                  for line in mc.may_reverse(results[baseline], results[c], names=(baseline, c))]
-    unstable = table[(table["corrected"] < 0) | (table["corrected"] > 1)]
-    why = ("least squares is ill-conditioned at this catalogue and number of negatives, its per-user values "
-           "swing by orders of magnitude; read the bias-variance correction" if correction == "ls" else
-           "the estimate varies much over these users")
-    cautions = [f"{row.model}: the corrected {row.metric} is {row.corrected:.4g}, outside 0 to 1: {why}"
-                for row in unstable.itertuples()]
+    cautions = [line for name, r in results.items() for line in out_of_range(r, name)]
     counts = sorted({m for r in results.values() for m in r.settings["negatives"]})
     note = (f"Each user's target ranked among {_negatives(counts)} of a catalogue of {int(n_items):,} items "
             f"(drawn without replacement); corrected by {CORRECTION_LABELS[correction]} "

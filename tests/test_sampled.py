@@ -193,3 +193,10 @@ def test_compare_command_says_which_pair_may_reverse(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["sampled"]["may_reverse"]) == 1
     assert doc["sampled"]["models"]["A"]["hr@10"]["corrected"] > doc["sampled"]["models"]["B"]["hr@10"]["corrected"]
+    assert doc["sampled"]["out_of_range"] == []  # bias-variance stays within 0..1 here
+    # least squares: ill-conditioned at 500 items and 49 negatives; each value outside 0..1 is said
+    assert main(args + ["--sampled-correction", "ls", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    outside = [m for m, r in doc["sampled"]["models"].items() if not 0 <= r["hr@10"]["corrected"] <= 1]
+    assert outside and [line.split(":")[0] for line in doc["sampled"]["out_of_range"]] == outside
+    assert all("least squares is ill-conditioned" in line for line in doc["sampled"]["out_of_range"])

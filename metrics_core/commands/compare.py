@@ -134,6 +134,13 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def sampled_cautions(sampled: dict) -> list[str]:
+    """The sentences of every corrected value outside 0 to 1 (:func:`metrics_core.metrics.sampled.out_of_range`)."""
+    from ..metrics.sampled import out_of_range
+
+    return [line for model, res in sampled.items() for line in out_of_range(res, model)]
+
+
 def sampled_reversals(args, labels: list[str], baseline: str | None) -> tuple[dict, list[str]]:
     """With ``--sampled-items``: each run's sampled and corrected metrics (those the correction covers)
     and the sentences of the pairs whose order may reverse under full ranking; else ``({}, [])``."""
@@ -312,7 +319,8 @@ def run(args) -> int:
                                for row in segments.to_dict(orient="records")]
         if sampled:
             doc["sampled"] = {"models": {m: res.summary.to_dict("index") for m, res in sampled.items()},
-                              "settings": next(iter(sampled.values())).settings, "may_reverse": reversals}
+                              "settings": next(iter(sampled.values())).settings, "may_reverse": reversals,
+                              "out_of_range": sampled_cautions(sampled)}
         sys.stdout.write(_output.format_json(doc))
     elif args.csv:
         table, header = (comparison, _TABLE_COLUMNS) if segments is None else (segments, _SEGMENT_COLUMNS)
@@ -352,6 +360,8 @@ def run(args) -> int:
                     for metric, r in res.summary.iterrows()]
             sys.stdout.write(_output.format_table(["model", "metric", "sampled", "corrected"], rows))
             for line in reversals or ["no pair's order differs between the sampled and the corrected values"]:
+                sys.stdout.write(f"{line}\n")
+            for line in sampled_cautions(sampled):
                 sys.stdout.write(f"{line}\n")
     return 0
 

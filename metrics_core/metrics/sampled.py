@@ -285,5 +285,27 @@ def may_reverse(a: SampledMetrics, b: SampledMetrics, names=("A", "B")) -> list[
     return out
 
 
-__all__ = ["CORRECTIONS", "SampledMetrics", "correction_function", "full_metric", "may_reverse",
+def out_of_range(result: SampledMetrics, name: str = "the model") -> list[str]:
+    """Sentences for the corrected values of ``result`` (a :func:`sampled_metrics` result; ``name``: what
+    they call the model) outside 0 to 1, the range of every metric corrected: an unstable estimate.
+    Least squares is ill-conditioned on most catalogues (its values of the sampled ranks alternate
+    by orders of magnitude), so its corrected means can land anywhere.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import metrics_core as mc
+    >>> summary = pd.DataFrame({"sampled": [0.27, 0.27], "corrected": [-6.1e7, 0.3]}, index=["ndcg@10", "hr@10"])
+    >>> out_of_range(mc.SampledMetrics(summary, pd.DataFrame(), {"correction": "ls"}), "A")
+    ['A: the corrected ndcg@10 is -6.1e+07, outside 0 to 1: least squares is ill-conditioned at this catalogue and number of negatives, its per-user values swing by orders of magnitude; read the bias-variance correction']
+    """
+    why = ("least squares is ill-conditioned at this catalogue and number of negatives, its per-user values "
+           "swing by orders of magnitude; read the bias-variance correction"
+           if result.settings.get("correction") == "ls" else "the estimate varies much over these users")
+    corrected = result.summary["corrected"]
+    return [f"{name}: the corrected {metric} is {value:.4g}, outside 0 to 1: {why}"
+            for metric, value in corrected.items() if not 0 <= value <= 1]
+
+
+__all__ = ["CORRECTIONS", "SampledMetrics", "correction_function", "full_metric", "may_reverse", "out_of_range",
            "rank_transition", "sampled_metrics", "sampled_ranks"]
