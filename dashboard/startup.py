@@ -28,7 +28,7 @@ PAGE_MODULES = (
     "dashboard.brief_text", "dashboard.decision", "dashboard.metric_lists",
     "dashboard.comparisons", "dashboard.verdict", "dashboard.curve_tables",
     "dashboard.explain_tables", "dashboard.failure_tables",
-    "dashboard.triage", "dashboard.files", "dashboard.background", "dashboard.cache", "dashboard.upload_replies",
+    "dashboard.triage", "dashboard.files", "dashboard.background", "dashboard.cache", "dashboard.upload_replies", "dashboard.sampled_tables",
     "metrics_core.brief.record",
 )
 

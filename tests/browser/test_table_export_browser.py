@@ -4,6 +4,7 @@ download buttons are the CSVs the dashboard offers, spreadsheet-safe (tests/test
 
 from __future__ import annotations
 
+import _deadlines as deadlines
 import pytest
 
 from dashboard_server import assert_no_exception, goto
@@ -15,6 +16,7 @@ def test_no_table_offers_streamlits_csv_export(streamlit_server, app_page):
     page = app_page
     goto(page, streamlit_server)  # the Overview: the demo's ranking, intervals and scored-row tables
     tables = page.locator('[data-testid="stDataFrame"]')
+    tables.nth(1).wait_for(timeout=deadlines.SCRIPT_RUN_MS)  # drawn once the run's tables reach the page
     assert tables.count() >= 2
     for i in range(tables.count()):
         table = tables.nth(i)
