@@ -22,10 +22,30 @@ def execute(name: str, folder: Path):
     import nbformat
 
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    nb = nbformat.read(EXAMPLES / f"{name}.ipynb", as_version=4)
-    nbclient.NotebookClient(nb, timeout=int(deadlines.SUBPROCESS), kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}}).execute()
-    return nb
+    return run_in_kernel(nbformat.read(EXAMPLES / f"{name}.ipynb", as_version=4), folder)
+
+
+def run_in_kernel(nb, folder: Path, attempts: int = 3):
+    """``nb`` executed by nbclient in a new ``python3`` kernel whose working directory is ``folder``.
+
+    The kernel talks over Unix sockets in ``folder`` (no TCP port another process of the suite could take
+    between the choice and the bind). A kernel that exits before answering its first message, before any
+    cell ran, is started again up to ``attempts`` times in all; the last failure names the kernel's stderr."""
+    import nbclient
+    from traitlets.config import Config
+
+    config = Config({"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")}})
+    for attempt in range(1, attempts + 1):
+        log = folder / f"kernel-stderr-{attempt}.txt"
+        with log.open("w", encoding="utf-8") as stderr:
+            try:
+                nbclient.NotebookClient(nb, timeout=int(deadlines.SUBPROCESS), kernel_name="python3", config=config,
+                                        resources={"metadata": {"path": str(folder)}}).execute(stderr=stderr)
+                return nb
+            except RuntimeError as error:
+                if "before replying to kernel_info" not in str(error) or attempt == attempts:
+                    stderr.flush()
+                    raise RuntimeError(f"{error}; the kernel's stderr: {log.read_text(encoding='utf-8')[-2000:]}") from error
 
 
 def export_html(nb, path: Path) -> Path:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import _deadlines as deadlines
+from _notebooks import run_in_kernel
 import metrics_core as mc
 from metrics_core.brief import build as mb
 from metrics_core.brief import text as bt
@@ -57,14 +57,13 @@ def _outputs(cell) -> dict:
 
 def test_the_example_notebook_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat", reason="pip install -r requirements/dev.txt")
-    nbclient = pytest.importorskip("nbclient", reason="pip install -r requirements/dev.txt")
+    pytest.importorskip("nbclient", reason="pip install -r requirements/dev.txt")
     pytest.importorskip("ipykernel", reason="pip install -r requirements/dev.txt")
     pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "store the notebook without outputs"
-    nbclient.NotebookClient(nb, timeout=int(deadlines.SUBPROCESS), kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    run_in_kernel(nb, tmp_path)
     code = [c for c in nb.cells if c.cell_type == "code"]
 
     # the same data and calls here, in this process
