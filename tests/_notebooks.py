@@ -11,7 +11,7 @@ import _deadlines as deadlines
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 #: one notebook per journey
-JOURNEYS = ("evaluate", "compare_and_brief", "failures")
+JOURNEYS = ("evaluate", "compare_and_brief", "failures", "counterfactual")
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
 
 

@@ -1,12 +1,13 @@
-"""The example notebooks, one per journey (evaluate; compare and brief; failures), executed in a
+"""The example notebooks, one per journey (evaluate; compare and brief; failures; counterfactual), executed in a
 Jupyter kernel and exported to HTML by nbconvert: no error, every figure both as plotly JSON (for
 JupyterLab and VS Code) and as HTML (classic Jupyter, the export), one plotly.js in the whole page,
 the comparison table whole, and the numbers those of independent references (pytrec_eval's
-nDCG, scipy's paired t-test). tests/browser/test_notebook_export_browser.py draws the pages."""
+nDCG, scipy's paired t-test, IPS and SNIPS written here in NumPy). tests/browser/test_notebook_export_browser.py draws the pages."""
 
 from __future__ import annotations
 
 import html
+import io
 import re
 
 import numpy as np
@@ -17,7 +18,7 @@ from scipy import stats as sps
 import _notebooks as nbs
 from _notebooks import outputs
 
-#: three notebooks executed in a Jupyter kernel and exported by nbconvert: left out of the quick tier (python3 scripts/test.py --quick)
+#: four notebooks executed in a Jupyter kernel and exported by nbconvert: left out of the quick tier (python3 scripts/test.py --quick)
 pytestmark = pytest.mark.long
 
 
@@ -126,6 +127,50 @@ def test_the_failures_notebook_finds_the_locale_that_loses(executed):
         drawn = dict(zip(trace["x"], np.asarray(_values(trace["y"]), dtype=float)))
         assert drawn == pytest.approx(means.to_dict(), rel=1e-9)
     assert "Where the challenger loses" in page
+
+
+def _softmax_ips_snips(log: pd.DataFrame, run: pd.DataFrame, temperature: float) -> tuple[float, float, float]:
+    """IPS ``mean(w r)``, SNIPS ``sum(w r) / sum(w)`` and Kish's effective sample size
+    ``(sum w)^2 / sum(w^2)`` with ``w = pi_e(a | x) / propensity``, ``pi_e`` the softmax of the user's
+    scores at ``temperature`` (an item the run does not list for the user: probability 0)."""
+    pi = {}
+    for user, g in run.groupby("user_id"):
+        z = g["score"].to_numpy(float) / temperature
+        p = np.exp(z - z.max())
+        pi.update({(user, item): q for item, q in zip(g["item_id"], p / p.sum())})
+    w = np.array([pi.get((u, i), 0.0) for u, i in zip(log["user_id"], log["item_id"])]) / log["propensity"].to_numpy()
+    r = log["reward"].to_numpy(float)
+    return float(np.mean(w * r)), float(np.sum(w * r) / np.sum(w)), float(w.sum() ** 2 / np.dot(w, w))
+
+
+def test_the_counterfactual_notebook_shows_ips_and_snips_computed_independently(executed):
+    nb, page = executed["counterfactual"]
+    scope = _data_scope(nb)
+    log, runs, temperature = scope["log"], scope["runs"], scope["temperature"]
+    expected = {name: _softmax_ips_snips(log, run, temperature) for name, run in runs.items()}
+    # the estimates figure: one trace per model, a marker per estimator
+    figure = next(c for c in nbs.figure_cells(nb) if c.source.startswith("mc.plot(ope)"))
+    for trace in outputs(figure)[nbs.PLOTLY_MIMETYPE]["data"]:
+        drawn = dict(zip(trace["y"], np.asarray(_values(trace["x"]), dtype=float)))
+        ips, snips, _ = expected[html.unescape(trace.get("meta") or trace["name"])]
+        assert drawn["IPS"] == pytest.approx(ips, rel=1e-9) and drawn["SNIPS"] == pytest.approx(snips, rel=1e-9)
+    # the result's own view: the logging policy's value is the mean logged reward, the ESS as written above
+    shown = outputs(next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("ope =")))["text/html"]
+    assert f"{log['reward'].mean():.4f}" in shown
+    for name, (_, _, ess) in expected.items():
+        assert re.search(rf"<td>{name}</td><td class='n'>1,200</td><td class='n'>{round(ess):,}</td>", shown)
+    # prepared once, estimated at four temperatures: the taste model's IPS and SNIPS at each
+    sweep = next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("prepared ="))
+    table = pd.read_html(io.StringIO(outputs(sweep)["text/html"]))[0]
+    assert sorted(table["temperature"].unique()) == [0.25, 0.5, 1.0, 2.0]
+    for t, rows in table.groupby("temperature"):
+        ips, snips, ess = _softmax_ips_snips(log, runs["taste"], t)
+        got = rows.set_index("estimator")["value"]
+        assert got["ips"] == pytest.approx(ips, abs=1e-6) and got["snips"] == pytest.approx(snips, abs=1e-6)
+        assert rows["effective sample size"].iloc[0] == pytest.approx(ess, abs=1e-3)
+    # the story the notebook tells: offline metrics on the logged clicks favour popularity, the estimate the taste model
+    assert expected["taste"][0] > expected["popularity"][0]
+    assert "Off-policy estimates" in page
 
 
 def _values(value):

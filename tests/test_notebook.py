@@ -239,3 +239,34 @@ def test_a_comparison_table_shows_whole_in_ipython():
             assert shell.display_formatter.format(other)[0]["text/html"] == other._repr_html_()  # others as pandas shows them
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_an_off_policy_result_shows_and_draws_its_estimates():
+    """Two contexts, two items logged at propensity 0.5, one model greedy on the clicked item: IPS
+    (2 * 1 + 2 * 1) / 4 = 1, SNIPS the same, the logging value the mean reward 0.5, lift +100%."""
+    pytest.importorskip("plotly", reason="pip install 'metrics-core[dashboard]'")
+    hostile = "<img src=x onerror=alert(1)>"
+    log = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+                        "reward": [1.0, 0.0, 0.0, 1.0], "propensity": 0.5})
+    run = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b", "a", "b"],
+                        "score": [2.0, 1.0, 1.0, 2.0]})
+    ope = mc.off_policy(log, {hostile: run, "flat": run.assign(score=1.0)}, policy="top1",
+                        estimators=["ips", "snips"], n_bootstrap=20)
+    shown = ope._repr_html_()
+    assert "<img" not in shown and html.escape(hostile) in shown
+    assert f"<td>{html.escape(hostile)}</td><td>IPS</td><td class='n'>1.0000</td>" in shown
+    assert "<td>flat</td><td>SNIPS</td><td class='n'>0.5000</td>" in shown  # ties share: every weight 1
+    assert "the mean logged reward): 0.5000 over 4 rounds" in shown
+    fig = mc.plot(ope)
+    assert [html.unescape(t.meta or t.name) for t in fig.data] == [hostile, "flat"]
+    assert [list(t.x) for t in fig.data] == [[1.0, 1.0], [0.5, 0.5]] and list(fig.data[0].y) == ["IPS", "SNIPS"]
+    assert fig.layout.shapes[0].x0 == 0.5  # the logging policy's value
+    lift = mc.plot.off_policy(ope, "lift")
+    assert [list(t.x) for t in lift.data] == [[100.0, 100.0], [0.0, 0.0]]
+    assert mc.plot(ope, "lift").to_dict()["data"] == lift.to_dict()["data"]
+    for call, message in ((lambda: mc.plot(ope, "ecdf"), "no figure 'ecdf' of an off-policy result"),
+                          (lambda: mc.plot.off_policy(ope, "mean"), "measure 'mean' is not one of value, lift"),
+                          (lambda: mc.plot.off_policy(log), "draws the result of mc.off_policy(...), not a DataFrame")):
+        with pytest.raises(MetricsError, match=re.escape(message)) as info:
+            call()
+        assert "\n" not in str(info.value)

@@ -1,7 +1,7 @@
 """HTML tables for Jupyter: what an :class:`~metrics_core.evaluation.Evaluation`, a
 :class:`~metrics_core.brief.build.Brief` and an :class:`~metrics_core.analysis.explain.Explanation` show in a notebook.
 
-This module gives each of those classes its ``_repr_html_`` when it is imported (``import metrics_core``
+This module gives each of those classes, and :class:`~metrics_core.ope.evaluate.OffPolicy`, its ``_repr_html_`` when it is imported (``import metrics_core``
 imports it), so the classes, which sit below the outputs in the package's layers, never import it.
 
 Every string that comes from the user (model, metric, column and preset names, titles, notes,
@@ -24,6 +24,7 @@ from ..colors import model_colors
 from ..analysis.compare import summary_table
 from ..evaluation import Evaluation
 from ..analysis.explain import Explanation
+from ..ope.evaluate import NAMES as ESTIMATOR_NAMES, OffPolicy
 
 _STYLE = ("<style>.mc-nb table{border-collapse:collapse;margin:4px 0}.mc-nb th,.mc-nb td{padding:2px 8px;"
           "border-bottom:1px solid #ddd;text-align:left}.mc-nb td.n{text-align:right;font-variant-numeric:"
@@ -87,6 +88,39 @@ def explanation_html(ex: Any) -> str:
                   table(("convention", "from", "to", "value after", "change"), steps, numeric=(3, 4)))
 
 
+def _interval(low: float, high: float, number) -> str:
+    return "" if low != low or high != high else f"[{number(low)}, {number(high)}]"
+
+
+def off_policy_html(result: Any) -> str:
+    """An ``mc.off_policy`` result: the verdict lines, every estimate with its bootstrap interval and
+    its lift over the logging policy, the logging policy's value, the weights' diagnostics and every
+    warning in words."""
+    conf = f"{float(result.settings.get('confidence', 0.95)):.0%}"
+    estimates = [(r["model"], ESTIMATOR_NAMES.get(r["estimator"], r["estimator"]), fmt.metric(r["value"]),
+                  _interval(r["low"], r["high"], fmt.metric),
+                  "" if r["lift"] != r["lift"] else f"{r['lift']:+.1%}",
+                  _interval(r["lift_low"], r["lift_high"], lambda v: f"{v:+.1%}"))
+                 for r in result.estimates.to_dict("records")]
+    diagnostics = [(r["model"], fmt.count(r["rounds"]), fmt.count(r["ess"]), f"{r['ess_share']:.1%}",
+                    f"{r['max_weight']:.4g}", f"{r['mean_weight']:.4g}", f"{r['unlogged_mass']:.1%}")
+                   for r in result.diagnostics.to_dict("records")]
+    logging = result.logging
+    warnings = "".join(f"<li class='warn'>{_e(model)}: {_e(w)}</li>"
+                       for model, items in result.warnings.items() for w in items)
+    verdicts = "".join(f"<li>{_e(line)}</li>" for line in result.verdicts["line"])
+    return _block("Off-policy estimates",
+                  f"<ul>{verdicts}</ul>",
+                  table(("model", "estimator", "value", f"{conf} interval", "lift", f"{conf} interval"),
+                        estimates, numeric=(2, 4)),
+                  f"<p class='note'>Logging policy (the mean logged reward): {_e(fmt.metric(logging['value']))} "
+                  f"over {_e(fmt.count(logging['rounds']))} rounds.</p>",
+                  table(("model", "rounds", "effective sample size", "share of rounds", "largest weight",
+                         "mean weight", "probability on unlogged items"), diagnostics, numeric=(1, 2, 3, 4, 5, 6)),
+                  f"<ul>{warnings}</ul>" if warnings else "")
+
+
 Evaluation._repr_html_ = evaluation_html
 Brief._repr_html_ = brief_html
 Explanation._repr_html_ = explanation_html
+OffPolicy._repr_html_ = off_policy_html

@@ -11,7 +11,8 @@ an optional dependency: without it each function raises a one-line
 ``mc.plot(what, kind=None, *args, **options)`` is the same by the kind's name: ``what`` is
 ``{name: Evaluation}`` (or one Evaluation, named "model"; default kind ``metric_vs_k``) or an
 ``mc.compare`` table (default ``lift_forest``); ``mc.plot(evaluations, "ecdf", "ndcg@10")`` is
-``mc.plot.ecdf(evaluations, "ndcg@10")``.
+``mc.plot.ecdf(evaluations, "ndcg@10")``. An :func:`metrics_core.off_policy` result draws its estimates
+(``mc.plot(result)``, or ``mc.plot(result, "lift")``: :func:`off_policy`).
 
 Each figure is a :class:`~metrics_core.outputs.plot.notebook_figure.NotebookFigure` (a plotly ``Figure``):
 in a notebook it shows in JupyterLab, VS Code and classic Jupyter and survives an export to HTML,
@@ -33,7 +34,7 @@ from ...metrics import registry
 from ...errors import MetricsError
 
 __all__ = ["draw", "metric_vs_k", "roc", "pr", "calibration", "ecdf", "box", "segments", "lift_forest",
-           "difference_forest", "win_tie_loss", "CURVE_METRICS"]
+           "difference_forest", "win_tie_loss", "off_policy", "CURVE_METRICS"]
 
 #: The metrics the dashboard draws against K (its Overview's panels): the registry's ``metric_vs_k`` section.
 CURVE_METRICS = registry.curve_metrics()
@@ -220,23 +221,50 @@ def win_tie_loss(table: pd.DataFrame):
     return _figures("compare_figures").win_tie_loss(_comparison(table))
 
 
+@_notebook
+def off_policy(result, measure: str = "value"):
+    """Every estimator of every model of an ``mc.off_policy`` result with its bootstrap interval:
+    ``measure="value"`` the estimated policy values beside the logging policy's (the mean logged
+    reward, a dotted line), ``"lift"`` the lift ``V_e / V_b - 1`` over it in percent."""
+    from ...ope.evaluate import NAMES, OffPolicy
+
+    if not isinstance(result, OffPolicy):
+        raise MetricsError(f"mc.plot.off_policy draws the result of mc.off_policy(...), not a {type(result).__name__}")
+    figures = _figures("ope_figures")
+    if measure not in figures.MEASURES:
+        raise MetricsError(f"mc.plot.off_policy: measure {str(measure)!r} is not one of {', '.join(figures.MEASURES)}")
+    estimates = result.estimates
+    return figures.estimates_forest(estimates, float(result.logging["value"]), NAMES,
+                                    _colors(estimates["model"].unique()), measure,
+                                    float(result.settings.get("confidence", 0.95)))
+
+
 #: what ``mc.plot(what, kind)`` draws: the kinds of evaluations and of an ``mc.compare`` table
 EVALUATION_KINDS = ("metric_vs_k", "roc", "pr", "calibration", "ecdf", "box", "segments")
 TABLE_KINDS = ("lift_forest", "difference_forest", "win_tie_loss")
+#: the kinds of an ``mc.off_policy`` result (``mc.plot(result, "lift")``)
+OFF_POLICY_MEASURES = ("value", "lift")
 
 
 def draw(what, kind: str | None = None, *args, **options):
     """The figure ``kind`` of ``what`` (module docstring); a one-line MetricsError for anything else."""
     from ...evaluation import Evaluation
+    from ...ope.evaluate import OffPolicy
 
     if isinstance(what, Evaluation):
         what = {"model": what}
+    if isinstance(what, OffPolicy):
+        if kind not in (None, *OFF_POLICY_MEASURES):
+            raise MetricsError(f"mc.plot: no figure {str(kind)!r} of an off-policy result; use one of: "
+                               f"{', '.join(OFF_POLICY_MEASURES)}")
+        return off_policy(what, kind or "value", *args, **options)
     if isinstance(what, pd.DataFrame):
         kinds, default = TABLE_KINDS, "lift_forest"
     elif isinstance(what, Mapping):
         kinds, default = EVALUATION_KINDS, "metric_vs_k"
     else:
-        raise MetricsError(f"mc.plot draws {{name: Evaluation}} (mc.evaluate) or an mc.compare table, "
+        raise MetricsError(f"mc.plot draws {{name: Evaluation}} (mc.evaluate), an mc.compare table or an "
+                           f"mc.off_policy result, "
                            f"not a {type(what).__name__}")
     kind = default if kind is None else kind
     if kind not in kinds:
