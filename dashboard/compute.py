@@ -4,14 +4,13 @@ intervals and score curves of every loaded model.
 Everything is keyed by the model's content key (:func:`dashboard.loading.model_keys`)
 and the options, never by a DataFrame, and computed by ``metrics_core``. The sidebar's
 K-independent settings (gain, tie rule and every other convention, from
-:func:`dashboard.controls.evaluation_options`) apply to every call; a page may add or
+:func:`dashboard.controls.evaluation_settings`, one frozen ``mc.Settings`` checked once) apply to every call; a page may add or
 override any ``mc.evaluate`` keyword.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 from dataclasses import replace
 from functools import partial
 from typing import Any, Sequence
@@ -25,7 +24,7 @@ from metrics_core.errors import MetricsError
 from metrics_core.metrics.reductions import scored_rows
 
 from . import cache, curve_tables, demo_cache, metric_lists
-from .controls import controls, evaluation_options, users
+from .controls import controls, evaluation_options, evaluation_settings, users
 from .loading import (DEMO_KEY, _entries, _features_key, item_features, model_keys, scores_are_probabilities,
                       showing_demo)
 
@@ -37,16 +36,22 @@ def evaluation_size(ev) -> int:
     return cache.nbytes(ev.per_user) + cache.nbytes(ev.summary) + 1024
 
 
-def _evaluation(model_key: str, metrics: tuple[str, ...], options: tuple, features_key: str,
+def _options_key(settings: mc.Settings) -> tuple:
+    """The conventions of ``settings`` as a cache key: ``(name, value)`` pairs sorted by name."""
+    return tuple(sorted(settings.items()))
+
+
+def _evaluation(model_key: str, metrics: tuple[str, ...], settings: mc.Settings, features_key: str,
                 _ranked: mc.Ranked, _features: pd.DataFrame | None) -> tuple[str, Any, Any]:
-    """``(cache key, compute, size)`` of one model's evaluation: what :func:`_evaluate_cached`
-    reads or computes, and what :func:`prefetch_evaluations` computes on the server thread."""
+    """``(cache key, compute, size)`` of one model's evaluation under ``settings`` (checked once, by the
+    sidebar or the page): what :func:`_evaluate_cached` reads or computes, and what
+    :func:`prefetch_evaluations` computes on the server thread."""
     def compute():
-        kwargs = dict(options)
+        features = None
         if any(mc.parse_metric(m).name in metric_lists.NEEDS_FEATURES for m in metrics):
-            kwargs["item_features"] = _features
-        return mc.evaluate(_ranked, metrics=list(metrics), **kwargs)
-    key = f"evaluate|{model_key}|{metrics!r}|{options!r}|{features_key}"
+            features = _features
+        return mc.evaluate(_ranked, metrics=list(metrics), settings=settings, item_features=features)
+    key = f"evaluate|{model_key}|{metrics!r}|{_options_key(settings)!r}|{features_key}"
     if model_key.startswith(DEMO_KEY):
         # a demo model's evaluation, kept on disk for a restarted server (without the prepared model,
         # which is cached on its own: this process's copy is attached again)
@@ -57,9 +62,9 @@ def _evaluation(model_key: str, metrics: tuple[str, ...], options: tuple, featur
     return key, compute, evaluation_size
 
 
-def _evaluate_cached(model_key: str, metrics: tuple[str, ...], options: tuple,
+def _evaluate_cached(model_key: str, metrics: tuple[str, ...], settings: mc.Settings,
                      features_key: str, _ranked: mc.Ranked, _features: pd.DataFrame | None):
-    key, compute, size = _evaluation(model_key, metrics, options, features_key, _ranked, _features)
+    key, compute, size = _evaluation(model_key, metrics, settings, features_key, _ranked, _features)
     return cache.SHARED.get_or_compute(key, compute, size=size)
 
 
@@ -82,30 +87,26 @@ def _curve_table_key(model_key: str, metrics: tuple[str, ...], k_max: int, optio
     return f"metric_curve|{model_key}|{metrics!r}|{k_max}|{options!r}"
 
 
-def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, options: tuple,
+def _curve_table_cached(model_key: str, metrics: tuple[str, ...], k_max: int, settings: mc.Settings,
                         _ranked: mc.Ranked) -> pd.DataFrame:
-    key = _curve_table_key(model_key, metrics, k_max, options)
+    key = _curve_table_key(model_key, metrics, k_max, _options_key(settings))
 
     def compute() -> pd.DataFrame:
-        return mc.metric_curve(_ranked, list(metrics), k_max=k_max, **dict(options))
+        return mc.metric_curve(_ranked, list(metrics), k_max=k_max, settings=settings)
     if model_key.startswith(DEMO_KEY):  # a demo model's curves: kept on disk for a restarted server
         return cache.SHARED.get_or_compute(key, lambda: demo_cache.result(key, compute))
     return cache.SHARED.get_or_compute(key, compute)
-
-
-_CURVE_KEYWORDS = frozenset(inspect.signature(mc.metric_curve).parameters) - {"ranked", "metrics", "k_max"}
 
 
 def metric_curves(metrics: Sequence[str] = metric_lists.CURVES, k_max: int = 50) -> pd.DataFrame:
     """Long table (model, metric, k, value) of ranking metrics at K = 1..k_max for every
     model, from ``mc.metric_curve`` (one pass per user, cached per model and options;
     the sidebar's conventions that ``metric_curve`` takes apply)."""
-    options = {key: value for key, value in evaluation_options().items() if key in _CURVE_KEYWORDS}
-    opt_key = tuple(sorted(options.items()))
+    settings = evaluation_settings()
     frames = []
     for e in _entries()[0]:
         try:
-            wide = _curve_table_cached(e.key, tuple(metrics), int(k_max), opt_key, _ranked=e.ranked)
+            wide = _curve_table_cached(e.key, tuple(metrics), int(k_max), settings, _ranked=e.ranked)
         except MetricsError as exc:
             raise MetricsError(f"{e.name}: {exc}") from None
         long = wide.melt(id_vars="k", var_name="metric", value_name="value")
@@ -125,8 +126,8 @@ def metric_curves_unless_compiling(metrics: Sequence[str] = metric_lists.CURVES,
 
     from . import background
 
-    options = {key: value for key, value in evaluation_options().items() if key in _CURVE_KEYWORDS}
-    opt_key = tuple(sorted(options.items()))
+    settings = evaluation_settings()
+    opt_key = _options_key(settings)
     jobs = [(e.key, e.ranked) for e in _entries()[0]]
     if metric_curve_compiled() or all(  # the demo's first page: the curves are shipped, no kernel needed
             model_key.startswith(DEMO_KEY) and demo_cache.shipped(_curve_table_key(model_key, tuple(metrics),
@@ -137,7 +138,7 @@ def metric_curves_unless_compiling(metrics: Sequence[str] = metric_lists.CURVES,
 
     def compute_all() -> int:
         for model_key, ranked in jobs:
-            _curve_table_cached(model_key, tuple(metrics), int(k_max), opt_key, _ranked=ranked)
+            _curve_table_cached(model_key, tuple(metrics), int(k_max), settings, _ranked=ranked)
         return len(jobs)
     if key in cache.SHARED:  # computed meanwhile: the tables are cached
         return metric_curves(metrics, k_max), None
@@ -226,15 +227,14 @@ def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, coun
     if shared is not None and list(metrics) != shared[0]:
         full = evaluate_all(shared[0], counted=False, **shared[1])
         return {name: _view(ev, metrics) for name, ev in full.items()}
-    opts = {**evaluation_options(), **options}
-    opt_key = tuple(sorted(opts.items()))
+    settings = evaluation_settings(**options)  # a page's own keywords checked here, once
     feats = item_features()
     fkey = _features_key()
     out = {}
     for e in _entries()[0]:
         try:
             wanted = applicable(metrics, e.ranked) if skip_inapplicable else tuple(metrics)
-            out[e.name] = _evaluate_cached(e.key, wanted, opt_key, fkey,
+            out[e.name] = _evaluate_cached(e.key, wanted, settings, fkey,
                                            _ranked=e.ranked, _features=feats)
         except MetricsError as exc:
             raise MetricsError(f"{e.name}: {exc}") from None
@@ -256,9 +256,9 @@ def prefetch_evaluations() -> None:
     feats = item_features()
     fkey = _features_key()
     for metrics, options in requests:
-        opt_key = tuple(sorted({**evaluation_options(), **options}.items()))
+        settings = evaluation_settings(**options)
         for e in _entries()[0]:
-            key, compute, size = _evaluation(e.key, applicable(metrics, e.ranked), opt_key, fkey,
+            key, compute, size = _evaluation(e.key, applicable(metrics, e.ranked), settings, fkey,
                                              _ranked=e.ranked, _features=feats)
             background.start(key, compute, size=size, wait_for_pages=False)
 
@@ -335,12 +335,12 @@ def prefetch_curves(models: dict, relevance_threshold: float, calibration_bins: 
     from . import background
 
     keys = model_keys()
-    at_k_options = {key: value for key, value in evaluation_options().items() if key in _CURVE_KEYWORDS}
-    at_k = (tuple(metric_lists.CURVES_K), metric_lists.CURVES_K_MAX, tuple(sorted(at_k_options.items())))
+    settings = evaluation_settings()
+    at_k = (tuple(metric_lists.CURVES_K), metric_lists.CURVES_K_MAX, _options_key(settings))
     for e in _entries()[0]:
         if e.ranked.n_users > background.FOREGROUND_USERS:
             background.start(_curve_table_key(e.key, *at_k),
-                             lambda r=e.ranked: mc.metric_curve(r, list(at_k[0]), k_max=at_k[1], **dict(at_k[2])))
+                             lambda r=e.ranked: mc.metric_curve(r, list(at_k[0]), k_max=at_k[1], settings=settings))
     for name, ranked in models.items():
         if ranked.n_users <= background.FOREGROUND_USERS:
             continue

@@ -12,6 +12,7 @@ expander says which differ from the preset).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -140,12 +141,43 @@ def apply_view(view: dict) -> None:
             st.session_state[key] = value
 
 
-def _current(name: str):
-    value = st.session_state.get(name, _SPECS[name]["default"])
+@functools.lru_cache(maxsize=256)
+def _sidebar_settings(raw: tuple) -> conv.Settings:
+    """The frozen settings of the controls' raw values (``(name, type name, value)`` in :data:`_SPECS`' order):
+    each value checked here, once per server process and combination, a value this version does not accept
+    taken at its default. Every convention counts as set (the controls show a preset's values)."""
+    values = {}
+    for name, _, value in raw:
+        try:
+            values[name] = conv.check(name, value)
+        except Exception:  # noqa: BLE001 - a value this version does not accept falls back to the default
+            values[name] = _SPECS[name]["default"]
+    return conv.Settings.checked(values, values, None)
+
+
+@functools.lru_cache(maxsize=256)
+def _settings_of(raw: tuple, page: tuple) -> conv.Settings:
+    """:func:`_sidebar_settings` with a page's own keywords (``(name, value)`` pairs) over them, each checked
+    once per server process and combination."""
+    return _sidebar_settings(raw).replace(**{name: value for name, _, value in page})
+
+
+def evaluation_settings(**page) -> conv.Settings:
+    """Every convention as the sidebar sets it, with a page's own keywords ``page`` over them (the scored-row
+    table's ``gain="linear"``), as the one frozen :class:`metrics_core.Settings` an evaluation of the page
+    receives (``mc.evaluate(..., settings=...)``: nothing below checks it again). Each value is checked once
+    per server process: the same controls on a rerun give the same object."""
+    values = ((name, st.session_state.get(name, _SPECS[name]["default"])) for name in _SPECS)
+    raw = tuple((name, type(value).__name__, value) for name, value in values)  # True is not 1 here
+    keywords = tuple(sorted((name, type(value).__name__, value) for name, value in page.items()))
     try:
-        return conv.check(name, value)
-    except Exception:  # noqa: BLE001 - a value this version does not accept falls back to the default
-        return _SPECS[name]["default"]
+        return _settings_of(raw, keywords)
+    except TypeError:  # a value that cannot be a cache key (not one a control sets): built uncached
+        return _sidebar_settings.__wrapped__(raw).replace(**page)
+
+
+def _current(name: str):
+    return evaluation_settings()[name]
 
 
 def preset() -> str | None:
@@ -156,7 +188,7 @@ def preset() -> str | None:
 
 def conventions() -> dict[str, Any]:
     """Every convention as the sidebar sets it (numbers as floats)."""
-    return {name: _current(name) for name in _SPECS}
+    return dict(evaluation_settings())
 
 
 def overridden() -> list[str]:

@@ -46,7 +46,7 @@ from .analysis.explain import explain
 from .fusion import fuse, optimize_weights as optimize_fusion_weights
 from .analysis.gate import CheckReport, check
 from .metrics.intersection import intersection, intersection_per_user
-from .metrics.conventions import presets  # the presets' conventions as a table
+from .metrics.conventions import Settings, presets  # every convention of a call; the presets' conventions as a table
 from .outputs.publish import Published, publish
 from .layout import Ranked, prepare
 from .ope import OffPolicy, off_policy, prepare_log
@@ -66,7 +66,7 @@ __all__ = [
     "evaluate", "explain", "fuse", "optimize_fusion_weights", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
     "metric_curve", "off_policy", "prepare_log", "presets", "Published", "publish",
     "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
-    "reciprocal_rank", "roc_curve",
+    "reciprocal_rank", "roc_curve", "Settings",
 ]
 
 #: former names kept for a while: name -> (the object, what to write instead)

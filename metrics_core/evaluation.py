@@ -220,7 +220,8 @@ def _writing_hint(ranked: Ranked) -> str:
 
 
 @takes_conventions
-def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **conventions_given) -> pd.DataFrame:
+def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, settings: Settings | None = None,
+                 **conventions_given) -> pd.DataFrame:
     """Mean of ranking metrics at every cutoff k = 1..k_max, one pass per user.
 
     ``metrics`` are base names (``"ndcg"``, ``"map"``, ``"hit_ratio"``, ...). Returns
@@ -237,7 +238,7 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **con
         Base names of ranking metrics (``registry.curve_metrics()`` lists them).
     k_max : int
         The largest cutoff; the table has one row per k = 1..k_max.
-    preset, gain, ideal, ... : optional
+    preset, settings, gain, ideal, ... : optional
         As :func:`evaluate`.
 
     Examples
@@ -252,7 +253,8 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, **con
     {'k': [1, 2, 3], 'precision': [0.0, 0.5, 0.3333], 'mrr': [0.0, 0.5, 0.5]}
     """
     with kernel_guard():
-        settings = conventions.settle(preset, **conventions_given)
+        settings = conventions.settings_of(settings, preset, conventions_given)
+        preset = settings.preset
         if not isinstance(k_max, (int, np.integer)) or isinstance(k_max, bool) or not 1 <= k_max <= MAX_CURVE_K:
             raise MetricsError(f"k_max must be a whole number from 1 to {MAX_CURVE_K:,} (one row per cutoff), "
                                f"got {k_max!r}")
@@ -337,8 +339,8 @@ def evaluated_users(ranked: Ranked, relevance_threshold=1.0, empty_users="exclud
 
 
 @takes_conventions
-def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_features=None, interactions=None,
-             progress: bool = False, **conventions_given) -> Evaluation:
+def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, settings: Settings | None = None,
+             item_features=None, interactions=None, progress: bool = False, **conventions_given) -> Evaluation:
     """Evaluate a run (a DataFrame, or a :class:`Ranked` from :func:`prepare`).
 
     ``run``, ``qrels``, ``item_features`` and ``interactions`` may be pandas or polars
@@ -363,6 +365,9 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_feature
         Metric names (``docs/metrics.md``; ``@k`` optional), e.g. ``["ndcg@10", "map@100", "auc"]``.
     preset : str, optional
         A library whose conventions and metric names to take (``"trec_eval"``, ``"rectools"``, ...).
+    settings : Settings, optional
+        Every convention resolved and checked once (``mc.Settings(preset=..., gain=..., ...)``), instead of
+        ``preset`` and the keywords; keywords given beside it change it (only they are checked).
     item_features, interactions : DataFrame, optional
         Item features (diversity metrics) and the users' history (novelty, popularity, serendipity).
     progress : bool
@@ -393,12 +398,13 @@ def evaluate(run, qrels=None, metrics=("ndcg@10",), *, preset=None, item_feature
     """
     from . import progress as reporting
 
+    settings = conventions.settings_of(settings, preset, conventions_given)  # checked here, once
     if progress:
         with reporting.active(reporting.in_notebook()):
-            return evaluate(run, qrels, metrics, preset=preset, item_features=item_features,
-                            interactions=interactions, **conventions_given)
+            return evaluate(run, qrels, metrics, settings=settings, item_features=item_features,
+                            interactions=interactions)
+    preset = settings.preset
     with kernel_guard():
-        settings = conventions.settle(preset, **conventions_given)
         specs = preset_parse_metrics(metrics, preset)
         with reporting.stage("evaluating " + ", ".join(s.label for s in specs)[:80]):
             groups = settings_groups(specs, preset, settings.explicit())

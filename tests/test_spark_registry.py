@@ -17,7 +17,7 @@ import pytest
 
 import metrics_core as mc
 from metrics_core.metrics import registry
-from metrics_core.metrics.conventions import CONVENTIONS, defaults
+from metrics_core.metrics.conventions import CONVENTIONS, Settings
 from metrics_core.spark import _support
 from metrics_core.spark._bucket import BucketPlan, evaluate_bucket
 
@@ -127,7 +127,7 @@ def group_data():
 
 def group_plan(labels, qrels, features) -> BucketPlan:
     relevant = qrels[qrels["relevance"] >= 1][["user_id", "item_id"]].drop_duplicates()
-    return BucketPlan(specs=tuple(registry.parse_metrics(labels)), conventions=defaults(), diag_k=5,
+    return BucketPlan(specs=tuple(registry.parse_metrics(labels)), conventions=Settings(), diag_k=5,
                       truth_in_run=False, rel_column="relevance", input_order=False, item_features=features,
                       novelty_counts=relevant.groupby("item_id").size(),
                       novelty_users=int(relevant["user_id"].nunique()))

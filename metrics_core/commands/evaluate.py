@@ -234,13 +234,19 @@ def probability_metrics(labels: list[str], preset: str | None = None) -> list[st
     return [spec.label for spec in preset_parse_metrics(labels, preset) if "probabilities" in spec.entry.needs]
 
 
+def settings_of(args) -> convention_options.Settings:
+    """The conventions of the parsed command line (the options given, over ``--preset``'s values, over the
+    defaults), built and checked once, naming a bad option, and kept on ``args`` for every later reader."""
+    if getattr(args, "_settings", None) is None:
+        args._settings = convention_options.from_args(args)
+    return args._settings
+
+
 def conventions(args) -> dict:
-    """Keyword arguments of mc.evaluate from the options (item features read here, within the read limits)."""
+    """Keyword arguments of mc.evaluate from the options (item features read here, within the read limits):
+    ``settings``, checked before any file is read (:func:`settings_of`), and the side tables."""
     apply_limits(args)
-    # checked before any file is read, naming the option; mc.evaluate resolves the same keywords again
-    conv = convention_options.from_args(args).explicit()
-    if getattr(args, "preset", None):
-        conv["preset"] = args.preset
+    conv = {"settings": settings_of(args)}
     if getattr(args, "item_features", None):
         from ..io import read_item_features
 
@@ -254,8 +260,8 @@ def conventions(args) -> dict:
 
 def resolved_conventions(args) -> dict:
     """Every convention's value as evaluate uses it (option, else preset, else default), plus ``preset``."""
-    preset = getattr(args, "preset", None)
-    return {"preset": preset or "(none)", **convention_options.from_args(args)}
+    settings = settings_of(args)
+    return {"preset": settings.preset or "(none)", **settings}
 
 
 def metric_labels(args) -> list[str]:

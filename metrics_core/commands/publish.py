@@ -70,6 +70,6 @@ def run(args) -> int:
                         challengers=args.challengers, primary=args.primary, users=args.users, test=args.test,
                         correction=args.correction, alpha=args.alpha, family=args.family, unit=args.unit,
                         user_attributes=args.user_attributes, whole_number_ids=args.whole_number_ids,
-                        conventions=convention_options.from_args(args).explicit(), base_url=args.base_url)
+                        conventions=convention_options.from_args(args), base_url=args.base_url)
     sys.stdout.write("".join(line + "\n" for line in published.lines()))
     return 0

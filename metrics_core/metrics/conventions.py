@@ -1,7 +1,8 @@
 """Every convention of ``evaluate`` declared once: name, choices, default, help.
 
-:func:`settle` resolves the keywords of one call (and a preset) into one
-immutable :class:`Settings`, the value every layer below reads. The keyword
+:class:`Settings` resolves the keywords of one call (and a preset) into one
+frozen object, built and checked once at the entry point (``mc.evaluate``, the command
+line, the dashboard) and read by every layer below. The keyword
 validation of :func:`metrics_core.evaluate` (:func:`validate`), the keywords of
 ``evaluate`` and ``metric_curve`` (:func:`takes_conventions`),
 the command line's options (:func:`add_arguments`, :func:`from_args`), the
@@ -259,64 +260,157 @@ def validate(**values) -> dict:
     return {name: BY_NAME[name].check(value) for name, value in values.items()}
 
 
+@functools.lru_cache(maxsize=None)
+def _base(preset: str | None) -> MappingProxyType:
+    """Every convention's value before the keywords: the ``preset``'s (:mod:`metrics_core.metrics.presets`),
+    else the default; validated on the first call for that preset and kept (declared data does not change),
+    so an evaluation checks only the values its caller gave."""
+    return MappingProxyType(validate(**{**defaults(), **preset_settings(preset)}))
+
+
+@dataclass(frozen=True, init=False, eq=False, repr=False)
 class Settings(Mapping):
-    """Every convention resolved and validated: read as ``settings.gain`` or ``settings["gain"]``
-    (a read-only mapping in the order of :data:`CONVENTIONS`). ``given`` names the conventions
-    set by keyword (the others come from ``preset`` or the default). Built by :func:`settle`."""
+    """Every convention of one evaluation, resolved and validated once: read as ``settings.gain`` or
+    ``settings["gain"]`` (a read-only mapping in the order of :data:`CONVENTIONS`).
 
-    __slots__ = ("_values", "given", "preset")
+    ``Settings(preset=None, **conventions)`` takes each convention given (not None), else the
+    ``preset``'s value, else the default; an unknown keyword is refused with the closest name, a bad
+    value with one line naming it. Each value given is checked here and nowhere below:
+    :func:`metrics_core.evaluate`, :func:`metrics_core.metric_curve`, the command line and the dashboard
+    build one and pass this object down (``mc.evaluate(run, qrels, metrics, settings=s)``).
 
-    def __init__(self, values: dict, given=frozenset(), preset: str | None = None):
-        object.__setattr__(self, "_values", MappingProxyType(dict(values)))
+    Attributes
+    ----------
+    given : frozenset of str
+        The conventions set by keyword (the others come from ``preset`` or the default).
+    preset : str or None
+        The library preset the other values come from.
+
+    Examples
+    --------
+    >>> import metrics_core as mc
+    >>> s = mc.Settings(preset="rectools", ap_norm="k")
+    >>> s.ap_norm, s.gain, s.ideal  # the keyword, then two of RecTools' conventions
+    ('k', 'binary', 'k')
+    >>> s.explicit()
+    {'ap_norm': 'k'}
+    >>> s.replace() is s  # no change: the same object, nothing checked again
+    True
+    >>> s.replace(gain="linear").gain
+    'linear'
+    """
+
+    values_by_name: Mapping[str, object]
+    given: frozenset
+    preset: str | None
+
+    def __init__(self, preset: str | None = None, **conventions):
+        unknown = set(conventions) - set(BY_NAME)
+        if unknown:
+            raise _unknown(unknown)
+        given = {name: value for name, value in conventions.items() if value is not None}
+        self._fill({**_base(preset), **validate(**given)}, given, preset)
+
+    @classmethod
+    def checked(cls, values: Mapping, given, preset: str | None) -> "Settings":
+        """Settings over values already checked (with :meth:`Convention.check`): ``values`` holds the
+        conventions given, the others come from ``preset`` or the default. For the builders of this module
+        that check each value in their own words (:func:`from_args` names the option)."""
+        settings = object.__new__(cls)
+        settings._fill({**_base(preset), **values}, given, preset)
+        return settings
+
+    def _fill(self, values: dict, given, preset) -> None:
+        object.__setattr__(self, "values_by_name", MappingProxyType(values))
         object.__setattr__(self, "given", frozenset(given))
         object.__setattr__(self, "preset", preset)
 
-    def __setattr__(self, name, value):
-        raise AttributeError("Settings are immutable; use replace()")
-
     def __getattr__(self, name):
+        if name.startswith("_") or name == "values_by_name":  # not yet filled (copy, unpickling)
+            raise AttributeError(name)
         try:
-            return self._values[name]
+            return self.values_by_name[name]
         except KeyError:
             raise AttributeError(name) from None
 
     def __getitem__(self, name):
-        return self._values[name]
+        return self.values_by_name[name]
 
     def __iter__(self):
-        return iter(self._values)
+        return iter(self.values_by_name)
 
     def __len__(self):
-        return len(self._values)
+        return len(self.values_by_name)
 
     def __repr__(self):
-        return f"Settings({dict(self._values)!r})"
+        return f"Settings({dict(self.values_by_name)!r})"
 
     def __eq__(self, other):
         return isinstance(other, Mapping) and dict(self) == dict(other)
 
-    __hash__ = None
+    def __hash__(self):
+        return hash(tuple(self.values_by_name.items()))
+
+    def __reduce__(self):
+        values = dict(self.values_by_name)
+        return (_rebuilt, (values, tuple(sorted(self.given)), self.preset))
 
     def explicit(self) -> dict:
         """The conventions set by keyword (what a user typed), as keywords of ``evaluate``."""
-        return {name: self._values[name] for name in self._values if name in self.given}
+        return {name: self.values_by_name[name] for name in self.values_by_name if name in self.given}
 
     def replace(self, **changes) -> "Settings":
-        """These settings with some conventions changed (validated; they count as set by keyword)."""
-        return Settings({**self._values, **validate(**changes)}, self.given | set(changes), self.preset)
+        """These settings with some conventions changed (only the changes are checked; they count as set by
+        keyword). No change (nothing given, None, or the values already set by keyword) returns this very
+        object."""
+        unknown = set(changes) - set(BY_NAME)
+        if unknown:
+            raise _unknown(unknown)
+        changes = {name: value for name, value in changes.items()
+                   if value is not None and not (name in self.given and _same(self.values_by_name[name], value))}
+        if not changes:
+            return self
+        settings = object.__new__(Settings)
+        settings._fill({**self.values_by_name, **validate(**changes)}, self.given | set(changes), self.preset)
+        return settings
+
+
+def _same(value, other) -> bool:
+    """Whether a value given again is the one held (``3`` and ``3.0`` are; ``True`` is not ``1``)."""
+    return type(value) is type(other) and value == other or (
+        isinstance(value, float) and isinstance(other, int) and not isinstance(other, bool) and value == other)
+
+
+def _rebuilt(values: dict, given: tuple, preset) -> Settings:
+    """A pickled :class:`Settings` again (its values were checked when it was built)."""
+    settings = object.__new__(Settings)
+    settings._fill(values, given, preset)
+    return settings
 
 
 def settle(preset: str | None = None, **keywords) -> Settings:
-    """The conventions of one call: each keyword given (not None), else the ``preset``'s value
-    (:mod:`metrics_core.metrics.presets`), else the default; validated, with "did you mean" for an unknown keyword.
+    """The conventions of one call: ``Settings(preset, **keywords)`` (each keyword given (not None), else the
+    ``preset``'s value (:mod:`metrics_core.metrics.presets`), else the default; validated, with "did you mean"
+    for an unknown keyword).
 
     ``settle(preset="rectools", ap_norm="k")`` -> ``Settings`` (``.ap_norm``, ``["ties"]``, ``dict(s)``).
     """
-    unknown = set(keywords) - set(BY_NAME)
-    if unknown:
-        raise _unknown(unknown)
-    given = {name: value for name, value in keywords.items() if value is not None}
-    return Settings(resolve(given, preset_settings(preset)), given, preset)
+    return Settings(preset, **keywords)
+
+
+def settings_of(settings: Settings | None, preset: str | None, keywords: dict) -> Settings:
+    """The settings of one call of an entry point that takes both ``settings=`` and convention keywords
+    (:func:`metrics_core.evaluate`, :func:`metrics_core.metric_curve`): ``settings`` with the keywords given
+    over it (only those checked), or, without ``settings``, ``Settings(preset, **keywords)``."""
+    if settings is None:
+        return Settings(preset, **keywords)
+    if not isinstance(settings, Settings):
+        raise MetricsError(f"settings must be a metrics_core Settings (mc.Settings(gain=..., ...)), got "
+                           f"{type(settings).__name__}; or pass the conventions as keywords")
+    if preset is not None and preset != settings.preset:
+        raise MetricsError(f"preset={str(preset)[:40]!r} differs from the settings' preset "
+                           f"{settings.preset!r}; pass the preset in Settings(preset=...) only")
+    return settings.replace(**keywords)
 
 
 def takes_conventions(func):
@@ -375,12 +469,13 @@ def from_args(args) -> Settings:
     """The conventions of the command line: the options given, over ``--preset``'s values, over the
     defaults (:func:`settle`); an option's bad value is named by the option."""
     given = {c.name: getattr(args, c.name) for c in CONVENTIONS if getattr(args, c.name, None) is not None}
-    for name, value in given.items():  # checked one by one, naming the option
+    checked = {}
+    for name, value in given.items():  # checked once each, naming the option
         try:
-            check(name, value)
+            checked[name] = check(name, value)
         except MetricsError as e:
             raise MetricsError(f"{BY_NAME[name].option}: {e}") from None
-    return settle(getattr(args, "preset", None), **given)
+    return Settings.checked(checked, given, getattr(args, "preset", None))
 
 
 def resolve(explicit: dict, preset_settings: dict | None = None) -> dict:

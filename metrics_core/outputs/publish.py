@@ -161,7 +161,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     :class:`metrics_core.Decision`; ``whole_number_ids``: read every file's ids that write a whole number as that
     number (``12.0`` -> ``12``; default: exactly as written), and open the link with the dashboard's control on;
     ``conventions``: ``mc.evaluate`` conventions (``gain``,
-    ``ties``, ...) the dashboard applies to the snapshot. ``base_url``: the dashboard's address
+    ``ties``, ...; a mapping or a :class:`metrics_core.Settings`) the dashboard applies to the snapshot. ``base_url``: the dashboard's address
     (see :func:`dashboard_address`). ``store``: an :class:`metrics_core.store.AnalysisStore` (default: the
     one ``$METRICS_CORE_STORE_URL`` or ``$METRICS_CORE_STORE_DIR`` names); ``owner``: the client's
     secret for the store's per-client quota (default: none).
@@ -222,7 +222,8 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
     if float(alpha) not in ALPHAS:
         raise MetricsError(f"alpha must be one of {', '.join(f'{a:g}' for a in ALPHAS)} (the levels the dashboard "
                            f"offers), got {alpha:g}")
-    chosen = conv.validate(**dict(conventions or {}))
+    settings = conventions if isinstance(conventions, conv.Settings) else conv.Settings(**dict(conventions or {}))
+    chosen = settings.explicit()
     names = list(named)
     base = baseline if baseline is not None else names[0]
     others = [n for n in names if n != base]
@@ -249,7 +250,7 @@ def publish(runs: Sequence[Any] | Mapping[str, Any], qrels: Any, *,
         frame, _ = read_table(saved.data, name=saved.name, kind="run", check_run_pairs=False,
                               whole_number_ids=whole_number_ids)
         try:
-            evaluations[model] = evaluate(frame, truth, metrics=primary, **chosen)
+            evaluations[model] = evaluate(frame, truth, metrics=primary, settings=settings)
         except MetricsError as e:
             raise MetricsError(f"{path if isinstance(path, (str, os.PathLike)) else model}: {e}") from None
     brief = build_brief(evaluations, decision, attributes=attributes, title=title.strip(), notes=notes.strip())

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import reductions
-from ..metrics.conventions import settle
+from ..metrics.conventions import Settings
 from ..metrics.diversity import novelty_values, personalization_k, personalization_users, positions as _positions
 from ..evaluation import evaluate, evaluated_users, ranking_table
 from ..diagnostics import diagnose
@@ -55,7 +55,7 @@ class BucketPlan:
     """Everything a task needs, pickled once into the Spark closure."""
 
     specs: tuple[MetricSpec, ...]
-    conventions: dict  # every convention of metrics_core.metrics.conventions, resolved
+    conventions: Settings  # every convention, resolved and checked once on the driver
     diag_k: int
     truth_in_run: bool
     rel_column: str  # relevance column name of the truth frame
@@ -160,8 +160,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
         names = [s.label for s in per_user_specs if s.entry.spark != "popularity"]
         ev = None
         if names:
-            ev = evaluate(ranked, metrics=names, preset=plan.preset, **dict(conv, relevance_threshold=thr),
-                          item_features=_value(plan.item_features))
+            ev = evaluate(ranked, metrics=names, settings=conv, item_features=_value(plan.item_features))
         data = {}
         for i, s in enumerate(per_user_specs):
             if s.entry.spark == "popularity":
@@ -179,8 +178,7 @@ def _bucket_from_ranked(ranked: Ranked, plan: BucketPlan, columns: list[str], th
     # pooled hit_ratio@k: sum of hits and of relevant counts over evaluated users
     for s in specs:
         if s.kind == "pooled":
-            hits = ranking_table(ranked, s.k, settle(**dict(conv, relevance_threshold=thr)),
-                                 families=("hits",))[ev_codes, 0]
+            hits = ranking_table(ranked, s.k, conv, families=("hits",))[ev_codes, 0]
             stats[f"hits@{s.k}"] = float(hits.sum())
     stats["n_rel"] = float(n_rel[ev_codes].sum())
 
@@ -327,8 +325,7 @@ def _bucket_without_common_users(run: pd.DataFrame, truth: pd.DataFrame | None, 
         n_rel_total = float(n_rel[ev_codes].sum())
         specs = plan.per_user_specs
         if n_ev and specs:
-            settings = settle(**dict(conv, relevance_threshold=thr))
-            data = {f"m{i}": _unretrieved_values(s, ranked, ev_codes, plan, settings) for i, s in enumerate(specs)}
+            data = {f"m{i}": _unretrieved_values(s, ranked, ev_codes, plan, conv) for i, s in enumerate(specs)}
             for key, values in data.items():
                 part = reductions.mean_partial(values)
                 stats["sum_" + key], stats["cnt_" + key] = part["sum"], part["count"]

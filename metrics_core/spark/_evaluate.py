@@ -42,7 +42,7 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..metrics.conventions import CONVENTIONS, defaults as convention_defaults, settle, takes_conventions
+from ..metrics.conventions import CONVENTIONS, Settings, defaults as convention_defaults, settings_of, takes_conventions
 from ..evaluation import check_needs
 from ..metrics.presets import parse_metrics as preset_parse_metrics, settings_groups
 from ..metrics import reductions
@@ -227,8 +227,8 @@ def _refuse_local_only(conventions: dict, given: dict, specs) -> None:
 
 
 @takes_conventions
-def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_features=None, interactions=None,
-             n_buckets: int | None = None, score_ranges: int | None = None,
+def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, settings: Settings | None = None,
+             item_features=None, interactions=None, n_buckets: int | None = None, score_ranges: int | None = None,
              read_parquet_ranges: bool = True, **conventions) -> SparkEvaluation:
     """Evaluate pyspark DataFrames exactly as :func:`metrics_core.evaluate` evaluates pandas ones.
 
@@ -237,7 +237,7 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     the run carries relevance. Every convention keyword of
     :data:`metrics_core.metrics.conventions.CONVENTIONS` means what it means in mc.evaluate
     (a keyword left out takes the ``preset``'s value, else its default); ``preset``
-    too. ``item_features`` / ``interactions`` may be pandas or Spark DataFrames
+    and ``settings`` (a :class:`metrics_core.Settings`) too. ``item_features`` / ``interactions`` may be pandas or Spark DataFrames
     (item features are broadcast to every task).
     ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``, or
     about 4M run rows per group on the key-range path); each group is evaluated
@@ -252,13 +252,14 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
     _env.require_pyspark()
     from pyspark.sql import functions as F
 
-    given = {c.name: conventions.get(c.name) for c in CONVENTIONS}  # None: not given
-    conventions = dict(settle(preset, **conventions))  # resolved and validated, as mc.evaluate's
+    settings = settings_of(settings, preset, conventions)  # resolved and checked once, as mc.evaluate's
+    preset, conventions = settings.preset, settings
+    given = {c.name: settings[c.name] if c.name in settings.given else None for c in CONVENTIONS}  # None: not given
     specs = preset_parse_metrics(metrics, preset)  # results keep the names given (a library's under a preset)
     _refuse_local_only(conventions, given, specs)
     groups = settings_groups(specs, preset, given)
     if len(groups) > 1 or groups[0][0]:
-        return _evaluate_groups(run_df, qrels_df, specs, groups, given, preset=preset, item_features=item_features,
+        return _evaluate_groups(run_df, qrels_df, specs, groups, settings, item_features=item_features,
                                 interactions=interactions, n_buckets=n_buckets, score_ranges=score_ranges,
                                 read_parquet_ranges=read_parquet_ranges)
     thr, threshold, ties = conventions["relevance_threshold"], conventions["threshold"], conventions["ties"]
@@ -321,11 +322,11 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, item_f
         per_user = out_read.filter(F.col("kind") == "u").select(
             F.col(USER), *[F.col(f"m{i}").alias(s.label) for i, s in enumerate(plan.per_user_specs)])
     return SparkEvaluation(summary=summary, per_user=per_user, diagnostics=diagnostics, n_users=n_users,
-                           conventions=conventions, route="key ranges" if ranges is not None else "shuffle",
+                           conventions=dict(conventions), route="key ranges" if ranges is not None else "shuffle",
                            _cached=out)
 
 
-def _evaluate_groups(run_df, qrels_df, specs, groups, given: dict, *, preset, **options) -> SparkEvaluation:
+def _evaluate_groups(run_df, qrels_df, specs, groups, settings: Settings, **options) -> SparkEvaluation:
     """Metrics whose library names fix conventions of their own (ir_measures' ``P(rel=2)@5``, Microsoft
     Recommenders' ``map``), as :func:`metrics_core.evaluate` computes them: one Spark evaluation per group of
     names fixing the same conventions, joined in the order the metrics were asked. The per-user table is the
@@ -334,9 +335,8 @@ def _evaluate_groups(run_df, qrels_df, specs, groups, given: dict, *, preset, **
     name-specific settings when there is one)."""
     from pyspark.sql import functions as F
 
-    explicit = {name: value for name, value in given.items() if value is not None}
-    parts = [evaluate(run_df, qrels_df, [s.label for s in group], preset=preset, **options,
-                      **dict(explicit, **fixed)) for fixed, group in groups]
+    parts = [evaluate(run_df, qrels_df, [s.label for s in group], settings=settings.replace(**fixed), **options)
+             for fixed, group in groups]
     summary = {}
     for part in parts:
         summary.update(part.summary)
