@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-import numba as nb
 import numpy as np
 
-from .kernels._jit import njit
+from .kernels._jit import nb, njit
 
 
 @njit(parallel=True, work="rel_code")

@@ -109,6 +109,13 @@ def _listen_to_compiles() -> None:
     if _compiling["listening"]:
         return
     _compiling["listening"] = True
+    from .kernels._jit import when_loaded
+
+    when_loaded(_register_compile_listener)  # numba is loaded on the first kernel call, not here
+
+
+def _register_compile_listener(numba) -> None:
+    """Have numba's compile events say, once, that kernels are compiling."""
     from numba.core import event
 
     class Compiling(event.Listener):

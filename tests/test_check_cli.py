@@ -1,8 +1,10 @@
-"""`metrics-core check` as a CI job runs it: exit codes of real processes, one line per condition,
-JUnit XML read back by a JUnit library, JSON for machines."""
+"""`metrics-core check` as a CI job runs it: exit codes of real processes (one test per exit status;
+the other cases run the same command line in the test's process, :mod:`_cli`), one line per
+condition, JUnit XML read back by a JUnit library, JSON for machines."""
 
 from __future__ import annotations
 
+import _cli
 import _deadlines as deadlines
 import json
 import subprocess
@@ -22,15 +24,21 @@ def files(tmp_path_factory) -> Path:
     return write_runs(tmp_path_factory.mktemp("check"))
 
 
-def check(files: Path, run: str, *extra: str, conditions=CONDITIONS):
-    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
-                           "--run", str(files / f"{run}.parquet"), "--baseline", str(files / "baseline.parquet"),
-                           "-q", *extra, *conditions], capture_output=True, text=True, cwd=REPO, timeout=deadlines.SUBPROCESS)
+def check(files: Path, run: str, *extra: str, conditions=CONDITIONS, process: bool = False):
+    """``metrics-core check`` of ``run`` against the baseline: in a real process with ``process``,
+    else in this one."""
+    args = ["check", "--qrels", str(files / "qrels.parquet"), "--run", str(files / f"{run}.parquet"),
+            "--baseline", str(files / "baseline.parquet"), "-q", *extra, *conditions]
+    if not process:
+        done = _cli.run(*args)
+        return done.returncode, done.stdout, done.stderr
+    proc = subprocess.run([sys.executable, "-m", "metrics_core", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=deadlines.SUBPROCESS)
     return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_noise_passes_with_exit_0(files):
-    code, out, err = check(files, "noise")
+    code, out, err = check(files, "noise", process=True)
     assert code == 0, err
     lines = out.splitlines()
     assert len(lines) == len(CONDITIONS) and all(line.startswith("PASS ") for line in lines)
@@ -39,7 +47,7 @@ def test_noise_passes_with_exit_0(files):
 
 def test_real_drop_fails_with_exit_1(files, tmp_path):
     junit = tmp_path / "check.xml"
-    code, out, err = check(files, "drop", "--junit", str(junit))
+    code, out, err = check(files, "drop", "--junit", str(junit), process=True)
     assert code == 1, err
     lines = out.splitlines()
     assert [line.split(" ")[0] for line in lines] == ["PASS", "FAIL", "PASS"]
@@ -75,10 +83,8 @@ def test_json_for_machines(files):
 
 
 def test_same_run_as_baseline_passes(files):
-    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(files / "qrels.parquet"),
-                           "--run", str(files / "baseline.parquet"), "--baseline", str(files / "baseline.parquet"),
-                           "-q", "ndcg@10 not worse than baseline"], capture_output=True, text=True, cwd=REPO,
-                          timeout=deadlines.SUBPROCESS)
+    proc = _cli.run("check", "--qrels", files / "qrels.parquet", "--run", files / "baseline.parquet",
+                    "--baseline", files / "baseline.parquet", "-q", "ndcg@10 not worse than baseline")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("PASS ndcg@10 not worse than baseline: ") and "(+0.00%, no margin)" in proc.stdout
 
@@ -138,11 +144,9 @@ SEGMENT = "ndcg@10 not worse than baseline by more than 5% in every locale"
 
 
 def _segment_check(folder: Path, run: str, *extra: str):
-    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(folder / "qrels.parquet"),
-                           "--run", str(folder / f"{run}.parquet"), "--baseline", str(folder / "baseline.parquet"),
-                           "--user-attributes", str(folder / "users.csv"), "-q", *extra, SEGMENT,
-                           "ndcg@10 not worse than baseline by more than 5%"],
-                          capture_output=True, text=True, cwd=REPO, timeout=deadlines.SUBPROCESS)
+    proc = _cli.run("check", "--qrels", folder / "qrels.parquet", "--run", folder / f"{run}.parquet",
+                    "--baseline", folder / "baseline.parquet", "--user-attributes", folder / "users.csv", "-q", *extra,
+                    SEGMENT, "ndcg@10 not worse than baseline by more than 5%")
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -182,14 +186,10 @@ def test_a_segment_condition_passes_noise(locales, k):
 
 
 def test_a_segment_condition_without_attributes_is_one_line(locales):
-    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(locales / "qrels.parquet"),
-                           "--run", str(locales / "noise0.parquet"), "--baseline", str(locales / "baseline.parquet"),
-                           "ndcg@10 >= 0.1 in every country"], capture_output=True, text=True, cwd=REPO,
-                          timeout=deadlines.SUBPROCESS)
+    proc = _cli.run("check", "--qrels", locales / "qrels.parquet", "--run", locales / "noise0.parquet",
+                    "--baseline", locales / "baseline.parquet", "ndcg@10 >= 0.1 in every country")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "needs --user-attributes FILE" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "metrics_core", "check", "--qrels", str(locales / "qrels.parquet"),
-                           "--run", str(locales / "noise0.parquet"), "--user-attributes", str(locales / "users.csv"),
-                           "ndcg@10 >= 0.1 in every country"], capture_output=True, text=True, cwd=REPO,
-                          timeout=deadlines.SUBPROCESS)
+    proc = _cli.run("check", "--qrels", locales / "qrels.parquet", "--run", locales / "noise0.parquet",
+                    "--user-attributes", locales / "users.csv", "ndcg@10 >= 0.1 in every country")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "users.csv: no column 'country'" in proc.stderr and "locale" in proc.stderr

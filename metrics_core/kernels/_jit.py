@@ -10,6 +10,18 @@ order (per user, or per explicit chunk), so their results are identical.
 Array inputs (every array argument not named in ``writes``, and the arrays
 of a tuple argument) are passed as read-only views, so that read-only (Arrow, memory-mapped) and writable
 (NumPy-built) inputs share one compiled version instead of compiling twice.
+
+numba is imported on the first kernel call, not when a module defining kernels is imported:
+:func:`njit` returns a :class:`LazyKernel` (or a :class:`SizedKernel`) that holds the Python
+function and makes numba's dispatcher when it is first called or asked for a dispatcher's
+attribute. So ``import metrics_core``, ``metrics_core.analysis.stats``, the registry's
+declarations and the command line's ``--help`` load neither numba nor a compiled kernel
+(about a second of CPU saved per process that never runs one). A kernel module writes
+``from ._jit import nb, njit``: ``nb`` stands for the numba module (its attributes load numba
+when read from Python) and, before numba compiles a kernel, every name of the kernel's code that
+refers to ``nb`` or to another lazy kernel is bound to numba or to that kernel's dispatcher in
+the module's namespace (:func:`bind_globals`), so numba compiles exactly the code it compiled
+when the dispatchers were made at import (same inlining, same disk cache entries).
 """
 
 from __future__ import annotations
@@ -24,7 +36,6 @@ import threading
 import time
 import types
 
-import numba as nb
 import numpy as np
 
 
@@ -44,19 +55,144 @@ def _threadsafe_layer_available() -> bool:
     return False
 
 
-THREADSAFE = _threadsafe_layer_available()
-if THREADSAFE:
-    nb.config.THREADING_LAYER = "threadsafe"
+#: whether numba runs parallel kernels on a thread-safe layer (None until numba is loaded)
+THREADSAFE: bool | None = None
 _LOCK = threading.RLock()
+_LOADING = threading.RLock()
+_numba: types.ModuleType | None = None
+_ready = False  # numba loaded and every callback of when_loaded run
+#: functions called with the numba module once it is loaded (:func:`when_loaded`)
+_ON_LOAD: list = []
 
-if ".zip" + os.sep in __file__:  # imported from a zip, as shipped to Spark executors
-    from ._zip_cache import use_shipped_kernel_cache
 
-    use_shipped_kernel_cache()
+def load_numba() -> types.ModuleType:
+    """The numba module, imported and set up on the first call of the process: the thread-safe
+    threading layer when one is installed, the shipped kernel cache when the package is imported
+    from a zip (Spark executors), then every function given to :func:`when_loaded`."""
+    global _numba, _ready, THREADSAFE, nb
+    if _ready:
+        return _numba
+    with _LOADING:
+        if _numba is not None:  # set up, or being set up by this thread (a callback needs a kernel)
+            return _numba
+        import numba
+
+        THREADSAFE = _threadsafe_layer_available()
+        if THREADSAFE:
+            numba.config.THREADING_LAYER = "threadsafe"
+        if ".zip" + os.sep in __file__:  # imported from a zip, as shipped to Spark executors
+            from ._zip_cache import use_shipped_kernel_cache
+
+            use_shipped_kernel_cache()
+        nb = _numba = numba  # modules imported from now on bind the module itself
+        for callback in _ON_LOAD:  # other threads wait for these at the lock
+            callback(numba)
+        _ready = True
+    return numba
+
+
+def numba_loaded() -> bool:
+    """Whether this process has loaded numba through :func:`load_numba`."""
+    return _ready
+
+
+def when_loaded(callback) -> None:
+    """Call ``callback(numba)`` once numba is loaded: now if it is, else when :func:`load_numba` loads it."""
+    with _LOADING:
+        if not _ready:
+            _ON_LOAD.append(callback)
+            return
+    callback(_numba)
+
+
+class _NumbaOnDemand:
+    """Stands for the numba module in a kernel module's namespace until numba is loaded: reading
+    an attribute from Python loads numba; inside a kernel numba sees the module itself
+    (:func:`bind_globals` binds the name before the kernel is compiled)."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(load_numba(), name)
+
+    def __repr__(self) -> str:
+        return "<numba, loaded on the first kernel call>"
+
+
+#: the numba module for kernel modules (``from ._jit import nb``): a stand-in until numba is loaded
+nb = _NumbaOnDemand()
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """Every global name ``code`` and the functions defined inside it may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def bind_globals(fn) -> None:
+    """Bind, in ``fn``'s module namespace, each name ``fn`` reads that stands for numba or for a
+    :class:`LazyKernel` to numba or to that kernel's dispatcher, so that numba compiles ``fn`` as
+    it would with the dispatchers made at import (a dispatcher with ``inline="always"`` is inlined)."""
+    namespace = fn.__globals__
+    for name in _code_names(fn.__code__):
+        value = namespace.get(name)
+        if isinstance(value, _NumbaOnDemand):
+            namespace[name] = load_numba()
+        elif isinstance(value, LazyKernel):
+            namespace[name] = value.dispatcher()
+
+
+class LazyKernel:
+    """A compiled kernel whose numba dispatcher is made on first use: calling it, reading one of
+    the dispatcher's attributes (``py_func`` excepted, the Python function is kept here) or
+    compiling a kernel that calls it. Calls are forwarded to the dispatcher unchanged."""
+
+    def __init__(self, fn, options: dict):
+        self.py_func = fn
+        self.options = dict(options)
+        self._dispatcher = None
+        functools.update_wrapper(self, fn)
+
+    def dispatcher(self):
+        """numba's dispatcher of this kernel (made, with numba loaded, on the first call)."""
+        if self._dispatcher is None:
+            numba = load_numba()
+            with _LOADING:
+                if self._dispatcher is None:
+                    self._dispatcher = numba.njit(**self.options)(self.py_func)
+                    bind_globals(self.py_func)  # after: a kernel that calls itself finds its dispatcher
+        return self._dispatcher
+
+    def __call__(self, *args, **kwargs):
+        return (self._dispatcher or self.dispatcher())(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_dispatcher", "py_func", "options"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher(), name)
+
+    def __reduce__(self):
+        return _kernel_named, (self.py_func.__module__, self.py_func.__qualname__)
+
+    def __repr__(self) -> str:
+        state = "made" if self._dispatcher is not None else "not made yet"
+        return f"<kernel {self.py_func.__module__}.{self.py_func.__qualname__} ({state})>"
+
+
+def _kernel_named(module: str, qualname: str):
+    """The kernel ``qualname`` of ``module`` (how a :class:`LazyKernel` is unpickled)."""
+    value = importlib.import_module(module)
+    for part in qualname.split("."):
+        value = getattr(value, part)
+    return value
 
 
 def kernel_guard():
-    """Context manager serialising kernel calls when no thread-safe layer exists."""
+    """Context manager serialising kernel calls when no thread-safe layer exists (loads numba)."""
+    load_numba()
     return contextlib.nullcontext() if THREADSAFE else _LOCK
 
 
@@ -131,11 +267,21 @@ class SizedKernel:
         self.py_func = fn
         self._work = names.index(work_argument)
         self._writes = frozenset(names.index(n) for n in writes)
-        self.parallel = nb.njit(parallel=True, **options)(fn)
-        self.serial = nb.njit(**options)(_renamed(fn, "_serial"))
+        self._variants = {PARALLEL: LazyKernel(fn, {"parallel": True, **options}),
+                          SERIAL: LazyKernel(_renamed(fn, "_serial"), options)}
         self._called = {SERIAL: False, PARALLEL: False}
         functools.update_wrapper(self, fn)
         SizedKernel.instances.append(self)
+
+    @property
+    def parallel(self):
+        """numba's dispatcher of the parallel variant."""
+        return self._variants[PARALLEL].dispatcher()
+
+    @property
+    def serial(self):
+        """numba's dispatcher of the serial variant."""
+        return self._variants[SERIAL].dispatcher()
 
     def variant_for(self, args) -> str:
         """Which variant a call with ``args`` runs."""
@@ -233,10 +379,10 @@ def njit(fn=None, *, work: str | None = None, writes: tuple[str, ...] = (), **op
         if work is None:
             raise TypeError(f"parallel kernel {fn.__qualname__} must name its work argument")
         return SizedKernel(fn, work, tuple(writes), options)
-    return nb.njit(**options)(fn)
+    return LazyKernel(fn, options)
 
 
-@nb.njit(cache=True, inline="always")
+@functools.partial(LazyKernel, options={"cache": True, "inline": "always"})
 def parallel_chunks(n, n_chunks, t):
     """Bounds [lo, hi) of chunk ``t`` when ``n`` items are cut into ``n_chunks``."""
     size = (n + n_chunks - 1) // n_chunks
@@ -246,5 +392,5 @@ def parallel_chunks(n, n_chunks, t):
 
 
 def n_threads() -> int:
-    """Number of worker threads numba uses for parallel kernels."""
-    return nb.get_num_threads()
+    """Number of worker threads numba uses for parallel kernels (loads numba)."""
+    return load_numba().get_num_threads()

@@ -19,10 +19,9 @@ them before it is uniform on 0..q (as for pAUC).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .diversity import tie_group_end
 
 

@@ -21,10 +21,9 @@ import os
 import sys
 from pathlib import Path
 
-import numba
 import numpy as np
 
-from ._jit import PARALLEL, SERIAL, SizedKernel, parallel_chunks
+from ._jit import PARALLEL, SERIAL, SizedKernel, load_numba, parallel_chunks
 
 PACKAGE = Path(__file__).resolve().parents[1]
 STAMP_NAME = "metrics_core-warmup.stamp"
@@ -33,7 +32,7 @@ STAMP_NAME = "metrics_core-warmup.stamp"
 def fingerprint() -> str:
     """Digest of what numba's cache validity depends on: every source file's path, size and
     modification time under the package, and the Python, NumPy and numba versions."""
-    digest = hashlib.sha256(f"{sys.version}|{np.__version__}|{numba.__version__}".encode())
+    digest = hashlib.sha256(f"{sys.version}|{np.__version__}|{load_numba().__version__}".encode())
     for path in sorted(PACKAGE.rglob("*.py")):
         stat = path.stat()
         digest.update(f"|{path.relative_to(PACKAGE)}:{stat.st_size}:{stat.st_mtime_ns}".encode())

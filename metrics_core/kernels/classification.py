@@ -18,10 +18,9 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit, parallel_chunks
+from ._jit import nb, njit, parallel_chunks
 
 
 def roc_auc(y: np.ndarray, p: np.ndarray) -> float:

@@ -21,10 +21,9 @@ offsets inside the cutoff.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .diversity import tie_group_end
 from .trec_lists import gain
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .trec_lists import gain, ideal_gain, trec_relevance
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit, parallel_chunks
+from ._jit import nb, njit, parallel_chunks
 
 
 @njit(inline="always")

@@ -17,10 +17,9 @@ The list is read in one order (the tie rule's).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .trec_lists import NOT_IN_POOL, UNJUDGED, trec_relevance
 
 INFAP_EPSILON = 0.00001

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .item_ids import item_hash, same_item, table_bits
 
 

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .trec_lists import trec_relevance
 
 #: trec_eval's eleven recall levels (the same doubles as its C array)

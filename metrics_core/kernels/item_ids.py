@@ -17,10 +17,8 @@ round: a first call compiles only the form it is given.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.extending import overload
 
-from ._jit import njit
+from ._jit import bind_globals, njit, when_loaded
 from .strings import compare_bytes
 
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
@@ -39,6 +37,8 @@ def _mix(h):
 
 def _integer_ids(ids) -> bool:
     """Whether the numba type ``ids`` is an int64 array (else Arrow string buffers)."""
+    from numba import types
+
     return isinstance(ids, types.Array)
 
 
@@ -48,7 +48,6 @@ def item_hash(ids, row):
     raise NotImplementedError("item_hash runs inside compiled kernels only")
 
 
-@overload(item_hash)
 def _item_hash(ids, row):
     if _integer_ids(ids):
         return lambda ids, row: np.uint64(ids[row]) * _FIBONACCI
@@ -68,7 +67,6 @@ def same_item(a_ids, a, b_ids, b):
     raise NotImplementedError("same_item runs inside compiled kernels only")
 
 
-@overload(same_item)
 def _same_item(a_ids, a, b_ids, b):
     if _integer_ids(a_ids):
         return lambda a_ids, a, b_ids, b: a_ids[a] == b_ids[b]
@@ -112,7 +110,6 @@ def item_above(ids, a, b):
     raise NotImplementedError("item_above runs inside compiled kernels only")
 
 
-@overload(item_above)
 def _item_above(ids, a, b):
     if _integer_ids(ids):
         return lambda ids, a, b: decimal_compare(ids[a], ids[b]) > 0
@@ -126,3 +123,16 @@ def table_bits(longest):
     while (1 << bits) < 2 * longest:
         bits += 1
     return bits
+
+
+def _register_overloads(numba) -> None:
+    """Give numba the compiled forms of :func:`item_hash`, :func:`same_item` and :func:`item_above`
+    (when numba is loaded: the kernels calling them are compiled after)."""
+    from numba.extending import overload
+
+    for function, implementation in ((item_hash, _item_hash), (same_item, _same_item), (item_above, _item_above)):
+        bind_globals(implementation)  # the kernels its compiled forms call
+        overload(function)(implementation)
+
+
+when_loaded(_register_overloads)

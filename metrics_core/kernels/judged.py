@@ -8,10 +8,9 @@ cut by K counts its mean share: the exact expectation over tie orders.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .diversity import tie_group_end
 
 

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .diversity import tie_group_end
 from .ranking import log_comb
 

@@ -48,10 +48,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 from .sorting import sorted_desc
 
 # the kernel's columns (compile-time constants inside the kernels); families computed after it are

@@ -18,10 +18,9 @@ only has to be right when it says "none".
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit, parallel_chunks
+from ._jit import nb, njit, parallel_chunks
 
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 _HIGH = np.uint64(0x8080808080808080)

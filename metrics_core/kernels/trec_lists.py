@@ -15,10 +15,9 @@ gives them exactly.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ._jit import njit
+from ._jit import nb, njit
 
 NOT_IN_POOL = -1.0
 UNJUDGED = -2.0

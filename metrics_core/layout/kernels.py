@@ -3,10 +3,9 @@ order, relevant counts per user and the input-order permutation of tie groups.""
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from ..kernels._jit import njit
+from ..kernels._jit import nb, njit
 
 #: 2^53: every integer of smaller magnitude is exactly a float64
 _EXACT_INTEGERS = 9007199254740992.0

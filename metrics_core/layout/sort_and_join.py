@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba as nb
 import numpy as np
 
-from ..kernels._jit import njit
+from ..kernels._jit import nb, njit
 from ..kernels.item_ids import item_above, item_hash, same_item, table_bits
 from ..kernels.sorting import sort_desc, sorted_desc
 
