@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from dataclasses import dataclass
 
 from metrics_core.cli import main
@@ -21,10 +22,25 @@ class Done:
     stderr: str
 
 
-def run(*args) -> Done:
-    """``metrics-core ARGS...`` in this process."""
+@contextlib.contextmanager
+def _environment(env: dict | None):
+    """``os.environ`` with ``env`` set for the block, as it was after."""
+    saved = {name: os.environ.get(name) for name in env or {}}
+    os.environ.update(env or {})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def run(*args, env: dict | None = None) -> Done:
+    """``metrics-core ARGS...`` in this process, with the environment variables ``env`` set meanwhile."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main([str(a) for a in args])
         except SystemExit as e:  # a command that ends the process itself

@@ -1,4 +1,6 @@
-"""Hostile and broken inputs through the real command line (a subprocess each).
+"""Hostile and broken inputs through the command line: in the test's process (:mod:`_cli`), and in a
+real process (``process=True``) where only a process shows it: a FIFO, a nesting that could exhaust
+the stack, output through a pipe before the fast exit.
 
 Every case answers with exit status 2 and exactly one ``error: ...`` line on
 stderr (no traceback), or with exit 0 and the right numbers. Inputs are
@@ -8,6 +10,7 @@ instead of writing gigabytes.
 
 from __future__ import annotations
 
+import _cli
 import _deadlines as deadlines
 import csv
 import gzip
@@ -28,13 +31,16 @@ QRELS = "user_id,item_id,relevance\nu1,a,1\nu2,b,1\n"
 RUN = "user_id,item_id,score\nu1,a,0.9\nu1,b,0.5\nu2,b,0.7\nu2,c,0.1\nu3,a,1\n"
 
 
-def cli(*args, env: dict | None = None, timeout: float = deadlines.SUBPROCESS) -> subprocess.CompletedProcess:
+def cli(*args, env: dict | None = None, process: bool = False):
+    """``metrics-core ARGS...``: in this process, or with ``process`` in a real one."""
+    if not process:
+        return _cli.run(*args, env=env)
     full_env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
     return subprocess.run([sys.executable, "-m", "metrics_core", *map(str, args)], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, cwd=ROOT)
+                          env=full_env, timeout=deadlines.SUBPROCESS, cwd=ROOT)
 
 
-def assert_refused(p: subprocess.CompletedProcess, *fragments: str) -> str:
+def assert_refused(p, *fragments: str) -> str:
     assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
     assert p.stdout == ""
     assert "Traceback" not in p.stderr
@@ -44,7 +50,7 @@ def assert_refused(p: subprocess.CompletedProcess, *fragments: str) -> str:
     return p.stderr
 
 
-def json_out(p: subprocess.CompletedProcess) -> dict:
+def json_out(p) -> dict:
     assert p.returncode == 0, p.stderr[-2000:]
     assert "Traceback" not in p.stderr
     return json.loads(p.stdout)["models"]
@@ -57,8 +63,8 @@ def qrels(tmp_path) -> Path:
     return path
 
 
-def evaluate(qrels, run, *extra, metrics="ndcg@10", env=None):
-    return cli("evaluate", "--qrels", qrels, "--run", run, "--metrics", metrics, *extra, env=env)
+def evaluate(qrels, run, *extra, metrics="ndcg@10", env=None, process=False):
+    return cli("evaluate", "--qrels", qrels, "--run", run, "--metrics", metrics, *extra, env=env, process=process)
 
 
 # ------------------------------------------------------------------ size limits
@@ -124,7 +130,7 @@ def test_device_is_refused(qrels):
 def test_fifo_is_refused(tmp_path, qrels):
     fifo = tmp_path / "run.csv"
     os.mkfifo(fifo)
-    assert_refused(evaluate(qrels, fifo), "FIFO")
+    assert_refused(evaluate(qrels, fifo, process=True), "FIFO")  # a process: opening a FIFO may block
 
 
 def test_symlink_to_device_is_refused(tmp_path, qrels):
@@ -208,7 +214,8 @@ def test_json_line_nesting_20000_levels_is_one_line_not_a_crash(tmp_path, qrels,
     path = tmp_path / "deep.jsonl"
     path.write_text(FIRST_ROW + "\n" + nested_line(20_000, opener) + "\n")
     assert path.stat().st_size > 40_000
-    err = assert_refused(evaluate(qrels, path), "deep.jsonl: line 2", "deeper than 100 levels")
+    # a process: a parser that recursed into the nesting would end it, not this test run
+    err = assert_refused(evaluate(qrels, path, process=True), "deep.jsonl: line 2", "deeper than 100 levels")
     # the byte that opens level 101: the row's text before the field, then 99 openers of the field
     first = nested_line(2, opener).index(opener, 1)  # 0-based offset of the field's first opener (level 2)
     per_level = 1 if opener == "[" else len('{"a":')
@@ -378,6 +385,6 @@ def test_large_output_is_complete_through_a_pipe(tmp_path):
     run = tmp_path / "run.csv"
     run.write_text("\n".join(["user_id,item_id,score"] + [f"u{i},a,1" for i in range(3000)]) + "\n")
     p = cli("evaluate", "--qrels", truth, "--run", run, "--metrics", "ndcg@10", "--per-user", tmp_path / "pu.csv",
-            "--json")
+            "--json", process=True)
     assert json.loads(p.stdout)["models"]["run"]["ndcg@10"] == 1.0
     assert len(list(csv.reader(open(tmp_path / "pu.csv")))) == 3001

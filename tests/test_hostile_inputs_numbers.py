@@ -10,9 +10,6 @@ the library and the command line alike.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,21 +17,21 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
+import _cli
 import metrics_core as mc
 from _ranking_reference import summary as reference_summary
 from metrics_core.errors import MetricsError
 
-ROOT = Path(__file__).resolve().parents[1]
 RANKING = ["ndcg", "map", "mrr", "precision@2", "recall@2", "r_precision", "dcg"]
 
 
-def cli(*args) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "metrics_core", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300, cwd=ROOT)
+def cli(*args):
+    """``metrics-core ARGS...`` in this process (:mod:`_cli`; exit codes of a real process are checked
+    in test_hostile_inputs.py and test_cli_evaluate.py)."""
+    return _cli.run(*args)
 
 
-def assert_refused(p: subprocess.CompletedProcess, *fragments: str) -> str:
+def assert_refused(p, *fragments: str) -> str:
     assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
     assert "Traceback" not in p.stderr and p.stdout == ""
     assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr

@@ -8,9 +8,6 @@ pytrec_eval on the same data built in Python (never read by metrics_core).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 import pytrec_eval
 
-ROOT = Path(__file__).resolve().parents[1]
+import _cli as command_line
+
 MEASURES = {"ndcg_cut_10": "ndcg_cut_10", "map": "map", "P_5": "P_5", "recip_rank": "recip_rank"}
 
 
@@ -63,10 +61,9 @@ def _write(tmp: Path, fmt: str, qrels, run) -> tuple[Path, Path]:
     return paths
 
 
-def _cli(*args) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "metrics_core", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=300, cwd=ROOT)
+def _cli(*args):
+    """``metrics-core ARGS...`` in this process (:mod:`_cli`)."""
+    return command_line.run(*args)
 
 
 @pytest.mark.parametrize("fmt", ["trec", "csv", "tsv", "jsonl", "parquet"])
