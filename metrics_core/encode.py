@@ -283,7 +283,14 @@ def whole_number_twins(ids, others) -> tuple[int, str, str] | None:
     ``"12.0"`` means two ids): ``(how many, one such id, its twin in others)``, None when there is none.
 
     Ids compare as exact text (module docstring), so such ids do not join; this says why a join
-    matched less than expected. ``whole_decimal_text`` is the writing that makes them one id."""
+    matched less than expected. ``whole_decimal_text`` is the writing that makes them one id.
+
+    Two different ids read as one whole number only if one of them is written with a zero fraction
+    (``"12.0"``), so when no id of either side can be (:func:`_may_write_whole_decimal`: one compiled
+    pass over the bytes of a text column, nothing for an integer column) the answer is None without
+    hashing a row; otherwise the distinct ids of each side are compared."""
+    if not (_may_write_whole_decimal(ids) or _may_write_whole_decimal(others)):
+        return None
     mine = _unique_text(ids)
     theirs = _unique_text(others)
     absent = mine.filter(pc.invert(pc.is_in(mine, value_set=theirs)))
@@ -299,6 +306,26 @@ def whole_number_twins(ids, others) -> tuple[int, str, str] | None:
     key = absent_whole[first]
     partner = theirs.filter(pc.equal(theirs_whole, key))[0].as_py()
     return int(twin.sum()), absent[first].as_py(), partner
+
+
+def _may_write_whole_decimal(values) -> bool:
+    """Whether a canonical text of ``values`` may write a whole number with a zero fraction
+    (``"7.0"``, :data:`_WHOLE_DECIMAL`). Exact for integer and text columns held by Arrow (the
+    categories of a categorical); True, to be looked at id by id, for anything else (a float column
+    that keeps fractions writes ``12.0`` as ``"12.0"``; an ``object`` column; missing ids)."""
+    s = values if isinstance(values, (pd.Series, pd.Index)) else pd.Series(values)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.cat.categories if isinstance(s, pd.Series) else s.categories
+    if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return False
+    if pd.api.types.is_float_dtype(s.dtype) or not hasattr(s.array, "__arrow_array__"):
+        return True
+    arr = s.array.__arrow_array__()
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return True
+    if len(arr) < _SMALL_IDS:  # Arrow's regular expression is quicker than loading the compiled pass
+        return arr.null_count > 0 or bool(pc.any(pc.match_substring_regex(arr, _WHOLE_DECIMAL)).as_py())
+    return _holds_whole_decimal(arr)
 
 
 def _unique_text(values) -> pa.Array:
