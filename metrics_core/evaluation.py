@@ -32,25 +32,20 @@ import pandas as pd
 from .metrics import conventions, derived, diversity, reductions, registry
 from .metrics.conventions import Settings, takes_conventions
 from .metrics.derived import Inputs
+from .metrics.kernel_settings import RelevanceViews, check_relevance, kernel_options, relevance_views
 from .diagnostics import Diagnostics, diagnose
 from .metrics.diversity import Lists, catalogue_size
 from .encode import whole_number_twins
 from .errors import MetricsError
 from .frames import ACCEPTED, as_pandas
 from .io.quote import quoted
-from .kernels.ranking import (AP_K, AP_MIN_K, AP_RELEVANT, AP_RETRIEVED, FAMILY_INDEX, GAIN_EXPONENTIAL,
-                              GAIN_FAMILIES, GAIN_LINEAR, IDEAL_JUDGED, IDEAL_K, IDEAL_RETRIEVED, KERNEL_FAMILIES,
-                              RankedLists, RankingOptions, cutoff_order, discount_table, ranking_curve,
-                              ranking_families)
+from .kernels.ranking import (FAMILY_INDEX, GAIN_FAMILIES, KERNEL_FAMILIES, RankedLists, RankingOptions, cutoff_order,
+                              discount_table, ranking_curve, ranking_families)
 from .kernels._jit import kernel_guard, n_threads
 from .layout import Ranked, prepare
 from .metrics.presets import metric_names as preset_metric_names, parse_metrics as preset_parse_metrics
 from .metrics.presets import settings_groups
 
-# "binary" gain is the linear gain of relevances mapped to 0/1 (see _lists)
-GAINS = {"linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL, "binary": GAIN_LINEAR}
-IDEALS = {"judged": IDEAL_JUDGED, "retrieved": IDEAL_RETRIEVED, "k": IDEAL_K}
-AP_NORMS = {"relevant": AP_RELEVANT, "min_k": AP_MIN_K, "retrieved": AP_RETRIEVED, "k": AP_K}
 RANKED_KINDS = ("ranking", "pooled")  # the kinds computed as columns of ranking_table
 MAX_CURVE_K = 100_000  # metric_curve returns one row per cutoff 1..k_max
 MAX_DERIVED_CURVE_K = 1_000  # families outside the curve kernel (derived.BY_FAMILY): one pass per k
@@ -93,33 +88,13 @@ def _discounts(ranked: Ranked, k: int) -> np.ndarray:
     return ranked._cache[key]
 
 
-def _threshold(settings: Settings) -> float:
-    """The relevance threshold the kernels read the lists with (1 for the binary gain: relevances are 0/1)."""
-    return 1.0 if settings.gain == "binary" else float(settings.relevance_threshold)
-
-
-def kernel_relevances(lists: RankedLists, settings: Settings) -> RankedLists:
-    """``lists`` with the relevances the kernels read under ``settings``: 0/1 (relevance >= threshold)
-    for the binary gain, as given otherwise."""
-    if settings.gain != "binary":
-        return lists
+def _views(ranked: Ranked, settings: Settings) -> RelevanceViews:
+    """The ranking kernels' view of ``ranked`` under the tie rule, with the relevances the gain reads and
+    as given (:func:`metrics_core.metrics.kernel_settings.relevance_views`)."""
     threshold = settings.relevance_threshold
-    return lists._replace(rel_values=(lists.rel_values >= threshold).astype(np.float64),
-                          ideal_rel=(lists.ideal_rel >= threshold).astype(np.float64))
-
-
-def kernel_options(settings: Settings, disc_table: np.ndarray) -> RankingOptions:
-    """The conventions of ``settings`` as the ranking kernels' codes, with ``disc_table``."""
-    return RankingOptions(GAINS[settings.gain], IDEALS[settings.ideal], AP_NORMS[settings.ap_norm],
-                          _threshold(settings), settings.ties == "average", disc_table)
-
-
-def _lists(ranked: Ranked, settings: Settings) -> RankedLists:
-    """The ranking kernels' view of ``ranked`` under the tie rule (relevances as 0/1 for the binary gain)."""
-    threshold = settings.relevance_threshold
-    return kernel_relevances(RankedLists(ranked.offsets, ranked.codes_in_order(settings.ties), ranked.rel_values,
-                                         ranked.tie_key, ranked.n_relevant(threshold), ranked.q_offsets,
-                                         ranked.ideal_rel), settings)
+    return relevance_views(RankedLists(ranked.offsets, ranked.codes_in_order(settings.ties), ranked.rel_values,
+                                       ranked.tie_key, ranked.n_relevant(threshold), ranked.q_offsets,
+                                       ranked.ideal_rel), settings)
 
 
 def _options(ranked: Ranked, k: int, settings: Settings) -> RankingOptions:
@@ -163,20 +138,20 @@ def ranking_tables(ranked: Ranked, wanted: dict, settings: Settings, catalogue=N
         plans[key] = (names, filled, kernel_names)
     kernel_names = list(dict.fromkeys(n for _, _, names in plans.values() for n in names))
     ks = cutoff_order(key[0] for key, (_, _, names) in plans.items() if names)
-    if settings.gain == "exponential" and any(n in GAIN_FAMILIES for n in kernel_names):
-        conventions.check_exponential_relevance(ranked.rel_values)
-    lists = _lists(ranked, settings)
+    if any(n in GAIN_FAMILIES for n in kernel_names):
+        check_relevance(settings, ranked.rel_values)
+    views = _views(ranked, settings)
     kernel_rows = np.empty((len(ks) * len(kernel_names), ranked.n_users), dtype=np.float64)  # row: (cutoff, family)
     if kernel_names:
         columns = np.full(len(KERNEL_FAMILIES), -1, dtype=np.int64)
         for position, name in enumerate(kernel_names):
             columns[FAMILY_INDEX[name]] = position
-        ranking_families(lists, ks, _options(ranked, int(ks.max()), settings), columns, kernel_rows)
+        ranking_families(views.gain, ks, _options(ranked, int(ks.max()), settings), columns, kernel_rows)
     at = {int(k): i * len(kernel_names) for i, k in enumerate(ks)}
     tables = {}
     for (k, level), (names, filled, needed) in plans.items():
         given = {n: kernel_rows[at[int(k)] + kernel_names.index(n)] for n in needed}
-        inputs = Inputs(ranked, lists, int(k), given, settings, _threshold(settings),
+        inputs = Inputs(ranked, views, int(k), given, settings,
                         # the catalogue size reads every item id: counted only when a derived family asks for it
                         lambda: ranked.n_items_seen if catalogue is None else int(catalogue), level)
         tables[(k, level)] = {name: filled[name].compute(inputs) if name in filled else inputs.columns[name]
@@ -264,11 +239,11 @@ def metric_curve(ranked: Ranked, metrics, k_max: int = 50, *, preset=None, setti
                                                settings.run_only_users))
         if len(users) == 0:
             raise MetricsError(f"no user has a relevant item (relevance >= {threshold:g})")
-        if settings.gain == "exponential" and any(s.entry.family in GAIN_FAMILIES for s in specs):
-            conventions.check_exponential_relevance(ranked.rel_values)
+        if any(s.entry.family in GAIN_FAMILIES for s in specs):
+            check_relevance(settings, ranked.rel_values)
         check_one_order(specs, ranked, settings)
         n_rel = ranked.n_relevant(threshold)
-        sums = ranking_curve(_lists(ranked, settings), users, k_max, _options(ranked, k_max, settings), n_threads())
+        sums = ranking_curve(_views(ranked, settings).gain, users, k_max, _options(ranked, k_max, settings), n_threads())
         out = {"k": np.arange(1, int(k_max) + 1)}
         for s in specs:
             entry = s.entry

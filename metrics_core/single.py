@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .metrics import conventions
-from .evaluation import kernel_options, kernel_relevances
+from .metrics.kernel_settings import check_relevance, kernel_options, relevance_views
 from .errors import MetricsError
 from .metrics.registry import MAX_K
 from .kernels.ranking import FAMILIES, FAMILY_INDEX, KERNEL_FAMILIES, discount_table, one_list, ranking_families
@@ -37,11 +37,10 @@ def _one_list(relevances, k, *, gain="linear", ideal_relevances=None, n_relevant
     settings = conventions.settle(gain=gain, ap_norm=ap_norm, relevance_threshold=float(threshold), ties="input",
                                   ideal="retrieved" if ideal_relevances is None else "judged")
     ideal = rel if ideal_relevances is None else _finite(ideal_relevances, "ideal_relevances")
-    if gain == "exponential":
-        conventions.check_exponential_relevance(rel, "relevances")
-        if ideal_relevances is not None:
-            conventions.check_exponential_relevance(ideal, "ideal_relevances")
-    lists = kernel_relevances(one_list(rel, ideal, n_relevant, float(threshold)), settings)
+    check_relevance(settings, rel, "relevances")
+    if ideal_relevances is not None:
+        check_relevance(settings, ideal, "ideal_relevances")
+    lists = relevance_views(one_list(rel, ideal, n_relevant, float(threshold)), settings).gain
     out = np.empty((len(FAMILIES), 1))
     # a discount per position of the list and of the ideal: a larger k reads no further
     options = kernel_options(settings, discount_table(max(len(rel), len(ideal)) + 1))

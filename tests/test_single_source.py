@@ -66,7 +66,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("metrics_core/metrics/presets.py", "_TREC_NAMES"): "trec_eval's metric names mapped to ours (its vocabulary)",
     ("metrics_core/metrics/presets.py", "ALL_TREC"): "trec_eval's measure names of -m all_trec (its vocabulary)",
     ("metrics_core/metrics/presets.py", "_TREC"): "the convention value ideal=\"judged\", not the metric judged@k",
-    ("metrics_core/evaluation.py", "IDEALS"): "the convention value ideal=\"judged\", not the metric judged@k",
+    ("metrics_core/metrics/kernel_settings.py", "IDEALS"): "the convention value ideal=\"judged\", not the metric judged@k",
     ("metrics_core/layout/ranked.py", "Ranked.user_list"): "a column saying whether an item is judged, not the metric",
     ("metrics_core/single.py", "_one_list"): "a column saying whether an item is judged, not the metric",
     ("metrics_core/metrics/sampled.py", "METRICS"):

@@ -36,25 +36,46 @@ from ..kernels.rprec_mult import TREC_MULTIPLES, rprec_mult_values
 from ..kernels.trec_lists import NUM_NONREL_JUDGED_RET, NUM_REL_RET, NUM_RET, set_counts
 from ..kernels.partial_auc import PAP, PAUC, partial_auc_values
 from ..kernels.ranking import AP, HITS_COLUMN, KERNEL_FAMILIES, RankedLists
+from .kernel_settings import RelevanceViews
 
 
 @dataclass(frozen=True)
 class Inputs:
     """What a derived family reads: the prepared data (:class:`~metrics_core.layout.Ranked`), the
-    ranked lists as the kernels see them, the cutoff ``k``
-    (0 = whole list), the kernel ``columns`` it asked for (name -> per-user values), the
-    resolved conventions (:class:`metrics_core.metrics.conventions.Settings`), the relevance
-    threshold the lists are read with (1 for the binary gain, whose relevances are 0/1) and
+    ranked lists as the kernels see them (``views``, :class:`metrics_core.metrics.kernel_settings.RelevanceViews`:
+    :attr:`lists` with the relevances the gain reads, :attr:`graded` with the relevances as given), the
+    cutoff ``k`` (0 = whole list), the kernel ``columns`` it asked for (name -> per-user values), the
+    resolved conventions (:class:`metrics_core.metrics.conventions.Settings`) and
     ``catalogue``, a function giving N, the catalogue size (read only when asked)."""
 
     ranked: object
-    lists: RankedLists
+    views: RelevanceViews
     k: int
     columns: Mapping[str, np.ndarray]
     settings: Mapping
-    threshold: float
     catalogue: Callable[[], int]
     level: float | None = None
+
+    @property
+    def lists(self) -> RankedLists:
+        """The lists with the relevances the gain reads (0/1 under the binary gain)."""
+        return self.views.gain
+
+    @property
+    def threshold(self) -> float:
+        """The relevance threshold of :attr:`lists` (1 under the binary gain)."""
+        return self.views.threshold
+
+    @property
+    def graded(self) -> RankedLists:
+        """The lists with the relevances as given, whatever the gain: the measures defined on judgments (bpref,
+        trec_eval's measures) read a negative relevance as "in the pool, unjudged" and grades as grades."""
+        return self.views.graded
+
+    @property
+    def graded_threshold(self) -> float:
+        """The user's ``relevance_threshold``, the threshold of :attr:`graded`."""
+        return self.views.graded_threshold
 
 
 @dataclass(frozen=True)
@@ -95,9 +116,8 @@ def _precision_min_k(i: Inputs) -> np.ndarray:
 
 
 def _bpref(i: Inputs) -> np.ndarray:
-    """bpref reads the relevances as given (not the binary gain's 0/1): a negative one is unjudged."""
-    lists = i.lists._replace(rel_values=i.ranked.rel_values, ideal_rel=i.ranked.ideal_rel)
-    return bpref_values(lists, i.settings["relevance_threshold"], i.settings["ties"] == "average")
+    """bpref reads the relevances as given (a negative one is unjudged), whatever the gain."""
+    return bpref_values(i.graded, i.graded_threshold, i.settings["ties"] == "average")
 
 
 #: F-beta@k, MCC@k and accuracy@k from hits@k (:mod:`metrics_core.kernels.topk_confusion`)
@@ -119,27 +139,17 @@ BPREF = Derived(lambda i: _shared(i, "bpref_values", lambda: _bpref(i)))
 MIN_GEO_MEAN = 0.00001
 
 
-def _as_given(i: Inputs):
-    """The lists with the relevances as given (not the binary gain's 0/1): trec_eval's measures read a
-    negative relevance as "in the pool, unjudged" and grades as gains."""
-    return i.lists._replace(rel_values=i.ranked.rel_values, ideal_rel=i.ranked.ideal_rel)
-
-
-def _threshold_as_given(i: Inputs) -> float:
-    return float(i.settings["relevance_threshold"])
-
-
 def _shared(i: Inputs, name: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
     """``compute()`` once per prepared data, tie rule, relevance threshold and recall-level count: the
     families that read one table (the set measures' counts, the eleven recall levels, bpref) share it."""
-    key = ("derived", name, i.settings["ties"], _threshold_as_given(i), i.settings["recall_level_count"])
+    key = ("derived", name, i.settings["ties"], i.graded_threshold, i.settings["recall_level_count"])
     if key not in i.ranked._cache:
         i.ranked._cache[key] = compute()
     return i.ranked._cache[key]
 
 
 def _set_counts(i: Inputs) -> np.ndarray:
-    return _shared(i, "set_counts", lambda: set_counts(_as_given(i), _threshold_as_given(i)))
+    return _shared(i, "set_counts", lambda: set_counts(i.graded, i.graded_threshold))
 
 
 def _counts(i: Inputs):
@@ -168,7 +178,7 @@ def _gm_bpref(i: Inputs) -> np.ndarray:
 def _rprec_mult(i: Inputs) -> np.ndarray:
     """Rprec_mult at the level's multiple of R (trec_eval's ten multiples in one pass, shared)."""
     def at(multiples):
-        return rprec_mult_values(_as_given(i), _threshold_as_given(i), multiples, i.settings["ties"] == "average")
+        return rprec_mult_values(i.graded, i.graded_threshold, multiples, i.settings["ties"] == "average")
     standard = np.flatnonzero(TREC_MULTIPLES == i.level)
     if len(standard):
         return _shared(i, "multiples_of_r", lambda: at(TREC_MULTIPLES))[:, standard[0]]
@@ -177,7 +187,7 @@ def _rprec_mult(i: Inputs) -> np.ndarray:
 
 def _eleven_levels(i: Inputs) -> np.ndarray:
     """Interpolated precision at the eleven recall levels, one pass for all of them."""
-    return _shared(i, "iprec_11", lambda: iprec_values(_as_given(i), _threshold_as_given(i), ELEVEN_LEVELS,
+    return _shared(i, "iprec_11", lambda: iprec_values(i.graded, i.graded_threshold, ELEVEN_LEVELS,
                                                         _add_point_nine(i)))
 
 
@@ -185,7 +195,7 @@ def _iprec(i: Inputs) -> np.ndarray:
     standard = np.flatnonzero(ELEVEN_LEVELS == i.level)
     if len(standard):
         return _eleven_levels(i)[:, standard[0]]
-    return iprec_values(_as_given(i), _threshold_as_given(i), [i.level], _add_point_nine(i))[:, 0]
+    return iprec_values(i.graded, i.graded_threshold, [i.level], _add_point_nine(i))[:, 0]
 
 
 def _add_point_nine(i: Inputs) -> bool:
@@ -196,11 +206,11 @@ def _err(i: Inputs) -> np.ndarray:
     if i.ranked.rel_values.max(initial=0.0) > MAX_GRADE:
         raise MetricsError(f"ERR reads grades from 0 to {int(MAX_GRADE)} (gdeval's scale); the ground truth has "
                            f"{float(i.ranked.rel_values.max())}: map the grades onto 0..{int(MAX_GRADE)}")
-    return err_values(_as_given(i), i.k, i.settings["ties"] == "average")
+    return err_values(i.graded, i.k, i.settings["ties"] == "average")
 
 
 def _rbp(which: int) -> Callable[[Inputs], np.ndarray]:
-    return lambda i: rank_biased_values(_as_given(i), _threshold_as_given(i), i.settings["rbp_persistence"], i.k,
+    return lambda i: rank_biased_values(i.graded, i.graded_threshold, i.settings["rbp_persistence"], i.k,
                                         i.settings["ties"] == "average", which)
 
 
@@ -216,10 +226,10 @@ def _sdcg(i: Inputs) -> np.ndarray:
         raise MetricsError(f"sdcg scales relevances between min_relevance ({lo:g}) and max_relevance ({hi:g}, "
                            f"0 takes the largest relevance of the ground truth): the maximum must be above the "
                            f"minimum; pass max_relevance (ir_measures' max_rel)")
-    return scaled_dcg_values(_as_given(i), lo, hi, i.k, i.settings["ties"] == "average")
+    return scaled_dcg_values(i.graded, lo, hi, i.k, i.settings["ties"] == "average")
 
 
-INFAP = Derived(lambda i: infap_values(_as_given(i), _threshold_as_given(i)))
+INFAP = Derived(lambda i: infap_values(i.graded, i.graded_threshold))
 IPREC_AT_RECALL = Derived(_iprec)
 ELEVEN_POINT = Derived(lambda i: _eleven_levels(i).mean(axis=1))
 RPREC_MULT = Derived(_rprec_mult)
@@ -238,10 +248,10 @@ GM_MAP = Derived(lambda i: _log_floor(i.columns[KERNEL_FAMILIES[AP]]), (KERNEL_F
 GM_BPREF = Derived(_gm_bpref)
 #: relative_P@k: hits@k over min(k, R) (precision_norm="min_k" under any convention)
 RELATIVE_PRECISION = Derived(_precision_min_k, (HITS_COLUMN,))
-G = Derived(lambda i: g_values(_as_given(i)))
-BIN_G = Derived(lambda i: bin_g_values(_as_given(i), _threshold_as_given(i)))
-NDCG_REL = Derived(lambda i: ndcg_rel_values(_as_given(i)))
-RNDCG = Derived(lambda i: rndcg_values(_as_given(i)))
+G = Derived(lambda i: g_values(i.graded))
+BIN_G = Derived(lambda i: bin_g_values(i.graded, i.graded_threshold))
+NDCG_REL = Derived(lambda i: ndcg_rel_values(i.graded))
+RNDCG = Derived(lambda i: rndcg_values(i.graded))
 RBP = Derived(_rbp(RBP_BINARY))
 RBP_RESIDUAL = Derived(_rbp(RESIDUAL))
 RBP_GRADED = Derived(_rbp(GRADED))
