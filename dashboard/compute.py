@@ -4,8 +4,8 @@ intervals and score curves of every loaded model.
 Everything is keyed by the model's content key (:func:`dashboard.loading.model_keys`)
 and the options, never by a DataFrame, and computed by ``metrics_core``. The sidebar's
 K-independent settings (gain, tie rule and every other convention, from
-:func:`dashboard.controls.evaluation_settings`, one frozen ``mc.Settings`` checked once) apply to every call; a page may add or
-override any ``mc.evaluate`` keyword.
+:func:`dashboard.controls.evaluation_settings`, one frozen ``mc.Settings`` checked once) apply to
+every call; a page may add or override any ``mc.evaluate`` keyword.
 """
 
 from __future__ import annotations
@@ -574,7 +574,7 @@ def presets() -> pd.DataFrame:
     return mc.presets()
 
 
-def explanation(model: str, metric: str, ranked: mc.Ranked, settings: dict[str, dict]) -> Any:
+def explanation(model: str, metric: str, ranked: mc.Ranked, settings: dict[str, Any]) -> Any:
     """``metric`` of ``model`` as every library would report it, and the path between two
     (:func:`metrics_core.explain`), with the named convention sets ``settings`` beside the presets.
     Cached by the model's content, the metric and those conventions."""

@@ -29,7 +29,8 @@ from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_a
                       population, prefetch_brief_segments, prefetch_curves, prefetch_evaluations, presets,
                       report_html)
 from .controls import (  # noqa: F401
-    apply_view, at_default, controls, conventions, evaluation_options, render_controls, settings, settings_slug,
+    apply_view, at_default, controls, conventions, evaluation_options, evaluation_settings, render_controls, settings,
+    settings_slug,
     unit, users, whole_number_ids, WHOLE_IDS_LABEL)
 from .loading import (  # noqa: F401
     app_icon, get_models, is_large, item_features, load_report, model_keys, read_mapping,

@@ -1,10 +1,10 @@
 """The documentation's generated sections: docs/metrics.md's metric table, the conventions and presets
-tables of docs/conventions-and-presets.md and docs/api.md's metric lists, generated from the registry,
-the conventions and the presets.
+tables of docs/conventions-and-presets.md, docs/api.md's metric lists and docs/spark.md's conventions
+taken at their default only, generated from the registry, the conventions and the presets.
 
 A file marks each generated section with a pair of HTML comments
 (``<!-- metric-table:start -->`` ... ``<!-- metric-table:end -->``, the same
-for ``conventions-table``, ``presets-table`` and ``api-metric-lists``; a marker may follow a
+for ``conventions-table``, ``presets-table``, ``api-metric-lists`` and ``spark-conventions``; a marker may follow a
 comment sign on its line, as in docs/api.md's code block).
 ``python -m metrics_core.docs_tables docs/metrics.md`` rewrites what lies between
 them; ``--check`` only reports whether the file is up to date (exit 1 when it
@@ -38,9 +38,10 @@ SECTIONS = {
     "conventions-table": conventions.markdown_table,
     "presets-table": presets_table,
     "api-metric-lists": registry.api_lists,
+    "spark-conventions": conventions.spark_table,
 }
 #: the pages holding generated sections, rewritten by ``python -m metrics_core.docs_tables`` without a path
-PAGES = ("docs/metrics.md", "docs/conventions-and-presets.md", "docs/api.md")
+PAGES = ("docs/metrics.md", "docs/conventions-and-presets.md", "docs/api.md", "docs/spark.md")
 
 
 def _markers(section: str) -> tuple[str, str]:

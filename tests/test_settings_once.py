@@ -84,6 +84,17 @@ def test_keywords_beside_settings_change_it_and_only_they_are_checked(checks):
     assert ev.conventions["ideal"] == "retrieved" and ev.conventions["gain"] == "exponential"
 
 
+def test_explain_checks_each_named_value_once(checks):
+    explanation = mc.explain(RUN, QRELS, "ndcg@2", presets=["rectools"], settings={"mine": {"gain": "exponential"}})
+    assert max(checks.values()) == 1, {key: n for key, n in checks.items() if n > 1}
+    assert checks[("gain", "'exponential'")] == 1
+    # the path from the named settings to the preset, one convention at a time: the same numbers as evaluate
+    assert explanation.start == pytest.approx(mc.evaluate(RUN, QRELS, ["ndcg@2"], gain="exponential")
+                                              .summary["ndcg@2"], abs=1e-15)
+    assert explanation.end == pytest.approx(mc.evaluate(RUN, QRELS, ["ndcg@2"], preset="rectools")
+                                            .summary["ndcg@2"], abs=1e-15)
+
+
 def test_replace_without_a_change_is_the_same_object():
     settings = mc.Settings(preset="rectools", ap_norm="k")
     assert settings.replace() is settings

@@ -194,8 +194,10 @@ def test_conventions_spark_takes_only_at_their_default_come_from_what_they_apply
     message = spark_message(["novelty@5"], novelty_popularity="interactions")
     assert message.startswith("novelty_popularity other than the default are not on the Spark engine yet")
     # novelty computed per group by mc.evaluate: its two conventions would then be honoured
-    named = _support.entries_of
-    monkeypatch.setattr(_support, "entries_of", lambda item: tuple(
+    from metrics_core.metrics import conventions
+
+    named = conventions.entries_of
+    monkeypatch.setattr(conventions, "entries_of", lambda item: tuple(
         dataclasses.replace(m, spark="user_mean") if m.name == "novelty" else m for m in named(item)))
     assert _support.local_only_conventions() == ("beyond_users",)
 
@@ -215,6 +217,31 @@ def test_what_a_convention_applies_to_is_data_the_registry_resolves():
     assert by_name["relevance_threshold"].applies_text == "all"
     assert by_name["unjudged_rows"].applies_text == "scored rows"
     assert by_name["gain"].applies_text == "cg, dcg, ndcg"
+
+
+def test_what_spark_refuses_of_a_convention_is_its_declaration(monkeypatch):
+    """The conventions Spark takes at their default only, and why, are read from each declaration
+    (``spark_default_only``, or ``spark_refusal()`` from the registry): the refusal says the reason, and a
+    convention declared so is refused by keyword and by a preset alike."""
+    from metrics_core.metrics import conventions
+
+    declared = conventions.BY_NAME["run_only_users"].spark_default_only
+    assert declared and _support.DEFAULT_ONLY == ("run_only_users",)
+    message = spark_message(["ndcg@10"], run_only_users="zero")
+    assert message == f"run_only_users other than the default are not on the Spark engine yet ({declared}); " \
+                      "use --engine local"
+    assert spark_message(["auc"], preset="trectools").startswith("run_only_users other than the default")
+    assert conventions.BY_NAME["gain"].spark_refusal() == "" and spark_message(["ndcg@10"], gain="binary") \
+        .startswith(ACCEPTED)
+    # a convention declared so is refused on Spark; undeclared, it is computed
+    from metrics_core.spark import _evaluate
+
+    monkeypatch.setattr(_evaluate, "DEFAULT_ONLY", ())
+    assert spark_message(["ndcg@10"], run_only_users="zero").startswith(ACCEPTED)
+    by_name = dict(conventions.BY_NAME, gain=dataclasses.replace(conventions.BY_NAME["gain"],
+                                                                 spark_default_only="a reason"))
+    monkeypatch.setattr(_support, "CONVENTIONS", tuple(by_name.values()))
+    assert _support.default_only_conventions() == ("gain", "run_only_users")
 
 
 def test_a_preset_diversity_convention_counts_only_with_a_diversity_metric():
@@ -237,6 +264,9 @@ def test_the_spark_page_names_what_spark_refuses():
     catalogue = re.search(r"; ([^;]*) need `item_features` there", text)
     assert sorted(re.findall(r"`(\w+)(?:@k)?`", catalogue.group(1))) == sorted(
         m.name for m in registry.METRICS if m.spark_catalogue)
-    conventions = re.search(r"share\); ([^;]*) other than their default are refused", text)
-    assert sorted(re.findall(r"`(\w+)`", conventions.group(1))) == sorted(
-        [*_support.LOCAL_ONLY, "run_only_users"])
+    table = re.search(r"<!-- spark-conventions:start -->(.*)<!-- spark-conventions:end -->", text)
+    assert table, "docs/spark.md lost its table of conventions taken at their default only"
+    assert sorted(re.findall(r"\| `(\w+)` \|", table.group(1))) == sorted(
+        ["novelty_popularity", "novelty_average", "beyond_users", "run_only_users"])
+    assert sorted([*_support.LOCAL_ONLY, *_support.DEFAULT_ONLY]) == sorted(
+        ["novelty_popularity", "novelty_average", "beyond_users", "run_only_users"])

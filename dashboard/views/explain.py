@@ -21,7 +21,7 @@ settings = state.settings()
 metrics = metric_lists.labels(metric_lists.EXPLAIN, k)
 presets = state.presets()
 # the sidebar's conventions: the Overview's number is a row, and a start or end of the path
-own = {explain_tables.THIS_DASHBOARD: state.conventions()}
+own = {explain_tables.THIS_DASHBOARD: state.evaluation_settings()}
 
 left, right = st.columns(2)
 model = url.bound(lambda: left.selectbox("Model", names, key="explain_model"), "explain_model", names[0],

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..metrics.conventions import CONVENTIONS, resolve, settle, validate
+from ..metrics.conventions import CONVENTIONS, Settings, validate
 from ..errors import MetricsError
 from ..evaluation import _evaluate
 from ..kernels._jit import kernel_guard
@@ -66,8 +66,8 @@ class Explanation:
         return lines
 
 
-def _value(ranked: Ranked, metric: str, conv: dict) -> float:
-    return float(_evaluate(ranked, None, [metric], settle(**conv), item_features=None,
+def _value(ranked: Ranked, metric: str, settings: Settings) -> float:
+    return float(_evaluate(ranked, None, [metric], settings, item_features=None,
                            interactions=None).summary[metric])
 
 
@@ -97,13 +97,13 @@ def _split(row: str) -> tuple[str, str | None]:
     return preset, (name or None)
 
 
-def _conventions(row: str, metric: str, named: dict | None = None) -> dict:
+def _conventions(row: str, metric: str, named: dict | None = None) -> Settings:
     """Every convention of a row: a preset's settings (the library's function reported under our name,
     such as Microsoft Recommenders' ``map_at_k`` for ``map@k``), or with ``preset:name`` those the
     library's name fixes too (its ``map``, divided by R); a name of ``named`` gives its own conventions
-    (the others at their defaults)."""
+    (the others at their defaults; checked once by :func:`_named`)."""
     if named and row in named:
-        return resolve({}, named[row])
+        return Settings.checked(named[row], named[row], None)
     preset, name = _split(row)
     fixed = {}
     if name is not None:
@@ -111,19 +111,21 @@ def _conventions(row: str, metric: str, named: dict | None = None) -> dict:
             raise MetricsError(f"{row!r}: {name!r} is not a name of {preset} with conventions of its own; "
                                f"use {preset!r}")
         fixed = get(preset).name_settings[name]
-    return resolve({}, {**get(preset).settings, **fixed})
+    return Settings(preset).replace(**fixed)
 
 
 def _named(settings) -> dict:
-    """Named convention sets, validated: name -> conventions (one-line MetricsError otherwise)."""
+    """Named convention sets, validated: name -> conventions (one-line MetricsError otherwise); a set given
+    as :class:`~metrics_core.metrics.conventions.Settings` was checked when it was built and is taken whole."""
     if settings is None:
         return {}
-    if not isinstance(settings, dict) or not all(isinstance(v, dict) for v in settings.values()):
+    if not isinstance(settings, dict) or not all(isinstance(v, (dict, Settings)) for v in settings.values()):
         raise MetricsError("settings must map a name to a dict of conventions, e.g. {'mine': {'gain': 'binary'}}")
     clash = [n for n in settings if n in BY_NAME]
     if clash:
         raise MetricsError(f"settings name {clash[0]!r} is a preset's name; choose another")
-    return {str(name): dict(validate(**conv)) for name, conv in settings.items()}
+    return {str(name): dict(conv) if isinstance(conv, Settings) else dict(validate(**conv))
+            for name, conv in settings.items()}
 
 
 def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | None = None):
@@ -139,7 +141,8 @@ def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | N
         if conv[c.name] == goal[c.name]:
             continue
         before = conv[c.name]
-        conv = dict(conv, **{c.name: goal[c.name]})
+        # the target's value, checked when the target's settings were built
+        conv = Settings.checked({**conv, c.name: goal[c.name]}, conv.given | {c.name}, conv.preset)
         new = _value(ranked, metric, conv)
         rows.append({"convention": c.name, "from": before, "to": goal[c.name], "value": new, "change": new - value})
         value = new
@@ -153,8 +156,8 @@ def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str 
     ``source`` to ``target`` (default: the first two rows). ``run`` may be a :class:`Ranked`.
 
     ``settings`` names convention sets of one's own (``{"this dashboard": {"gain": "exponential"}}``;
-    conventions not given keep their defaults): each is a row before the presets (``library`` is its
-    name) and may be ``source`` or ``target``.
+    conventions not given keep their defaults; a set may be an ``mc.Settings``, taken as built): each is a
+    row before the presets (``library`` is its name) and may be ``source`` or ``target``.
 
     ``debias`` (``{"iqr_coef": 1.5, "seed": 0}``) first down-samples the ground truth's popular items as
     RecTools' ``DebiasConfig`` (:func:`metrics_core.metrics.debias.debias`), so every row reads the debiased

@@ -49,6 +49,25 @@ class Convention:
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+    #: why the Spark engine (:mod:`metrics_core.spark`) takes only the default, whatever the metrics asked
+    #: (empty: :meth:`spark_refusal` reads it from the registry)
+    spark_default_only: str = ""
+
+    def spark_refusal(self) -> str:
+        """Why the Spark engine takes only the default of this convention, refusing another value with one
+        line; empty when it computes every value. The declared :attr:`spark_default_only`, else, when every
+        kind or metric of ``applies_to`` holds a metric Spark combines with code of its own
+        (:data:`metrics_core.metrics.registry.SPARK_OWN_CODE`),
+        :data:`~metrics_core.metrics.registry.SPARK_OWN_CODE_REFUSAL`. The Spark engine and docs/spark.md
+        read it."""
+        from .registry import SPARK_OWN_CODE, SPARK_OWN_CODE_REFUSAL
+
+        if self.spark_default_only:
+            return self.spark_default_only
+        if self.applies_to and all(any(m.spark in SPARK_OWN_CODE for m in entries_of(item))
+                                   for item in self.applies_to):
+            return SPARK_OWN_CODE_REFUSAL
+        return ""
 
     @property
     def applies_text(self) -> str:
@@ -171,7 +190,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention("run_only_users", "exclude",
                "users of the run without any judgment are left out (trec_eval), or score 0 and count in the "
                "mean (trectools, which divides by the run's topics)", choices=("exclude", "zero"),
-               applies_to=("ranking",)),
+               applies_to=("ranking",),
+               spark_default_only="the Spark engine chooses the users of each group of users itself, from the "
+                                  "ground truth"),
     Convention("unjudged_rows", "negative",
                "scored rows without a judgment count as negatives, or are left out (only judged rows, as "
                "Microsoft Recommenders joins them)", choices=("negative", "exclude"), applies_to=("scored", "scored_per_user")),
@@ -507,6 +528,14 @@ def markdown_table() -> str:
     for c in CONVENTIONS:
         values = f"`{c.default:g}` ({c.allowed})" if c.is_number else ", ".join(f"`{v}`" for v in c.choices)
         lines.append(f"| `{c.name}` | `{c.option}` | {values} | {c.applies_text} | {c.help.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)
+
+
+def spark_table() -> str:
+    """The conventions the Spark engine takes at their default only, with why (:meth:`Convention.spark_refusal`):
+    the table of docs/spark.md."""
+    lines = ["| convention | why the Spark engine takes only its default |", "| --- | --- |"]
+    lines += [f"| `{c.name}` | {c.spark_refusal()} |" for c in CONVENTIONS if c.spark_refusal()]
     return "\n".join(lines)
 
 

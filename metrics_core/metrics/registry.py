@@ -85,6 +85,13 @@ SPARK_COMBINES = {
 #: the Spark combination of each kind, for entries that do not name theirs
 SPARK_BY_KIND = {"ranking": "user_mean", "pooled": "pooled_hits", "scored": "row_sums",
                  "scored_per_user": "row_sums", "diversity": "refused"}
+#: combinations in which Spark computes across groups with code of its own (item popularity, per-item sums),
+#: where mc.evaluate's handling of the users and of popularity does not run: a convention that shapes only
+#: such metrics is taken at its default there (:meth:`metrics_core.metrics.conventions.Convention.spark_refusal`)
+SPARK_OWN_CODE = ("item_coverage", "item_pairs", "popularity")
+#: why the Spark engine takes such a convention at its default only
+SPARK_OWN_CODE_REFUSAL = ("the Spark engine combines every metric it shapes over the groups of users with code of its "
+                          "own (item popularity, per-item sums), where this convention is not read")
 #: the reason of a refused entry that gives none
 SPARK_REFUSAL = ("it needs item popularity, history or exposure over all groups of users, which the Spark engine "
                  "does not combine yet")

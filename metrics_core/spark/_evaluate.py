@@ -42,7 +42,8 @@ import pandas as pd
 
 from ..diagnostics import Diagnostics
 from ..errors import MetricsError
-from ..metrics.conventions import CONVENTIONS, Settings, defaults as convention_defaults, settings_of, takes_conventions
+from ..metrics.conventions import (BY_NAME, CONVENTIONS, Settings, defaults as convention_defaults, settings_of,
+                                    takes_conventions)
 from ..evaluation import check_needs
 from ..metrics.presets import parse_metrics as preset_parse_metrics, settings_groups
 from ..metrics import reductions
@@ -51,7 +52,7 @@ from ._bucket import USER, ITEM, SCORE, BucketPlan, evaluate_bucket, parts_to_ar
 from ._range_plan import RangePlan, plan_ranges
 from ._range_reads import range_task
 from ._ranks import exact_auc_ap, merge_splits
-from ._support import LOCAL_ONLY, missing_features_diagnosed, refuse_unsupported
+from ._support import DEFAULT_ONLY, LOCAL_ONLY, missing_features_diagnosed, refuse_unsupported
 from ._threads import limit_threads
 
 
@@ -215,15 +216,16 @@ CONVENTION_DEFAULTS = convention_defaults()
 def _refuse_local_only(conventions: dict, given: dict, specs) -> None:
     """One-line MetricsError naming the conventions set to other than their default that the Spark engine does
     not implement: those of :data:`._support.LOCAL_ONLY` (the ones a preset sets count only when a diversity
-    metric is asked for) and ``run_only_users`` (each group's users are chosen by the engine itself)."""
+    metric is asked for) and of :data:`._support.DEFAULT_ONLY` (``run_only_users``: each group's users are
+    chosen by the engine itself), as the declared conventions say."""
     diversity = any(s.kind == "diversity" for s in specs)
     local_only = [name for name in LOCAL_ONLY if conventions[name] != CONVENTION_DEFAULTS[name]
                   and (diversity or specs and given[name] is not None)]
-    if conventions["run_only_users"] != CONVENTION_DEFAULTS["run_only_users"]:
-        local_only.append("run_only_users")
+    local_only += [name for name in DEFAULT_ONLY if conventions[name] != CONVENTION_DEFAULTS[name]]
     if local_only:
-        raise MetricsError(f"{', '.join(local_only)} other than the default are not on the Spark engine yet; "
-                           "use --engine local")
+        reasons = "; ".join(dict.fromkeys(BY_NAME[name].spark_refusal() for name in local_only))
+        raise MetricsError(f"{', '.join(local_only)} other than the default are not on the Spark engine yet "
+                           f"({reasons}); use --engine local")
 
 
 @takes_conventions
@@ -237,7 +239,8 @@ def evaluate(run_df, qrels_df=None, metrics=("ndcg@10",), *, preset=None, settin
     the run carries relevance. Every convention keyword of
     :data:`metrics_core.metrics.conventions.CONVENTIONS` means what it means in mc.evaluate
     (a keyword left out takes the ``preset``'s value, else its default); ``preset``
-    and ``settings`` (a :class:`metrics_core.Settings`) too. ``item_features`` / ``interactions`` may be pandas or Spark DataFrames
+    and ``settings`` (a :class:`metrics_core.Settings`) too. ``item_features`` / ``interactions`` may be
+    pandas or Spark DataFrames
     (item features are broadcast to every task).
     ``n_buckets``: groups of users (default: ``spark.sql.shuffle.partitions``, or
     about 4M run rows per group on the key-range path); each group is evaluated

@@ -3,21 +3,18 @@
 Each :class:`metrics_core.metrics.registry.Metric` says how Spark combines it over
 groups of users (``spark``), why Spark refuses it (``spark_refusal``) and
 whether Spark needs the item-features table as its catalogue
-(``spark_catalogue``). The conventions that Spark does not implement are those
-that shape only the metrics Spark combines with code of its own rather than
-with mc.evaluate on each group (:data:`OWN_CODE`), found from the registry entries each
-convention's ``applies_to`` names (:meth:`metrics_core.metrics.conventions.Convention.entries`).
+(``spark_catalogue``). The conventions that Spark takes at their default only are read from the
+declared conventions (:meth:`metrics_core.metrics.conventions.Convention.spark_refusal`): those
+that shape only the metrics Spark combines with code of its own rather than with mc.evaluate on
+each group (:data:`metrics_core.metrics.registry.SPARK_OWN_CODE`, found from the registry entries
+each convention's ``applies_to`` names), and those declared so (``spark_default_only``).
 Nothing here imports pyspark.
 """
 
 from __future__ import annotations
 
-from ..metrics.conventions import CONVENTIONS, entries_of
+from ..metrics.conventions import CONVENTIONS
 from ..errors import MetricsError
-
-#: combinations in which Spark computes across groups with code of its own (item popularity, per-item sums),
-#: where mc.evaluate's handling of the users and of popularity does not run
-OWN_CODE = ("item_coverage", "item_pairs", "popularity")
 
 
 def refuse_unsupported(specs, item_features) -> None:
@@ -40,12 +37,19 @@ def missing_features_diagnosed(spec) -> bool:
 
 
 def local_only_conventions() -> tuple[str, ...]:
-    """Conventions each of whose metrics or kinds (``applies_to``, :func:`metrics_core.metrics.conventions.entries_of`)
-    includes a metric Spark combines with its own code (novelty's popularity, the users of the diversity
-    kind): mc.evaluate's handling of them does not run there, so the Spark engine takes only their defaults."""
-    return tuple(c.name for c in CONVENTIONS
-                 if c.applies_to and all(any(m.spark in OWN_CODE for m in entries_of(item)) for item in c.applies_to))
+    """Conventions the Spark engine takes at their default only because every metric they shape is one it
+    combines with code of its own (novelty's popularity, the users of the diversity kind): a preset's other
+    value counts only when a diversity metric is asked
+    (:meth:`~metrics_core.metrics.conventions.Convention.spark_refusal`)."""
+    return tuple(c.name for c in CONVENTIONS if c.spark_refusal() and not c.spark_default_only)
+
+
+def default_only_conventions() -> tuple[str, ...]:
+    """Conventions the Spark engine takes at their default only whatever the metrics (declared
+    ``spark_default_only``): another value, by keyword or by a preset, is always refused."""
+    return tuple(c.name for c in CONVENTIONS if c.spark_default_only)
 
 
 #: computed once: the registry and the conventions are fixed tables
 LOCAL_ONLY = local_only_conventions()
+DEFAULT_ONLY = default_only_conventions()
