@@ -107,6 +107,7 @@ def test_agreement_flags_a_difference():
     assert not ok and "DISAGREE" in text
 
 
+@pytest.mark.long  # the whole harness: each tool in a worker process that loads the package and its kernels
 def test_runner_at_200_users_metrics_core_and_floor_agree(capsys):
     pytest.importorskip("metrics_core")
     status = run_bench.main(["--users", "200", "--tools", "metrics_core,floor", "--repeats", "1"])
@@ -163,6 +164,7 @@ def test_file_path_benchmark_cli_and_script_agree(tmp_path, capsys):
             assert math.isclose(means[m], expected[m], rel_tol=0, abs_tol=1e-12), (fmt, m)
 
 
+@pytest.mark.long  # a process that uploads three runs through the dashboard's whole upload path
 def test_upload_profile_times_each_step_of_a_small_upload(tmp_path):
     import re
     import subprocess

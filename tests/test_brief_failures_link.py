@@ -50,12 +50,15 @@ def test_every_brief_row_opens_its_users_and_the_sidebar_opens_the_pair_under_st
     # opened from the sidebar: the decision's first challenger against its baseline
     assert at.selectbox(key="failures_model").value == first_challenger
     assert at.selectbox(key="failures_other").value == baseline
-    for row in rows.itertuples(index=False):
-        at.selectbox(key="failures_model").set_value(row.challenger).run()
-        at.selectbox(key="failures_other").set_value(baseline).run()
-        at.selectbox(key="failures_metric").set_value(metric).run()
+    at.selectbox(key="failures_other").set_value(baseline)
+    at.selectbox(key="failures_metric").set_value(metric).run()
+    for row in rows.itertuples(index=False):  # one run per row: the model and the group set together
+        at.selectbox(key="failures_model").set_value(row.challenger)
         at.selectbox(key="failures_group").set_value(brief_text.FAILURES_GROUP[row.group]).run()
         assert not at.exception and not at.error, [e.value for e in at.error]
+        assert [at.selectbox(key=k).value for k in ("failures_model", "failures_other", "failures_metric",
+                                                      "failures_group")] == \
+            [row.challenger, baseline, metric, brief_text.FAILURES_GROUP[row.group]]
         assert _matching(at) == _count(row.users), row
         a = per_user[baseline]
         b = per_user[row.challenger].reindex(a.index)

@@ -43,7 +43,11 @@ def _pytest(tmp_path: Path, source: str, ci: bool, extra: tuple[str, ...] = ()) 
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["one-process", "xdist"])
+@pytest.mark.parametrize("workers", [
+    pytest.param((), id="one-process"),
+    # a pytest run with two worker processes inside the test: left to the full suite
+    pytest.param(("-n", "2"), id="xdist", marks=pytest.mark.long),
+])
 @pytest.mark.parametrize("source", [SKIPPING, SKIPPED_MODULE], ids=["skip-in-test", "skip-at-collection"])
 def test_skip_fails_under_ci(tmp_path, source, workers):
     """Also on pytest-xdist workers, as scripts/test.py runs the suite."""

@@ -43,6 +43,10 @@ LONG_TESTS = ("tests/test_demo_bundle.py::test_a_fresh_install_draws_the_overvie
               "tests/test_kernel_variants.py::"
               "test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel",
               "tests/test_benchmarks_smoke.py::test_file_path_benchmark_cli_and_script_agree",
+              "tests/test_benchmarks_smoke.py::test_runner_at_200_users_metrics_core_and_floor_agree",
+              "tests/test_benchmarks_smoke.py::test_upload_profile_times_each_step_of_a_small_upload",
+              "tests/test_ci_skips.py::test_skip_fails_under_ci[skip-in-test-xdist]",
+              "tests/test_ci_skips.py::test_skip_fails_under_ci[skip-at-collection-xdist]",
               "tests/test_readme_pipeline_ci.py::test_in_a_pipeline", "tests/test_readme_pipeline_ci.py::test_in_ci",
               "tests/test_compare_dashboard.py::"
               "test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_them",
