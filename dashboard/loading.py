@@ -11,6 +11,7 @@ returned frame or Ranked.
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +19,11 @@ import pandas as pd
 import streamlit as st
 
 import metrics_core as mc
+from metrics_core import progress as reporting
 from metrics_core.errors import MetricsError
 from metrics_core.io.checks import check_run_duplicates
 
-from . import cache, demo_cache, text
+from . import cache, demo_cache, progress_bar, text
 from . import demo as demo_mod
 from .sources import Blob, Sources, sources
 
@@ -96,9 +98,13 @@ def read_blob(blob: Blob, kind: str, whole: bool | None = None) -> tuple[pd.Data
 
 def _spin(key: str) -> bool:
     """Whether to show a spinner while ``key`` is computed: when it is not cached and a page's
-    script runs this thread (:func:`warm` runs on the server's worker thread, with no page)."""
+    script runs this thread (:func:`warm` runs on the server's worker thread, with no page), and no
+    loading bar (:class:`_LoadProgress`) says already what is being done."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+    shown = reporting.current()
+    if isinstance(shown, _LoadProgress) and shown.bar is not None:
+        return False
     return key not in cache.SHARED and get_script_run_ctx(suppress_warning=True) is not None
 
 
@@ -111,18 +117,56 @@ def load_step_text(done: int, total: int, action: str, name: str) -> str:
 class _LoadProgress:
     """How far the loading of the uploaded files is: a progress bar with the step and the file,
     shown from the first step that is not cached (cached steps take no time) on a page's script
-    thread, and removed when every file is read and prepared."""
+    thread, and removed when every file is read and prepared.
+
+    It is also the :mod:`metrics_core.progress` reporter while the files load, so the stages
+    metrics_core reports inside a step are drawn with their count: ``Step 2 of 5: reading run.csv:
+    parsing run.csv, 12.0 of 48.0 MiB``, then ``checking run.csv: the ids and numbers of 2,000,000
+    rows``, ``preparing ...`` (:func:`dashboard.progress_bar.stage_text`); the bar moves within the
+    step as the bytes are parsed."""
 
     def __init__(self, total: int):
         self.total, self.done, self.bar = total, 0, None
+        self.current = ""
+        self._drawn = self._high = 0.0
 
     def step(self, key: str, action: str, name: str) -> None:
         """Before a step: show it when ``key`` is not cached (:func:`_spin`)."""
         if self.bar is None and _spin(key):
             self.bar = st.empty()
-        if self.bar is not None:
-            self.bar.progress(self.done / self.total, text=text.md(load_step_text(self.done, self.total, action, name)))
+        self.current = load_step_text(self.done, self.total, action, name)
         self.done += 1
+        self.draw(force=True)
+
+    def draw(self, stage: str = "", n: int = 0, total: int | None = None, unit: str = "",
+             force: bool = False) -> None:
+        """The bar at the current step (counted from its start) and ``stage`` within it, if any; at most
+        every :data:`~dashboard.progress_bar.REDRAW_SECONDS` unless ``force``."""
+        now = time.monotonic()
+        if self.bar is None or (not force and now - self._drawn < progress_bar.REDRAW_SECONDS):
+            return
+        self._drawn = now
+        fraction, label = self.shown(stage, n, total, unit)
+        self.bar.progress(fraction, text=text.md(label, limit=300))
+
+    def shown(self, stage: str = "", n: int = 0, total: int | None = None, unit: str = "") -> tuple[float, str]:
+        """``(fraction, text)`` of the bar: the steps done and the stage's share of the current one, never
+        less than drawn before."""
+        label = self.current + (f": {progress_bar.stage_text(stage, n, total, unit)}" if stage else "")
+        fraction = (self.done - 1 + progress_bar.stage_share(n, total)) / self.total
+        # a stage without a count after one with (checking after parsing) keeps the bar where it was
+        self._high = max(self._high, min(max(fraction, 0.0), 1.0))
+        return self._high, label
+
+    @contextlib.contextmanager
+    def stage(self, stage: str, total: int | None = None, unit: str = "it"):
+        """What metrics_core calls for each stage it reports (:func:`metrics_core.progress.stage`)."""
+        self.draw(stage, 0, total, unit, force=True)
+        yield progress_bar.StageCount(self, stage, total, unit)
+
+    def say(self, note: str) -> None:
+        """A note metrics_core gives between stages (the first compile of the kernels)."""
+        self.draw(note, force=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -252,7 +296,8 @@ def load_report(src: Sources | None = None, whole: bool | None = None) -> LoadRe
     problems: list[Problem] = []
     shown = _LoadProgress((src.qrels is not None) + 2 * len(src.runs))
     try:
-        return _load_uploaded(src, problems, shown, whole)
+        with reporting.active(shown):
+            return _load_uploaded(src, problems, shown, whole)
     finally:
         shown.close()
 

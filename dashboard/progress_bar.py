@@ -39,18 +39,39 @@ def progress_label(title: str, done: int, steps: int, step: str = "", stage: str
     (0.375, 'Running the paired t-test: step 2 of 4 (ndcg@10): testing 2 comparison(s), 1 of 2 comparisons')
     """
     steps = max(int(steps), 1)
-    share = min(max(n / total, 0.0), 1.0) if total else 0.0
-    fraction = min(max((done + share) / steps, 0.0), 1.0)
+    fraction = min(max((done + stage_share(n, total)) / steps, 0.0), 1.0)
     if done >= steps:
         return 1.0, f"{title}: {steps} of {steps} steps done"
     label = f"{title}: step {done + 1} of {steps}"
     if step:
         label += f" ({step})"
     if stage:
-        label += f": {stage}"
-        if total:
-            label += f", {n:,} of {total:,} {unit}{'' if total == 1 or not unit else 's'}"
+        label += f": {stage_text(stage, n, total, unit)}"
     return fraction, label
+
+
+def stage_share(n: int, total: int | None) -> float:
+    """How much of a stage is done, 0 to 1 (0 for a stage without a count)."""
+    return min(max(n / total, 0.0), 1.0) if total else 0.0
+
+
+def stage_text(stage: str, n: int = 0, total: int | None = None, unit: str = "") -> str:
+    """A stage metrics_core reports with its count: ``parsing run.csv, 12.0 of 48.0 MiB`` (a count of
+    bytes, ``unit="B"``, in KiB, MiB or GiB), ``testing 2 comparison(s), 1 of 2 comparisons``.
+
+    >>> stage_text("parsing run.csv", 12 << 20, 48 << 20, "B")
+    'parsing run.csv, 12.0 of 48.0 MiB'
+    >>> stage_text("preparing run")
+    'preparing run'
+    """
+    if not total:
+        return stage
+    if unit == "B":
+        power = next((p for p in (3, 2, 1) if total >= 1024 ** p), 0)
+        size = 1024 ** power
+        name = ("bytes", "KiB", "MiB", "GiB")[power]
+        return f"{stage}, {n / size:,.1f} of {total / size:,.1f} {name}" if power else f"{stage}, {n:,} of {total:,} bytes"
+    return f"{stage}, {n:,} of {total:,} {unit}{'' if total == 1 or not unit else 's'}"
 
 
 class PageProgress:
@@ -83,13 +104,14 @@ class PageProgress:
             yield
         finally:
             self.done += 1
+            self.step_name = ""  # the next step is named when it starts
             if self.slot is not None:
                 self.draw(force=True)
 
     @contextlib.contextmanager
-    def stage(self, stage: str, total: int | None = None, unit: str = "it") -> Iterator["_Count"]:
+    def stage(self, stage: str, total: int | None = None, unit: str = "it") -> Iterator["StageCount"]:
         """What metrics_core calls for each stage it reports (:func:`metrics_core.progress.stage`)."""
-        count = _Count(self, stage, total, unit)
+        count = StageCount(self, stage, total, unit)
         self.draw(stage, 0, total, unit, force=True)
         yield count
 
@@ -102,10 +124,11 @@ class PageProgress:
             self.slot.empty()
 
 
-class _Count:
-    """The ``update(n)`` a stage yields: counts and redraws (at most every REDRAW_SECONDS)."""
+class StageCount:
+    """The ``update(n)`` a stage yields: counts and redraws (at most every REDRAW_SECONDS) on ``bar``,
+    any object with ``draw(stage, n, total, unit, force)``."""
 
-    def __init__(self, bar: PageProgress, stage: str, total: int | None, unit: str):
+    def __init__(self, bar, stage: str, total: int | None, unit: str):
         self.bar, self.stage, self.total, self.unit, self.n = bar, stage, total, unit, 0
 
     def update(self, n: int = 1) -> None:

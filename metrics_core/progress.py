@@ -10,7 +10,8 @@ once when its startup line was shown (:mod:`metrics_core.launch`: the libraries 
 first second on). A reporter erases its line when the stage ends (``leave=False``):
 what a command prints on standard output, and its last lines, are unchanged. A stage without a
 known total shows its elapsed time, refreshed every :data:`REFRESH` seconds; one with a total
-(``stage(text, total=n)`` and ``.update(k)``) shows a bar.
+(``stage(text, total=n)`` and ``.update(k)``) shows a bar; a total in bytes (``unit="B"``) is shown
+in KiB, MiB, GiB.
 
 A cold start compiles the metric kernels (tens of seconds, once per installation, see
 :mod:`metrics_core.warmup`): the first time numba compiles a kernel (numba's ``numba:compile``
@@ -67,8 +68,8 @@ class Reporter:
         bar_format = "metrics-core: {l_bar}{bar}{r_bar}" if total else "metrics-core: {desc} ({elapsed})"
         columns = _columns(self.stream)
         bar = tqdm(total=total, desc=escape(text), file=self.stream, leave=False, delay=self.delay,
-                   bar_format=bar_format, unit=unit, dynamic_ncols=columns is None, ncols=columns,
-                   mininterval=REFRESH)
+                   bar_format=bar_format, unit=unit, unit_scale=unit == "B", unit_divisor=1024 if unit == "B" else 1000,
+                   dynamic_ncols=columns is None, ncols=columns, mininterval=REFRESH)
         done = threading.Event()
         ticker = threading.Thread(target=_tick, args=(bar, done, self.delay), daemon=True)
         ticker.start()
@@ -160,6 +161,11 @@ def active(reporter: Reporter | None) -> Iterator[None]:
         yield
     finally:
         _active.reset(token)
+
+
+def current():
+    """The reporter :func:`stage` reports to now (None: nothing is shown)."""
+    return _active.get()
 
 
 def in_notebook() -> Reporter:

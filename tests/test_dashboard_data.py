@@ -376,6 +376,58 @@ def test_loading_uploaded_files_shows_each_step_and_how_far_then_removes_the_bar
     assert shown == [] and not at.get("progress")
 
 
+def test_a_long_upload_shows_the_bytes_parsed_the_rows_checked_and_the_sorting(monkeypatch):
+    """Within a file's step the bar says what metrics_core is doing and how far: the bytes parsed
+    (a text parsed in pieces, each reported), the rows checked, the sorting; the fraction only grows,
+    the file's name is shown as given, and no bar is left once the files are ready."""
+    from dashboard import loading, progress_bar
+    from metrics_core.io import delimited
+
+    monkeypatch.setattr(delimited, "PIECE_BYTES", 4096)  # pieces of 4 KiB: a 40 KiB file reports each
+    monkeypatch.setattr(progress_bar, "REDRAW_SECONDS", 0.0)  # every report drawn (else at most 10 a second)
+    seen = []
+    real = loading._LoadProgress.shown
+
+    def shown(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        if self.bar is not None:
+            seen.append(out)
+        return out
+
+    monkeypatch.setattr(loading._LoadProgress, "shown", shown)
+    d = demo.make_demo(n_users=120, n_items=90, list_length=20, seed=4747)  # files no other test has read
+    truth = demo.to_csv_bytes(d.qrels)
+    name, run = next(iter(d.runs.items()))
+    data = demo.to_csv_bytes(run)
+    body = len(data)  # the header is on the first line: the text parsed is the whole file
+    at = app()
+    page(at, "data")
+    upload(at, "upload_truth_0", ("qrels *v2*.csv", truth, "text/csv"))
+    seen.clear()
+    upload(at, "upload_runs_0", [(f"{name}.csv", data, "text/csv")])
+    labels = [label for _, label in seen]
+    parsing = [label for label in labels if f": parsing {name}.csv, " in label]
+    # the bytes parsed, piece by piece, up to the whole file (KiB with one decimal, as drawn)
+    expected = [f"{p[1] / 1024:,.1f} of {body / 1024:,.1f} KiB" for p in delimited.piece_bounds(data, 0, 4096)]
+    assert len(expected) >= 4 and [label.split(", ")[-1] for label in parsing] == [f"0.0 of {body / 1024:,.1f} KiB"] + expected
+    assert parsing[0].startswith(f"Step 2 of 3: reading {name}.csv: parsing")
+    assert any(f"checking {name}.csv: the ids and numbers of {len(run):,} rows" in label for label in labels)
+    assert any(label.startswith(f"Step 3 of 3: sorting each user's list of {name}: preparing {name}") for label in labels)
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and 1 / 3 <= fractions[0] and fractions[-1] < 1
+    assert not at.get("progress")  # removed once everything is ready
+
+
+def test_a_stage_counts_bytes_in_kib_mib_and_gib():
+    from dashboard.progress_bar import progress_label, stage_text
+
+    assert stage_text("parsing a.csv", 512, 1000, "B") == "parsing a.csv, 512 of 1,000 bytes"
+    assert stage_text("parsing a.csv", 3 << 29, 5 << 30, "B") == "parsing a.csv, 1.5 of 5.0 GiB"
+    assert stage_text("testing", 1, 2, "comparison") == "testing, 1 of 2 comparisons"
+    assert progress_label("Loading", 0, 2, "a", "parsing a.csv", 1 << 20, 4 << 20, "B") == (
+        0.125, "Loading: step 1 of 2 (a): parsing a.csv, 1.0 of 4.0 MiB")
+
+
 def test_a_load_step_names_the_file_as_given():
     from dashboard import loading
 

@@ -172,3 +172,30 @@ def test_compare_segments_on_the_server_thread_show_how_far_the_job_is(monkeypat
     ok(at.run())
     assert any("segment" in df.value.columns for df in at.dataframe)
     assert background.progress_of(next(k for k in cache.SHARED.keys() if k.startswith("brief_segments|"))) is None
+
+
+def test_the_overview_shows_the_files_loading_then_the_evaluation_step_by_step(monkeypatch, tmp_path, drawn):
+    """With nothing computed yet (the server's cache emptied), opening the Overview draws the loading
+    of the uploaded files (each file's step, the rows checked, the sorting) and then its evaluation
+    (the step and metrics_core's stage "evaluating ..."), each bar's fraction only growing, and
+    leaves no bar once the tables are shown."""
+    from dashboard import cache
+
+    at = uploaded_app(monkeypatch, tmp_path)
+    cache.SHARED.clear()
+    drawn.clear()
+    ok(at.switch_page("views/overview.py").run())
+    shown = [(v, plain(t)) for v, t in drawn]
+    loading = [(v, t) for v, t in shown if t.startswith("Step ")]
+    assert any(re.search(r"^Step 1 of 7: reading qrels\.csv: checking qrels\.csv: the ids and numbers of [\d,]+ rows$", t)
+               for _, t in loading), loading
+    assert any(t.startswith("Step 7 of 7: sorting each user's list of ") and ": preparing " in t for _, t in loading)
+    evaluating = [(v, t) for v, t in shown if t.startswith("Evaluating 3 models: ")]
+    # the steps computed here (others may be ready from the server's thread) name the step and the stage
+    assert any(re.search(r"^Evaluating 3 models: step \d of 4 \((ranking|scored-row|beyond-accuracy) metrics\): "
+                         r"evaluating \w", t) for _, t in evaluating), [t for _, t in shown if not t.startswith("Step")]
+    assert evaluating[-1] == (1.0, "Evaluating 3 models: 4 of 4 steps done")
+    for bar in (loading, evaluating):
+        values = [v for v, _ in bar]
+        assert values == sorted(values) and all(0 <= v <= 1 for v in values)
+    assert not at.get("progress")

@@ -4,6 +4,8 @@ first, over which users the numbers are and which model did not serve whom."""
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 from dashboard import background, format as fmt, metric_lists, sources, state, tables, text, url
@@ -54,12 +56,17 @@ show_div = url.bound(lambda: toggles[1].toggle("Beyond-accuracy metrics", value=
 show_curves = url.bound(lambda: toggles[2].toggle("Metrics against K", value=not large, key="overview_curves_on"),
                         "overview_curves_on", not large, kind=bool)
 
-with state.guard():
-    ev_rank = state.evaluate_all(ranking)
-    # scored-row metrics depend on neither K, gain nor tie rule: one cached evaluation
-    ev_scored = state.evaluate_all(scored, gain="linear", ties="average")
-    ev_div = state.evaluate_all(diversity) if show_div else {}
-    cis = state.ci_table(ev_rank, ranking) if show_ci else None
+# a bar with the step and metrics_core's stage, drawn only while a step computes (cached: nothing)
+with state.guard(), state.page_progress(f"Evaluating {fmt.plural(len(models), 'model')}",
+                                        2 + bool(show_div) + bool(show_ci)) as bar:
+    with bar.step("ranking metrics"):
+        ev_rank = state.evaluate_all(ranking)
+    with bar.step("scored-row metrics"):  # they depend on neither K, gain nor tie rule: one cached evaluation
+        ev_scored = state.evaluate_all(scored, gain="linear", ties="average")
+    with bar.step("beyond-accuracy metrics") if show_div else contextlib.nullcontext():
+        ev_div = state.evaluate_all(diversity) if show_div else {}
+    with bar.step("bootstrap intervals") if show_ci else contextlib.nullcontext():
+        cis = state.ci_table(ev_rank, ranking) if show_ci else None
 
 st.subheader("Ranking metrics")
 wide = state.summary_table(ev_rank, ranking).set_index("model")

@@ -4,6 +4,11 @@ Every column is read as a string so that ids stay exact (``007`` stays
 ``007``) and numbers are converted (and checked) in one place,
 :mod:`.convert`. Blank and whitespace-only lines are skipped; a row with the
 wrong number of fields is an error naming its line.
+
+A text over :data:`PIECE_BYTES` is parsed in pieces cut at newlines (a value never holds a
+newline: pyarrow's reader is not told that it may), each by the threaded reader, the bytes parsed
+reported as the stage "parsing NAME" (:mod:`metrics_core.progress`: the command line's bar, the
+dashboard's upload progress); the table is the same as one parse of the whole text.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..errors import MetricsError
+from ..progress import stage
 from ..kernels.input_checks import first_non_finite
 from ..encode import EXACT_FLOAT_INTEGER
 from .quote import clip as _clip
@@ -111,6 +117,25 @@ def finite_numbers(col: pa.ChunkedArray) -> bool:
     return True
 
 
+#: a text over this many bytes is parsed in pieces of about this size, each reported when parsed
+PIECE_BYTES = 16 << 20
+
+
+def piece_bounds(text: bytes, start: int, size: int | None = None) -> list[tuple[int, int]]:
+    """``(begin, end)`` of consecutive pieces of ``text[start:]`` (offsets from ``start``), each
+    ending just after the first newline at or past ``size`` bytes (default :data:`PIECE_BYTES`) from
+    its beginning (the last at the text's end): a piece never cuts a row."""
+    size = PIECE_BYTES if size is None else size
+    total = len(text) - start
+    bounds, begin = [], 0
+    while begin < total:
+        cut = text.find(b"\n", start + begin + max(size, 1) - 1)
+        end = total if cut < 0 else cut + 1 - start
+        bounds.append((begin, end))
+        begin = end
+    return bounds
+
+
 def _read(text: bytes, name: str, delimiter: str, keep: list[str] | None,
           numbers: tuple[str, ...], newlines: int | None = None) -> tuple[pa.Table, LineMap]:
     line, start, shift = first_line(text)
@@ -132,10 +157,12 @@ def _read(text: bytes, name: str, delimiter: str, keep: list[str] | None,
 
     block = {"size": 1 << 20}  # pyarrow's default; a line longer than a block needs one block
 
-    def parse(use_threads: bool) -> pa.Table:
+    def parse(use_threads: bool, piece: tuple[int, int] | None = None) -> pa.Table:
+        source = body if piece is None else body.slice(piece[0], piece[1] - piece[0])
+        header = piece is None or piece[0] == 0
         return pcsv.read_csv(
-            pa.BufferReader(body),  # read in native code: no Python file calls on Arrow threads
-            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=use_threads,
+            pa.BufferReader(source),  # read in native code: no Python file calls on Arrow threads
+            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1 if header else 0, use_threads=use_threads,
                                           block_size=block["size"]),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=on_invalid),
             convert_options=pcsv.ConvertOptions(
@@ -146,9 +173,18 @@ def _read(text: bytes, name: str, delimiter: str, keep: list[str] | None,
             ),
         )
 
+    def parse_in_pieces() -> pa.Table:
+        pieces = piece_bounds(text, start)
+        tables = []
+        with stage(f"parsing {name}", total=body.size, unit="B") as shown:
+            for piece in pieces:
+                tables.append(parse(True, piece))
+                shown.update(piece[1] - piece[0])
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
     try:
         try:
-            table = parse(True)
+            table = parse_in_pieces() if body.size > PIECE_BYTES else parse(True)
         except pa.ArrowInvalid as e:
             if "straddl" not in str(e):
                 raise

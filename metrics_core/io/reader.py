@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import MetricsError
+from ..progress import stage
 from . import formats as F
 from .checks import check_run_duplicates, dedupe_qrels, earlier_pairs, pair_keys
 from .columns import ALIASES, ColumnMapping, detect, normalise, role_of_key
@@ -108,9 +109,8 @@ def _trec(text: bytes, name: str, kind: str, columns: dict | None, newlines: int
 def read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", columns: dict | None = None,
                limits: ReadLimits | None = None, check_run_pairs: bool = True, whole_number_ids: bool = False):
     """Read a run or ground-truth file (:func:`_read_table`), shown as the stage "reading NAME" on
-    the active progress reporter (:mod:`metrics_core.progress`)."""
-    from ..progress import stage
-
+    the active progress reporter (:mod:`metrics_core.progress`), and within it "parsing NAME" with
+    the bytes parsed (a large delimited text, :mod:`.delimited`) and "checking NAME" with the rows."""
     shown = name or (str(path_or_buffer) if isinstance(path_or_buffer, (str, os.PathLike))
                      else getattr(path_or_buffer, "name", None) or "the data")
     with stage(f"reading {shown}"):
@@ -153,6 +153,14 @@ def _read_table(path_or_buffer, *, name: str | None = None, kind: str = "auto", 
         raise limits.exceeded("max_rows", f"{name}: the file holds {table.num_rows:,} rows")
     if src.gzipped:
         label += ", gzip"
+    with stage(f"checking {name}: the ids and numbers of {table.num_rows:,} rows"):
+        return _checked(table, roles, lines, label, kind, name, columns, check_run_pairs, whole_number_ids)
+
+
+def _checked(table, roles: dict, lines, label: str, kind: str, name: str, columns: dict | None,
+             check_run_pairs: bool, whole_number_ids: bool):
+    """The parsed ``table`` as ``(DataFrame, ColumnMapping)``: ids and numbers converted and checked
+    (:mod:`.convert`), a run's repeated pairs refused and a ground truth's exact repeats dropped."""
     cols: dict[str, object] = {
         "user_id": ids(table[roles["user_id"]], "user_id", roles["user_id"], name, lines,
                        whole_numbers=whole_number_ids),
