@@ -54,9 +54,9 @@ def lower_this_threads_priority(niceness: int = WORKER_NICENESS) -> None:
     started from this thread (numba's OpenMP layer keeps a team per calling thread) run at the
     lower priority too. A layer that keeps one pool for the whole process (TBB, workqueue) is
     started first, at the normal priority, so that the pages' kernels keep it."""
-    import numba
+    from metrics_core.kernels._jit import load_numba
 
-    numba.get_num_threads()  # starts numba's thread pool, once per process
+    load_numba().get_num_threads()  # numba set up as the kernels use it; starts its thread pool, once per process
     try:
         thread = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + niceness))

@@ -12,9 +12,11 @@ from __future__ import annotations
 def limit_threads() -> None:
     """One numba thread per core of the running Spark task (nothing outside a task)."""
     try:
-        import numba
         from pyspark import TaskContext
 
+        from ..kernels._jit import load_numba
+
+        numba = load_numba()  # set up as the kernels use it (threading layer, shipped cache) before its threads start
         ctx = TaskContext.get()
         cpus = int(ctx.cpus()) if ctx is not None else 1
         numba.set_num_threads(max(1, min(cpus, numba.config.NUMBA_NUM_THREADS)))
