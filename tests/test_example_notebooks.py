@@ -59,6 +59,10 @@ def test_every_figure_carries_json_and_html_and_the_page_one_plotlyjs(name, exec
     nb, page = executed[name]
     figures = nbs.figure_cells(nb)
     assert len(figures) >= 3
+    # every cell that draws carries the two types VS Code's and JupyterLab's plotly renderer and classic
+    # Jupyter read: application/vnd.plotly.v1+json (with data and layout) and text/html
+    drawing = [c for c in nb.cells if c.cell_type == "code" and "mc.plot" in c.source]
+    assert drawing == figures and all({"data", "layout"} <= set(outputs(c)[nbs.PLOTLY_MIMETYPE]) for c in figures)
     htmls = [outputs(c)["text/html"] for c in figures]
     # the first figure of the kernel carries plotly.js, no later one does
     plotlyjs = get_plotlyjs()
