@@ -22,7 +22,7 @@ from metrics_core.metrics import conventions as conv
 from metrics_core.analysis.population import DEFAULT_USERS, USERS, USERS_HELP
 from metrics_core.errors import MetricsError
 from metrics_core.metrics.registry import check_cutoff
-from metrics_core.metrics.presets import PRESETS, settings as preset_settings
+from metrics_core.metrics.presets import PRESETS
 from metrics_core.units import DEFAULT_UNIT, UNITS
 
 K_DEFAULT = 10
@@ -56,7 +56,7 @@ def preset_names() -> list[str]:
 def _apply_preset() -> None:
     """Widget callback: set every convention control to the chosen preset's values."""
     name = st.session_state.get(PRESET_KEY, NO_PRESET)
-    values = conv.resolve({}, preset_settings(None if name == NO_PRESET else name))
+    values = conv.Settings(None if name == NO_PRESET else name)  # a preset's values, checked once per process
     for key, value in values.items():
         st.session_state[key] = value
 
@@ -155,11 +155,18 @@ def _sidebar_settings(raw: tuple) -> conv.Settings:
     return conv.Settings.checked(values, values, None)
 
 
+@functools.lru_cache(maxsize=64)
+def _page_values(page: tuple) -> dict:
+    """A page's own keywords (``(name, type name, value)`` triples), checked once per server process."""
+    return conv.validate(**{name: value for name, _, value in page})
+
+
 @functools.lru_cache(maxsize=256)
 def _settings_of(raw: tuple, page: tuple) -> conv.Settings:
-    """:func:`_sidebar_settings` with a page's own keywords (``(name, value)`` pairs) over them, each checked
-    once per server process and combination."""
-    return _sidebar_settings(raw).replace(**{name: value for name, _, value in page})
+    """:func:`_sidebar_settings` with a page's own keywords (:func:`_page_values`) over them: nothing checked
+    again."""
+    values = {**_sidebar_settings(raw), **_page_values(page)}
+    return conv.Settings.checked(values, values, None)
 
 
 def evaluation_settings(**page) -> conv.Settings:
@@ -173,7 +180,8 @@ def evaluation_settings(**page) -> conv.Settings:
     try:
         return _settings_of(raw, keywords)
     except TypeError:  # a value that cannot be a cache key (not one a control sets): built uncached
-        return _sidebar_settings.__wrapped__(raw).replace(**page)
+        values = {**_sidebar_settings.__wrapped__(raw), **conv.validate(**page)}
+        return conv.Settings.checked(values, values, None)
 
 
 def _current(name: str):
@@ -196,7 +204,7 @@ def overridden() -> list[str]:
     name = preset()
     if name is None:
         return []
-    wanted = conv.resolve({}, preset_settings(name))
+    wanted = conv.Settings(name)
     now = conventions()
     return [key for key in _SPECS if now[key] != wanted[key]]
 

@@ -15,6 +15,8 @@ default; the page then shows metrics_core's one-line message, as text.
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 from streamlit.runtime.state.session_state_proxy import get_session_state
 
@@ -29,8 +31,10 @@ from .controls import K_DEFAULT, K_MAX
 NUMBER_PARAMS = {"k": K_DEFAULT, **{c.name: c.default for c in conv.CONVENTIONS if c.is_number}}
 
 
+@functools.lru_cache(maxsize=1024)
 def problem(key: str, raw: str) -> str | None:
-    """metrics_core's one-line message for number parameter ``key`` given as ``raw``, or None when valid."""
+    """metrics_core's one-line message for number parameter ``key`` given as ``raw``, or None when valid
+    (each text checked once per server process: the address is read again on every rerun)."""
     try:
         if key == "k":
             check_cutoff(raw, K_MAX, "k")

@@ -474,7 +474,7 @@ def _plain(text: str) -> str:
 def add_arguments(parser) -> None:
     """One argparse option per convention (``--ap-norm``, ``--gauc-weight``, ...).
 
-    Options default to None (not given): :func:`resolve` fills in a preset's
+    Options default to None (not given): :func:`from_args` fills in a preset's
     value or the convention's default, so ``--preset`` works with every option.
     """
     for c in CONVENTIONS:
@@ -497,14 +497,6 @@ def from_args(args) -> Settings:
         except MetricsError as e:
             raise MetricsError(f"{BY_NAME[name].option}: {e}") from None
     return Settings.checked(checked, given, getattr(args, "preset", None))
-
-
-def resolve(explicit: dict, preset_settings: dict | None = None) -> dict:
-    """Every convention as a plain dict: the explicit value (not None), else ``preset_settings``'
-    value, else the default; validated (the values of :func:`settle`, which reads a preset by name)."""
-    values = {**defaults(), **(preset_settings or {})}
-    values.update({name: value for name, value in explicit.items() if value is not None})
-    return validate(**values)
 
 
 def widget_specs() -> list[dict]:
