@@ -122,40 +122,61 @@ def load_upload_kernels() -> None:
         mc.evaluate(ranked, metrics=overview[("scored", "scored_per_user")], gain="linear", ties="average")
 
 
-def _exercise(mc) -> None:
-    """Evaluate a tiny data set with every metric family and tie rule."""
+def _steps(mc) -> list:
+    """The warm-up's calls on tiny data, in order, each a function of no argument: every metric family
+    under every tie rule, the curves, and the kernels only large inputs or other readers reach."""
     run, shuffled, qrels, features, tags, interactions = _tiny_data()
+    steps = []
     for ties in ("average", "trec", "input"):
         for frame in (run, shuffled):
-            ranked = mc.prepare(frame.drop(columns="relevance"), qrels)
-            # curves first: a page computes them last, so a warm-up running beside it has them ready
-            mc.metric_curve(ranked, CURVES, k_max=3, ties=ties)
             every = [m for m in EVERY if ties != "average" or m not in ONE_ORDER]
-            mc.evaluate(ranked, metrics=every, ties=ties, item_features=features, interactions=interactions)
-            mc.evaluate(ranked, metrics=ON_TAGS, ties=ties, item_features=tags)
-    # integer item ids: the layout kernel is compiled once per id form (strings above)
-    mc.prepare(run.assign(item_id=run["item_id"].map({"x": 1, "y": 2, "z": 3})))
-    ranked = mc.prepare(run)
-    mc.roc_curve(ranked)
-    mc.pr_curve(ranked)
-    mc.calibration_curve(ranked)
-    mc.ndcg_at_k(np.array([1.0, 0.0]), 2)
-    # the scan of a large text file (smaller texts never call it)
-    scan_words(np.zeros(4, dtype=np.uint64), 2, np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))
-    # whole numbers written "7.0" among many ids (smaller id columns never call it)
-    first_whole_decimal(np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.uint8))
-    # the nesting bound of a JSON-lines text with many brackets
-    first_too_deep(np.frombuffer(b'{"a": [[1]]}', dtype=np.uint8), 100)
-    # the readers' check for repeated (user, item) pairs of string ids
-    earlier_pairs(pa.array(["a", "a", "b"]), pa.array(["x", "x", "y"]), np.array([1.0, 0.0, 1.0]))
-    # the grouping of numeric user ids (compare, segments): integer and decimal columns
-    for users in (pd.Series([3, 3, 1]), pd.Series([3.0, 3.0, 1.0])):
-        group_users(users)
-    # off-policy estimation (mc.off_policy, metrics-core ope, the Counterfactual page): the lookup of
-    # each logged action's probability under the model's policy
+
+            def evaluate(frame=frame, ties=ties, every=every):
+                ranked = mc.prepare(frame.drop(columns="relevance"), qrels)
+                # curves first: a page computes them last, so a warm-up running beside it has them ready
+                mc.metric_curve(ranked, CURVES, k_max=3, ties=ties)
+                mc.evaluate(ranked, metrics=every, ties=ties, item_features=features, interactions=interactions)
+                mc.evaluate(ranked, metrics=ON_TAGS, ties=ties, item_features=tags)
+            steps.append(evaluate)
+
+    def classification_curves():
+        ranked = mc.prepare(run)
+        mc.roc_curve(ranked)
+        mc.pr_curve(ranked)
+        mc.calibration_curve(ranked)
+
     log = pd.DataFrame({"user_id": ["a", "a", "b", "c"], "item_id": ["x", "y", "z", "y"],
                         "reward": [1.0, 0.0, 1.0, 0.0], "propensity": [0.5, 0.5, 1.0, 0.5]})
-    mc.off_policy(log, run.drop(columns="relevance"), policy="top1", estimators=["ips", "snips"], n_bootstrap=0)
+    steps += [
+        # integer item ids: the layout kernel is compiled once per id form (strings above)
+        lambda: mc.prepare(run.assign(item_id=run["item_id"].map({"x": 1, "y": 2, "z": 3}))),
+        classification_curves,
+        lambda: mc.ndcg_at_k(np.array([1.0, 0.0]), 2),
+        # the scan of a large text file (smaller texts never call it)
+        lambda: scan_words(np.zeros(4, dtype=np.uint64), 2, np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64)),
+        # whole numbers written "7.0" among many ids (smaller id columns never call it)
+        lambda: first_whole_decimal(np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.uint8)),
+        # the nesting bound of a JSON-lines text with many brackets
+        lambda: first_too_deep(np.frombuffer(b'{"a": [[1]]}', dtype=np.uint8), 100),
+        # the readers' check for repeated (user, item) pairs of string ids
+        lambda: earlier_pairs(pa.array(["a", "a", "b"]), pa.array(["x", "x", "y"]), np.array([1.0, 0.0, 1.0])),
+        # the grouping of numeric user ids (compare, segments): integer and decimal columns
+        lambda: [group_users(users) for users in (pd.Series([3, 3, 1]), pd.Series([3.0, 3.0, 1.0]))],
+        # off-policy estimation (mc.off_policy, metrics-core ope, the Counterfactual page): the lookup of
+        # each logged action's probability under the model's policy
+        lambda: mc.off_policy(log, run.drop(columns="relevance"), policy="top1", estimators=["ips", "snips"],
+                              n_bootstrap=0),
+    ]
+    return steps
+
+
+def _exercise(mc, reverse: bool = False) -> None:
+    """Run every step of :func:`_steps`, last step first with ``reverse``: a process helping another
+    that compiles the same variant starts from the other end, and a kernel the other is compiling is
+    waited for and then loaded from the cache (:func:`metrics_core.kernels._jit.compile_lock`)."""
+    steps = _steps(mc)
+    for step in reversed(steps) if reverse else steps:
+        step()
 
 
 def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = False,
@@ -165,9 +186,9 @@ def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = Fa
 
     ``jobs``: with 2 or more, the variants after the first are compiled at the same time in
     child processes (``python -m metrics_core.warmup --variant ...``), one per variant, while this
-    process compiles the first: on two cores a fresh install's warm-up then takes about as long
-    as its parallel variant alone. A child that fails raises :class:`RuntimeError` here, with
-    the last line it wrote.
+    process compiles the first and then helps each child from the other end of its steps (the
+    parallel variant compiles about three times as long as the serial one: on two cores both stay
+    busy to the end). A child that fails raises :class:`RuntimeError` here, with the last line it wrote.
 
     Once both variants are done it writes the cache stamp (:mod:`metrics_core.kernels.cache_stamp`);
     while that stamp is current every kernel is on disk already and nothing is done (``force``:
@@ -187,6 +208,9 @@ def warmup(variants: tuple[str, ...] = (SERIAL, PARALLEL), first_page: bool = Fa
         for variant in here:
             with use_variant(variant):
                 _exercise(mc)
+        for variant in elsewhere:  # then help each child from the other end of its steps
+            with use_variant(variant):
+                _exercise(mc, reverse=True)
     finally:
         failed = [(variant, _finish(child)) for variant, child in children]
     failed = [(variant, message) for variant, message in failed if message is not None]

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_on_a_complete_cache_it_says_so_and_compiles_nothing(capsys, monkeypatch):
     monkeypatch.setattr(cache_stamp, "is_current", lambda: True)
     exercised = []
-    monkeypatch.setattr(warmup, "_exercise", lambda mc: exercised.append(mc))
+    monkeypatch.setattr(warmup, "_exercise", lambda mc, reverse=False: exercised.append(mc))
     assert cli.main(["warm"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("metrics_core kernel cache already complete"), out
@@ -30,13 +30,13 @@ def test_an_incomplete_cache_runs_both_variants_and_writes_the_stamp(capsys, mon
     calls = []
     monkeypatch.setattr(cache_stamp, "is_current", lambda: False)
     monkeypatch.setattr(cache_stamp, "write", lambda: calls.append("stamp"))
-    monkeypatch.setattr(warmup, "_exercise", lambda mc: calls.append(f"here {_jit._FORCED_VARIANT.get()}"))
+    monkeypatch.setattr(warmup, "_exercise", lambda mc, reverse=False: calls.append(f"here {_jit._FORCED_VARIANT.get()}" + (" reversed" if reverse else "")))
     monkeypatch.setattr(warmup, "_start_variant", lambda variant: calls.append(f"child {variant}") or variant)
     monkeypatch.setattr(warmup, "_finish", lambda child: None)
     assert cli.main(["warm", "--jobs", "2", "--quiet"]) == 0
     assert capsys.readouterr().out == ""
-    # one variant here, the other in a child process at the same time, then the stamp
-    assert calls == ["child parallel", "here serial", "stamp"]
+    # one variant here, the other in a child process at the same time (helped from its other end), then the stamp
+    assert calls == ["child parallel", "here serial", "here parallel reversed", "stamp"]
 
 
 def test_a_failed_compile_is_one_line_and_exit_2(capsys, monkeypatch):

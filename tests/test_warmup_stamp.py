@@ -83,7 +83,7 @@ def test_an_unwritable_cache_folder_is_no_error(tmp_path, monkeypatch):
 def calls(package, monkeypatch):
     """The warm-up's phases, recorded instead of run."""
     done = []
-    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc: done.append("exercise"))
+    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc, reverse=False: done.append("exercise"))
     monkeypatch.setattr(warmup_mod, "_first_page", lambda mc: done.append("first page"))
     return done
 
@@ -109,7 +109,7 @@ def variant_recorder(calls, monkeypatch):
     process that records its own (a print of the variant, not a compile)."""
     from metrics_core.kernels import _jit
 
-    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc: calls.append(("here", _jit._FORCED_VARIANT.get())))
+    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc, reverse=False: calls.append(("here", _jit._FORCED_VARIANT.get(), reverse)))
     children = []
 
     def start(variant):
@@ -124,13 +124,14 @@ def variant_recorder(calls, monkeypatch):
 def test_two_jobs_compile_the_second_variant_in_a_child_and_write_the_stamp(calls, monkeypatch):
     children = variant_recorder(calls, monkeypatch)
     warmup_mod.warmup(jobs=2)
-    assert calls == [("here", SERIAL)]
+    # the serial variant here, then the child's parallel one here too, from its last step
+    assert calls == [("here", SERIAL, False), ("here", PARALLEL, True)]
     assert children == [PARALLEL]
     assert cache_stamp.is_current()
 
 
 def test_a_failed_child_is_an_error_naming_its_variant_and_writes_no_stamp(calls, monkeypatch):
-    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc: None)
+    monkeypatch.setattr(warmup_mod, "_exercise", lambda mc, reverse=False: None)
     monkeypatch.setattr(warmup_mod, "_start_variant", lambda variant: subprocess.Popen(
         [sys.executable, "-c", "import sys; sys.stderr.write('first\\nMemoryError: out of memory\\n'); sys.exit(1)"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
@@ -142,10 +143,11 @@ def test_a_failed_child_is_an_error_naming_its_variant_and_writes_no_stamp(calls
 def test_the_command_line_compiles_one_variant_or_both_in_two_processes(calls, monkeypatch):
     children = variant_recorder(calls, monkeypatch)
     warmup_mod.main(["--variant", PARALLEL])
-    assert calls == [("here", PARALLEL)] and children == []
+    assert calls == [("here", PARALLEL, False)] and children == []
     assert not cache_stamp.is_current()
     warmup_mod.main(["--jobs", "2"])
-    assert calls == [("here", PARALLEL), ("here", SERIAL)] and children == [PARALLEL]
+    assert calls == [("here", PARALLEL, False), ("here", SERIAL, False), ("here", PARALLEL, True)]
+    assert children == [PARALLEL]
     assert cache_stamp.is_current()
 
 
@@ -228,3 +230,25 @@ def test_a_package_imported_from_a_zip_never_has_a_current_stamp(package, monkey
     (tmp_path / "cache" / cache_stamp.STAMP_NAME).unlink()
     cache_stamp.write()
     assert not (tmp_path / "cache" / cache_stamp.STAMP_NAME).exists()
+
+
+def test_the_steps_reversed_are_the_same_calls_in_the_other_order(monkeypatch):
+    """A helper running the steps from the other end makes every call the forward run makes."""
+    made = []
+
+    class Recorder:
+        def __getattr__(self, name):
+            return lambda *args, **kwargs: made.append(name)
+
+    monkeypatch.setattr(warmup_mod, "scan_words", lambda *a: made.append("scan_words"))
+    monkeypatch.setattr(warmup_mod, "first_whole_decimal", lambda *a: made.append("first_whole_decimal"))
+    monkeypatch.setattr(warmup_mod, "first_too_deep", lambda *a: made.append("first_too_deep"))
+    monkeypatch.setattr(warmup_mod, "earlier_pairs", lambda *a: made.append("earlier_pairs"))
+    monkeypatch.setattr(warmup_mod, "group_users", lambda *a: made.append("group_users"))
+    warmup_mod._exercise(Recorder())
+    forward = list(made)
+    made.clear()
+    warmup_mod._exercise(Recorder(), reverse=True)
+    assert sorted(made) == sorted(forward)
+    assert made != forward
+    assert {"prepare", "metric_curve", "evaluate", "roc_curve", "off_policy", "scan_words", "group_users"} <= set(forward)

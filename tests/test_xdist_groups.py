@@ -29,6 +29,17 @@ def test_a_spark_module_is_one_group_per_master():
     assert groups.xdist_group_of(item("test_spark_ship.py", spark=LOCAL)) != local
 
 
+def test_the_modules_calling_ranx_share_one_group():
+    tests = Path(__file__).parent
+    calling = {path.name for path in tests.rglob("test_*.py") if path.name != Path(__file__).name
+               and any(words in path.read_text(encoding="utf-8")
+                      for words in ("from ranx", "import ranx", "from test_presets_matrix import"))}
+    assert "test_fusion.py" in calling and "test_explain_matrix.py" in calling  # the search finds them
+    assert calling == groups.REFERENCE_LIBRARY_MODULES
+    assert {groups.xdist_group_of(item(module)) for module in calling} == {groups.REFERENCE_LIBRARY_GROUP}
+    assert groups.xdist_group_of(item("test_store.py")) != groups.REFERENCE_LIBRARY_GROUP
+
+
 def test_a_spread_module_has_no_group():
     for module in groups.SPREAD_MODULES:
         assert groups.xdist_group_of(item(module)) is None
