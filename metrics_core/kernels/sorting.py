@@ -60,10 +60,11 @@ def _insertion_sort_u64(a, lo, hi):
 
 
 @njit
-def _quicksort_u64(a, m):
+def _quicksort_u64(a, m, pending):
     """Sort ``a[:m]`` (distinct uint64) ascending: median-of-three quicksort, the smaller part
-    first (at most log2(m) pending parts), insertion sort below :data:`_SMALL_RUN` entries."""
-    pending = np.empty(128, dtype=np.int64)
+    first, insertion sort below :data:`_SMALL_RUN` entries. ``pending`` (int64, at least ``m``
+    entries when ``m >= _SMALL_RUN``) holds the bounds of the parts left for later: two per
+    level, at most log2(m) levels; no allocation, so threads sorting at once share no allocator."""
     top = 0
     lo = 0
     hi = m - 1
@@ -119,7 +120,7 @@ def _packed_sort_desc(k, p, k2, p2, m):
         b = key_bits[j] if k[j] != 0.0 else np.uint64(0)  # -0.0 == 0.0: one packed value
         ascending = ~b if b & _SIGN else b | _SIGN  # orders as the floats do
         packed[j] = (~ascending & ~low) | np.uint64(j)  # descending, then position
-    _quicksort_u64(packed, m)
+    _quicksort_u64(packed, m, p2)  # p2 is free until the gather below
     for j in range(m):  # packed[j] is read before k2[j] (the same memory) is written
         e = np.int64(packed[j] & low)
         k2[j] = k[e]
