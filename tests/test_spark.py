@@ -2,11 +2,12 @@
 
 Every test taking the ``spark`` fixture runs on ``local[2]`` (tasks in the driver's JVM,
 Python workers beside the driver), and those that exercise the executors (every metric,
-groups, files, errors, the shipped package, one set of conventions) also on
+files, errors, the shipped package, one set of conventions) also on
 ``local-cluster[2,1,1024]`` (two executor JVMs with their own Python workers, which
 import metrics_core from the zip :func:`metrics_core.spark.ship_package` sends them,
 as on a real cluster); the others (library names, trec_eval's names, further
-conventions, new metrics) run the same per-group code and are checked on ``local[2]``. Random data with tied scores, graded relevance, ground-truth
+conventions, the registry's Spark metrics one by one, groups of users missing from the run) run the
+same per-group code and are checked on ``local[2]``. Random data with tied scores, graded relevance, ground-truth
 users missing from the run, users without relevant items and users only in the run;
 every metric's summary must equal ``mc.evaluate`` on the same pandas frames to 1e-9,
 per-user values must match user by user, and the diagnostics counts must agree.
@@ -215,6 +216,7 @@ def registry_spark_metrics() -> list[str]:
     return list(dict.fromkeys(names))
 
 
+@local_only
 def test_every_metric_the_registry_puts_on_spark_matches_single_machine(spark, data):
     from metrics_core import spark as mcs
 
@@ -226,6 +228,7 @@ def test_every_metric_the_registry_puts_on_spark_matches_single_machine(spark, d
     assert_same(ev, local)
 
 
+@local_only
 def test_groups_holding_only_users_missing_from_the_run_match_single_machine(spark, data):
     """With many buckets, some hold only ground-truth users the run does not list (and run-only users):
     their per-user values are what mc.evaluate gives an empty list (num_rel = R, num_q = 1, gm_map at the

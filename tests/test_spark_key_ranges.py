@@ -5,11 +5,10 @@ careless reader: users cut across row groups and files, a user whose rows sit
 in two distant chunks, empty files and empty ranges, rows in no order at all,
 string and integer ids, labels in the run. Every case is checked against
 ``mc.evaluate`` on the same pandas frames (the independent single-machine
-reference) and the route taken is checked where the layout decides it. Each
-test runs on ``local[2]`` and on ``local-cluster[2,1,1024]``; the layouts of
-files and ranges are run on ``local[2]`` (every range count, both id types) and two of
-them (string ids with the default ranges, integer ids with empty ranges) on the local
-cluster, whose executors read the same ranges through the same code.
+reference) and the route taken is checked where the layout decides it. Every test
+runs on ``local[2]``; on ``local-cluster[2,1,1024]``, whose executors read the same
+ranges through the same code, run two of the layouts (string ids with the default
+ranges, integer ids with empty ranges), the inputs that must be shuffled and the errors.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import pytest
 import metrics_core as mc
 from _records import assert_same_record
 from _spark_cluster import CLUSTER, LOCAL
-from test_spark import ALL_METRICS, assert_same, make_data
+from test_spark import ALL_METRICS, assert_same, local_only, make_data
 
 pytestmark = pytest.mark.spark
 
@@ -94,6 +93,7 @@ def test_users_cut_across_row_groups_and_files(spark, tmp_path, int_ids, n_bucke
     assert ranged.n_users == local.n_users
 
 
+@local_only
 def test_user_in_two_distant_chunks(spark, tmp_path):
     """One user's rows split between the first and the last row group of the run (the rest sorted):
     the ranges that contain that user read both row groups."""
@@ -108,6 +108,7 @@ def test_user_in_two_distant_chunks(spark, tmp_path):
     assert route == "key ranges"
 
 
+@local_only
 def test_rows_in_no_order_are_shuffled(spark, tmp_path):
     """Rows in random order: each of 8 ranges would decode almost every row group, so the engine shuffles."""
     run, qrels, _ = make_data(int_ids=True)
@@ -117,6 +118,7 @@ def test_rows_in_no_order_are_shuffled(spark, tmp_path):
     assert route == "shuffle"
 
 
+@local_only
 def test_labels_in_the_run_and_renamed_columns(spark, tmp_path):
     """One table with a label column; columns renamed after reading still map to the files' columns."""
     from metrics_core import spark as mcs
