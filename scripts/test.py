@@ -57,6 +57,11 @@ WORKERS = 3
 MAX_WORKERS = 8
 GIB_PER_WORKER = 3.0  # three workers took 7.5 GiB at the peak of a full run (2026-11-27)
 INSIDE = "METRICS_CORE_TEST_INSIDE_VENV"
+#: how pytest-xdist hands out the tests: a test module at a time, so a module runs whole on one worker and its
+#: module-scoped fixtures (a Spark session per master, a PostgreSQL server, executed notebooks, a prepared data
+#: set) start once. (``--dist loadgroup`` spreads every test under pytest 9: its worker marks a group by
+#: rewriting a private node-id attribute that pytest 9 no longer reads, so no test ever shared a group.)
+XDIST_ARGS = ("--dist", "loadfile")
 #: pytest arguments of ``--quick``: no browser (Chromium, dashboard servers, the random walks), no Spark, and
 #: none of the long loops and heavy runs marked ``long``
 QUICK_ARGS = ("--ignore=tests/browser", "-m", "not browser and not spark and not long")
@@ -272,7 +277,7 @@ def main(argv: list[str]) -> int:
     if quick:
         argv = [*QUICK_ARGS, *argv]
     if jobs > 0:
-        argv = ["-n", str(jobs), "--dist", "loadgroup", *argv]
+        argv = ["-n", str(jobs), *XDIST_ARGS, *argv]
     env = dict(os.environ, METRICS_CORE_TEST_ENV=mode if os.environ.get("METRICS_CORE_SKIP_SETUP") != "1" else "")
     hogs = start_hogs(busy_limit) if busy else []
     say(f"{sys.executable} -m pytest {' '.join(argv)}")

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from _spark_cluster import CLUSTER, LOCAL, module_session, use_test_jvm_options
 from _trec import TREC_EVAL_DIR
-from _xdist_groups import longest_first, xdist_group_of
+from _xdist_groups import longest_first
 
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
 
@@ -94,10 +94,6 @@ def pytest_collection_modifyitems(config, items):
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
     items[:] = longest_first(items)
-    for item in items:
-        group = xdist_group_of(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
