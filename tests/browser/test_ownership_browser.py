@@ -79,6 +79,7 @@ def test_a_shared_address_is_read_only_elsewhere_and_two_tabs_do_not_overwrite(b
 
         page.reload()
         wait_rerun(page)
+        uploaders(page).nth(4).wait_for()  # a reloaded page may report idle before its first run draws
         assert analysis_id(page) == aid and secret_of(mine) == secret
         assert uploaders(page).count() == 5 and remove_button(page, "popularity").is_enabled()
 
