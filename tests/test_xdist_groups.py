@@ -23,8 +23,13 @@ def test_a_module_runs_whole_on_one_worker():
 def test_this_module_ran_on_one_worker_when_spread(request, tmp_path_factory):
     """Under pytest-xdist (the full suite), every test of this module ran on the worker running this one:
     each test of the module writes its worker's name, the last one reads them all."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    folder = tmp_path_factory.getbasetemp().parent / "xdist-groups-check"
+    workerinput = getattr(request.config, "workerinput", None)  # set only in a pytest-xdist worker
+    worker = workerinput["workerid"] if workerinput else "main"
+    # the run's own folder: the workers' temporary folders share a parent made for this run; a run
+    # without workers (also one started inside a test, which inherits that worker's environment)
+    # has its own temporary folder, whose parent is shared by every run of the machine
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if workerinput else base) / "xdist-groups-check"
     folder.mkdir(exist_ok=True)
     (folder / f"{worker}-{os.getpid()}").write_text(request.node.nodeid)
     workers = {path.name.split("-")[0] for path in folder.iterdir()}

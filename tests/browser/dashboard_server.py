@@ -159,6 +159,29 @@ def wait_rerun(page, timeout: int = deadlines.SCRIPT_RUN_MS) -> None:
     wait_idle(page, timeout=timeout)
 
 
+def choose_option(page, box, option: str) -> None:
+    """Pick ``option`` in the selectbox ``box`` (a locator); the caller waits for the rerun. The box is
+    scrolled into view first (a scroll while its list is open closes the list), the option's name is
+    typed (the list opens as one types and shows only the matches, so a long list is never scrolled),
+    and a click that opened no list (the box still being drawn, on a loaded machine) is made again, up
+    to three times."""
+    box.wait_for(timeout=deadlines.SCRIPT_RUN_MS)
+    box.scroll_into_view_if_needed()
+    wanted = page.get_by_role("option", name=option, exact=True)
+    for attempt in range(3):
+        box.click()
+        page.keyboard.press("Control+a")
+        page.keyboard.type(option)
+        try:
+            wanted.wait_for(timeout=deadlines.ACTION_MS // 3)
+            break
+        except Exception:  # noqa: BLE001 - the list did not open: close whatever opened, click again
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+    wanted.click()
+
+
 def open_page(page, title: str) -> None:
     """Click ``title`` in the sidebar navigation and wait for that page's script run."""
     page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()

@@ -21,7 +21,7 @@ import pytest
 from dashboard import demo
 from dashboard.brief_text import FAILURES_GROUP
 
-from dashboard_server import screenshot_dir, assert_no_exception, click_table_row, goto, wait_rerun
+from dashboard_server import assert_no_exception, choose_option, click_table_row, goto, screenshot_dir, wait_rerun
 
 pytestmark = pytest.mark.browser
 
@@ -67,21 +67,7 @@ def open_page(page, title: str) -> None:
 
 
 def choose(page, key: str, option: str) -> None:
-    """Pick ``option`` in the selectbox with key ``key``; a click that did not open its list (the
-    box was still being drawn, on a loaded machine) is made again, up to three times."""
-    box = page.locator(f".st-key-{key} [data-testid='stSelectbox']")
-    box.wait_for(timeout=deadlines.SCRIPT_RUN_MS)
-    wanted = page.get_by_role("option", name=option, exact=True)
-    for attempt in range(3):
-        box.click()
-        try:
-            wanted.wait_for(timeout=deadlines.ACTION_MS // 3)
-            break
-        except Exception:  # noqa: BLE001 - the list did not open: close whatever opened, click again
-            if attempt == 2:
-                raise
-            page.keyboard.press("Escape")
-    wanted.click()
+    choose_option(page, page.locator(f".st-key-{key} [data-testid='stSelectbox']"), option)
     wait_rerun(page)
 
 

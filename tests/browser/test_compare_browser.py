@@ -12,7 +12,7 @@ import pytest
 
 import metrics_core as mc
 from dashboard import demo
-from dashboard_server import assert_no_exception, open_page, upload_runs_and_truth, wait_idle, wait_rerun
+from dashboard_server import assert_no_exception, choose_option, open_page, upload_runs_and_truth, wait_idle, wait_rerun
 
 pytestmark = pytest.mark.browser
 
@@ -76,8 +76,7 @@ def test_verdict_matches_scipy_and_the_users_switch(app_page, streamlit_server, 
     wait_idle(page)
     assert paired_caption() == rows["two_tower"][4] == len(per_user["popularity"])
     box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Users counted")
-    box.click()
-    page.get_by_role("option", name="served", exact=True).click()
+    choose_option(page, box, "served")
     wait_rerun(page)
     assert_no_exception(page, "Compare, users counted: served")
     every = set.intersection(*served.values()) & set(per_user["popularity"].index.astype(str))
@@ -108,9 +107,7 @@ def test_per_user_choice_reruns_its_section_with_the_url_and_numbers_of_a_full_r
         return sentences, paired
 
     verdict_before, _ = shown()
-    page.locator(".st-key-compare_focus_model [data-testid='stSelectbox']").click()
-    page.keyboard.type("two_tower")  # the list opens as one types (a click alone may only focus the box)
-    page.get_by_role("option", name="two_tower", exact=True).click()
+    choose_option(page, page.locator(".st-key-compare_focus_model [data-testid='stSelectbox']"), "two_tower")
     wait_rerun(page)
     assert_no_exception(page, "Compare, per-user challenger")
     assert "compare_focus_model=two_tower" in page.url

@@ -13,7 +13,7 @@ import pytest
 
 import metrics_core as mc
 from dashboard import demo
-from dashboard_server import assert_no_exception, goto, wait_idle, wait_rerun
+from dashboard_server import assert_no_exception, choose_option, goto, wait_idle, wait_rerun
 
 pytestmark = pytest.mark.browser
 
@@ -32,9 +32,7 @@ def test_preset_from_the_sidebar_sets_the_numbers_and_the_url(app_page, streamli
     before = summary_csv(page)
     page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]', has_text="Conventions").click()
     box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Library preset")
-    box.scroll_into_view_if_needed()  # a scroll while the list is open would close it
-    box.click()
-    page.get_by_role("option", name="rectools", exact=True).click()
+    choose_option(page, box, "rectools")
     wait_rerun(page)
     wait_idle(page)
     assert_no_exception(page, "Overview with the rectools preset")

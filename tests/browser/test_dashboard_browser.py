@@ -18,7 +18,7 @@ import metrics_core as mc
 from dashboard import demo
 from metrics_core.io import read_table
 
-from dashboard_server import screenshot_dir, assert_no_exception, wait_idle
+from dashboard_server import assert_no_exception, choose_option, screenshot_dir, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -103,9 +103,7 @@ def test_upload_change_k_gain_and_download_summary(app_page, streamlit_server, t
     k_input.press("Enter")
     wait_idle(page)
     gain = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Gain")
-    gain.scroll_into_view_if_needed()  # below the open uploaders on this page; a scroll would close the list
-    gain.click()
-    page.get_by_role("option", name="exponential").click()
+    choose_option(page, gain, "exponential")
     wait_idle(page)
     query = parse_qs(urlparse(page.url).query)
     assert query.get("k") == ["20"] and query.get("gain") == ["exponential"], page.url

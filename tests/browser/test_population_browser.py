@@ -13,7 +13,7 @@ import pytest
 
 import metrics_core as mc
 from dashboard import demo
-from dashboard_server import assert_no_exception, open_page, upload_runs_and_truth, wait_idle, wait_rerun
+from dashboard_server import assert_no_exception, choose_option, open_page, upload_runs_and_truth, wait_idle, wait_rerun
 
 pytestmark = pytest.mark.browser
 
@@ -47,8 +47,7 @@ def test_overview_compare_and_report_count_the_same_users(app_page, streamlit_se
     for users in ("all", "served"):
         if users == "served":
             box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Users counted")
-            box.click()
-            page.get_by_role("option", name="served", exact=True).click()
+            choose_option(page, box, "served")
             wait_rerun(page)
             assert "users=served" in page.url
         ids = counted[users]

@@ -20,8 +20,8 @@ import metrics_core as mc
 from dashboard import demo
 from metrics_core.io import read_table
 
-from dashboard_server import (SERVER_SCRIPT, REPO_ROOT, assert_no_exception, click_table_row, goto, start_server,
-                              stop_process, wait_rerun)
+from dashboard_server import (SERVER_SCRIPT, REPO_ROOT, assert_no_exception, choose_option, click_table_row, goto,
+                              start_server, stop_process, wait_rerun)
 
 pytestmark = pytest.mark.browser
 
@@ -66,8 +66,7 @@ def selectbox_value(page, key: str) -> str:
 
 
 def choose(page, key: str, option: str) -> None:
-    page.locator(f".st-key-{key} [data-testid='stSelectbox']").click()
-    page.get_by_role("option", name=option, exact=True).click()
+    choose_option(page, page.locator(f".st-key-{key} [data-testid='stSelectbox']"), option)
     wait_rerun(page)
 
 
@@ -112,9 +111,7 @@ def test_the_url_is_the_analysis(browser, tmp_path):
         k_input.press("Enter")
         wait_rerun(page)
         gain = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Gain")
-        gain.scroll_into_view_if_needed()  # a scroll while the list is open would close it
-        gain.click()
-        page.get_by_role("option", name="exponential").click()
+        choose_option(page, gain, "exponential")
         wait_rerun(page)
         aid = query(page)["analysis"][0]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard_server import assert_no_exception, goto, wait_idle
+from dashboard_server import assert_no_exception, choose_option, goto, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -98,9 +98,7 @@ def test_summary_csv_clicked_once_settled_holds_the_state_its_label_names(app_pa
         assert linear.loc[model, f"ndcg@{k}"] == pytest.approx(ndcg(runs[model], qrels, k, False), abs=1e-12), model
 
     gain = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]', has_text="Gain")
-    gain.scroll_into_view_if_needed()
-    gain.click()
-    page.get_by_role("option", name="exponential").click()
+    choose_option(page, gain, "exponential")
     wait_idle(page)
     assert_no_exception(page, "Overview after switching the gain")
     label, exponential = download_now(page)
