@@ -234,7 +234,7 @@ with state.guard():
     by_base = {b: _comparison(tuple(keys.get(n, n) for n in names), per_user, (matrix_metric,), b, test,
                               correction, float(alpha), opt_key, bootstrap=False) for b in names}
 state.shown_table(verdict.pair_matrix(by_base, matrix_metric), key="compare_matrix", placeholder=fmt.EMPTY)
-st.caption(f"Cell: lift of the row's model over the column's model on {matrix_metric}; ▲ / ▼ significant "
+st.caption(f"Cell: lift of the row's model over the column's model on {text.md(matrix_metric)}; ▲ / ▼ significant "
            f"({TEST_LABELS[test]}, {CORRECTION_LABELS[correction]} within each column), – not significant."
            + (" " + verdict.resampling_note(test, len(per_user[names[0]]), interval=False)
               if any(t.attrs["pending"] for t in by_base.values()) else ""))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import _deadlines as deadlines
 import pytest
 
-from dashboard_server import assert_no_exception, goto, open_page, screenshot_dir, wait_rerun
+from dashboard_server import assert_no_exception, goto, open_page, screenshot_dir, wait_charts_drawn, wait_rerun
 from test_brief_browser import VIEW, on_first_screen, uploader
 from test_dashboard_counterfactual import bandit
 
@@ -45,6 +45,10 @@ def test_a_shared_link_opens_on_the_counterfactual_verdict(browser, streamlit_se
         assert_no_exception(page, "Data")
         open_page(page, "Counterfactual")
         assert_no_exception(page, "Counterfactual")
+        chart = page.locator('[data-testid="stPlotlyChart"]')
+        chart.scroll_into_view_if_needed()
+        wait_charts_drawn(page, '[data-testid="stPlotlyChart"] .js-plotly-plot')  # every estimator, both models
+        assert chart.count() == 1
         shots = screenshot_dir()
         shots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shots / "counterfactual_page.png"), full_page=True)
