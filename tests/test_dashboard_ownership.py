@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from _apptest import AppTest  # noqa: E402
 
 from _event_loop import run_on_own_loop  # noqa: E402
 from dashboard import demo, owner, text  # noqa: E402

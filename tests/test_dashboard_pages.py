@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from _apptest import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
 from dashboard import demo, text  # noqa: E402

@@ -135,7 +135,7 @@ def _session(owner_secret: str | None = None, **query):
     """An AppTest session on the Brief; with ``owner_secret``, as the browser whose cookie holds it
     (without one, a visitor: each AppTest session has a secret of its own). Waits for every brief
     save it started on the store thread."""
-    from streamlit.testing.v1 import AppTest
+    from _apptest import AppTest
 
     from dashboard import sources
     from test_dashboard_pages import APP, TIMEOUT

@@ -26,7 +26,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: E402
 from streamlit.runtime.state.safe_session_state import SafeSessionState  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from _apptest import AppTest  # noqa: E402
 
 from dashboard import demo  # noqa: E402
 from metrics_core.store import AnalysisStore  # noqa: E402

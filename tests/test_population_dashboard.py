@@ -69,7 +69,7 @@ def test_failing_users_and_attribute_columns():
 # ----------------------------------------------------------------------------- AppTest
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from _apptest import AppTest  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
 
