@@ -113,16 +113,28 @@ def test_upload_after_the_working_copy_expired_starts_a_new_one_and_says_so(monk
     assert frame_with(at, "ndcg@10").shape[0] == len(d.runs)
 
 
+@pytest.fixture(scope="module")
+def curves_threshold_slider(tmp_path_factory) -> tuple[float, float, float]:
+    """The Curves page's threshold slider opened without the parameter (one run for the module's
+    tests): its value (the opening threshold), its minimum and its maximum."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("METRICS_CORE_STORE_DIR", str(tmp_path_factory.mktemp("store")))
+        slider = page(app(), "curves").slider(key="curves_threshold")
+        return slider.value, slider.min, slider.max
+
+
 @pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "NaN"])
-def test_a_page_number_in_the_address_that_is_not_finite_is_ignored(raw):
+def test_a_page_number_in_the_address_that_is_not_finite_is_ignored(raw, curves_threshold_slider):
     """``?curves_threshold=nan`` (a page's bound slider, not a convention): the Curves page draws,
-    its slider at the opening threshold as without the parameter; a finite value in range is kept."""
-    plain = page(app(), "curves")
-    slider = plain.slider(key="curves_threshold")
-    opening, low, high = slider.value, slider.min, slider.max
+    its slider at the opening threshold as without the parameter."""
+    opening, _, _ = curves_threshold_slider
     at = page(app(curves_threshold=raw), "curves")
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.slider(key="curves_threshold").value == opening
+
+
+def test_a_finite_page_number_in_range_in_the_address_is_kept(curves_threshold_slider):
+    _, low, high = curves_threshold_slider
     inside = low + (high - low) / 3
     kept = page(app(curves_threshold=repr(inside)), "curves")
     assert kept.slider(key="curves_threshold").value == pytest.approx(inside)
