@@ -1,17 +1,22 @@
 """numba and the compiled kernels load on the first kernel call only: importing the package, the
 statistics, the registry's declarations, the command line's ``--help`` and an argument error leave
-numba out of the process (a fresh process each: this one has loaded numba long ago)."""
+numba out of the process (a fresh process each: this one has loaded numba long ago). An evaluate on a
+small file loads numba but none of the modules it has no use for (the dashboard's, plots, databases, and
+what numba imports for features no kernel uses)."""
 
 from __future__ import annotations
 
 import _deadlines as deadlines
+import json
 import pickle
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from metrics_core.kernels import _jit
 
@@ -77,3 +82,57 @@ def test_a_kernel_is_made_on_its_first_call_and_binds_what_it_calls(tmp_path, mo
     assert isinstance(probe._square, _jit.load_numba().core.registry.CPUDispatcher)
     assert probe.sum_of_squares.py_func.__name__ == "sum_of_squares" and probe.sum_of_squares.signatures
     assert pickle.loads(pickle.dumps(probe.sum_of_squares)) is probe.sum_of_squares
+
+
+# Modules the command line's evaluate on a small CSV file has no use for: the dashboard's, the database's,
+# the plots', Spark's, Parquet's, and what numba imports for features no kernel uses (_jit.NOT_FOR_NUMBA)
+NOT_FOR_A_SMALL_EVALUATE = ("streamlit", "plotly", "sqlalchemy", "pyspark", "matplotlib", "mlflow", "IPython",
+                            "nbformat", "jinja2", "scipy.linalg", "scipy.stats", "scipy.sparse", "cffi",
+                            "pycparser", "statsmodels", "sklearn", "ranx", "pytrec_eval", "ir_measures",
+                            "pyarrow.parquet", "pyarrow.dataset")
+
+
+def test_a_small_evaluate_imports_no_module_it_does_not_need(tmp_path):
+    code = textwrap.dedent("""
+        import contextlib, io, json, sys
+        from metrics_core.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            status = main(["evaluate", "--run", "tests/data/formats/run.csv", "--qrels", "tests/data/formats/qrels.csv",
+                           "-m", "ndcg@10,map@100,recall@10"])
+        loaded = sorted(sys.modules)
+        from numba.np.linalg import ensure_blas
+        ensure_blas()  # scipy.linalg was only hidden while numba loaded: a kernel using BLAS still finds it
+        import cffi
+        print(json.dumps([status, out.getvalue(), loaded, "scipy.linalg.cython_blas" in sys.modules]))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                          timeout=deadlines.SUBPROCESS)
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, table, loaded, blas_found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == 0 and "ndcg@10" in table and "numba" in loaded  # the path ran its kernels
+    unwanted = [m for m in loaded if any(m == name or m.startswith(name + ".") for name in NOT_FOR_A_SMALL_EVALUATE)]
+    assert unwanted == []
+    assert blas_found
+
+
+def test_the_modules_numba_need_not_are_hidden_from_the_loading_thread_only(tmp_path, monkeypatch):
+    (tmp_path / "hidden_probe_a.py").write_text("VALUE = 1\n")
+    (tmp_path / "hidden_probe_b.py").write_text("VALUE = 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = {}
+
+    def other_thread():
+        import hidden_probe_b
+        seen["other"] = hidden_probe_b.VALUE
+
+    with _jit._unoffered(frozenset({"hidden_probe_a", "hidden_probe_b"})):
+        with pytest.raises(ImportError):
+            import hidden_probe_a  # noqa: F401
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        worker.join()
+    import hidden_probe_a
+
+    assert hidden_probe_a.VALUE == 1 and seen == {"other": 2}
+    assert not any(isinstance(f, _jit._Unoffered) for f in sys.meta_path)

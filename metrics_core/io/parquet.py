@@ -24,15 +24,18 @@ counted row group by row group as the file is read:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import MetricsError
 from .convert import check_utf8
 from .limits import ReadLimits, current, format_size
 from .lines import ROWS, LineMap
 from .parquet_size import decoded_nbytes, leaf_indices, longest_dictionary_value, prefix_shared, row_group_bound
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 #: rows per batch of a row group counted before it is expanded
 COUNTED_BATCH_ROWS = 65_536
@@ -46,6 +49,8 @@ def _unreadable(name: str, e: Exception) -> MetricsError:
 
 def parquet_names(data: bytes | None, path: Path | None, name: str) -> list[str]:
     """Column names from the Parquet schema (no data read)."""
+    import pyarrow.parquet as pq  # here: a process that reads no Parquet file never imports it
+
     try:
         if path is not None:
             return list(pq.ParquetDataset(path).schema.names)
@@ -60,10 +65,14 @@ def _parts(data: bytes | None, path: Path | None) -> list:
         return [data]
     if path is not None and path.is_file():
         return [str(path)]
+    import pyarrow.parquet as pq
+
     return list(pq.ParquetDataset(path).files)
 
 
 def _open(part, **options) -> pq.ParquetFile:
+    import pyarrow.parquet as pq
+
     return pq.ParquetFile(pa.BufferReader(part) if isinstance(part, bytes) else part, **options)
 
 

@@ -32,6 +32,7 @@ import functools
 import importlib
 import inspect
 import os
+import sys
 import threading
 import time
 import types
@@ -65,6 +66,40 @@ _ready = False  # numba loaded and every callback of when_loaded run
 _ON_LOAD: list = []
 
 
+#: Modules numba imports while it loads, for features no kernel of this package uses, and what they
+#: cost a process that runs one kernel: ``scipy.linalg`` (about 0.3 CPU s; numba imports it to learn
+#: whether BLAS exists, which only decides how ``np.cov``/``np.corrcoef`` form an inner product; a
+#: kernel calling ``np.dot`` or ``np.linalg`` imports it again when compiled) and ``cffi`` (about 0.1
+#: CPU s; numba's typing of cffi functions passed to a kernel). While numba loads they are hidden from
+#: the loading thread only (:func:`_unoffered`): numba takes them as not installed; every other thread,
+#: and this one afterwards, imports them as usual.
+NOT_FOR_NUMBA = frozenset({"scipy.linalg", "cffi"})
+
+
+class _Unoffered:
+    """An import finder that refuses ``names`` to one thread (see :data:`NOT_FOR_NUMBA`)."""
+
+    def __init__(self, names: frozenset[str]):
+        self.names = names
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name, path=None, target=None):
+        if name in self.names and threading.get_ident() == self.thread:
+            raise ImportError(f"{name} is not offered to numba while it loads", name=name)
+        return None
+
+
+@contextlib.contextmanager
+def _unoffered(names: frozenset[str]):
+    """Inside the block, importing one of ``names`` (not imported yet) fails in the calling thread."""
+    finder = _Unoffered(frozenset(n for n in names if n not in sys.modules))
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
 def load_numba() -> types.ModuleType:
     """The numba module, imported and set up on the first call of the process: the thread-safe
     threading layer when one is installed, the shipped kernel cache when the package is imported
@@ -75,7 +110,11 @@ def load_numba() -> types.ModuleType:
     with _LOADING:
         if _numba is not None:  # set up, or being set up by this thread (a callback needs a kernel)
             return _numba
-        import numba
+        with _unoffered(NOT_FOR_NUMBA):
+            import numba
+            from numba.core.registry import cpu_target
+
+            cpu_target.target_context.refresh()  # numba's registries, loaded while the modules above are hidden
 
         THREADSAFE = _threadsafe_layer_available()
         if THREADSAFE:

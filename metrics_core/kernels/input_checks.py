@@ -1,4 +1,5 @@
-"""Checks of input rows: repeated (user, item) pairs and non-finite numbers."""
+"""Checks of input rows: repeated (user, item) pairs (a compiled kernel), non-finite numbers and
+ids to trim (NumPy expressions: nothing to compile or load for them)."""
 
 from __future__ import annotations
 
@@ -57,32 +58,59 @@ def first_of_pair(bounds, chunks, off, data, rel, out):
                 table[slots[x]] = -1
 
 
-@njit
-def first_non_finite(values):
-    """Index of the first NaN or infinite value, or -1 (one pass, no temporary array)."""
-    for i in range(values.shape[0]):
-        if not np.isfinite(values[i]):
-            return i
+#: the checks below read their input in pieces of this many values (bounded temporaries)
+CHECK_PIECE = 1 << 20
+
+
+def first_non_finite(values: np.ndarray) -> int:
+    """Index of the first NaN or infinite value of a 1-D numeric array, or -1.
+
+    A NumPy expression over pieces of :data:`CHECK_PIECE` values (a temporary of one
+    byte per value of a piece), no compiled kernel: the check costs a process that
+    reads a small file nothing to load, and runs at NumPy's vectorised speed on large
+    ones. Integer and boolean arrays have no non-finite value; ``-0.0`` is finite.
+    """
+    n = values.shape[0]
+    if values.dtype.kind in "biu":
+        return -1
+    for lo in range(0, n, CHECK_PIECE):
+        finite = np.isfinite(values[lo:lo + CHECK_PIECE])
+        if not finite.all():
+            return lo + int(np.argmin(finite))
     return -1
 
 
-@njit
-def first_untrimmed(off, data):
+def _printable(codes: np.ndarray) -> np.ndarray:
+    """Whether each byte is printable, non-space ASCII (``!`` to ``~``)."""
+    return (codes >= 0x21) & (codes <= 0x7E)
+
+
+def first_untrimmed(off: np.ndarray, data: np.ndarray) -> int:
     """Index of the first string that is empty or may have whitespace at either end, or -1.
 
-    String ``i`` is ``data[off[i]:off[i + 1]]``. Its first and last bytes must be
-    printable, non-space ASCII (``!`` to ``~``); any other byte there (ASCII
-    whitespace and control bytes, or a byte of a multi-byte UTF-8 character,
-    which may be Unicode whitespace) makes the string a candidate for trimming.
-    One pass over the offsets, two bytes read per string, nothing allocated.
+    String ``i`` is ``data[off[i]:off[i + 1]]`` (Arrow's offsets and bytes). Its first and
+    last bytes must be printable, non-space ASCII (``!`` to ``~``); any other byte there
+    (ASCII whitespace and control bytes, or a byte of a multi-byte UTF-8 character, which
+    may be Unicode whitespace) makes the string a candidate for trimming. Two bytes read
+    per string, as a NumPy expression over pieces of :data:`CHECK_PIECE` strings (no
+    compiled kernel to load).
     """
-    for i in range(off.shape[0] - 1):
-        a, b = off[i], off[i + 1]
-        if b <= a:
-            return i
-        first, last = data[a], data[b - 1]
-        if first < 0x21 or first > 0x7E or last < 0x21 or last > 0x7E:
-            return i
+    n = off.shape[0] - 1
+    if n <= 0:
+        return -1
+    if data.shape[0] == 0:
+        return 0  # every string is empty
+    codes = data.view(np.uint8)
+    last_byte = codes.shape[0] - 1
+    for lo in range(0, n, CHECK_PIECE):
+        a = off[lo:lo + CHECK_PIECE + 1].astype(np.int64)
+        start, stop = a[:-1], a[1:]
+        empty = stop <= start
+        first = codes[np.minimum(start, last_byte)]
+        last = codes[np.clip(stop - 1, 0, last_byte)]
+        bad = empty | ~_printable(first) | ~_printable(last)
+        if bad.any():
+            return lo + int(np.argmax(bad))
     return -1
 
 

@@ -20,7 +20,7 @@ from ..errors import MetricsError
 from ..frames import ACCEPTED, as_pandas
 from ..grouping import balanced_chunks, group_users
 from ..kernels import strings as kstr
-from ..kernels._jit import kernel_guard, n_threads, readonly
+from ..kernels._jit import kernel_guard, n_threads
 from ..kernels.input_checks import first_non_finite
 from . import kernels as layout_kernels
 from . import plain
@@ -56,7 +56,7 @@ def _numeric(df, column, what) -> np.ndarray:
         values = np.ascontiguousarray(s.to_numpy(dtype=np.float64))  # no copy for float64; NaN is caught below
     else:
         values = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    first = first_non_finite(readonly(values))  # one compiled version for read-only and writable columns
+    first = first_non_finite(values)
     if first >= 0:
         bad = int(np.count_nonzero(~np.isfinite(values)))
         raise MetricsError(
