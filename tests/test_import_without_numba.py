@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import _deadlines as deadlines
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -85,11 +86,12 @@ def test_a_kernel_is_made_on_its_first_call_and_binds_what_it_calls(tmp_path, mo
 
 
 # Modules the command line's evaluate on a small CSV file has no use for: the dashboard's, the database's,
-# the plots', Spark's, Parquet's, and what numba imports for features no kernel uses (_jit.NOT_FOR_NUMBA)
+# the plots', Spark's, Parquet's, and what numba imports for features no kernel uses (_jit.NOT_FOR_NUMBA;
+# yaml reads numba's configuration file, which the repository's root does not hold)
 NOT_FOR_A_SMALL_EVALUATE = ("streamlit", "plotly", "sqlalchemy", "pyspark", "matplotlib", "mlflow", "IPython",
                             "nbformat", "jinja2", "scipy.linalg", "scipy.stats", "scipy.sparse", "cffi",
                             "pycparser", "statsmodels", "sklearn", "ranx", "pytrec_eval", "ir_measures",
-                            "pyarrow.parquet", "pyarrow.dataset")
+                            "pyarrow.parquet", "pyarrow.dataset", "yaml")
 
 
 def test_a_small_evaluate_imports_no_module_it_does_not_need(tmp_path):
@@ -136,3 +138,14 @@ def test_the_modules_numba_need_not_are_hidden_from_the_loading_thread_only(tmp_
 
     assert hidden_probe_a.VALUE == 1 and seen == {"other": 2}
     assert not any(isinstance(f, _jit._Unoffered) for f in sys.meta_path)
+
+
+def test_numba_still_reads_its_configuration_file_where_there_is_one(tmp_path):
+    (tmp_path / _jit.NUMBA_CONFIG_FILE).write_text("debuginfo: 0\n")
+    code = ("import sys; from metrics_core.kernels import _jit; numba = _jit.load_numba(); "
+            "print(numba.core.config._HAVE_YAML, 'yaml' in sys.modules, numba.core.config.DEBUGINFO_DEFAULT)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=deadlines.SUBPROCESS)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True", "0"] and "YAML" not in done.stderr

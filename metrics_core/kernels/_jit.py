@@ -74,6 +74,15 @@ _ON_LOAD: list = []
 #: the loading thread only (:func:`_unoffered`): numba takes them as not installed; every other thread,
 #: and this one afterwards, imports them as usual.
 NOT_FOR_NUMBA = frozenset({"scipy.linalg", "cffi"})
+#: numba's configuration file, read from the working directory with ``yaml`` (about 0.04 CPU s to
+#: import) when it exists: without one there, ``yaml`` is hidden from numba too
+NUMBA_CONFIG_FILE = ".numba_config.yaml"
+
+
+def _not_for_numba() -> frozenset[str]:
+    """The modules hidden from numba while it loads (:data:`NOT_FOR_NUMBA`, and ``yaml`` when no
+    :data:`NUMBA_CONFIG_FILE` is there to read)."""
+    return NOT_FOR_NUMBA if os.path.isfile(NUMBA_CONFIG_FILE) else NOT_FOR_NUMBA | {"yaml"}
 
 
 class _Unoffered:
@@ -110,7 +119,7 @@ def load_numba() -> types.ModuleType:
     with _LOADING:
         if _numba is not None:  # set up, or being set up by this thread (a callback needs a kernel)
             return _numba
-        with _unoffered(NOT_FOR_NUMBA):
+        with _unoffered(_not_for_numba()):
             import numba
             from numba.core.registry import cpu_target
 
