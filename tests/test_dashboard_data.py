@@ -10,7 +10,7 @@ pytest.importorskip("streamlit")
 
 import metrics_core as mc  # noqa: E402
 from dashboard import background, cache, demo, files, text  # noqa: E402
-from test_dashboard_pages import app, frame_with, page, small_demo  # noqa: E402
+from test_dashboard_pages import data_page, frame_with, page, small_demo  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -30,8 +30,7 @@ def runs_as_files(d):
 
 def test_runs_before_truth_wait_with_a_sentence_then_evaluate():
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
     assert not at.error, [e.value for e in at.error]
     assert any("Waiting for a ground truth" in i.value for i in at.info)
@@ -51,8 +50,7 @@ def test_runs_before_truth_wait_with_a_sentence_then_evaluate():
 
 def test_truth_alone_is_listed_and_the_page_says_what_is_missing():
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_truth_0", ("truth.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     listing = frame_with(at, "status")
     assert list(listing["file"]) == ["truth.csv"] and list(listing["role"]) == ["ground truth"]
@@ -63,8 +61,7 @@ def test_truth_alone_is_listed_and_the_page_says_what_is_missing():
 
 def test_attributes_alone_are_named_not_called_a_ground_truth():
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     attrs = b"user_id,segment\n" + b"".join(f"{u},a\n".encode() for u in d.qrels["user_id"].unique())
     upload(at, "upload_attributes_0", ("attrs.csv", attrs, "text/csv"))
     assert list(frame_with(at, "status")["role"]) == ["user attributes"]
@@ -75,8 +72,7 @@ def test_attributes_alone_are_named_not_called_a_ground_truth():
 
 def test_cr_only_file_is_a_message_removable_on_its_own_and_read_once(monkeypatch):
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     cr = b"user_id,item_id,score\ru1,i1,0.5\ru1,i2,0.4\r"
     upload(at, "upload_runs_0", runs_as_files(d)[:1] + [("cr_only.csv", cr, "text/csv")])
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
@@ -99,8 +95,7 @@ def test_cr_only_file_is_a_message_removable_on_its_own_and_read_once(monkeypatc
 def test_mapping_form_only_when_it_helps_and_prefilled():
     d = small_demo()
     run = d.runs["two_tower"].rename(columns={"user_id": "customer", "item_id": "sku", "score": "affinity"})
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_runs_0", [("custom.csv", demo.to_csv_bytes(run), "text/csv")])
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     assert at.selectbox(key="map_custom_user_id").value == "(none)"
@@ -118,8 +113,7 @@ def test_mapping_form_only_when_it_helps_and_prefilled():
 
 
 def test_cache_limits_are_stated():
-    at = app()
-    page(at, "data")
+    at = data_page()
     assert any(f"{cache.SHARED.max_bytes // 2**20:,} MB" in c.value for c in at.caption)
 
 
@@ -127,8 +121,7 @@ def test_upload_read_and_store_limits_are_stated(monkeypatch):
     from metrics_core.io.limits import ReadLimits
 
     monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", "3GiB")
-    at = app()
-    page(at, "data")
+    at = data_page()
     caption = " ".join(c.value for c in at.caption)
     assert "up to 1,024 MB (server.maxUploadSize)" in caption
     assert ReadLimits.from_env().describe() in caption
@@ -139,8 +132,7 @@ def test_upload_read_and_store_limits_are_stated(monkeypatch):
 
 def test_files_uploaded_just_before_leaving_the_data_page_are_kept():
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_runs_0").set_value(runs_as_files(d))
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     page(at, "overview")  # the rerun that carries the upload runs the Overview
@@ -154,8 +146,7 @@ def test_upload_larger_than_the_store_can_hold_is_refused_at_upload(monkeypatch)
     d = small_demo()
     truth = demo.to_csv_bytes(d.qrels)
     monkeypatch.setenv("METRICS_CORE_STORE_QUOTA", str(len(truth) // 2))
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_truth_0", ("big [truth](http://x).csv", truth, "text/csv"))
     errors = [e.value for e in at.error]
     assert len(errors) == 1, errors
@@ -185,8 +176,7 @@ def test_results_uploaded_before_the_truth_are_read_once(monkeypatch):
 
     monkeypatch.setattr(mc_io, "read_table", counting)
     cache.SHARED.clear()
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     page(at, "overview")
@@ -200,8 +190,7 @@ def test_repeated_pair_in_results_is_named_by_its_lines(truth_first):
     good = runs_as_files(d)[:1]
     bad = b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,0.4\nu1,i1,0.3\n"
     truth = ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv")
-    at = app()
-    page(at, "data")
+    at = data_page()
     if truth_first:
         upload(at, "upload_truth_0", truth)
     upload(at, "upload_runs_0", good + [("twice.csv", bad, "text/csv")])
@@ -217,8 +206,7 @@ def test_repeated_pair_in_results_is_named_by_its_lines(truth_first):
 def test_results_without_scores_are_refused_once_a_truth_is_loaded():
     d = small_demo()
     labels_only = b"user_id,item_id,relevance\nu1,i1,1\nu1,i2,0\n"
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d)[:1] + [("labels.csv", labels_only, "text/csv")])
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     errors = [e.value for e in at.error]
@@ -229,8 +217,7 @@ def test_uploads_are_saved_by_the_end_of_the_run_and_a_later_upload_updates_the_
     from metrics_core.store import AnalysisStore
 
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
     first = at.query_params["analysis"]
     first = first[0] if isinstance(first, list) else first
@@ -251,8 +238,7 @@ def test_a_save_the_store_refuses_leaves_the_data_in_the_session_and_says_why(mo
 
     monkeypatch.setattr(AnalysisStore, "create_working", refuse)
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     assert "analysis" not in at.query_params
@@ -292,8 +278,7 @@ def test_new_aliases_are_read_without_a_mapping():
 def test_ground_truth_form_offers_user_item_and_relevance_only():
     d = small_demo()
     truth = d.qrels.rename(columns={"user_id": "member", "relevance": "clicks_last_hour", "item_id": "article"})
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_truth_0", ("truth.csv", demo.to_csv_bytes(truth), "text/csv"))
     keys = [s.key for s in at.selectbox if s.key and s.key.startswith("map_None_")]
     assert keys == ["map_None_user_id", "map_None_item_id", "map_None_relevance"]
@@ -327,8 +312,7 @@ def test_the_data_page_has_the_overview_tables_computed_on_the_server_thread(mon
 
     monkeypatch.setattr(mc, "evaluate", recording)
     cache.SHARED.clear()
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     deadline = time.monotonic() + deadlines.BACKGROUND
@@ -361,8 +345,7 @@ def test_loading_uploaded_files_shows_each_step_and_how_far_then_removes_the_bar
 
     monkeypatch.setattr(loading._LoadProgress, "step", step)
     d = demo.make_demo(n_users=300, n_items=200, list_length=20, seed=47)  # files no other test has read
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     shown.clear()
     upload(at, "upload_runs_0", runs_as_files(d))
@@ -400,8 +383,7 @@ def test_a_long_upload_shows_the_bytes_parsed_the_rows_checked_and_the_sorting(m
     name, run = next(iter(d.runs.items()))
     data = demo.to_csv_bytes(run)
     body = len(data)  # the header is on the first line: the text parsed is the whole file
-    at = app()
-    page(at, "data")
+    at = data_page()
     upload(at, "upload_truth_0", ("qrels *v2*.csv", truth, "text/csv"))
     seen.clear()
     upload(at, "upload_runs_0", [(f"{name}.csv", data, "text/csv")])

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("streamlit")
 
 from dashboard import demo, text  # noqa: E402
-from test_dashboard_pages import app, frame_with, page, small_demo  # noqa: E402
+from test_dashboard_pages import app, data_page, frame_with, page, small_demo  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -29,8 +29,7 @@ def analysis_id(at) -> str:
 
 def test_deeply_nested_json_upload_and_its_stored_link_show_one_line():
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     at.file_uploader(key="upload_runs_0").set_value([("deep.jsonl", deep_json_run(), "application/json")])
     at.run()
@@ -86,8 +85,7 @@ def test_upload_after_the_working_copy_expired_starts_a_new_one_and_says_so(monk
     from metrics_core.store import AnalysisStore
 
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_runs_0").set_value(runs_as_files(d))
     at.run()
     first = analysis_id(at)
@@ -147,8 +145,7 @@ def test_a_rounded_score_and_a_lone_surrogate_in_uploads_are_one_line_each():
              f'{{"user_id": "{user}", "item_id": "x", "score": 9007199254740993}}\n').encode()
     half = (f'{{"user_id": "{user}", "item_id": "{item}", "score": 0.9}}\n'
             f'{{"user_id": "{user}", "item_id": "x\\ud800", "score": 0.5}}\n').encode()
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     at.file_uploader(key="upload_runs_0").set_value([("mixed.jsonl", mixed, "application/json"),
                                                      ("half.jsonl", half, "application/json")])
@@ -167,8 +164,7 @@ def test_a_1000_character_file_name_is_kept_and_shown_cut_with_the_whole_name_at
     """The longest name the analysis store keeps (1,000 characters): saved, cut on buttons, whole in the table."""
     d = small_demo()
     long = ("a_very_long_model_name_" * 60)[:996]
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     at.file_uploader(key="upload_runs_0").set_value([(f"{long}.csv", demo.to_csv_bytes(d.runs["popularity"]),
                                                       "text/csv")])
@@ -196,8 +192,7 @@ def test_a_1204_character_file_name_refuses_that_file_only_and_keeps_the_others_
     d = small_demo()
     long = ("a_very_long_model_name_" * 60)[:1200] + ".csv"
     assert len(long) == 1204
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     at.file_uploader(key="upload_runs_0").set_value([
         ("popularity.csv", demo.to_csv_bytes(d.runs["popularity"]), "text/csv"),

@@ -49,6 +49,11 @@ def page(at: AppTest, name: str) -> AppTest:
     return at
 
 
+def data_page() -> AppTest:
+    """A new session opened on the Data page's address (the Overview of the demo is not drawn first)."""
+    return page(AppTest.from_file(APP, default_timeout=TIMEOUT), "data")
+
+
 def frame_with(at: AppTest, column: str) -> pd.DataFrame:
     """The first st.dataframe that has ``column`` (as a column or its index name)."""
     for df in at.dataframe:
@@ -184,8 +189,7 @@ def test_results_with_label_column_need_no_ground_truth():
     d = small_demo()
     run = d.runs["two_tower"].merge(d.qrels, on=["user_id", "item_id"], how="left")
     run["label"] = (run.pop("relevance").fillna(0) >= 1).astype(int)
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_runs_0").set_value(("ctr_log.csv", demo.to_csv_bytes(run), "text/csv")).run()
     assert not at.exception and not at.error
     page(at, "overview")
@@ -197,8 +201,7 @@ def test_results_with_label_column_need_no_ground_truth():
 
 
 def test_bad_file_is_an_error_message_not_a_traceback():
-    at = app()
-    page(at, "data")
+    at = data_page()
     bad = b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,abc\n"
     at.file_uploader(key="upload_runs_0").set_value(("broken.csv", bad, "text/csv"))
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", b"user_id,item_id,relevance\nu1,i1,1\n", "text/csv"))
@@ -214,8 +217,7 @@ def test_bad_file_is_an_error_message_not_a_traceback():
 def test_unrecognised_columns_can_be_mapped():
     d = small_demo()
     run = d.runs["two_tower"].rename(columns={"user_id": "customer", "item_id": "sku", "score": "affinity"})
-    at = app()
-    page(at, "data")
+    at = data_page()
     at.file_uploader(key="upload_runs_0").set_value(("custom.csv", demo.to_csv_bytes(run), "text/csv"))
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
     at.run()
@@ -246,8 +248,7 @@ def test_remove_model_and_return_to_demo():
 
 
 def test_data_page_shows_diagnostics_as_one_table():
-    at = app()
-    page(at, "data")
+    at = data_page()
     # the demo data has no real problem: facts go in the table, not in warnings
     assert not at.warning, [w.value for w in at.warning]
     diag = frame_with(at, "users evaluated")
@@ -320,8 +321,7 @@ def test_curves_figures_follow_their_options_and_are_reused_otherwise():
 
 def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_path):
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     files = []
     for name, run in d.runs.items():
         raw = run.assign(score=5 + 6 * run["score"])  # scores 5..11, not probabilities
@@ -538,8 +538,7 @@ def test_every_table_leaves_missing_cells_empty():
     missing cells, which every table of every page shows empty (Streamlit writes "None"
     unless told otherwise)."""
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     files = [(f"{name}.csv", demo.to_csv_bytes(run.assign(score=5 + 6 * run["score"]) if i == 0 else run),
               "text/csv") for i, (name, run) in enumerate(d.runs.items())]
     at.file_uploader(key="upload_runs_0").set_value(files)
@@ -563,8 +562,7 @@ def test_counts_agree_with_their_nouns():
     import re
 
     d = small_demo()
-    at = app()
-    page(at, "data")
+    at = data_page()
     two = list(d.runs.items())[:2]
     at.file_uploader(key="upload_runs_0").set_value(
         [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in two])
