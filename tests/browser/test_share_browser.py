@@ -4,7 +4,11 @@ Three models and a ground truth uploaded, K = 5 and exponential gain, a baseline
 chosen on Compare and a user selected on Failures; then a reload, the address
 copied into a new browser context and a walk through every page all show the same
 data, settings and choices, and the summary CSV is identical. A shared snapshot
-opens on its brief (title, notes, the decision) after a restart of the server."""
+opens on its brief (title, notes, the decision) on another server process started
+afterwards on the same store (what a restart of the server leaves: the store alone).
+
+The first part runs on the browser tests' shared server; only the second process is
+started here."""
 
 from __future__ import annotations
 
@@ -88,14 +92,12 @@ def check_view(page, where: str, aid: str, baseline: str, user: str) -> None:
     open_page(page, "Overview")
 
 
-def test_the_url_is_the_analysis(browser, tmp_path):
+def test_the_url_is_the_analysis(browser, streamlit_server, streamlit_store_dir, tmp_path):
     d = demo.make_demo(n_users=150, n_items=120, list_length=15, seed=3)
     paths = demo.write_demo_files(tmp_path / "files", d)
-    env = {"METRICS_CORE_STORE_DIR": str(tmp_path / "store")}
-
-    proc, base = start_server(APP, extra_env=env, log_path=tmp_path / "first.log")
+    base = streamlit_server
+    context, page = new_page(browser)
     try:
-        context, page = new_page(browser)
         goto(page, base + "/data")
         # the page's own order is runs first, then the truth: nothing red meanwhile
         uploader_input(page, "Ranked results").set_input_files([str(paths[n]) for n in d.runs])
@@ -141,9 +143,8 @@ def test_the_url_is_the_analysis(browser, tmp_path):
         page.get_by_role("button", name="Share: create a read-only link").click()
         wait_rerun(page)
         link = page.locator('[data-testid="stCode"]').first.inner_text().strip()
-        context.close()
     finally:
-        stop_process(proc)
+        context.close()
 
     csv = pd.read_csv(io.BytesIO(before))
     assert list(csv["model"]) == list(d.runs)
@@ -153,7 +154,9 @@ def test_the_url_is_the_analysis(browser, tmp_path):
                           gain="exponential")
         assert row["ndcg@5"] == pytest.approx(ref.summary["ndcg@5"], abs=1e-12)
 
-    proc, base2 = start_server(APP, extra_env=env, log_path=tmp_path / "second.log")
+    # a server process that never saw the snapshot, on the same store: it knows it from the store alone
+    proc, base2 = start_server(APP, extra_env={"METRICS_CORE_STORE_DIR": str(streamlit_store_dir)},
+                               log_path=tmp_path / "second.log")
     try:
         context, page = new_page(browser)
         parts = urlparse(link)
