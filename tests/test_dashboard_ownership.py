@@ -17,7 +17,7 @@ from _apptest import AppTest  # noqa: E402
 from _event_loop import run_on_own_loop  # noqa: E402
 from dashboard import demo, owner, text  # noqa: E402
 from metrics_core.store import TOKEN_PATTERN, AnalysisStore  # noqa: E402
-from test_dashboard_pages import APP, TIMEOUT, app, page, upload_small  # noqa: E402
+from test_dashboard_pages import APP, TIMEOUT, data_page, page, upload_small  # noqa: E402
 
 SECRET = "mcd_owner_secret"
 
@@ -53,7 +53,7 @@ def stored_files(aid: str) -> list[str]:
 
 
 def owner_session():
-    at = app()
+    at = data_page()
     d = upload_small(at)
     aid = analysis_id(at)
     return at, d, aid

@@ -49,9 +49,14 @@ def page(at: AppTest, name: str) -> AppTest:
     return at
 
 
+def opened_on(name: str) -> AppTest:
+    """A new session opened on the address of page ``name`` (the Overview is not drawn first)."""
+    return page(AppTest.from_file(APP, default_timeout=TIMEOUT), name)
+
+
 def data_page() -> AppTest:
-    """A new session opened on the Data page's address (the Overview of the demo is not drawn first)."""
-    return page(AppTest.from_file(APP, default_timeout=TIMEOUT), "data")
+    """A new session opened on the Data page's address."""
+    return opened_on("data")
 
 
 def frame_with(at: AppTest, column: str) -> pd.DataFrame:
@@ -170,7 +175,7 @@ def test_query_params_set_k_gain_and_ties():
 # --------------------------------------------------------------------------
 
 def test_upload_results_and_ground_truth_then_overview():
-    at = app()
+    at = data_page()
     d = upload_small(at)
     assert not at.error
     models = frame_with(at, "rows")
@@ -234,7 +239,7 @@ def test_unrecognised_columns_can_be_mapped():
 
 
 def test_remove_model_and_return_to_demo():
-    at = app()
+    at = data_page()
     upload_small(at)
     at.button(key="remove_popularity").click().run()
     assert list(frame_with(at, "rows").index) == ["matrix_factorization", "two_tower"]
@@ -271,8 +276,7 @@ def test_data_page_shows_diagnostics_as_one_table():
 # --------------------------------------------------------------------------
 
 def test_curves_page_values_and_threshold():
-    at = app()
-    page(at, "curves")
+    at = opened_on("curves")
     assert not at.error
     table = frame_with(at, "gauc")
     ref = reference(full_demo(), ["auc", "gauc", "pr_auc", "pcopc"])
@@ -306,8 +310,7 @@ def test_curves_figures_follow_their_options_and_are_reused_otherwise():
     def specs(at):
         return {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
 
-    at = app()
-    page(at, "curves")
+    at = opened_on("curves")
     first = specs(at)
     at.slider(key="curves_threshold").set_value(0.3).run()
     again = specs(at)
@@ -370,8 +373,7 @@ def test_curves_and_overview_on_raw_scores_never_show_probability_metrics(tmp_pa
 
 
 def test_distributions_page_shares_and_segments():
-    at = app()
-    page(at, "distributions")
+    at = opened_on("distributions")
     assert not at.error
     summary = frame_with(at, "share at 0")
     d = full_demo()
@@ -395,7 +397,7 @@ def test_distributions_page_shares_and_segments():
 
 
 def test_distributions_bucket_by_relevant_items_without_attributes():
-    at = app()
+    at = data_page()
     upload_small(at)
     page(at, "distributions")
     assert not at.exception and not at.error
@@ -424,8 +426,7 @@ def _triage_reference(d, model: str, metric: str, k: int) -> pd.DataFrame:
 
 
 def test_failures_groups_and_order_match_pandas():
-    at = app()
-    page(at, "failures")
+    at = opened_on("failures")
     at.selectbox(key="failures_model").set_value("two_tower").run()
     d = full_demo()
     ref = _triage_reference(d, "two_tower", "ndcg@10", 10)
@@ -445,8 +446,7 @@ def test_failures_groups_and_order_match_pandas():
 
 
 def test_failures_drilldown_by_row_selection():
-    at = app()
-    page(at, "failures")
+    at = opened_on("failures")
     at.selectbox(key="failures_model").set_value("two_tower").run()
     worst = frame_with(at, "gap")
     d = full_demo()
@@ -475,8 +475,7 @@ def test_failures_drilldown_by_row_selection():
 
 
 def test_failures_drilldown_request_from_another_page():
-    at = app()
-    page(at, "failures")
+    at = opened_on("failures")
     at.session_state["mcd_focus"] = ("matrix_factorization", "u0042", None)
     at.run()
     assert not at.exception
