@@ -58,8 +58,9 @@ def first_of_pair(bounds, chunks, off, data, rel, out):
                 table[slots[x]] = -1
 
 
-#: the checks below read their input in pieces of this many values (bounded temporaries)
-CHECK_PIECE = 1 << 20
+#: the checks below read their input in pieces of this many values (temporaries that stay in cache)
+CHECK_PIECE = 1 << 16
+_FIRST_PRINTABLE, _PRINTABLE_SPAN = 0x21, 0x7E - 0x21  # '!' .. '~'
 
 
 def first_non_finite(values: np.ndarray) -> int:
@@ -67,22 +68,16 @@ def first_non_finite(values: np.ndarray) -> int:
 
     A NumPy expression over pieces of :data:`CHECK_PIECE` values (a temporary of one
     byte per value of a piece), no compiled kernel: the check costs a process that
-    reads a small file nothing to load, and runs at NumPy's vectorised speed on large
-    ones. Integer and boolean arrays have no non-finite value; ``-0.0`` is finite.
+    reads a small file nothing to compile or load, and runs at NumPy's vectorised speed
+    on large ones. Integer and boolean arrays have no non-finite value; ``-0.0`` is finite.
     """
-    n = values.shape[0]
     if values.dtype.kind in "biu":
         return -1
-    for lo in range(0, n, CHECK_PIECE):
+    for lo in range(0, values.shape[0], CHECK_PIECE):
         finite = np.isfinite(values[lo:lo + CHECK_PIECE])
         if not finite.all():
             return lo + int(np.argmin(finite))
     return -1
-
-
-def _printable(codes: np.ndarray) -> np.ndarray:
-    """Whether each byte is printable, non-space ASCII (``!`` to ``~``)."""
-    return (codes >= 0x21) & (codes <= 0x7E)
 
 
 def first_untrimmed(off: np.ndarray, data: np.ndarray) -> int:
@@ -93,7 +88,8 @@ def first_untrimmed(off: np.ndarray, data: np.ndarray) -> int:
     (ASCII whitespace and control bytes, or a byte of a multi-byte UTF-8 character, which
     may be Unicode whitespace) makes the string a candidate for trimming. Two bytes read
     per string, as a NumPy expression over pieces of :data:`CHECK_PIECE` strings (no
-    compiled kernel to load).
+    compiled kernel to compile or load). A byte ``b`` is printable when the unsigned byte
+    ``b - 0x21`` (wrapping below ``!``) is at most ``0x7E - 0x21``.
     """
     n = off.shape[0] - 1
     if n <= 0:
@@ -101,14 +97,20 @@ def first_untrimmed(off: np.ndarray, data: np.ndarray) -> int:
     if data.shape[0] == 0:
         return 0  # every string is empty
     codes = data.view(np.uint8)
-    last_byte = codes.shape[0] - 1
+    first = np.empty(min(n, CHECK_PIECE), dtype=np.uint8)
+    last = np.empty_like(first)
     for lo in range(0, n, CHECK_PIECE):
-        a = off[lo:lo + CHECK_PIECE + 1].astype(np.int64)
-        start, stop = a[:-1], a[1:]
-        empty = stop <= start
-        first = codes[np.minimum(start, last_byte)]
-        last = codes[np.clip(stop - 1, 0, last_byte)]
-        bad = empty | ~_printable(first) | ~_printable(last)
+        bounds = off[lo:lo + CHECK_PIECE + 1]
+        start, stop = bounds[:-1], bounds[1:]
+        m = start.shape[0]
+        # 'clip' keeps the reads of empty strings inside the data; an empty string is flagged anyway
+        head = np.take(codes, start, mode="clip", out=first[:m])
+        tail = np.take(codes, stop - 1, mode="clip", out=last[:m])
+        head -= _FIRST_PRINTABLE
+        tail -= _FIRST_PRINTABLE
+        bad = head > _PRINTABLE_SPAN
+        bad |= tail > _PRINTABLE_SPAN
+        bad |= stop <= start
         if bad.any():
             return lo + int(np.argmax(bad))
     return -1
