@@ -408,16 +408,16 @@ def test_compare_states_each_challengers_overlap_with_the_baseline(monkeypatch, 
     assert "ties in input order" in caption
 
 
-def _attributes_csv() -> bytes:
-    """Every user of the ground truth with a ``tier`` (3 values) and a ``tenure`` in months (30
-    values: an attribute with many segments)."""
+def _attributes_csv(tenures: int = 30) -> bytes:
+    """Every user of the ground truth with a ``tier`` (3 values) and a ``tenure`` in months
+    (``tenures`` values; 30 by default: an attribute with many segments, about 10 users each)."""
     users = frame(files()["qrels.csv"])["user_id"].drop_duplicates().sort_values().reset_index(drop=True)
     return demo.to_csv_bytes(pd.DataFrame({"user_id": users,
                                            "tier": [("a", "b", "c")[i % 3] for i in range(len(users))],
-                                           "tenure": [1 + (7 * i) % 30 for i in range(len(users))]}))
+                                           "tenure": [1 + (7 * i) % tenures for i in range(len(users))]}))
 
 
-@pytest.mark.long  # a large data set through the server thread: 79 s in a full run
+@pytest.mark.long  # every segment of a 30-valued attribute, every test, on the server thread: 79 s in a full run
 def test_large_data_overlap_and_other_segments_come_from_the_server_thread(monkeypatch, tmp_path):
     """Above background.FOREGROUND_USERS the overlap is computed beside the page (it says so, then
     shows mc.intersection's value); the segments of the attributes not shown are computed on the
@@ -491,17 +491,17 @@ def _wait_idle(background) -> None:
     raise AssertionError("the server thread did not finish its jobs")
 
 
-@pytest.mark.long  # segments on the server thread: 154 s in a quick-tier run
 def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_them(monkeypatch, tmp_path):
     """On large data the Brief comes without its segments (it says they follow), then with the
-    segments metrics_core.build_brief finds over the same users and attributes."""
+    segments metrics_core.build_brief finds over the same users and attributes (a tenure of 4 values:
+    see :func:`compare_on_many_users_once_idle`)."""
     from dashboard import background, cache
     from metrics_core.brief import build as mb
     from metrics_core.brief import text as bt
 
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
     at = uploaded_app(monkeypatch, tmp_path)
-    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(tenures=4), "text/csv"))
     ok(at.run())
     cache.SHARED.clear()
     ok(at.switch_page("views/compare.py").run())
@@ -514,7 +514,7 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
     ok(at.run())
     assert not any("being compared on the server" in c.value for c in at.caption)
     note = next(_plain(c.value) for c in at.caption if "adjusted over" in c.value)
-    attrs = pd.read_csv(io.BytesIO(_attributes_csv()), dtype={"user_id": str})
+    attrs = pd.read_csv(io.BytesIO(_attributes_csv(tenures=4)), dtype={"user_id": str})
     evals = reference(["ndcg@10"])
     decision = mb.Decision(baseline="popularity", challengers=(XSS, "two_tower"), metrics=("ndcg@10",))
     want = mb.build_brief(evals, decision, attributes=attrs)
@@ -524,12 +524,16 @@ def test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_the
 
 def compare_on_many_users_once_idle(monkeypatch, tmp_path):
     """Compare on data above the foreground size (10 users), with user attributes, popularity as the
-    baseline, after the server thread has finished what the page queued (the cache emptied before)."""
+    baseline, after the server thread has finished what the page queued (the cache emptied before).
+    The tenure has 4 values here, not 30: these tests check which comparisons the server thread has
+    ready, not segments of about 10 users (with ties, scipy's Wilcoxon test enumerates every sign
+    assignment of 13 users or fewer with a statistic computed in Python: with 30 tenures, most of
+    the CPU these tests spent)."""
     from dashboard import background, cache
 
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
     at = uploaded_app(monkeypatch, tmp_path, users="served")
-    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(tenures=4), "text/csv"))
     ok(at.run())
     cache.SHARED.clear()
     ok(at.switch_page("views/compare.py").run())
@@ -538,7 +542,6 @@ def compare_on_many_users_once_idle(monkeypatch, tmp_path):
     return at
 
 
-@pytest.mark.long  # every test's rows on many users: 67 s in a full run
 def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypatch, tmp_path):
     """Above the foreground size, Compare computes the other tests' rows, matrix and segments on the
     server thread; choosing the Wilcoxon test then shows scipy's p-values from those rows."""
@@ -567,7 +570,6 @@ def test_on_many_users_the_other_tests_are_ready_before_they_are_chosen(monkeypa
     assert shown.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(want, rel=1e-9)
 
 
-@pytest.mark.long  # sign flips on many users: 154 s in a full run
 def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monkeypatch, tmp_path):
     """Above the foreground size, the sign flips of what the page shows under the randomization test
     (table, shown attribute's segments, matrix) are computed on the server thread once Compare is

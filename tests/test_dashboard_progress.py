@@ -89,14 +89,14 @@ def test_compare_and_explain_show_the_step_the_stage_and_a_count(monkeypatch, tm
 SEGMENT_COUNT = re.compile(r"(\d[\d,]*) of (\d[\d,]*) segment tests$")
 
 
-def _segment_tests() -> int:
+def _segment_tests(tenures: int = 30) -> int:
     """The segment tests of the Compare page's default decision, counted from the files: every
-    segment of each attribute (``tier``, ``tenure``) among the evaluated users, at most 30 per
-    attribute, x one metric x two challengers against the baseline."""
+    segment of each attribute (``tier``, ``tenure`` of ``tenures`` values) among the evaluated users,
+    at most 30 per attribute, x one metric x two challengers against the baseline."""
     from test_compare_dashboard import _attributes_csv, reference
 
     users = reference(["ndcg@10"])["popularity"].per_user.index.astype(str)
-    attrs = pd.read_csv(io.BytesIO(_attributes_csv()), dtype={"user_id": str}).set_index("user_id")
+    attrs = pd.read_csv(io.BytesIO(_attributes_csv(tenures)), dtype={"user_id": str}).set_index("user_id")
     segments = sum(min(30, attrs[a].astype(str).reindex(users).fillna("(missing)").nunique())
                    for a in ("tier", "tenure"))
     return segments * 1 * 2
@@ -126,11 +126,11 @@ def test_compare_segments_show_how_many_segment_tests_are_done(monkeypatch, tmp_
     assert not [p for p in at.get("progress") if "per segment" in str(p.proto.text)]  # removed once shown
 
 
-@pytest.mark.long  # segments on the server thread: 131 s in a quick-tier run
 def test_compare_segments_on_the_server_thread_show_how_far_the_job_is(monkeypatch, tmp_path, drawn):
     """Above the foreground size the segments run on the server thread; while they run, the page's
     watch redraws a bar from the job's own count. The job is held after its first block of tests
-    (an event, no timing) so that the page is seen mid-way."""
+    (an event, no timing) so that the page is seen mid-way. The tenure has 4 values, not 30 (see
+    ``test_compare_dashboard.compare_on_many_users_once_idle``): the bar is what is checked."""
     import threading
 
     from dashboard import background, cache
@@ -149,7 +149,7 @@ def test_compare_segments_on_the_server_thread_show_how_far_the_job_is(monkeypat
     monkeypatch.setattr(segment_compare, "paired_rows", held)
     monkeypatch.setattr(background, "FOREGROUND_USERS", 10)
     at = uploaded_app(monkeypatch, tmp_path)
-    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(), "text/csv"))
+    at.file_uploader(key="upload_attributes_0").set_value(("attrs.csv", _attributes_csv(tenures=4), "text/csv"))
     ok(at.run())
     cache.SHARED.clear()
     try:
@@ -161,7 +161,7 @@ def test_compare_segments_on_the_server_thread_show_how_far_the_job_is(monkeypat
                 if plain(p.proto.text).startswith("Running the paired t-test per segment:")]
         counts = [(v, SEGMENT_COUNT.search(t)) for v, t in bars if SEGMENT_COUNT.search(t)]
         assert len(counts) == 1, bars
-        total = _segment_tests()
+        total = _segment_tests(tenures=4)
         value, m = counts[0]
         n = int(m.group(1).replace(",", ""))
         assert int(m.group(2).replace(",", "")) == total and 0 < n < total  # the first attribute's first block

@@ -51,8 +51,6 @@ LONG = ("tests/test_dashboard_upload_atomic.py", "tests/test_example_notebooks.p
 #: single tests marked ``long`` in modules that are otherwise quick
 LONG_TESTS = ("tests/test_demo_bundle.py::test_a_fresh_install_draws_the_overview_without_compiling_a_metric_kernel",
               "tests/test_compare_dashboard.py::test_large_data_overlap_and_other_segments_come_from_the_server_thread",
-              "tests/test_compare_dashboard.py::test_on_many_users_the_other_tests_are_ready_before_they_are_chosen",
-              "tests/test_compare_dashboard.py::test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen",
               "tests/test_kernel_variants.py::"
               "test_first_page_warmup_compiles_what_the_overview_asks_for_without_the_layout_kernel",
               "tests/test_benchmarks_smoke.py::test_file_path_benchmark_cli_and_script_agree",
@@ -60,10 +58,7 @@ LONG_TESTS = ("tests/test_demo_bundle.py::test_a_fresh_install_draws_the_overvie
               "tests/test_benchmarks_smoke.py::test_upload_profile_times_each_step_of_a_small_upload",
               "tests/test_ci_skips.py::test_skip_fails_under_ci[skip-in-test-xdist]",
               "tests/test_ci_skips.py::test_skip_fails_under_ci[skip-at-collection-xdist]",
-              "tests/test_readme_pipeline_ci.py::test_in_a_pipeline", "tests/test_readme_pipeline_ci.py::test_in_ci",
-              "tests/test_compare_dashboard.py::"
-              "test_brief_shows_its_verdicts_first_and_its_segments_when_the_server_has_them",
-              "tests/test_dashboard_progress.py::test_compare_segments_on_the_server_thread_show_how_far_the_job_is")
+              "tests/test_readme_pipeline_ci.py::test_in_a_pipeline", "tests/test_readme_pipeline_ci.py::test_in_ci")
 
 
 def test_the_quick_tier_leaves_out_exactly_the_browser_spark_and_long_tests():
