@@ -309,13 +309,8 @@ def test_many_users_show_the_normal_approximation_then_the_sign_flips(monkeypatc
     # baseline was chosen, it may be there already; while it is not, the note says it follows
     assert (not pd.isna(quick.loc[("ndcg@10", "two_tower"), "ci_low"])
             or any("bootstrap interval of the difference follows" in c.value for c in at.caption))
-    import time
-
-    for _ in range(600):  # the worker finishes the queued comparisons
-        ok(at.run())
-        if not any("updates itself" in c.value for c in at.caption):
-            break
-        time.sleep(0.2)
+    _wait_idle(background)  # the worker finishes the queued comparisons
+    ok(at.run())
     exact = frame_with(at, "p_adjusted").set_index(["metric", "model"])
     assert not any("updates itself" in c.value for c in at.caption)
     assert exact.loc[("ndcg@10", "two_tower"), "p_value"] == pytest.approx(
