@@ -10,6 +10,7 @@ force elsewhere); what is checked here is which segments each command calls wors
 from __future__ import annotations
 
 import csv
+import functools
 import html
 import io
 import json
@@ -59,8 +60,10 @@ def folder(tmp_path_factory):
     return out
 
 
-def expected(folder, family, correction):
-    """``{(attribute, segment): "worse" | "better" | "same"}`` from scipy and statsmodels."""
+@functools.lru_cache(maxsize=1)
+def _segment_tests(folder) -> pd.DataFrame:
+    """Each segment's paired t-test of ``chal`` against ``base`` (scipy), read and computed once per
+    folder: its attribute, segment, p-value and mean difference."""
     qrels = pd.read_csv(folder / "qrels.csv", dtype={"user_id": str, "item_id": str})
     per_user = {n: mc.evaluate(pd.read_csv(folder / f"{n}.csv", dtype={"user_id": str, "item_id": str}), qrels,
                                ["ndcg@10"]).per_user["ndcg@10"] for n in ("base", "chal")}
@@ -71,7 +74,12 @@ def expected(folder, family, correction):
             a, b = per_user["base"].reindex(ids), per_user["chal"].reindex(ids)
             rows.append({"attribute": attribute, "segment": value, "p": sps.ttest_rel(b, a).pvalue,
                          "diff": float((b - a).mean())})
-    rows = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def expected(folder, family, correction):
+    """``{(attribute, segment): "worse" | "better" | "same"}`` from scipy and statsmodels."""
+    rows = _segment_tests(folder).copy()
     keys = [tuple(r[c] for c in FAMILY_COLUMNS[family]) for _, r in rows.iterrows()]
     adjusted = np.empty(len(rows))
     for key in set(keys):
