@@ -14,6 +14,7 @@ from __future__ import annotations
 import _deadlines as deadlines
 import re
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -29,17 +30,19 @@ LATE_ROWS = 200_000  # about 5 MB of CSV, every row parsed before the last one f
 
 
 def write_bomb(path, seed: int) -> str:
+    rows = np.arange(BOMB_ROWS, dtype=np.int32)  # the indices as NumPy arrays, not Python lists of ints
     values = pa.array([chr(97 + k) * BOMB_WIDTH for k in range(3)] + [f"s{seed}"])  # distinct content per seed
-    users = pa.DictionaryArray.from_arrays(pa.array([i % 3 for i in range(BOMB_ROWS)], pa.int32()), values)
-    items = pa.DictionaryArray.from_arrays(pa.array([i % 5 for i in range(BOMB_ROWS)], pa.int32()),
-                                           pa.array([f"i{k}" for k in range(5)]))
-    pq.write_table(pa.table({"user_id": users, "item_id": items, "score": pa.array([0.5] * BOMB_ROWS)}), path,
+    users = pa.DictionaryArray.from_arrays(pa.array(rows % 3), values)
+    items = pa.DictionaryArray.from_arrays(pa.array(rows % 5), pa.array([f"i{k}" for k in range(5)]))
+    pq.write_table(pa.table({"user_id": users, "item_id": items, "score": pa.array(np.full(BOMB_ROWS, 0.5))}), path,
                    store_schema=seed % 2 == 0)
     return str(path)
 
 
 def write_late_failure(path, seed: int) -> str:
-    rows = "".join(f"u{i // 50},i{i % 50}_{seed},{(i % 97) / 97:.4f}\n" for i in range(LATE_ROWS - 1))
+    scores = [f"{k / 97:.4f}" for k in range(97)]  # each distinct score and item formatted once
+    items = [f"i{k}_{seed}" for k in range(50)]
+    rows = "".join(f"u{i // 50},{items[i % 50]},{scores[i % 97]}\n" for i in range(LATE_ROWS - 1))
     path.write_text("user_id,item_id,score\n" + rows + f"u_last,i_last,not-a-number\n")
     return str(path)
 
