@@ -278,7 +278,15 @@ print(' '.join(sorted(name for name in compiled if name.startswith('_rank_and_jo
     assert page == []
 
 
-KERNEL_MODULE = '''
+#: a probe kernel made with the package's ``njit``, in a module of its own; the processes started here import it
+#: without running metrics_core's package ``__init__`` (pandas and the metric registry, which the probe never
+#: uses: about a second of CPU less per process), the kernel decorator and its locks run as they are
+KERNEL_MODULE = f'''
+import sys, types
+if "metrics_core" not in sys.modules:
+    _package = types.ModuleType("metrics_core")
+    _package.__path__ = [{str(Path(__file__).resolve().parents[1] / "metrics_core")!r}]
+    sys.modules["metrics_core"] = _package
 import numba as nb
 import numpy as np
 from metrics_core.kernels._jit import njit
