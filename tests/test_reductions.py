@@ -8,6 +8,8 @@ every scored-row metric of the registry.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -79,13 +81,25 @@ def test_every_scored_row_metric_has_a_reduction():
         assert isinstance(reductions.of(m), reductions.RowReduction), m.name
 
 
+def _combined_names() -> list[str]:
+    """Every scored-row metric combined from partial sums (rank statistics are computed from all rows at once)."""
+    return [m.name for m in registry.metrics_of_kind("scored", "scored_per_user") if reductions.of(m).whole is None]
+
+
+@functools.lru_cache(maxsize=None)
+def _references(seed: int, gauc_weight: str) -> dict[str, float]:
+    """The references of every combined metric on ``_data(seed)``, computed once for every number of groups."""
+    rows = _data(seed)
+    return {name: _reference(rows, name, 0.5, gauc_weight) for name in _combined_names()}
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("n_groups", [1, 3, 7])
 @pytest.mark.parametrize("gauc_weight", ["rows", "positives", "uniform"])
 def test_partitions_combine_to_the_whole(seed, n_groups, gauc_weight):
     rows = _data(seed)
-    # every scored-row metric combined from partial sums (rank statistics are computed from all rows at once)
-    names = [m.name for m in registry.metrics_of_kind("scored", "scored_per_user") if reductions.of(m).whole is None]
+    names = _combined_names()
+    want = _references(seed, gauc_weight)
     entries = [registry.parse_metric(name).entry for name in names]
     partials = []
     for part in _groups(rows, n_groups):
@@ -95,11 +109,11 @@ def test_partitions_combine_to_the_whole(seed, n_groups, gauc_weight):
     totals = reductions.combine(partials)
     for name, entry in zip(names, entries):
         got = reductions.of(entry).finalize(totals)
-        assert got == pytest.approx(_reference(rows, name, 0.5, gauc_weight), rel=1e-12, abs=1e-12), name
+        assert got == pytest.approx(want[name], rel=1e-12, abs=1e-12), name
     # the one-partition case is what mc.evaluate reports
     ev = mc.evaluate(rows, metrics=names, gauc_weight=gauc_weight).summary
     for name in names:
-        assert ev[name] == pytest.approx(_reference(rows, name, 0.5, gauc_weight), rel=1e-12, abs=1e-12), name
+        assert ev[name] == pytest.approx(want[name], rel=1e-12, abs=1e-12), name
 
 
 def test_logloss_range_check_survives_combining():
