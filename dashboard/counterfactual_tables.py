@@ -147,3 +147,15 @@ def context_table(res, model: str, estimator: str, n: int = 20) -> pd.DataFrame:
 
 __all__ = ["LARGE_LOG_ROWS", "N_BOOTSTRAP", "brief_line", "context_table", "diagnostics_table", "estimates_table",
            "estimator_name", "estimators_for", "logging_line", "verdict_table", "warning_lines"]
+
+
+#: the figure of every estimator (:func:`estimates_figure`): what it shows, as the page's choice labels it
+FIGURE_MEASURES = {"value": "estimated values", "lift": "lift over the logging policy"}
+
+
+def estimates_figure(res, measure: str):
+    """Every estimator of every model with its bootstrap interval (``mc.plot.off_policy``): the estimated
+    values beside the logging policy's (``measure="value"``) or the lifts over it (``"lift"``)."""
+    from metrics_core.outputs import plot
+
+    return plot.off_policy(res, measure)

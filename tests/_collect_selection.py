@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
+
+# the repository's root on the path, as ``python -m pytest`` run there puts it (a script's own folder is put
+# there instead): the test modules import ``dashboard`` and ``benchmarks`` from it
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 class Selection:

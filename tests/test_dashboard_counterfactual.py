@@ -165,3 +165,15 @@ def test_a_log_without_propensity_is_one_line_on_the_page():
         ("clicks.csv", _csv(log.drop(columns="propensity")), "text/csv")).run()
     page(at, "counterfactual")
     assert len(at.error) == 1 and "propensity" in at.error[0].value and "\n" not in at.error[0].value
+
+
+def test_the_figure_of_every_estimator_offers_what_mc_plot_draws():
+    from metrics_core.outputs import plot
+
+    assert list(cft.FIGURE_MEASURES) == list(plot.OFF_POLICY_MEASURES)
+    log, runs = bandit()
+    res = _direct(log, runs, policy="top1")
+    for measure in cft.FIGURE_MEASURES:
+        figure = cft.estimates_figure(res, measure)
+        drawn = {trace.name for trace in figure.data if trace.name}
+        assert set(runs) <= drawn, (measure, drawn)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import _deadlines as deadlines
@@ -28,15 +28,10 @@ def _selection() -> tuple[set[str], set[str]]:
     ``-m`` expression deselects through pytest itself, its ``--ignore`` folder is left out by path."""
     ignored = [a.split("=", 1)[1] for a in script.QUICK_ARGS if a.startswith("--ignore=")]
     rest = [a for a in script.QUICK_ARGS if not a.startswith("--ignore=")]
-    for attempt in range(2):  # a collection cut short (exit status 2) is tried once more, its report kept
-        done = subprocess.run([sys.executable, str(REPO / "tests" / "_collect_selection.py"), "-p", "no:cacheprovider",
-                               *rest], cwd=REPO, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
-        if done.returncode != 2:
-            break
-        first = _report(done)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # as in CI: the script finds the root itself
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "_collect_selection.py"), "-p", "no:cacheprovider",
+                           *rest], cwd=REPO, env=env, capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
     assert done.returncode == 0, _report(done)
-    if attempt:
-        warnings.warn(f"the first collection was cut short:\n{first}", stacklevel=1)
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("SELECTION ")]
     found = json.loads(line.removeprefix("SELECTION "))
     everything = set(found["collected"])

@@ -3,7 +3,7 @@ logging policy's propensities (IPS, SNIPS, DR and the rest, as Open Bandit Pipel
 
 The verdict first (each model against the logging policy, lift with its interval), the brief's
 line, the weights' diagnostics with every warning in words, then every estimator side by side, in a
-table and in a figure (``mc.plot.off_policy``: values beside the logging policy's, or lifts).
+table and in a figure (values beside the logging policy's, or lifts).
 Computation and tables live in :mod:`dashboard.counterfactual` and
 :mod:`dashboard.counterfactual_tables`; this page arranges them.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-import metrics_core as mc
 from dashboard import counterfactual as cf, counterfactual_tables as cft, state, url
 
 st.title("Counterfactual")
@@ -83,6 +82,6 @@ state.shown_table(cft.estimates_table(res), hide_index=True, key="ope_estimates"
     "lift low": st.column_config.NumberColumn(format="percent"),
     "lift high": st.column_config.NumberColumn(format="percent")})
 st.caption("Each context's share of an estimate is on the Failures page.")
-shown = st.radio("Figure", mc.plot.OFF_POLICY_MEASURES, horizontal=True, key="ope_figure",
-                 format_func={"value": "estimated values", "lift": "lift over the logging policy"}.get)
-st.plotly_chart(mc.plot.off_policy(res, shown), key="ope_forest")
+shown = st.radio("Figure", list(cft.FIGURE_MEASURES), horizontal=True, key="ope_figure",
+                 format_func=cft.FIGURE_MEASURES.get)
+st.plotly_chart(cft.estimates_figure(res, shown), key="ope_forest")
