@@ -24,6 +24,13 @@ from _trec import TREC_EVAL_DIR
 from _xdist_groups import longest_first
 
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
+from metrics_core.kernels.consistent_cache import use_everywhere
+
+# The workers compile the reference libraries' numba functions (ranx's) side by side in one disk cache:
+# numba's own saver can then leave one argument type's code under another's entry (ranx once scored
+# queries against other queries' lists in one worker). Every numba cache of a test process saves and
+# loads as the package's kernels do.
+use_everywhere()
 
 pytest_plugins = ["_ci_skips"]
 # the kernel warm-up process the controller started, until the first test

@@ -11,14 +11,8 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-import _deadlines as deadlines
 import numpy as np
 import pandas as pd
 import pytest
@@ -68,8 +62,7 @@ def make_runs(seed: int, n_queries: int = 60):
     return qrels, runs
 
 
-def _ranx_report(qrels, runs, metrics, stat_test):
-    """ranx's ``compare`` of ``runs`` (in this process)."""
+def _ranx(qrels, runs, metrics, stat_test):
     from ranx import Qrels, Run, compare
 
     q, r = {}, {}
@@ -85,73 +78,19 @@ def _ranx_report(qrels, runs, metrics, stat_test):
                    rounding_digits=4)
 
 
-#: the ranx reports the tests read: (seed of make_runs, metrics, ranx's stat_test)
-REPORTS = [*((seed, ("ndcg@10", "map@10", "precision@5"), stat) for seed in range(3) for stat in ("tukey", "student")),
-           (5, ("ndcg@10", "map@10"), "student")]
-
-_REPORTS_SCRIPT = """
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from test_paper_table import REPORTS, _ranx_report, make_runs
-out = []
-for seed, metrics, stat in REPORTS:
-    qrels, runs = make_runs(seed)
-    report = _ranx_report(qrels, runs, list(metrics), stat)
-    out.append({
-        "p": [[a, b, m, report.comparisons[a, b][m]["p_value"]] for a in runs for b in runs if a != b for m in metrics],
-        "results": {name: {m: report.results[name][m] for m in metrics} for name in runs},
-        "letters": [[name, m, report.get_superscript_for_latex(name, m)] for name in runs for m in metrics],
-        "latex": report.to_latex()})
-print(json.dumps(out))
-"""
-
-
-class RanxReport:
-    """What the tests read of a ranx report (``comparisons``, ``results``, superscripts, LaTeX)."""
-
-    def __init__(self, data: dict):
-        self.p = {(a, b, m): p for a, b, m, p in data["p"]}
-        self.results = data["results"]
-        self.letters = {(name, m): letters for name, m, letters in data["letters"]}
-        self.latex = data["latex"]
-
-    def p_value(self, baseline: str, model: str, metric: str) -> float:
-        return self.p[baseline, model, metric]
-
-    def get_superscript_for_latex(self, model: str, metric: str) -> str:
-        return self.letters[model, metric]
-
-    def to_latex(self) -> str:
-        return self.latex
-
-
-@functools.lru_cache(maxsize=1)
-def _ranx_reports() -> dict:
-    """Every report of :data:`REPORTS`, computed by ranx in a new Python process: the reference is computed
-    apart from whatever the test process ran before (in a full run, ranx's p-values once differed in one
-    worker from those of a new process on the same data)."""
-    done = subprocess.run([sys.executable, "-c", _REPORTS_SCRIPT, str(Path(__file__).resolve().parent)],
-                          capture_output=True, text=True, timeout=deadlines.SUBPROCESS)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return {key: RanxReport(data) for key, data in zip(REPORTS, json.loads(done.stdout.splitlines()[-1]))}
-
-
-def _ranx(seed: int, metrics: list[str], stat_test: str) -> RanxReport:
-    return _ranx_reports()[seed, tuple(metrics), stat_test]
-
-
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("test, stat_test", [("tukey", "tukey"), ("t", "student")])
 def test_compare_report_matches_ranx(seed, test, stat_test):
     qrels, runs = make_runs(seed)
     metrics = ["ndcg@10", "map@10", "precision@5"]
-    report = _ranx(seed, metrics, stat_test)
+    report = _ranx(qrels, runs, metrics, stat_test)
     evaluations = {name: mc.evaluate(run, qrels, metrics=metrics, preset="ranx") for name, run in runs.items()}
     ours = mc.compare(evaluations, test=test, correction="none", alpha=0.05, n_resamples=0, n_permutations=10)
     assert isinstance(ours, Comparison)
     table = paper_table(ours)
     for row in ours.itertuples(index=False):
-        assert row.p_value == pytest.approx(report.p_value(row.baseline, row.model, row.metric), abs=1e-9)
+        assert row.p_value == pytest.approx(report.comparisons[row.baseline, row.model][row.metric]["p_value"],
+                                            abs=1e-9)
     for model in runs:
         for metric in metrics:
             assert table.values[model][metric] == pytest.approx(report.results[model][metric], abs=TOL)
@@ -168,7 +107,7 @@ def _cells(latex: str) -> list[str]:
 def test_latex_rows_are_ranx_rows():
     qrels, runs = make_runs(5)
     metrics = ["ndcg@10", "map@10"]
-    report = _ranx(5, metrics, "student")
+    report = _ranx(qrels, runs, metrics, "student")
     evaluations = {name: mc.evaluate(run, qrels, metrics=metrics, preset="ranx") for name, run in runs.items()}
     ours = mc.compare(evaluations, test="t", correction="none", n_resamples=0)
     latex = ours.to_latex(digits=4)

@@ -210,7 +210,12 @@ class LazyKernel:
             numba = load_numba()
             with _LOADING:
                 if self._dispatcher is None:
-                    self._dispatcher = numba.njit(**self.options)(self.py_func)
+                    dispatcher = numba.njit(**self.options)(self.py_func)
+                    if self.options.get("cache"):
+                        from .consistent_cache import use_for
+
+                        use_for(dispatcher)  # safe when another process compiles this kernel at once
+                    self._dispatcher = dispatcher
                     bind_globals(self.py_func)  # after: a kernel that calls itself finds its dispatcher
         return self._dispatcher
 
@@ -395,9 +400,9 @@ def compile_lock(kernel):
 
 
 #: The longest a first call waits for another process's compile of the same kernel
-#: (``METRICS_CORE_COMPILE_WAIT`` seconds, default 120). The lock only saves duplicate work (numba's
-#: cache stays consistent when two processes compile at once), so past this the kernel is compiled
-#: here rather than waiting on a holder that may be starved.
+#: (``METRICS_CORE_COMPILE_WAIT`` seconds, default 120). The lock only saves duplicate work (the
+#: cache stays consistent when two processes compile at once: :mod:`.consistent_cache`), so past
+#: this the kernel is compiled here rather than waiting on a holder that may be starved.
 COMPILE_WAIT_SECONDS = float(os.environ.get("METRICS_CORE_COMPILE_WAIT", "120"))
 
 
