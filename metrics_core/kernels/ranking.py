@@ -407,9 +407,17 @@ def _ranking_families(lists, ks, options, columns, out):
         K_next = _positions(ks[0], n)  # the positions of the next cutoff to fill (-1 once all are filled)
         # R-precision reads the walk up to R positions; without it the walk ends at the largest cutoff
         limit = max(K_last, R_int) if columns[R_PRECISION] >= 0 else K_last
-        while s < n and s < limit:
+        while True:
+            if s == K_next:  # every cutoff of K_next positions (of an empty list: all, at 0)
+                while i < n_ks and _positions(ks[i], n) == s:
+                    _store(out, u, i * width, columns, _at_cutoff(sums, ap_of(ap_norm, R, ks[i], sums),
+                                                                  ks[i], n, R, ideal, options))
+                    i += 1
+                K_next = _positions(ks[i], n) if i < n_ks else -1
+            if s >= n or s >= limit:
+                break
             # the lone items (the common case) up to the next cutoff to fill, in a tight loop: r = 0 or 1, a literal
-            stop = min(K_next, limit) if i < n_ks else limit
+            stop = min(K_next, limit) if i < n_ks else min(limit, n)
             while s < stop:
                 e = tie_group_end(score, a, s, n, ties_average)
                 if e > s + 1:
@@ -425,15 +433,8 @@ def _ranking_families(lists, ks, options, columns, out):
                 if relevant:
                     hits_R, b_rel = past_group(hits_R, b_rel, 1.0, 1, s, R_int)
                 s = e
-            if s == K_next:  # every cutoff of K_next positions
-                while i < n_ks and _positions(ks[i], n) == s:
-                    _store(out, u, i * width, columns, _at_cutoff(sums, ap_of(ap_norm, R, ks[i], sums),
-                                                                  ks[i], n, R, ideal, options))
-                    i += 1
-                K_next = _positions(ks[i], n) if i < n_ks else -1
+            if s == stop:
                 continue
-            if s >= n or s >= limit:
-                break
             m = e - s  # the tie group of m > 1 items that ended the lone items
             G, r = group_sums(rel_code, rel_values, a, s, e, gain_kind, threshold)
             if i < n_ks:  # a cutoff still to fill (K_i > s): count the group's positions up to the largest K
@@ -459,10 +460,6 @@ def _ranking_families(lists, ks, options, columns, out):
             if r > 0.0:
                 hits_R, b_rel = past_group(hits_R, b_rel, r, m, s, R_int)
             s = e
-        while i < n_ks:  # cutoffs of an empty list
-            _store(out, u, i * width, columns, _at_cutoff(sums, ap_of(ap_norm, R, ks[i], sums), ks[i], n, R, ideal,
-                                                          options))
-            i += 1
         if columns[R_PRECISION] >= 0:  # R-precision reads the walk up to R: the same at every cutoff
             for i in range(n_ks):
                 out[i * width + columns[R_PRECISION], u] = hits_R / R if R > 0.0 else 0.0
