@@ -45,9 +45,9 @@ print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))
 """
 
 
-def _run(folder: Path) -> list[str]:
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache"), "PYTHONPATH": str(folder)}
-    done = subprocess.run([sys.executable, "-c", CALLS], capture_output=True, text=True, env=env, cwd=folder,
+def _run(folder: Path, script: str = CALLS, cache: str = "cache") -> list[str]:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / cache), "PYTHONPATH": str(folder)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=folder,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.split("\n")
@@ -74,6 +74,24 @@ def test_a_version_compiled_for_other_types_is_compiled_again(tmp_path):
     # numba's loader would run the float version for 3 (answering 6.0): each is compiled again instead
     assert _run(tmp_path)[:2] == ["6 3.0", "0 2"]
     assert _run(tmp_path)[:2] == ["6 3.0", "2 0"]  # and saved under its own name: the next process loads both
+
+
+NAME = """
+import probe_kernel
+probe_kernel.twice(3)
+(compiled,) = probe_kernel.twice.dispatcher().overloads.values()
+print(compiled.fndesc.mangled_name)
+"""
+
+
+def test_two_processes_compiling_the_same_kernel_name_it_apart(tmp_path):
+    """numba names a compiled function by an id from a counter starting at 1 in every process: two processes
+    compiling in the same order would give one name to what may be two bodies (the linker then merges them
+    in a process loading both). Each process of the package takes random ids."""
+    (tmp_path / "probe_kernel.py").write_text(KERNEL_MODULE)
+    first, second = (_run(tmp_path, NAME, cache=f"cache{i}")[0] for i in (1, 2))
+    assert "probe_kernel" in first and "twice" in first
+    assert first != second
 
 
 def _cache_file(folder: Path) -> consistent_cache.ConsistentCacheFile:

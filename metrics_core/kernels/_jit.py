@@ -124,6 +124,9 @@ def load_numba() -> types.ModuleType:
             from numba.core.registry import cpu_target
 
             cpu_target.target_context.refresh()  # numba's registries, loaded while the modules above are hidden
+        from .consistent_cache import use_random_function_ids
+
+        use_random_function_ids()  # before the first compile: names no other process gives its functions
 
         THREADSAFE = _threadsafe_layer_available()
         if THREADSAFE:

@@ -24,13 +24,22 @@ wrong, silently (seen with ranx: queries matched with the wrong lists).
 Every kernel of this package uses it (:func:`use_for`, called when a dispatcher is made); the
 test suite applies it to every numba function of its processes (:func:`use_everywhere`), the
 reference libraries' included.
+
+A second flaw meets processes that load each other's compiled code. numba names a compiled
+function by module, qualified name, argument types and an id taken from a counter that starts
+at 1 in every process; the name must be unique, as the linker merges functions of one name.
+Two processes that compile the same sequence get the same ids, so two different bodies (one
+helper made for two callers, closures of one factory) can share a name across their cached
+files; a process that loads both runs one body for the other (numba issue 10486). With
+:func:`use_random_function_ids`, called when this package loads numba, every function compiled
+in the process takes a random 122-bit id instead, which no other process repeats.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
+import uuid
 
 from numba.core import caching
 
@@ -120,6 +129,26 @@ def use_for(dispatcher) -> None:
 
 
 def use_everywhere() -> None:
-    """Give every numba cache of this process, of any library, :func:`save` and :func:`load`."""
+    """Give every numba cache of this process, of any library, :func:`save` and :func:`load`, and every
+    function it compiles a random id."""
     caching.IndexDataCacheFile.save = save
     caching.IndexDataCacheFile.load = load
+    use_random_function_ids()
+
+
+class RandomIds:
+    """An endless iterator of random 122-bit integers (``uuid4``), in place of numba's id counter."""
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> int:
+        return uuid.uuid4().int
+
+
+def use_random_function_ids() -> None:
+    """Give every function numba compiles in this process from now on a random id (see the module docstring)."""
+    from numba.core import bytecode
+
+    if not isinstance(bytecode.FunctionIdentity._unique_ids, RandomIds):
+        bytecode.FunctionIdentity._unique_ids = RandomIds()
