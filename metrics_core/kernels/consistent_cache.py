@@ -30,7 +30,7 @@ function by module, qualified name, argument types and an id taken from a counte
 at 1 in every process; the name must be unique, as the linker merges functions of one name.
 Two processes that compile the same sequence get the same ids, so two different bodies (one
 helper made for two callers, closures of one factory) can share a name across their cached
-files; a process that loads both runs one body for the other (numba issue 10486). With
+files; a process that loads both runs one body for the other (reported to numba as #10486). With
 :func:`use_random_function_ids`, called when this package loads numba, every function compiled
 in the process takes a random 122-bit id instead, which no other process repeats.
 """
