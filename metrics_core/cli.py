@@ -108,13 +108,15 @@ def _run(argv: list[str] | None, terminal=None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     from . import progress
+    from .kernels._jit import interpret_until_compiled
 
     # stages and progress on the terminal's own stream (the bar's carriage returns must reach it);
     # after a startup line that was shown, at once: the sign of life does not go away and come back
     reporter = progress.for_terminal(terminal or sys.stderr, quiet=bool(getattr(args, "quiet", False)),
                                      force=bool(getattr(args, "progress", False)), at_once=started)
     try:
-        with progress.active(reporter):
+        # a small input on a fresh install runs the kernels' Python source instead of compiling them first
+        with progress.active(reporter), interpret_until_compiled():
             return int(func(args) or EXIT_OK)
     except MetricsError as e:
         message = " ".join(str(e).split("\n"))

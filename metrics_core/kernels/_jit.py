@@ -201,11 +201,16 @@ class LazyKernel:
     the dispatcher's attributes (``py_func`` excepted, the Python function is kept here) or
     compiling a kernel that calls it. Calls are forwarded to the dispatcher unchanged."""
 
+    #: every kernel defined so far
+    instances: list["LazyKernel"] = []
+
     def __init__(self, fn, options: dict):
         self.py_func = fn
         self.options = dict(options)
         self._dispatcher = None
+        self._called = False  # called compiled from Python inside interpret_until_compiled
         functools.update_wrapper(self, fn)
+        LazyKernel.instances.append(self)
 
     def dispatcher(self):
         """numba's dispatcher of this kernel (made, with numba loaded, on the first call)."""
@@ -223,10 +228,28 @@ class LazyKernel:
         return self._dispatcher
 
     def __call__(self, *args, **kwargs):
+        if _INTERPRET_MAX_WORK.get() and not self._called:
+            if not kwargs and _runs_as_python(self, self.py_func, _largest_input(args)):
+                from .interpreted import run
+
+                return run(self.py_func, args)
+            self._called = True
         return (self._dispatcher or self.dispatcher())(*args, **kwargs)
 
+    def cached_on_disk(self) -> bool:
+        """Whether numba's on-disk cache holds a compiled version of this kernel for any argument
+        types, read without loading numba where the cache's place is known without it
+        (:func:`.interpreted.index_path`)."""
+        if not _ready:
+            from .interpreted import index_path
+
+            path = index_path(self)
+            if path is not None:
+                return os.path.exists(path)
+        return os.path.exists(self.dispatcher()._cache._cache_file._index_path)
+
     def __getattr__(self, name: str):
-        if name.startswith("__") or name in ("_dispatcher", "py_func", "options"):
+        if name.startswith("__") or name in ("_dispatcher", "py_func", "options", "_called"):
             raise AttributeError(name)
         return getattr(self.dispatcher(), name)
 
@@ -247,7 +270,11 @@ def _kernel_named(module: str, qualname: str):
 
 
 def kernel_guard():
-    """Context manager serialising kernel calls when no thread-safe layer exists (loads numba)."""
+    """Context manager serialising kernel calls when no thread-safe layer exists (loads numba).
+    Inside :func:`interpret_until_compiled` it does not load numba: while numba is not loaded it
+    serialises (the kernels may run as Python, or load numba inside the block)."""
+    if not _ready and _INTERPRET_MAX_WORK.get():
+        return _LOCK
     load_numba()
     return contextlib.nullcontext() if THREADSAFE else _LOCK
 
@@ -270,6 +297,35 @@ def use_variant(variant: str | None):
         yield
     finally:
         _FORCED_VARIANT.reset(token)
+
+
+#: Inside :func:`interpret_until_compiled`, a parallel kernel whose ``work`` is at most this many
+#: elements runs as Python while its serial variant is not compiled. Interpreting costs time per
+#: element, compiling a fixed time: the five-metric evaluate of ``benchmarks/cold_start.py`` (22,000
+#: rows) spent 0.9 CPU s in the interpreted kernels against about 21 CPU s compiling them (ranking
+#: families alone 16); at this limit the interpreted kernels take a few seconds, still below the compile.
+INTERPRET_MAX_WORK = 100_000
+_INTERPRET_MAX_WORK: contextvars.ContextVar[int] = contextvars.ContextVar("interpret_until_compiled", default=0)
+
+
+@contextlib.contextmanager
+def interpret_until_compiled(max_work: int | None = None):
+    """Inside the block, a parallel kernel called with ``work`` of at most ``max_work`` elements whose
+    serial variant is neither compiled in this process nor in numba's disk cache runs its own Python
+    function, interpreted (:mod:`.interpreted`: same body, same numbers), when every kernel it calls
+    can be; so a small first command on a fresh install compiles nothing and does not load numba.
+    Outside the block (the library, the warm-up, the tests) the compiled kernels always run.
+    ``max_work``: :data:`INTERPRET_MAX_WORK` by default; 0 turns it off."""
+    token = _INTERPRET_MAX_WORK.set(int(INTERPRET_MAX_WORK if max_work is None else max_work))
+    try:
+        yield
+    finally:
+        _INTERPRET_MAX_WORK.reset(token)
+
+
+def interpreting() -> bool:
+    """Whether the caller is inside :func:`interpret_until_compiled`."""
+    return _INTERPRET_MAX_WORK.get() > 0
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -344,23 +400,31 @@ class SizedKernel:
         forced = _FORCED_VARIANT.get()
         if forced is not None:
             return forced
+        return PARALLEL if self._work_size(args) >= PARALLEL_MIN_WORK else SERIAL
+
+    def _work_size(self, args) -> int:
+        """The size of the call's ``work`` argument (an array's length or an integer)."""
         work = args[self._work]
         if self._work_field:
             work = getattr(work, self._work_field)
-        size = work.shape[0] if isinstance(work, np.ndarray) else int(work)
-        return PARALLEL if size >= PARALLEL_MIN_WORK else SERIAL
+        return work.shape[0] if isinstance(work, np.ndarray) else int(work)
 
     def cached_on_disk(self, variant: str) -> bool:
         """Whether numba's on-disk cache holds a compiled version of ``variant`` (``"serial"`` or
         ``"parallel"``) for any argument types; False on a fresh install, until a first call
-        compiles it (or :mod:`metrics_core.warmup` does)."""
-        kernel = self.parallel if variant == PARALLEL else self.serial
-        return os.path.exists(kernel._cache._cache_file._index_path)
+        compiles it (or :mod:`metrics_core.warmup` does). Read without loading numba where the
+        cache's place is known without it (:func:`.interpreted.index_path`)."""
+        return self._variants[variant].cached_on_disk()
 
     def __call__(self, *args):
+        inputs = [a if i in self._writes else _readonly_input(a) for i, a in enumerate(args)]
+        if (_INTERPRET_MAX_WORK.get() and not self._called[SERIAL]
+                and _runs_as_python(self._variants[SERIAL], self.py_func, self._work_size(args), self)):
+            from .interpreted import run
+
+            return run(self.py_func, inputs)
         variant = self.variant_for(args)
         kernel = self.parallel if variant == PARALLEL else self.serial
-        inputs = [a if i in self._writes else _readonly_input(a) for i, a in enumerate(args)]
         if self._called[variant]:
             return kernel(*inputs)
         # The first call in this process compiles the variant or loads it from the disk cache.
@@ -376,6 +440,32 @@ class SizedKernel:
                 result = kernel(*inputs)
         self._called[variant] = True
         return result
+
+
+def _largest_input(args) -> int:
+    """The length of the longest array among ``args`` (also inside a tuple argument), 0 without one."""
+    size = 0
+    for a in args:
+        for x in a if isinstance(a, tuple) else (a,):
+            if isinstance(x, np.ndarray) and x.ndim:
+                size = max(size, x.shape[0])
+    return size
+
+
+def _runs_as_python(compiled: LazyKernel, fn, size: int, cached=None) -> bool:
+    """Whether a call of ``fn`` whose input has ``size`` elements runs its Python form: inside
+    :func:`interpret_until_compiled` (``size`` within its limit, no variant forced), ``fn`` has a
+    Python form and the ``compiled`` kernel is not in numba's disk cache (``cached.cached_on_disk``
+    of the serial variant for a :class:`SizedKernel`). Whether it ran compiled in this process
+    already the caller knows."""
+    limit = _INTERPRET_MAX_WORK.get()
+    if not limit or size > limit or _FORCED_VARIANT.get() is not None:
+        return False
+    if compiled.cached_on_disk() if cached is None else cached.cached_on_disk(SERIAL):
+        return False
+    from .interpreted import python_form
+
+    return python_form(fn) is not None
 
 
 @contextlib.contextmanager
@@ -448,5 +538,19 @@ def parallel_chunks(n, n_chunks, t):
 
 
 def n_threads() -> int:
-    """Number of worker threads numba uses for parallel kernels (loads numba)."""
+    """Number of worker threads numba uses for parallel kernels (loads numba; inside
+    :func:`interpret_until_compiled` while numba is not loaded, the number numba would start with)."""
+    if not _ready and _INTERPRET_MAX_WORK.get():
+        return default_threads()
     return load_numba().get_num_threads()
+
+
+def default_threads() -> int:
+    """The threads numba starts with: ``NUMBA_NUM_THREADS`` when set, else the CPUs this process may use."""
+    given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import bind_globals, njit, when_loaded
+from .interpreted import python_implementation
 from .strings import compare_bytes
 
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
@@ -36,7 +37,10 @@ def _mix(h):
 
 
 def _integer_ids(ids) -> bool:
-    """Whether the numba type ``ids`` is an int64 array (else Arrow string buffers)."""
+    """Whether ``ids`` is an int64 array (else Arrow string buffers): a numba type when a kernel is
+    compiled, the argument itself when it runs as Python (:mod:`.interpreted`)."""
+    if isinstance(ids, (np.ndarray, tuple)):
+        return isinstance(ids, np.ndarray)
     from numba import types
 
     return isinstance(ids, types.Array)
@@ -123,6 +127,12 @@ def table_bits(longest):
     while (1 << bits) < 2 * longest:
         bits += 1
     return bits
+
+
+# run as Python (:mod:`.interpreted`), each stub picks its code from the arguments as the overload does from their types
+python_implementation(item_hash, chooses=True)(_item_hash)
+python_implementation(same_item, chooses=True)(_same_item)
+python_implementation(item_above, chooses=True)(_item_above)
 
 
 def _register_overloads(numba) -> None:

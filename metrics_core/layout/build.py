@@ -23,7 +23,7 @@ from ..errors import MetricsError
 from ..frames import ACCEPTED, as_pandas
 from ..grouping import balanced_chunks, group_users
 from ..kernels import strings as kstr
-from ..kernels._jit import kernel_guard, n_threads
+from ..kernels._jit import interpreting, kernel_guard, n_threads
 from ..kernels.input_checks import first_non_finite
 from . import kernels as layout_kernels
 from . import plain
@@ -127,8 +127,9 @@ _PLAIN_UNTIL_COMPILED: contextvars.ContextVar[bool] = contextvars.ContextVar("pl
 def plain_layout_until_compiled():
     """Inside the block, :func:`prepare` lays out a small input (:data:`PLAIN_LAYOUT_MAX_ROWS`) with
     the plain-Python pass (:mod:`.plain`, the same result) when the layout kernel is not in numba's
-    cache: a first command on a fresh install does not compile it. Outside the block (the warm-up
-    compiles the kernel through :func:`prepare`) the compiled pass always runs."""
+    cache: a first command on a fresh install does not compile it. The same holds inside
+    :func:`~metrics_core.kernels._jit.interpret_until_compiled` (the command line's context). Outside
+    both (the warm-up compiles the kernel through :func:`prepare`) the compiled pass always runs."""
     token = _PLAIN_UNTIL_COMPILED.set(True)
     try:
         yield
@@ -138,7 +139,7 @@ def plain_layout_until_compiled():
 
 def _layout_pass(run, qrels):
     """The layout pass :func:`prepare` runs (see :func:`plain_layout_until_compiled`)."""
-    if not _PLAIN_UNTIL_COMPILED.get():
+    if not (_PLAIN_UNTIL_COMPILED.get() or interpreting()):
         return rank_and_join
     try:
         rows = len(run) + (0 if qrels is None else len(qrels))
