@@ -299,12 +299,14 @@ def use_variant(variant: str | None):
         _FORCED_VARIANT.reset(token)
 
 
-#: Inside :func:`interpret_until_compiled`, a parallel kernel whose ``work`` is at most this many
-#: elements runs as Python while its serial variant is not compiled. Interpreting costs time per
-#: element, compiling a fixed time: the five-metric evaluate of ``benchmarks/cold_start.py`` (22,000
-#: rows) spent 0.9 CPU s in the interpreted kernels against about 21 CPU s compiling them (ranking
-#: families alone 16); at this limit the interpreted kernels take a few seconds, still below the compile.
-INTERPRET_MAX_WORK = 100_000
+#: Inside :func:`interpret_until_compiled`, a kernel whose input is at most this many elements (a
+#: parallel kernel's ``work``, else its longest array argument) runs as Python while it is not
+#: compiled. Interpreting costs time per element, compiling a fixed time. The five-metric evaluate of
+#: ``benchmarks/cold_start.py`` on a fresh install took 1.2 CPU s in all at 22,000 rows, 1.4 at 50,000
+#: (run and ground truth; the kernels 0.3 and 0.5 of it), 3.6 at 55,000 rows (the layout kernel as Python,
+#: 1.7 s, past the plain layout's 50,000 rows), against about 26 CPU s compiling what it runs; above
+#: this limit the compile is paid once and the cache serves every later command instead.
+INTERPRET_MAX_WORK = 50_000
 _INTERPRET_MAX_WORK: contextvars.ContextVar[int] = contextvars.ContextVar("interpret_until_compiled", default=0)
 
 
