@@ -7,7 +7,10 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
 * **cli**: ``python3 -m metrics_core evaluate --run run.csv --qrels qrels.csv
   --metrics ndcg@10,map@100,mrr@10,precision@10,recall@100`` on a small CSV pair
   (``--users`` users x 100 candidates of :mod:`benchmarks.datagen`), from process
-  start to exit; then the same command again on the cache the first one left.
+  start to exit; then the same command again on the cache the first one left. (An input of at
+  most 50,000 rows runs the kernels as Python while they are not cached, leaving the cache
+  empty: then both runs are of that kind; see ``interpret_until_compiled`` in
+  ``metrics_core/kernels/_jit.py``. The install part measures the cached kernels.)
 * **install**: the README's install step ``python3 -m metrics_core warm`` on an empty cache (wall
   time), then the same ``evaluate`` as the first one a user runs after installing, then ``warm``
   again (a complete cache: it only checks the stamp).

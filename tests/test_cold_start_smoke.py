@@ -1,6 +1,7 @@
 """The cold-start benchmark's CLI part runs on tiny data: a first ``metrics_core evaluate``
-on an empty kernel cache and a second one on the cache it left print the same numbers
-(the script checks that), and the table names every measurement. No time is asserted."""
+on an empty kernel cache and a second one on the cache it left (empty too: tiny inputs run the
+kernels as Python until they are compiled) print the same numbers (the script checks that), and
+the table names every measurement. No time is asserted."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from benchmarks import cold_start
 
-#: a first evaluate on an empty kernel cache compiles the kernels: left out of the quick tier (python3 scripts/test.py --quick)
+#: two processes that load the package: left out of the quick tier (python3 scripts/test.py --quick)
 pytestmark = pytest.mark.long
 
 
