@@ -47,6 +47,33 @@ def test_each_step_is_evaluate_with_the_conventions_so_far():
     assert any("gain: linear -> binary" in line for line in ex.describe())
 
 
+def test_paths_sharing_steps_evaluate_each_step_under_its_own_conventions(monkeypatch):
+    """An explanation keeps the values it computed, so a later path reuses them: every step of every path
+    between four presets (graded relevance, so the gain matters) is still ``mc.evaluate`` under that step's
+    conventions, and walking the same path again evaluates nothing."""
+    from metrics_core.analysis import explain as explain_module
+
+    run, qrels = make_data(6)
+    presets = ["trec_eval", "rectools", "sklearn", "torchmetrics"]
+    ex = mc.explain(run, qrels, metric="ndcg@5", presets=presets)
+    expected: dict = {}
+    for source, target in itertools.permutations(presets, 2):
+        path = ex.path(source, target)
+        settings = dict(mc.Settings(source))
+        for step in path.steps.to_dict("records"):
+            settings[step["convention"]] = step["to"]
+            key = tuple(settings.items())
+            if key not in expected:
+                expected[key] = mc.evaluate(run, qrels, metrics=["ndcg@5"], **settings).summary["ndcg@5"]
+            assert step["value"] == expected[key], (source, target, step["convention"])
+    evaluated = []
+    real = explain_module._evaluate
+    monkeypatch.setattr(explain_module, "_evaluate", lambda *a, **kw: evaluated.append(1) or real(*a, **kw))
+    again = ex.path("sklearn", "rectools")
+    assert evaluated == [] and len(again.steps) >= 2
+    assert again.steps.equals(ex.path("sklearn", "rectools").steps)
+
+
 def test_explain_refuses_unknown_presets_and_metrics():
     run, qrels = make_data(0)
     with pytest.raises(mc.MetricsError, match="unknown preset"):

@@ -50,12 +50,15 @@ class Explanation:
     steps: pd.DataFrame
     ranked: Ranked
     settings: dict = field(default_factory=dict)
+    computed: dict = field(default_factory=dict, repr=False, compare=False)
 
     def path(self, source: str, target: str) -> "Explanation":
-        """The same explanation with the path between two other presets (or named settings)."""
-        start, end, steps = _path(self.ranked, self.metric, source, target, self.settings)
+        """The same explanation with the path between two other presets (or named settings); a step
+        whose conventions an earlier row or path of this explanation already evaluated is not
+        evaluated again (:func:`_value`)."""
+        start, end, steps = _path(self.ranked, self.metric, source, target, self.settings, self.computed)
         return Explanation(self.metric, self.values, source, target, start, end, steps, self.ranked,
-                           self.settings)
+                           self.settings, self.computed)
 
     def describe(self) -> list[str]:
         """The path as sentences: ``ideal: judged -> k: -0.054``."""
@@ -66,9 +69,18 @@ class Explanation:
         return lines
 
 
-def _value(ranked: Ranked, metric: str, settings: Settings) -> float:
-    return float(_evaluate(ranked, None, [metric], settings, item_features=None,
-                           interactions=None).summary[metric])
+def _value(ranked: Ranked, metric: str, settings: Settings, computed: dict | None = None) -> float:
+    """``metric`` on ``ranked`` under ``settings``. With ``computed`` (a dict kept with one
+    :class:`Explanation`, hence one ``ranked``), a value is looked up by the metric and every
+    convention's value (all an evaluation reads of ``settings``) and stored there when it is new."""
+    key = (metric, tuple(settings.items()))
+    if computed is not None and key in computed:
+        return computed[key]
+    value = float(_evaluate(ranked, None, [metric], settings, item_features=None,
+                            interactions=None).summary[metric])
+    if computed is not None:
+        computed[key] = value
+    return value
 
 
 #: separates a preset from one of its library's names in a row of :func:`explain` (``ms_recommenders:map``)
@@ -128,14 +140,16 @@ def _named(settings) -> dict:
             for name, conv in settings.items()}
 
 
-def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | None = None):
-    """(source value, target value, steps) changing one convention at a time from source to target."""
+def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | None = None,
+          computed: dict | None = None):
+    """(source value, target value, steps) changing one convention at a time from source to target
+    (values found in ``computed`` are reused, see :func:`_value`)."""
     for name in (source, target):
         if not (named and name in named):
             get(_split(name)[0])
     conv = _conventions(source, metric, named)
     goal = _conventions(target, metric, named)
-    start = value = _value(ranked, metric, conv)
+    start = value = _value(ranked, metric, conv, computed)
     rows = []
     for c in CONVENTIONS:
         if conv[c.name] == goal[c.name]:
@@ -143,7 +157,7 @@ def _path(ranked: Ranked, metric: str, source: str, target: str, named: dict | N
         before = conv[c.name]
         # the target's value, checked when the target's settings were built
         conv = Settings.checked({**conv, c.name: goal[c.name]}, conv.given | {c.name}, conv.preset)
-        new = _value(ranked, metric, conv)
+        new = _value(ranked, metric, conv, computed)
         rows.append({"convention": c.name, "from": before, "to": goal[c.name], "value": new, "change": new - value})
         value = new
     steps = pd.DataFrame(rows, columns=["convention", "from", "to", "value", "change"])
@@ -216,20 +230,21 @@ def explain(run, qrels=None, metric: str = "ndcg@10", presets=None, source: str 
         label = metric
         base = parse_metric(metric).name
         rows = []
+        computed: dict = {}
         with stage(f"{label} as each library computes it", total=len(names) + 1, unit="preset") as shown:
             for n in names:
                 if n in named:
                     rows.append({"preset": n, "library": n, "library_metric": "", "conventions": "",
-                                 "value": _value(ranked, label, _conventions(n, label, named))})
+                                 "value": _value(ranked, label, _conventions(n, label, named), computed)})
                     shown.update(1)
                     continue
                 for row, library_name in [(n, _library_name(n, base)), *variants(n, base)]:
                     fixed = get(n).name_settings.get(library_name, {}) if row != n else {}
                     rows.append({"preset": row, "library": get(n).library, "library_metric": library_name,
                                  "conventions": ", ".join(f"{c}={v}" for c, v in fixed.items()),
-                                 "value": _value(ranked, label, _conventions(row, label, named))})
+                                 "value": _value(ranked, label, _conventions(row, label, named), computed)})
                 shown.update(1)
             values = pd.DataFrame(rows).set_index("preset")
-            start, end, steps = _path(ranked, label, source, target, named)  # the last count: the path
+            start, end, steps = _path(ranked, label, source, target, named, computed)  # the last count: the path
             shown.update(1)
-    return Explanation(label, values, source, target, start, end, steps, ranked, named)
+    return Explanation(label, values, source, target, start, end, steps, ranked, named, computed)
