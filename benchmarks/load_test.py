@@ -44,6 +44,25 @@ have opened, and the server's memory is read then ("with the sessions open"):
 (glibc's heap, Python's blocks, live objects by type, the dashboard cache, Streamlit's own
 accounting, and with ``--tracemalloc`` the Python allocations by line), read after the first visit,
 with the sessions open and after they left; the report prints what grew between them.
+
+``--path reviewer`` measures the server on the clicks reviewers make at 3 x 1M rows. The started
+server's store first holds one analysis: the browser benchmark's files
+(``benchmarks/browser_data.py``: three models of ``--users`` x ``--items`` rows, default 20,000 x 50
+= 1M rows each, in TREC, CSV and Parquet, a ground truth of 5 judged rows a user, user
+attributes), written in ``--data-dir`` (reused there for the same size) and saved as Share saves
+a session's data (``dashboard.sources.save_shared``). One untimed visit opens it (the server
+reads the files once); then every session opens its link (``?analysis=<id>``) on the Overview
+and walks ``--steps`` rounds of :func:`reviewer_round`: K changed on the Overview, Compare
+opened, its compared metric changed (ndcg@K <-> map@K), recall@K added, K changed on Compare,
+back to the Overview for the next round (step names of ``benchmarks/browser_plan.py`` where
+they fit). Each action is timed from the message sent to the end of the script run it starts
+and checked: the run finished, no exception element, and the page shows the new value (the K,
+the verdict's metrics). The report adds p50 / p95 / max over every action after the opening:
+
+    python benchmarks/load_test.py --path reviewer --sessions 8 --steps 2 --data-dir /tmp/lt3x1m
+    python benchmarks/load_test.py --path reviewer --sessions 32 --steps 2 --data-dir /tmp/lt3x1m
+
+With ``--url`` (a server running elsewhere) ``--store-dir`` names that server's store.
 """
 
 from __future__ import annotations
@@ -51,6 +70,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import dataclasses
 import json
 import os
 import random
@@ -60,6 +80,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Awaitable, Callable
 
 import numpy as np
 
@@ -80,6 +101,10 @@ PAGES = {"overview": ("", "Overview"), "distributions": ("distributions", "Distr
          "compare": ("compare", "Compare")}
 CUTOFFS = (5, 10, 20, 50, 100)
 CLIENTS = ("websocket", "browser")
+#: --path: ``k`` changes K on one page; ``reviewer`` walks the Overview and Compare (:func:`reviewer_round`)
+PATHS = ("k", "reviewer")
+#: The Compare page's heading and its notice when no metric (or challenger) is chosen.
+COMPARE_TITLE, COMPARE_EMPTY = "Compare models", "Pick at least one challenger and one metric."
 
 
 def rss_mb(pid: int) -> float:
@@ -222,43 +247,177 @@ async def _pause(rng: random.Random, think: float) -> None:
         await asyncio.sleep(think * rng.uniform(0.5, 1.5))
 
 
+# ---------------------------------------------------------------- the reviewer's path (websocket client)
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    """One action of a session: the report's row (``name``, ``browser_plan``'s step names where they
+    fit), the value it sets (for the messages), what it sends (``act``, answered by the end of the
+    script run it starts) and what its answer must show (``check``: None when it does, else what
+    is missing)."""
+
+    name: str
+    value: str
+    act: Callable[[Session], Awaitable[RunResult]]
+    check: Callable[[RunResult], str | None]
+
+
+def verdict_metrics(result: RunResult) -> list[str] | None:
+    """The metrics of Compare's verdict (the first table of the run with a ``metric`` column, in
+    row order), or None when the run drew no such table."""
+    for table in result.tables():
+        if "metric" in table.column_names:
+            return [str(m) for m in table.column("metric").to_pylist()]
+    return None
+
+
+def k_shown(k: int) -> Callable[[RunResult], str | None]:
+    """Check: the answer shows cutoff ``k`` (:func:`shows_cutoff`)."""
+    return lambda result: None if shows_cutoff(result, k) else f"the page does not show K = {k}"
+
+
+def page_shown(title: str, k: int) -> Callable[[RunResult], str | None]:
+    """Check: the page titled ``title`` is drawn, at cutoff ``k``."""
+    def check(result: RunResult) -> str | None:
+        if title not in result.headings():
+            return f"no {title!r} heading (headings: {', '.join(result.headings()[:4]) or 'none'})"
+        return k_shown(k)(result)
+    return check
+
+
+def compare_shows(metrics: list[str] | None = None, k: int | None = None) -> Callable[[RunResult], str | None]:
+    """Check: Compare's verdict is drawn, for exactly ``metrics`` (in any order) when given, and with
+    every metric at cutoff ``k`` when given (a metric without a cutoff, ``r_precision``, passes);
+    with neither, the page's notice that no metric is chosen also passes (it is then picked again)."""
+    def check(result: RunResult) -> str | None:
+        if COMPARE_TITLE not in result.headings():
+            return f"no {COMPARE_TITLE!r} heading"
+        shown = verdict_metrics(result)
+        if shown is None:
+            if metrics is None and COMPARE_EMPTY in result.texts():
+                return None
+            return "no verdict table"
+        if metrics is not None and set(shown) != set(metrics):
+            return f"the verdict shows {', '.join(sorted(set(shown)))}, not {', '.join(sorted(metrics))}"
+        if k is not None and any("@" in m and not m.endswith(f"@{k}") for m in shown):
+            return f"the verdict shows {', '.join(sorted(set(shown)))}, not at K = {k}"
+        return None
+    return check
+
+
+def _chosen(session: Session, key: str) -> list[str]:
+    return list(session.widgets[session.widget_id(key)].string_array_value.data)
+
+
+def _set_k(name: str, k: int, check: Callable[[RunResult], str | None]) -> Action:
+    return Action(name, f"K = {k}", lambda s: s.set_widget("k", k), check)
+
+
+def _repick(k: int) -> Action:
+    """Compare's metric picked again when a new K dropped the chosen one (browser_plan's step)."""
+    return Action("Compare: metric picked again after K", f"ndcg@{k}",
+                  lambda s: s.set_widget("compare_metrics", [f"ndcg@{k}"]), compare_shows([f"ndcg@{k}"]))
+
+
+def reviewer_round(round_: int, seed: int):
+    """The actions of round ``round_`` of session ``seed`` on an analysis of several models, made
+    one at a time by the generator (each may depend on what the previous answer showed, sent back
+    with ``generator.send(result)``): back on the Overview (rounds after the first), K changed
+    there, Compare opened, its compared metric changed (ndcg@K <-> map@K), recall@K added, K
+    changed on Compare. A new K can drop Compare's chosen metrics (their labels change): when the
+    page then asks for a metric it is picked again, as :mod:`benchmarks.browser_plan` does.
+    The K values follow ``browser_plan.K_NEW`` from an offset per session, so sessions ask for
+    different cutoffs at the same moment and every change is a change."""
+    from benchmarks.browser_plan import K_NEW
+
+    k_overview = K_NEW[(seed + 2 * round_) % len(K_NEW)]
+    k_compare = K_NEW[(seed + 2 * round_ + 1) % len(K_NEW)]
+    session: Session = yield None  # the caller sends the session first
+    if round_ > 0:
+        k = session.widgets[session.widget_id("k")].int_value
+        yield Action("open Overview (again)", "Overview", lambda s: s.switch_page("overview"),
+                     page_shown("Overview", k))
+    yield _set_k("Overview: K", k_overview, page_shown("Overview", k_overview))
+    result = yield Action("open Compare", "Compare", lambda s: s.switch_page("compare"),
+                          compare_shows(k=k_overview))
+    if verdict_metrics(result) is None:
+        yield _repick(k_overview)
+    metric = f"map@{k_overview}" if _chosen(session, "compare_metrics") != [f"map@{k_overview}"] \
+        else f"ndcg@{k_overview}"
+    yield Action("Compare: metric", metric, lambda s: s.set_widget("compare_metrics", [metric]),
+                 compare_shows([metric]))
+    added = f"recall@{k_overview}"
+    yield Action("Compare: per-user metric", f"add {added}",
+                 lambda s: s.set_widget("compare_metrics", [*_chosen(s, "compare_metrics"), added]),
+                 compare_shows([metric, added]))
+    result = yield _set_k("Compare: K", k_compare, compare_shows(k=k_compare))
+    if verdict_metrics(result) is None:
+        yield _repick(k_compare)
+
+
+async def _reviewer_actions(session: Session, rounds: int, think: float, rng: random.Random, seed: int,
+                            log: dict) -> None:
+    """``rounds`` rounds of :func:`reviewer_round` (via ``reviewer_round`` looked up at call time),
+    each action timed, counted and checked into ``log``."""
+    for round_ in range(rounds):
+        plan = reviewer_round(round_, seed)
+        next(plan)
+        action = plan.send(session)
+        while True:
+            await _pause(rng, think)
+            result = await action.act(session)
+            _record(log, action.name, result, f"session {seed}, round {round_ + 1}, {action.name} = {action.value}",
+                    action.check)
+            try:
+                action = plan.send(result)
+            except StopIteration:
+                break
+
+
+def _record(log: dict, name: str, result: RunResult, where: str,
+            check: Callable[[RunResult], str | None] | None = None) -> None:
+    """Time, count and check one answer: the run must finish without an exception element and,
+    with ``check``, show what the action set."""
+    log["timings"].append((name, result.seconds))
+    log["runs"] += result.runs
+    log["bytes"].append(result.bytes_received)
+    log["errors"].extend(f"{where}: {e}" for e in result.exceptions)
+    if result.status != "finished":
+        log["errors"].append(f"{where}: script {result.status}")
+    elif check is not None:
+        missing = check(result)
+        if missing:
+            log["errors"].append(f"{where}: {missing}")
+
+
 # ---------------------------------------------------------------- websocket client
 
 async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, log: dict,
                       timeout: float, opened: "asyncio.Barrier", query: str = "", hold: float = 0.0,
-                      probe=None) -> None:
+                      probe=None, walk: str = "k") -> None:
     rng = random.Random(seed)
     path, title = PAGES[page]
     path = path or (title.lower() if query else "")  # a snapshot opens on its Brief by default
     session = None
     try:
         session, first = await Session.open(url, query_string=query, page=path, timeout=timeout)
-        log["timings"].append((f"open {title}", first.seconds))
-        log["runs"] += first.runs
-        log["bytes"].append(first.bytes_received)
-        log["errors"].extend(f"session {seed}, open: {e}" for e in first.exceptions)
-        if first.status != "finished":
-            log["errors"].append(f"session {seed}, open: script {first.status}")
+        _record(log, f"open {title}", first, f"session {seed}, open",
+                page_shown(title, 10) if walk == "reviewer" else None)
         await opened.wait()  # every session changes K at the same time
         if hold > 0:
             await asyncio.sleep(hold)
             if seed == 0 and probe is not None:
                 log["rss_open"] = probe()  # every session is open (and idle) now
             await opened.wait()  # none leaves before the reading
+        if walk == "reviewer":
+            await _reviewer_actions(session, steps, think, rng, seed, log)
+            return
         k = session.widgets[session.widget_id("k")].int_value
         for step in range(steps):
             await _pause(rng, think)
             k = rng.choice([c for c in CUTOFFS if c != k])  # always a change, so always a run
             result = await session.set_widget("k", k)
-            log["timings"].append(("change K", result.seconds))
-            log["runs"] += result.runs
-            log["bytes"].append(result.bytes_received)
-            where = f"session {seed}, K = {k}"
-            log["errors"].extend(f"{where}: {e}" for e in result.exceptions)
-            if result.status != "finished":
-                log["errors"].append(f"{where}: script {result.status}")
-            elif not shows_cutoff(result, k):
-                log["errors"].append(f"{where}: the page does not show the new K")
+            _record(log, "change K", result, f"session {seed}, K = {k}", k_shown(k))
     except Exception as exc:  # noqa: BLE001 - reported in the results, the run goes on
         log["errors"].append(f"session {seed}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
         opened.abort()  # the others must not wait for this one
@@ -268,10 +427,10 @@ async def _ws_session(url: str, page: str, steps: int, think: float, seed: int, 
 
 
 async def _drive_websocket(url: str, sessions: int, steps: int, think: float, page: str,
-                           timeout: float, query: str = "", hold: float = 0.0, probe=None) -> dict:
+                           timeout: float, query: str = "", hold: float = 0.0, probe=None, walk: str = "k") -> dict:
     log: dict = {"timings": [], "errors": [], "runs": 0, "bytes": []}
     opened = asyncio.Barrier(sessions)
-    await asyncio.gather(*(_ws_session(url, page, steps, think, i, log, timeout, opened, query, hold, probe)
+    await asyncio.gather(*(_ws_session(url, page, steps, think, i, log, timeout, opened, query, hold, probe, walk)
                            for i in range(sessions)))
     return log
 
@@ -337,13 +496,22 @@ async def _drive_browser(url: str, sessions: int, steps: int, think: float, page
 
 # ---------------------------------------------------------------- the run and its report
 
-def summarise(timings: list, elapsed: float, runs: int | None = None) -> dict:
-    """p50 / p95 / max seconds per action, and script runs per second overall."""
+def _stats(values: list[float]) -> dict:
+    array = np.array(values, dtype=float)
+    return {"n": int(array.size), "p50": float(np.percentile(array, 50)),
+            "p95": float(np.percentile(array, 95)), "max": float(array.max())}
+
+
+def summarise(timings: list, elapsed: float, runs: int | None = None, opening: str | None = None) -> dict:
+    """p50 / p95 / max seconds per action and over every action but ``opening`` (the link each
+    session opens first; ``overall``, absent when nothing else was timed), and script runs per
+    second overall."""
     out: dict = {"actions": {}}
     for action in dict.fromkeys(a for a, _ in timings):
-        values = np.array([t for a, t in timings if a == action])
-        out["actions"][action] = {"n": int(values.size), "p50": float(np.percentile(values, 50)),
-                                  "p95": float(np.percentile(values, 95)), "max": float(values.max())}
+        out["actions"][action] = _stats([t for a, t in timings if a == action])
+    after_opening = [t for a, t in timings if a != opening]
+    if after_opening:
+        out["overall"] = _stats(after_opening)
     count = len(timings) if runs is None else runs
     out["runs_per_second"] = count / elapsed if elapsed > 0 else float("nan")
     return out
@@ -380,6 +548,49 @@ def make_snapshot(store_dir: Path, megabytes: float) -> tuple[str, int]:
     return receipt.id, len(run_csv)
 
 
+def bench_files(directory: Path, users: int, items: int):
+    """The browser benchmark's files (:func:`benchmarks.browser_data.write_files`: three models of
+    ``users`` x ``items`` rows in TREC, CSV and Parquet, a ground truth, user attributes) in
+    ``directory``: written there, or the ones written before for the same size (its
+    ``load_test_files.json`` names them)."""
+    from benchmarks.browser_data import BenchFiles, write_files
+
+    manifest = directory / "load_test_files.json"
+    if manifest.exists():
+        kept = json.loads(manifest.read_text())
+        paths = [Path(p) for p in [*kept["runs"].values(), kept["qrels"], kept["attributes"]]]
+        if (kept["users"], kept["items"]) == (users, items) and all(p.exists() for p in paths):
+            return BenchFiles(runs={m: Path(p) for m, p in kept["runs"].items()}, qrels=Path(kept["qrels"]),
+                              attributes=Path(kept["attributes"]), users=users, rows_per_model=users * items,
+                              judgments=kept["judgments"])
+    files = write_files(directory, users, items)
+    manifest.write_text(json.dumps({"users": users, "items": items, "judgments": files.judgments,
+                                    "runs": {m: str(p) for m, p in files.runs.items()},
+                                    "qrels": str(files.qrels), "attributes": str(files.attributes)}))
+    return files
+
+
+def make_analysis(store_dir: Path, files) -> tuple[str, int]:
+    """Save ``files`` (:func:`bench_files`) in the analysis store at ``store_dir`` as a snapshot,
+    through the dashboard's own saving (:func:`dashboard.sources.save_shared`: each run file a
+    model named after its file, the ground truth and the user attributes in their roles, exact
+    bytes, default view), as an upload followed by Share would store them; its id and the bytes
+    of the three result files."""
+    from dashboard import sources
+    from metrics_core.store import AnalysisStore
+
+    src = sources.Sources(
+        runs={sources.model_name(p.name): sources.Blob.of(p.name, p.read_bytes()) for p in files.runs.values()},
+        qrels=sources.Blob.of(files.qrels.name, files.qrels.read_bytes()),
+        user_attributes=sources.Blob.of(files.attributes.name, files.attributes.read_bytes()))
+    store = AnalysisStore(store_dir)
+    try:
+        receipt = sources.save_shared(src, "load test: three models", store=store)
+    finally:
+        store.close()
+    return receipt.id, sum(blob.size for blob in src.runs.values())
+
+
 def _in_thread(coroutine, timeout: float):
     # a thread of its own: the caller may already run an event loop (Playwright's sync API does)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
@@ -390,7 +601,8 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         extra_env: dict | None = None, settle_budget: float = 0.0, client: str = "websocket",
         think: float = 0.0, page: str = "overview", ttl: float | None = None,
         snapshot_mb: float = 0.0, hold: float = 0.0, probe: str | None = None,
-        warm_analysis: bool = False) -> dict:
+        warm_analysis: bool = False, walk: str = "k", users: int = 20_000, items: int = 50,
+        data_dir: Path | None = None, store_dir: Path | None = None) -> dict:
     """Drive the sessions against ``url`` or a server started here; the results as a dict.
 
     ``ttl``: the server started here keeps disconnected sessions and cache entries that many
@@ -403,11 +615,20 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
     ``result["probe"]``. ``warm_analysis``: the untimed first visit opens the snapshot, and the
     memory "before" is read once its cache entries expired (what stays is what any first analysis
     loads once per server: code), so what the N sessions leave is theirs alone.
+    ``walk="reviewer"``: the started server's store holds one analysis of three models of ``users``
+    x ``items`` rows (:func:`bench_files`, written in ``data_dir`` or a temporary folder, saved by
+    :func:`make_analysis`); the untimed first visit opens it on the Overview, then every session
+    opens it on the Overview and walks ``steps`` rounds of :func:`reviewer_round`; with ``url`` (a
+    server running elsewhere), ``store_dir`` names that server's store (METRICS_CORE_STORE_DIR).
     """
     if snapshot_mb and (url is not None or client != "websocket"):
         raise ValueError("--snapshot-mb needs the websocket client and a server started here")
-    if client not in CLIENTS or page not in PAGES:
-        raise ValueError(f"client must be one of {CLIENTS} and page one of {tuple(PAGES)}")
+    if walk == "reviewer" and (client != "websocket" or (url is None) == (store_dir is not None)):
+        raise ValueError("--path reviewer needs the websocket client, and --store-dir exactly when --url is given")
+    if client not in CLIENTS or page not in PAGES or walk not in PATHS:
+        raise ValueError(f"client must be one of {CLIENTS}, page one of {tuple(PAGES)}, path one of {PATHS}")
+    if walk == "reviewer" and (snapshot_mb or page != "overview"):
+        raise ValueError("--path reviewer opens its own analysis on the Overview (no --snapshot-mb, no --page)")
     env = dict(extra_env or {})
     if ttl:
         env.update(STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=str(max(1, round(ttl))),  # an integer option
@@ -421,12 +642,18 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         if reader is not None:
             env.update(reader.env())
         proc, url = start_server(ROOT / "dashboard" / "serve.py", extra_env=env, log_path=log_dir / "server.log")
-    query, file_bytes = "", 0
+    query, file_bytes, own_data = "", 0, None
     try:
         pid = proc.pid if proc is not None else None
         if snapshot_mb:
             analysis, file_bytes = make_snapshot(Path(env["METRICS_CORE_STORE_DIR"]), snapshot_mb)
             query = f"analysis={analysis}"
+        elif walk == "reviewer":
+            if data_dir is None:
+                own_data = data_dir = Path(tempfile.mkdtemp(prefix="load_test_data_"))
+            files = bench_files(data_dir, users, items)
+            analysis, file_bytes = make_analysis(store_dir or Path(env["METRICS_CORE_STORE_DIR"]), files)
+            query, warm_analysis = f"analysis={analysis}", True  # the analysis is read once, untimed
         # the demo's (or the snapshot's) first visit: not what is measured
         _in_thread(warm_up(url, page, timeout, query if warm_analysis else ""), timeout)
         if warm_analysis and pid and ttl:
@@ -444,7 +671,7 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
                         reader.read("open")
                     return rss
                 log = _in_thread(_drive_websocket(url, sessions, steps, think, page, timeout, query, hold,
-                                                  read_open if pid else None), timeout)
+                                                  read_open if pid else None, walk), timeout)
             else:
                 log = _in_thread(_drive_browser(url, sessions, steps, think, page, timeout), timeout)
             elapsed = time.perf_counter() - start
@@ -460,10 +687,11 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
             reader.read("settled")
             compared = [*(reader.compare("before", "open") if (reader.folder / "open.json").exists() else []),
                         *reader.compare("before", "settled")]
-        result = summarise(log["timings"], elapsed, log["runs"])
+        result = summarise(log["timings"], elapsed, log["runs"], opening=f"open {PAGES[page][1]}")
         result.update(
             client=client, page=page, sessions=sessions, warm_analysis=warm_analysis, steps=steps, think=think, ttl=ttl,
-            snapshot_file_mb=file_bytes / 1e6, hold=hold,
+            snapshot_file_mb=file_bytes / 1e6, hold=hold, path=walk,
+            models_rows=(users * items) if walk == "reviewer" else 0,
             errors=log["errors"], server_alive=healthy, script_runs=log["runs"], seconds=elapsed,
             server_cpu_seconds=cpu, loadavg={"start": load_start, "end": os.getloadavg()},
             received_kib_median=float(np.median(log["bytes"]) / 1024) if log["bytes"] else float("nan"),
@@ -479,6 +707,8 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
             stop_process(proc)
         if log_dir is not None and not keep_log:  # the server's log and store are kept after a failure
             shutil.rmtree(log_dir, ignore_errors=True)
+        if own_data is not None:
+            shutil.rmtree(own_data, ignore_errors=True)
 
 
 def report(result: dict) -> str:
@@ -489,12 +719,22 @@ def report(result: dict) -> str:
                 f"server CPU {cpu:.1f} s ({cpu / max(r['script_runs'], 1):.2f} s per run)")
     opened = (f", every session on a snapshot of a {r['snapshot_file_mb']:.0f} MB result file"
               if r.get("snapshot_file_mb") else "")
-    opened += ", memory before read after a first visit to it expired" if r.get("warm_analysis") else ""
-    lines = [f"{r['client']} client, page {r['page']}{opened}, {r['sessions']} sessions x {r['steps']} K changes, "
+    reviewer = r.get("path") == "reviewer"
+    if reviewer:
+        opened = (f", every session on one stored analysis of 3 models x {r['models_rows']:,} rows "
+                  f"({r['snapshot_file_mb']:.0f} MB of result files), opened once before (untimed)")
+        done = f"{r['steps']} rounds of the reviewer's path (Overview K, open Compare, metric, add a metric, K)"
+    else:
+        opened += ", memory before read after a first visit to it expired" if r.get("warm_analysis") else ""
+        done = f"{r['steps']} K changes"
+    lines = [f"{r['client']} client, page {r['page']}{opened}, {r['sessions']} sessions x {done}, "
              f"think {r['think']:g} s: {r['script_runs']} script runs in {r['seconds']:.1f} s = "
              f"{r['runs_per_second']:.2f} runs/s; {cpu_text}",
              "| action | n | p50 s | p95 s | max s |", "|---|---|---|---|---|"]
-    for action, a in r["actions"].items():
+    rows = list(r["actions"].items())
+    if r.get("overall") and len(rows) > 2:
+        rows.append(("every action after the opening", r["overall"]))
+    for action, a in rows:
         lines.append(f"| {action} | {a['n']} | {a['p50']:.2f} | {a['p95']:.2f} | {a['max']:.2f} |")
     mem = r["rss_mb"]
     held = (f", with the sessions open ({r['hold']:g} s after the last opened) {mem['open']:.0f}"
@@ -537,7 +777,18 @@ def main() -> None:
     parser.add_argument("--warm-analysis", action="store_true",
                         help="the first (untimed) visit opens the snapshot and the memory before is read once "
                              "its cache entries expired (needs --snapshot-mb and --ttl)")
+    parser.add_argument("--path", choices=PATHS, default="k", dest="walk",
+                        help="k: change K on --page (default); reviewer: every session opens one stored analysis "
+                             "of three models on the Overview and walks the Overview and Compare (--steps rounds)")
+    parser.add_argument("--users", type=int, default=20_000,
+                        help="--path reviewer: users per model (default 20,000 x --items 50 = 1M rows a model)")
+    parser.add_argument("--items", type=int, default=50, help="--path reviewer: rows per user and model")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="--path reviewer: folder of the generated files, reused when it holds them for the "
+                             "same size (default: a temporary folder)")
     parser.add_argument("--url", default=None, help="a running server on 127.0.0.1 (default: start one)")
+    parser.add_argument("--store-dir", type=Path, default=None,
+                        help="--path reviewer with --url: that server's analysis store (its METRICS_CORE_STORE_DIR)")
     parser.add_argument("--timeout", type=float, default=600, help="stop after this many seconds")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args()
@@ -551,10 +802,19 @@ def main() -> None:
         parser.error("--warm-analysis needs --snapshot-mb and --ttl")
     if args.snapshot_mb and (args.url or args.client != "websocket"):
         parser.error("--snapshot-mb needs the websocket client and a server started here (no --url)")
+    if args.walk == "reviewer" and (args.client != "websocket" or bool(args.url) != bool(args.store_dir)):
+        parser.error("--path reviewer needs the websocket client, and --store-dir (the server's "
+                     "METRICS_CORE_STORE_DIR) exactly when --url is given")
+    if args.walk == "reviewer" and (args.snapshot_mb or args.page != "overview" or args.warm_analysis):
+        parser.error("--path reviewer opens its own analysis on the Overview: no --snapshot-mb, --page or "
+                     "--warm-analysis")
+    if args.users < 1 or args.items < 1:
+        parser.error("--users and --items must be >= 1")
     try:
         result = run(args.sessions, args.steps, args.url, args.timeout, client=args.client,
                      think=args.think, page=args.page, ttl=args.ttl, snapshot_mb=args.snapshot_mb, hold=args.hold,
-                     probe=args.probe, warm_analysis=args.warm_analysis)
+                     probe=args.probe, warm_analysis=args.warm_analysis, walk=args.walk, users=args.users,
+                     items=args.items, data_dir=args.data_dir, store_dir=args.store_dir)
     except (TimeoutError, asyncio.TimeoutError):
         sys.exit(f"load test: stopped after --timeout {args.timeout:g} s")
     except RuntimeError as exc:  # the server did not start

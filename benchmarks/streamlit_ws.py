@@ -11,6 +11,7 @@ It does what the browser's frontend does for a session, without rendering:
   seen for the first time takes its default, a value the script sets
   (``set_value``) replaces the held one, a widget missing from a finished run is
   dropped, and a changed value is sent with all the others on the next rerun;
+* opens another page of the navigation as its link does (:meth:`Session.switch_page`);
 * keeps a forward-message cache like the frontend's: a cacheable message is kept
   under its hash, the hashes are declared with each rerun, and a ``ref_hash``
   reference from the server is resolved from that cache.
@@ -66,6 +67,15 @@ class RunResult:
     def texts(self) -> list[str]:
         """Markdown, caption, heading and alert bodies of the last run."""
         return [el.body for kind, el in self.elements if kind in ("markdown", "heading", "alert")]
+
+    def tables(self) -> list[pa.Table]:
+        """Every table (st.dataframe / st.table) of the last run whose rows were sent with it."""
+        return [pa.ipc.open_stream(el.arrow_data.data).read_all() for kind, el in self.elements
+                if kind in ("dataframe", "arrow_table") and el.arrow_data.data]
+
+    def headings(self) -> list[str]:
+        """Titles, headers and subheaders of the last run."""
+        return [el.body for kind, el in self.elements if kind == "heading"]
 
     def table_columns(self) -> list[list[str]]:
         """Column names of every table (st.dataframe / st.table) of the last run."""
@@ -147,6 +157,7 @@ class Session:
         self.widgets: dict[str, WidgetState] = {}
         self._bindings: dict[str, tuple[str, WidgetState]] = {}  # id -> (URL parameter, default)
         self._cache: dict[str, ForwardMsg] = {}
+        self.pages: dict[str, str] = {}  # URL path of each page of the navigation -> its script hash
 
     @classmethod
     async def open(cls, base_url: str, query_string: str = "", page: str = "",
@@ -189,6 +200,18 @@ class Session:
             self._write_url(*self._bindings[wid], state)
         return await self._request(time.perf_counter())
 
+    async def switch_page(self, path: str) -> RunResult:
+        """Open the page at URL path ``path`` (``"compare"``) as a click on its navigation link does:
+        the rerun names the page by its script hash, and the address keeps only the parameters of
+        widgets bound to it (the script puts back the others it needs)."""
+        if path not in self.pages:
+            raise ProtocolError(f"no page at /{path} in the navigation (pages: {', '.join(sorted(self.pages))})")
+        self._page_hash = self.pages[path]
+        bound = {param for param, _ in self._bindings.values()}
+        self.query_string = urlencode([(k, v) for k, v in parse_qsl(self.query_string, keep_blank_values=True)
+                                       if k in bound])
+        return await self._request(time.perf_counter())
+
     def _write_url(self, param: str, default: WidgetState, state: WidgetState) -> None:
         """Put a bound widget's new value in the query string (or drop it at the default)."""
         pairs = [(k, v) for k, v in parse_qsl(self.query_string, keep_blank_values=True) if k != param]
@@ -229,8 +252,10 @@ class Session:
             if kind == "new_session":
                 runs += 1
                 elements, seen = [], set()
-            elif kind == "navigation" and msg.navigation.page_script_hash:
-                self._page_hash = msg.navigation.page_script_hash
+            elif kind == "navigation":
+                self.pages = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages} or self.pages
+                if msg.navigation.page_script_hash:
+                    self._page_hash = msg.navigation.page_script_hash
             elif kind == "page_info_changed":
                 self.query_string = msg.page_info_changed.query_string  # the browser's address bar
             elif kind == "page_not_found":

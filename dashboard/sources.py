@@ -42,7 +42,7 @@ __all__ = ["Blob", "Sources", "Opened", "StoreError", "model_name", "sources", "
            "load_sources", "add_run", "remove_run", "set_blob", "set_mapping", "ingest_uploads", "notice_unreceived",
            "reset_to_demo", "upload_generation", "uploader_key", "delete_snapshot", "open_requested", "current", "share", "store_problem",
            "refused_uploads", "upload_limits_text", "read_only", "make_own_copy", "save_conflict",
-           "replaced_working_copy", "stored_brief", "keep_brief"]
+           "replaced_working_copy", "stored_brief", "keep_brief", "save_shared"]
 
 ROLES = ("qrels", "item_features", "user_attributes", "logged")
 KNOWN_EXTENSIONS = {"csv", "tsv", "txt", "gz", "gzip", "parquet", "pq", "jsonl", "json",
@@ -737,8 +737,18 @@ def open_requested() -> dict | None:
 def share(title: str, notes: str, view: dict[str, Any]) -> SnapshotReceipt:
     """Save the current data as a read-only snapshot with ``title``, ``notes`` and the
     view settings; return its id and its delete token (shown once)."""
-    files, settings, _ = _to_files(sources(), SNAPSHOT, title=title, notes=notes, view=view)
-    return _store().save_snapshot(files, settings, title=title, notes=notes, owner=owner.secret())
+    return save_shared(sources(), title, notes, view, owner.secret())
+
+
+def save_shared(src: Sources, title: str, notes: str = "", view: dict[str, Any] | None = None,
+                secret: str = "", store: AnalysisStore | None = None) -> SnapshotReceipt:
+    """Save ``src`` as a read-only snapshot, as Share saves a session's data: the files with their
+    roles and mappings, the settings the dashboard reads back (models in order, ``view``: K, gain,
+    ties, page choices), ``title`` and ``notes``, owned by the browser whose secret is ``secret``
+    ("" for none); in ``store`` (default: the store the server uses). Used outside a session too
+    (the load test puts an analysis in a server's store this way)."""
+    files, settings, _ = _to_files(src, SNAPSHOT, title=title, notes=notes, view=view)
+    return (store or _store()).save_snapshot(files, settings, title=title, notes=notes, owner=secret or None)
 
 
 def make_own_copy() -> None:
