@@ -223,6 +223,19 @@ def test_outside_the_context_or_above_the_limit_the_compiled_kernels_run(fresh_i
         mc.evaluate(run, qrels, ["ndcg@10"])
     assert "_ranking_families" not in fresh_install["python"]
     fresh_install["forget"]()
+    # intra-list distance counts its item pairs (a tenth of a row each), which grow as k squared
+    long = pd.DataFrame({"user_id": np.repeat(["a", "b", "c"], 40), "item_id": np.tile([f"i{j}" for j in range(40)], 3),
+                         "score": np.tile(np.arange(40.0), 3)})
+    feats = pd.DataFrame({"item_id": [f"i{j}" for j in range(40)], "f1": np.arange(40.0) % 3})
+    truth = long.iloc[::7][["user_id", "item_id"]].assign(relevance=1)
+    fresh_install["forget"]()
+    with _jit.interpret_until_compiled(max_work=len(long) + len(truth)):  # 120 rows, 3 x 780 pairs at k = 40
+        mc.evaluate(long, truth, ["ild@40"], item_features=feats)
+        assert "ils" not in fresh_install["python"] and "ils" in fresh_install["compiled"]
+        fresh_install["forget"]()
+        mc.evaluate(long, truth, ["ild@5"], item_features=feats)
+        assert "ils" in fresh_install["python"]
+    fresh_install["forget"]()
     with _jit.interpret_until_compiled(), _jit.use_variant(_jit.SERIAL):  # the warm-up's way: compiled
         mc.evaluate(run, qrels, ["ndcg@10"])
     assert "_ranking_families" not in fresh_install["python"]
@@ -266,12 +279,20 @@ def test_a_closure_over_a_kernel_has_no_python_form():
     assert interpreted.python_form(inner) is None
 
 
-def test_the_cache_index_is_found_where_numba_puts_it(monkeypatch, tmp_path):
-    """:func:`interpreted.index_path` (no numba) names the file numba's own locator names."""
-    for kernel in _jit.SizedKernel.instances[:6]:
-        for variant in (_jit.SERIAL, _jit.PARALLEL):
-            lazy = kernel._variants[variant]
-            assert interpreted.index_path(lazy) == lazy.dispatcher()._cache._cache_file._index_path
+@pytest.mark.parametrize("cache_dir", ["given", "in the source tree"])
+def test_the_cache_index_is_found_where_numba_puts_it(monkeypatch, tmp_path, cache_dir):
+    """:func:`interpreted.index_path` (no numba) names the file numba's own locator names, with
+    ``NUMBA_CACHE_DIR`` and without (``__pycache__`` beside the source, writable here)."""
+    import numba
+    from numba.core import caching
+
+    where = str(tmp_path) if cache_dir == "given" else ""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", where)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", where)
+    kernels = [k for k in _jit.LazyKernel.instances if k.options.get("cache")]
+    assert len(kernels) > 50
+    for kernel in kernels:
+        assert interpreted.index_path(kernel) == caching.FunctionCache(kernel.py_func)._cache_file._index_path
 
 
 def test_a_small_cli_evaluate_on_a_fresh_install_compiles_nothing_and_prints_the_compiled_numbers(

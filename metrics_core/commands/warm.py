@@ -48,12 +48,14 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from .. import warmup
     from ..kernels import cache_stamp
+    from ..kernels._jit import interpret_until_compiled
 
     if args.jobs < 1:
         raise MetricsError(f"--jobs must be 1 or more, got {args.jobs}")
     was_complete = cache_stamp.is_current()
     try:
-        seconds = warmup.warmup(force=args.force, jobs=args.jobs)
+        with interpret_until_compiled(0):  # this command compiles, whatever the input's size
+            seconds = warmup.warmup(force=args.force, jobs=args.jobs)
     except RuntimeError as e:
         raise MetricsError(f"{e}; the commands still work (a kernel missing from the cache is compiled "
                            "on its first call); run metrics-core warm again to retry") from None

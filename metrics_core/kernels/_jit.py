@@ -372,13 +372,14 @@ class SizedKernel:
     #: every parallel kernel defined so far (:mod:`metrics_core.kernels.cache_stamp` checks their cache)
     instances: list["SizedKernel"] = []
 
-    def __init__(self, fn, work: str, writes: tuple[str, ...], options: dict):
+    def __init__(self, fn, work: str, writes: tuple[str, ...], options: dict, python_work=None):
         names = list(inspect.signature(fn).parameters)
         work_argument, _, self._work_field = work.partition(".")
         unknown = [n for n in (work_argument, *writes) if n not in names]
         if unknown:
             raise TypeError(f"{fn.__qualname__} has no argument(s) {', '.join(unknown)}")
         self.py_func = fn
+        self._python_work = python_work
         self._work = names.index(work_argument)
         self._writes = frozenset(names.index(n) for n in writes)
         self._variants = {PARALLEL: LazyKernel(fn, {"parallel": True, **options}),
@@ -404,6 +405,11 @@ class SizedKernel:
             return forced
         return PARALLEL if self._work_size(args) >= PARALLEL_MIN_WORK else SERIAL
 
+    def _python_size(self, args) -> int:
+        """The elements the Python form would handle, for :data:`INTERPRET_MAX_WORK`: ``python_work(*args)``
+        when the kernel gives it, else the size of its ``work`` argument."""
+        return self._work_size(args) if self._python_work is None else int(self._python_work(*args))
+
     def _work_size(self, args) -> int:
         """The size of the call's ``work`` argument (an array's length or an integer)."""
         work = args[self._work]
@@ -421,7 +427,7 @@ class SizedKernel:
     def __call__(self, *args):
         inputs = [a if i in self._writes else _readonly_input(a) for i, a in enumerate(args)]
         if (_INTERPRET_MAX_WORK.get() and not self._called[SERIAL]
-                and _runs_as_python(self._variants[SERIAL], self.py_func, self._work_size(args), self)):
+                and _runs_as_python(self._variants[SERIAL], self.py_func, self._python_size(args), self)):
             from .interpreted import run
 
             return run(self.py_func, inputs)
@@ -514,19 +520,21 @@ def _wait_for_lock(fcntl, handle) -> bool:
             time.sleep(0.05)
 
 
-def njit(fn=None, *, work: str | None = None, writes: tuple[str, ...] = (), **options):
+def njit(fn=None, *, work: str | None = None, writes: tuple[str, ...] = (), python_work=None, **options):
     """``numba.njit`` with on-disk caching; usable bare or with options.
 
-    With ``parallel=True`` the kernel is a :class:`SizedKernel` (``work`` is then required).
+    With ``parallel=True`` the kernel is a :class:`SizedKernel` (``work`` is then required);
+    ``python_work(*args)``, when given, counts the elements a call handles for the limit of
+    :func:`interpret_until_compiled` where the size of ``work`` would understate them (pairs of items).
     """
     options.setdefault("cache", True)
     options.setdefault("nogil", True)
     if fn is None:
-        return functools.partial(njit, work=work, writes=writes, **options)
+        return functools.partial(njit, work=work, writes=writes, python_work=python_work, **options)
     if options.pop("parallel", False):
         if work is None:
             raise TypeError(f"parallel kernel {fn.__qualname__} must name its work argument")
-        return SizedKernel(fn, work, tuple(writes), options)
+        return SizedKernel(fn, work, tuple(writes), options, python_work)
     return LazyKernel(fn, options)
 
 
