@@ -21,7 +21,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from _spark_cluster import CLUSTER, LOCAL, module_session, use_test_jvm_options
 from _trec import TREC_EVAL_DIR
-from _xdist_groups import longest_first
+from _xdist_groups import longest_first, make_scheduler
 
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
 from metrics_core.kernels.consistent_cache import use_everywhere
@@ -101,6 +101,12 @@ def pytest_collection_modifyitems(config, items):
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
     items[:] = longest_first(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` hands out the modules of ``_xdist_groups.TOGETHER`` as one unit."""
+    return make_scheduler(config, log)
 
 
 @pytest.fixture
