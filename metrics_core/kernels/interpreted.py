@@ -3,10 +3,11 @@ answers without waiting for numba to compile (or even load).
 
 Compiling a kernel costs a fixed time (the ranking families kernel about 16 CPU s on a fresh
 install); interpreting its Python function costs time per row (a few microseconds per row and
-family). So inside :func:`~metrics_core.kernels._jit.interpret_until_compiled` a parallel kernel
-(:class:`~metrics_core.kernels._jit.SizedKernel`) called on a small input whose serial variant is
-neither compiled in this process nor in numba's disk cache runs :func:`python_form` of its
-function instead: the same function body, with, in its globals only,
+family). So inside :func:`~metrics_core.kernels._jit.interpret_until_compiled` a kernel called from
+Python on a small input (a :class:`~metrics_core.kernels._jit.SizedKernel`, whose serial variant is
+then the one that counts, or a :class:`~metrics_core.kernels._jit.LazyKernel`) that is neither
+compiled in this process nor in numba's disk cache runs :func:`python_form` of its function instead:
+the same function body, with, in its globals only,
 
 - ``nb`` (numba) replaced by a stand-in whose ``prange`` is ``range``;
 - every kernel it calls (helpers compiled with ``inline="always"``, other kernels, numba's
@@ -21,11 +22,14 @@ every function called is a kernel or has a Python implementation, the other glob
 values (NumPy, ``math``, constants). Kernels that build typed containers or call numba's
 ``objmode``, ``literal_unroll`` and the like are never interpreted.
 
-Arithmetic is IEEE double in both forms: NumPy scalars read from arrays compute what the compiled
-code computes (``math.lgamma``/``math.exp`` are the C library's in both; NumPy's own ufuncs on a
-scalar may differ from LLVM's by an ulp). Integer arithmetic wraps in numba and in NumPy's fixed-width
-scalars alike; NumPy's overflow warnings are silenced while a Python form runs. Python's own
-integers (the loop counters) do not overflow at the sizes interpreted here.
+Arithmetic is IEEE double in both forms, operation by operation in the same order: NumPy scalars
+read from arrays compute what the compiled code computes. Functions of the C library differ:
+``math.exp``/``math.lgamma`` called from Python are the C library's, compiled they are numba's or
+LLVM's, which may round the last bit differently (pAp, intra-list distance over tie groups: equal to
+a relative 1e-12 in ``tests/test_interpreted_kernels.py``, every other metric exactly). Integer
+arithmetic wraps in numba and in NumPy's fixed-width scalars alike; NumPy's overflow warnings are
+silenced while a Python form runs. Python's own integers (the loop counters) do not overflow at the
+sizes interpreted here.
 
 Whether the compiled variant is in numba's disk cache is read without loading numba
 (:func:`index_path`) when numba's cache location is the environment's ``NUMBA_CACHE_DIR`` or the
