@@ -556,13 +556,15 @@ def bench_files(directory: Path, users: int, items: int):
     from benchmarks.browser_data import BenchFiles, write_files
 
     manifest = directory / "load_test_files.json"
-    if manifest.exists():
+    try:
         kept = json.loads(manifest.read_text())
         paths = [Path(p) for p in [*kept["runs"].values(), kept["qrels"], kept["attributes"]]]
         if (kept["users"], kept["items"]) == (users, items) and all(p.exists() for p in paths):
             return BenchFiles(runs={m: Path(p) for m, p in kept["runs"].items()}, qrels=Path(kept["qrels"]),
                               attributes=Path(kept["attributes"]), users=users, rows_per_model=users * items,
                               judgments=kept["judgments"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # no manifest, or not one this function wrote: the files are written again
     files = write_files(directory, users, items)
     manifest.write_text(json.dumps({"users": users, "items": items, "judgments": files.judgments,
                                     "runs": {m: str(p) for m, p in files.runs.items()},
@@ -808,8 +810,11 @@ def main() -> None:
     if args.walk == "reviewer" and (args.snapshot_mb or args.page != "overview" or args.warm_analysis):
         parser.error("--path reviewer opens its own analysis on the Overview: no --snapshot-mb, --page or "
                      "--warm-analysis")
-    if args.users < 1 or args.items < 1:
-        parser.error("--users and --items must be >= 1")
+    from benchmarks.datagen import MAX_RELEVANT
+
+    if args.users < 2 or args.items < MAX_RELEVANT:
+        parser.error(f"--users must be at least 2 and --items at least {MAX_RELEVANT} (the generator gives a user "
+                     f"up to {MAX_RELEVANT} relevant items)")
     try:
         result = run(args.sessions, args.steps, args.url, args.timeout, client=args.client,
                      think=args.think, page=args.page, ttl=args.ttl, snapshot_mb=args.snapshot_mb, hold=args.hold,
@@ -819,6 +824,8 @@ def main() -> None:
         sys.exit(f"load test: stopped after --timeout {args.timeout:g} s")
     except RuntimeError as exc:  # the server did not start
         sys.exit(f"load test: {exc}")
+    except OSError as exc:  # --data-dir or --store-dir cannot be written
+        sys.exit(f"load test: {exc.filename or ''}: {exc.strerror or exc}; give a folder this user can write")
     print(report(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
