@@ -139,3 +139,40 @@ def test_a_loaded_version_must_carry_the_keys_signature(tmp_path, stored, matche
     cache.save(((types.int64,), "cpu"), data)
     loaded = _cache_file(tmp_path).load(((types.int64,), "cpu"))
     assert (loaded is not None) == matches
+
+
+def _write_probe(folder: Path) -> None:
+    (folder / "probe_kernel.py").write_text(KERNEL_MODULE)
+
+
+OTHER_SOURCES = """
+import probe_kernel  # the package as the probe sets it up
+from metrics_core.kernels import kernel_sources
+kernel_sources.digest = lambda: "the text of a helper in another file changed"
+""" + CALLS
+
+
+def test_a_kernel_compiles_again_when_a_source_it_may_call_changed(tmp_path):
+    """numba checks only the defining file before loading a saved version; a package kernel's cache
+    is also stamped with the digest of every kernel source, so a changed helper elsewhere means a
+    new compile, and an unchanged one a load."""
+    _write_probe(tmp_path)
+    assert _run(tmp_path)[:2] == ["6 3.0", "0 2"]  # compiled and saved
+    assert _run(tmp_path)[:2] == ["6 3.0", "2 0"]  # loaded
+    assert _run(tmp_path, OTHER_SOURCES)[:2] == ["6 3.0", "0 2"]  # another module's text: compiled again
+    assert _run(tmp_path, OTHER_SOURCES)[:2] == ["6 3.0", "2 0"]  # and saved for that text
+
+
+def _defines_kernels(text: str) -> bool:
+    return any(line.lstrip().startswith(("@njit", "@nb.njit", "@numba.njit")) or "= njit(" in line
+               or "overload(" in line or "LazyKernel, options" in line for line in text.splitlines())
+
+
+def test_every_module_defining_a_kernel_is_in_the_kernel_sources_digest():
+    from metrics_core.kernels import kernel_sources
+
+    package = REPO / "metrics_core"
+    defining = {".".join(path.relative_to(REPO).with_suffix("").parts) for path in package.rglob("*.py")
+                if _defines_kernels(path.read_text(encoding="utf-8"))}
+    assert "metrics_core.layout.sort_and_join" in defining and "metrics_core.kernels.ranking" in defining
+    assert defining - set(kernel_sources.module_names()) == set()

@@ -292,7 +292,7 @@ def test_the_cache_index_is_found_where_numba_puts_it(monkeypatch, tmp_path, cac
     kernels = [k for k in _jit.LazyKernel.instances if k.options.get("cache")]
     assert len(kernels) > 50
     for kernel in kernels:
-        assert interpreted.index_path(kernel) == caching.FunctionCache(kernel.py_func)._cache_file._index_path
+        assert interpreted.index_path(kernel, _jit.NUMBA_CONFIG_FILE) == caching.FunctionCache(kernel.py_func)._cache_file._index_path
 
 
 def test_a_small_cli_evaluate_on_a_fresh_install_compiles_nothing_and_prints_the_compiled_numbers(

@@ -161,6 +161,9 @@ class _NumbaOnDemand:
     an attribute from Python loads numba; inside a kernel numba sees the module itself
     (:func:`bind_globals` binds the name before the kernel is compiled)."""
 
+    #: how :mod:`.interpreted` (which does not import this module) tells the stand-in apart
+    stands_for_numba = True
+
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
@@ -201,6 +204,9 @@ class LazyKernel:
     the dispatcher's attributes (``py_func`` excepted, the Python function is kept here) or
     compiling a kernel that calls it. Calls are forwarded to the dispatcher unchanged."""
 
+    #: how :mod:`.interpreted` (which does not import this module) tells a kernel apart
+    is_package_kernel = True
+
     #: every kernel defined so far
     instances: list["LazyKernel"] = []
 
@@ -220,9 +226,11 @@ class LazyKernel:
                 if self._dispatcher is None:
                     dispatcher = numba.njit(**self.options)(self.py_func)
                     if self.options.get("cache"):
+                        from . import kernel_sources
                         from .consistent_cache import use_for
 
-                        use_for(dispatcher)  # safe when another process compiles this kernel at once
+                        # safe when another process compiles this kernel at once; stale when any kernel source changed
+                        use_for(dispatcher, depends_on=kernel_sources.digest())
                     self._dispatcher = dispatcher
                     bind_globals(self.py_func)  # after: a kernel that calls itself finds its dispatcher
         return self._dispatcher
@@ -243,7 +251,7 @@ class LazyKernel:
         if not _ready:
             from .interpreted import index_path
 
-            path = index_path(self)
+            path = index_path(self, NUMBA_CONFIG_FILE)
             if path is not None:
                 return os.path.exists(path)
         return os.path.exists(self.dispatcher()._cache._cache_file._index_path)
@@ -368,6 +376,9 @@ class SizedKernel:
     argument (and every array inside a tuple argument) is passed read-only. Positional
     arguments only.
     """
+
+    #: how :mod:`.interpreted` (which does not import this module) tells a kernel apart
+    is_package_kernel = True
 
     #: every parallel kernel defined so far (:mod:`metrics_core.kernels.cache_stamp` checks their cache)
     instances: list["SizedKernel"] = []

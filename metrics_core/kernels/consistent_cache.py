@@ -21,7 +21,8 @@ wrong, silently (seen with ranx: queries matched with the wrong lists).
   whoever wrote it: an index written by numba's own saver before this class was used is read
   safely too.
 
-Every kernel of this package uses it (:func:`use_for`, called when a dispatcher is made); the
+Every kernel of this package uses it (:func:`use_for`, called when a dispatcher is made, which
+also makes a saved version stale when a source the kernel depends on changed); the
 test suite applies it to every numba function of its processes (:func:`use_everywhere`), the
 reference libraries' included.
 
@@ -121,11 +122,18 @@ class ConsistentCacheFile(caching.IndexDataCacheFile):
         return load(self, key)
 
 
-def use_for(dispatcher) -> None:
-    """Make ``dispatcher``'s disk cache a :class:`ConsistentCacheFile` (when it has numba's usual one)."""
+def use_for(dispatcher, depends_on: str | None = None) -> None:
+    """Make ``dispatcher``'s disk cache a :class:`ConsistentCacheFile` (when it has numba's usual one).
+
+    ``depends_on``: a digest of the other sources the function's compiled code is made of (the
+    functions it calls or inlines). numba checks only the defining file's size and time before it
+    loads a saved version; with ``depends_on`` the index is also stale when the digest differs, so
+    an edit to a helper in another file compiles the function again instead of loading old code."""
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if type(cache_file) is caching.IndexDataCacheFile:
         cache_file.__class__ = ConsistentCacheFile
+        if depends_on is not None:
+            cache_file._source_stamp = (cache_file._source_stamp, depends_on)
 
 
 def use_everywhere() -> None:

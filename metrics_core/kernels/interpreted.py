@@ -46,7 +46,6 @@ import types
 
 import numpy as np
 
-from . import _jit
 
 #: compiled-only functions (``@overload`` stubs) -> their Python implementation
 _IMPLEMENTATIONS: dict = {}
@@ -91,8 +90,8 @@ def _chosen(chooser):
 
 
 def _is_numba(value) -> bool:
-    return isinstance(value, _jit._NumbaOnDemand) or (isinstance(value, types.ModuleType)
-                                                      and value.__name__ == "numba")
+    return getattr(type(value), "stands_for_numba", False) or (isinstance(value, types.ModuleType)
+                                                                and value.__name__ == "numba")
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -125,7 +124,7 @@ def _python_value(value, strict: bool):
     kernels and overloads), else it is left as it is (an overload's chooser runs in Python)."""
     if _is_numba(value):
         return PYTHON_NUMBA
-    if isinstance(value, (_jit.LazyKernel, _jit.SizedKernel)):
+    if getattr(type(value), "is_package_kernel", False):  # a LazyKernel or SizedKernel
         return _form_or_raise(value.py_func)
     if type(value).__module__.startswith("numba") and isinstance(getattr(value, "py_func", None), types.FunctionType):
         return _form_or_raise(value.py_func)  # a dispatcher bound in the module once numba loaded
@@ -188,14 +187,16 @@ def run(fn, args):
         return form(*args)
 
 
-def index_path(kernel: "_jit.LazyKernel") -> str | None:
+def index_path(kernel, config_file: str) -> str | None:
     """Where numba keeps the index of ``kernel``'s cached versions, found without loading numba; None
     when numba's choice cannot be told here (a configuration file or custom locators: ask numba).
 
     numba's locators in order: ``NUMBA_CACHE_DIR`` (then ``<dir>/<folder>_<sha1 of the folder>``), the
     ``__pycache__`` beside the source when writable, then others; the index is named
-    ``<module>.<qualified name>-<first line>.py<version><abiflags>.nbi``."""
-    if os.path.isfile(_jit.NUMBA_CONFIG_FILE) or os.environ.get("NUMBA_CACHE_LOCATOR_CLASSES"):
+    ``<module>.<qualified name>-<first line>.py<version><abiflags>.nbi``. ``kernel``: a
+    :class:`~metrics_core.kernels._jit.LazyKernel`; ``config_file``: numba's configuration file,
+    read from the working directory when it exists."""
+    if os.path.isfile(config_file) or os.environ.get("NUMBA_CACHE_LOCATOR_CLASSES"):
         return None
     fn = kernel.py_func
     source = os.path.abspath(fn.__code__.co_filename)
