@@ -285,12 +285,10 @@ class ModelResult:
 
 def _evaluate_local(qrels, runs: list[RunInput], labels: list[str], conv: dict) -> dict[str, ModelResult]:
     import metrics_core as mc
-    from ..layout.build import plain_layout_until_compiled
 
     out = {}
     for r in runs:
-        # a small file on a fresh install is laid out without compiling the layout kernel first
-        with r.pairs_checked_on_error(), plain_layout_until_compiled():
+        with r.pairs_checked_on_error():
             try:
                 ev = mc.evaluate(r.frame, qrels, metrics=labels, **conv)
             except MetricsError as e:

@@ -11,9 +11,6 @@ these arrays; nothing is sorted again.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -115,31 +112,17 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
         return _prepare(run, qrels, name, _layout_pass(run, qrels))
 
 
-#: Inside :func:`plain_layout_until_compiled`, inputs of at most this many rows (run and ground truth
-#: together) are laid out by the plain-Python pass while the layout kernel is not compiled: about
-#: 0.07 CPU s at 22,000 rows, against about 7 CPU s (3 s quiet) to compile the kernel first.
+#: Inside :func:`~metrics_core.kernels._jit.interpret_until_compiled` (the command line's context),
+#: inputs of at most this many rows (run and ground truth together) are laid out by the plain-Python
+#: pass (:mod:`.plain`, the same result) while the layout kernel is not in numba's cache: about 0.07
+#: CPU s at 22,000 rows, against about 7 CPU s (3 s quiet) to compile the kernel first. Outside it (the
+#: library, the warm-up, which compiles the kernel through :func:`prepare`) the compiled pass runs.
 PLAIN_LAYOUT_MAX_ROWS = 50_000
-_PLAIN_UNTIL_COMPILED: contextvars.ContextVar[bool] = contextvars.ContextVar("plain_layout_until_compiled",
-                                                                            default=False)
-
-
-@contextlib.contextmanager
-def plain_layout_until_compiled():
-    """Inside the block, :func:`prepare` lays out a small input (:data:`PLAIN_LAYOUT_MAX_ROWS`) with
-    the plain-Python pass (:mod:`.plain`, the same result) when the layout kernel is not in numba's
-    cache: a first command on a fresh install does not compile it. The same holds inside
-    :func:`~metrics_core.kernels._jit.interpret_until_compiled` (the command line's context). Outside
-    both (the warm-up compiles the kernel through :func:`prepare`) the compiled pass always runs."""
-    token = _PLAIN_UNTIL_COMPILED.set(True)
-    try:
-        yield
-    finally:
-        _PLAIN_UNTIL_COMPILED.reset(token)
 
 
 def _layout_pass(run, qrels):
-    """The layout pass :func:`prepare` runs (see :func:`plain_layout_until_compiled`)."""
-    if not (_PLAIN_UNTIL_COMPILED.get() or interpreting()):
+    """The layout pass :func:`prepare` runs (see :data:`PLAIN_LAYOUT_MAX_ROWS`)."""
+    if not interpreting():
         return rank_and_join
     try:
         rows = len(run) + (0 if qrels is None else len(qrels))
