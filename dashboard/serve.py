@@ -45,5 +45,9 @@ keep_file_url_replies()
 # spreadsheet): every CSV of the dashboard is a spreadsheet-safe download button. Also in
 # .streamlit/config.toml; set here so a server started from another folder has it too.
 _config.set_option("client.disableDataExport", True, "dashboard/serve.py")
+# Every page gives its widgets the values a shared link asks for before drawing them (dashboard.url):
+# Streamlit's warning about a widget with a default whose value is also set in the Session State is
+# that design, not a mistake. Also in .streamlit/config.toml.
+_config.set_option("global.disableWidgetStateDuplicationWarning", True, "dashboard/serve.py")
 
 app = st.App("app.py", lifespan=lifespan, middleware=[Middleware(OwnerCookieMiddleware)])

@@ -70,3 +70,25 @@ def test_streamlits_table_export_is_off_in_the_dashboard():
         assert config.get_option("client.disableDataExport") is True
     finally:
         config.set_option("client.disableDataExport", False, "test")
+
+
+def test_widgets_given_their_links_values_log_no_duplication_warning():
+    """Every page sets a widget's state from its shared link before drawing it (dashboard.url), so
+    Streamlit's log line about a widget with a default whose state was also set is off, in the settings
+    read from the repository root and in the server itself."""
+    import importlib
+    import tomllib
+    from pathlib import Path
+
+    from streamlit import config
+
+    option = "global.disableWidgetStateDuplicationWarning"
+    root = Path(__file__).resolve().parents[1]
+    assert tomllib.loads((root / ".streamlit" / "config.toml").read_text())["global"][
+        "disableWidgetStateDuplicationWarning"] is True
+    config.set_option(option, False, "test")
+    try:
+        importlib.reload(importlib.import_module("dashboard.serve"))
+        assert config.get_option(option) is True
+    finally:
+        config.set_option(option, False, "test")
