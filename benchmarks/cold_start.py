@@ -26,6 +26,9 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
 * **dashboard warm**: the same on a kernel cache filled by
   ``python3 -m metrics_core.warmup`` (``--parts warm`` measures only this one: a restarted
   server, the case where repeats are cheap and the spread between runs is large).
+* **floor**: the same moments for bare Streamlit servers (``benchmarks/streamlit_floor``: ``st.App``
+  as the dashboard starts, its configuration, one page with a small table, then one with a plotly
+  chart too): what any Streamlit page costs on this machine, below which the dashboard cannot go.
 
 For both dashboard measurements the CPU seconds (user + system) the server
 process had used when the Overview became usable are printed too: unlike wall
@@ -37,7 +40,7 @@ hang after SIGTERM). ``--root DIR`` measures another checkout of the project
 (for example ``git archive REV | tar -x -C DIR``), so that two versions can be
 measured side by side in one run: ``--root A --root B``.
 
-    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,install,dashboard|warm]
+    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,install,dashboard|warm|floor]
         [--root DIR ...] [--json PATH]
 
 Times are printed, never asserted (the machine is shared: the load average is
@@ -118,16 +121,17 @@ def fill_cache(root: Path, cache_dir: Path, command: tuple[str, ...] = ("metrics
     return time.perf_counter() - start
 
 
-def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path) -> dict[str, float]:
+def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path, app: Path | None = None) -> dict[str, float]:
     """Seconds from ``streamlit run`` to: a healthy server (``health``), the page's websocket
     opened, that is the page's own code loaded and run (``socket``), the last message the server
     sent before the Overview was usable (``answered``), a usable Overview (``ready``); and the CPU
     seconds the server process had used by then (``cpu``). The two websocket times are taken when
-    Playwright reports the events, within a few milliseconds while it waits for the page."""
+    Playwright reports the events, within a few milliseconds while it waits for the page. ``app``:
+    another server script to start the same way (the floor's bare pages, :data:`FLOOR_APPS`)."""
     with tempfile.TemporaryDirectory(prefix="cold_start_store_") as store:
         env = process_env(root, cache_dir, Path(store))
         start = time.perf_counter()
-        proc, url = start_server(root / "dashboard" / "serve.py", cwd=root, log_path=log_path,
+        proc, url = start_server(app or root / "dashboard" / "serve.py", cwd=root, log_path=log_path,
                                  extra_env={k: env[k] for k in ("PYTHONPATH", "NUMBA_CACHE_DIR",
                                                                 "METRICS_CORE_STORE_DIR")})
         try:
@@ -164,6 +168,11 @@ DASHBOARD_LABELS = {"health": "server healthy", "socket": "page's code run, webs
                     "cpu": "server CPU s until usable"}
 
 
+#: bare Streamlit servers (``st.App`` as ``dashboard/serve.py``, the dashboard's configuration): the
+#: least any Streamlit page takes on this machine, one small table, then the same with a plotly chart
+FLOOR_APPS = {"table": "serve_table.py", "table and chart": "serve_chart.py"}
+
+
 def load_average() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -179,6 +188,11 @@ def measure_root(root: Path, parts: set[str], run: Path, qrels: Path, browser, w
         for key, label in DASHBOARD_LABELS.items():
             add(f"dashboard {kind}: {label}", times[key])
 
+    if "floor" in parts:
+        for kind, script in FLOOR_APPS.items():
+            app = ROOT / "benchmarks" / "streamlit_floor" / script
+            add_dashboard(f"floor, {kind}", time_dashboard(root, work / "numba_cache_floor", browser,
+                                                            work / "server_floor.log", app=app))
     if "cli" in parts:
         cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
         first, first_cpu, first_out = time_cli(root, run, qrels, cache)
@@ -231,13 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--users", type=int, default=200, help="users of the CLI's CSV pair (x 100 candidates)")
     p.add_argument("--parts", default="cli,dashboard",
                    help="comma-separated: cli, install (metrics_core warm, then the CLI's first evaluate), "
-                        "dashboard (cold and warm), warm (the warm dashboard only)")
+                        "dashboard (cold and warm), warm (the warm dashboard only), floor (bare Streamlit "
+                        "pages: one table, then a table and a plotly chart)")
     p.add_argument("--root", action="append", type=Path,
                    help="checkout to measure (repeatable; default: this repository)")
     p.add_argument("--json", type=Path, help="write the raw seconds here")
     args = p.parse_args(argv)
     parts = {x.strip() for x in args.parts.split(",") if x.strip()}
-    unknown = parts - {"cli", "install", "dashboard", "warm"}
+    unknown = parts - {"cli", "install", "dashboard", "warm", "floor"}
     if unknown:
         p.error(f"unknown part(s): {', '.join(sorted(unknown))}")
     roots = [r.resolve() for r in (args.root or [ROOT])]
@@ -248,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         run, qrels = write_small_pair(work, args.users)
         print(f"CLI input: {args.users} users x 100 candidates ({run.stat().st_size / 2**20:.1f} MiB CSV run)")
         browser = pw = None
-        if parts & {"dashboard", "warm"}:
+        if parts & {"dashboard", "warm", "floor"}:
             from playwright.sync_api import sync_playwright
 
             pw = sync_playwright().start()
