@@ -63,6 +63,15 @@ the verdict's metrics). The report adds p50 / p95 / max over every action after 
     python benchmarks/load_test.py --path reviewer --sessions 32 --steps 2 --data-dir /tmp/lt3x1m
 
 With ``--url`` (a server running elsewhere) ``--store-dir`` names that server's store.
+
+``--cpu-probe DIR`` says where the server's CPU goes, action by action: the started server runs
+``benchmarks/cpu_probe`` (each script run's CPU seconds on its own thread, and with ``--cpu-profile``
+its cProfile statistics) and the report gives every action the CPU of the runs that started while
+it waited (one session: with several, their actions overlap), then, with ``--cpu-profile``, the
+functions with the most CPU per action (the profiler inflates deep Python call chains such as
+plotly's several times: compare CPU seconds from runs without it):
+
+    python benchmarks/load_test.py --path reviewer --sessions 1 --steps 3 --data-dir /tmp/lt3x1m --cpu-probe /tmp/cpu
 """
 
 from __future__ import annotations
@@ -226,6 +235,65 @@ class Probe:
         return lines
 
 
+def cpu_probe_env(folder: Path, profile: bool, pythonpath: str | None = None) -> dict:
+    """The environment of a server measured by ``benchmarks/cpu_probe`` into ``folder`` (emptied first)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return {"MC_CPU_PROBE_DIR": str(folder), "MC_CPU_PROBE_PROFILE": "1" if profile else "0",
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "benchmarks" / "cpu_probe"), pythonpath, str(ROOT))
+                                          if p)}
+
+
+def cpu_by_action(folder: Path, spans: list) -> dict:
+    """Each action's script runs as the server measured them (``benchmarks/cpu_probe``): a run belongs
+    to the action whose span (message sent to answer received) holds its start (with several sessions
+    at once spans overlap and a run counts for each: measure with one session). Per action: how many,
+    the runs, the CPU seconds per action (mean, median) and, with profiles, the ``.prof`` files of its
+    runs; ``(between actions)``: the runs that started in no span (a page's own rerun when the server
+    thread finished what it waited for)."""
+    runs = sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda r: r["start"])
+    out: dict = {}
+    for name, t0, t1 in spans:
+        mine = [r for r in runs if t0 - 0.05 <= r["start"] <= t1]
+        row = out.setdefault(name, {"n": 0, "runs": 0, "cpu": [], "profiles": []})
+        row["n"] += 1
+        row["runs"] += len(mine)
+        row["cpu"].append(sum(r["cpu"] for r in mine))
+        row["profiles"] += [str(folder / f"{r['n']:05d}.prof") for r in mine
+                            if (folder / f"{r['n']:05d}.prof").exists()]
+    inside = {id(r) for _, t0, t1 in spans for r in runs if t0 - 0.05 <= r["start"] <= t1}
+    first = min((t0 for _, t0, _ in spans), default=float("inf"))  # the untimed first visit is before
+    outside = [r for r in runs if id(r) not in inside and r["start"] >= first - 0.05]
+    if outside:
+        out["(between actions)"] = {"n": len(outside), "runs": len(outside), "cpu": [r["cpu"] for r in outside],
+                                    "profiles": []}
+    for row in out.values():
+        row["cpu_mean"], row["cpu_median"] = float(np.mean(row["cpu"])), float(np.median(row["cpu"]))
+    return out
+
+
+def profile_lines(by_action: dict, top: int = 14) -> list[str]:
+    """Per action, the functions with the most cumulative CPU over its runs' profiles (seconds per action)."""
+    import io
+    import pstats
+
+    lines = []
+    for action, row in by_action.items():
+        if not row["profiles"]:
+            continue
+        buf = io.StringIO()
+        stats = pstats.Stats(*row["profiles"], stream=buf)
+        stats.sort_stats("cumulative").print_stats(
+            r"(dashboard/|metrics_core/|streamlit/elements|streamlit/runtime/(state|scriptrunner)|plotly/|pyarrow|pandas/)",
+            top)
+        lines.append(f"profile of {action} ({row['n']} actions, {row['runs']} runs; cumulative CPU s per action):")
+        for line in buf.getvalue().splitlines():
+            fields = line.split(None, 5)
+            if len(fields) == 6 and fields[0][0].isdigit() and "function calls" not in line:
+                lines.append(f"  {float(fields[3]) / row['n']:7.3f}  {fields[5].split('site-packages/')[-1]}")
+    return lines
+
+
 def settle(pid: int, budget: float, wait_first: float = 0.0, every: float = 2.0) -> float:
     """Wait ``wait_first`` seconds, then until the process's memory stops falling (or ``budget``
     seconds in all pass); the last reading."""
@@ -379,6 +447,7 @@ def _record(log: dict, name: str, result: RunResult, where: str,
     """Time, count and check one answer: the run must finish without an exception element and,
     with ``check``, show what the action set."""
     log["timings"].append((name, result.seconds))
+    log.setdefault("spans", []).append((name, time.time() - result.seconds, time.time()))
     log["runs"] += result.runs
     log["bytes"].append(result.bytes_received)
     log["errors"].extend(f"{where}: {e}" for e in result.exceptions)
@@ -604,7 +673,8 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
         think: float = 0.0, page: str = "overview", ttl: float | None = None,
         snapshot_mb: float = 0.0, hold: float = 0.0, probe: str | None = None,
         warm_analysis: bool = False, walk: str = "k", users: int = 20_000, items: int = 50,
-        data_dir: Path | None = None, store_dir: Path | None = None) -> dict:
+        data_dir: Path | None = None, store_dir: Path | None = None, cpu_probe: Path | None = None,
+        cpu_profile: bool = False) -> dict:
     """Drive the sessions against ``url`` or a server started here; the results as a dict.
 
     ``ttl``: the server started here keeps disconnected sessions and cache entries that many
@@ -622,6 +692,9 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
     :func:`make_analysis`); the untimed first visit opens it on the Overview, then every session
     opens it on the Overview and walks ``steps`` rounds of :func:`reviewer_round`; with ``url`` (a
     server running elsewhere), ``store_dir`` names that server's store (METRICS_CORE_STORE_DIR).
+    ``cpu_probe``: a folder where the server started here writes each script run's CPU seconds
+    (``benchmarks/cpu_probe``; with ``cpu_profile``, its cProfile statistics too); ``result["cpu_by_action"]``
+    then gives the CPU seconds of every timed action's runs (attributed by time: one session).
     """
     if snapshot_mb and (url is not None or client != "websocket"):
         raise ValueError("--snapshot-mb needs the websocket client and a server started here")
@@ -637,12 +710,16 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
                    METRICS_CORE_DASHBOARD_CACHE_TTL=f"{ttl:g}")
         settle_budget = settle_budget or 4 * ttl + 30
     proc, log_dir, keep_log, reader = None, None, True, None
+    if cpu_probe is not None and url is not None:
+        raise ValueError("--cpu-probe needs a server started here (no --url)")
     if url is None:
         log_dir = Path(tempfile.mkdtemp(prefix="load_test_"))
         env.setdefault("METRICS_CORE_STORE_DIR", str(log_dir / "store"))
         reader = Probe(log_dir / "probe", tracemalloc=probe == "tracemalloc") if probe else None
         if reader is not None:
             env.update(reader.env())
+        if cpu_probe is not None:
+            env.update(cpu_probe_env(cpu_probe, cpu_profile, env.get("PYTHONPATH")))
         proc, url = start_server(ROOT / "dashboard" / "serve.py", extra_env=env, log_path=log_dir / "server.log")
     query, file_bytes, own_data = "", 0, None
     try:
@@ -698,6 +775,7 @@ def run(sessions: int = 8, steps: int = 10, url: str | None = None, timeout: flo
             server_cpu_seconds=cpu, loadavg={"start": load_start, "end": os.getloadavg()},
             received_kib_median=float(np.median(log["bytes"]) / 1024) if log["bytes"] else float("nan"),
             # "before": after the untimed first visit (demo built and cached, kernels loaded)
+            cpu_by_action=cpu_by_action(cpu_probe, log.get("spans", [])) if cpu_probe is not None else None,
             rss_mb={"before": before, "open": log.get("rss_open", float("nan")), "peak": watch.peak,
                     "after_sessions": closed, "after_settle": after}, probe=compared)
         keep_log = bool(log["errors"]) or not healthy
@@ -750,6 +828,11 @@ def report(result: dict) -> str:
     lines.append("load average (1, 5, 15 min) at start {}; at end {}".format(
         *(", ".join(f"{x:.2f}" for x in load[when]) for when in ("start", "end"))))
     lines.extend(r.get("probe") or [])
+    if r.get("cpu_by_action"):
+        lines += ["| action (server CPU per action) | n | runs | mean CPU s | median CPU s |", "|---|---|---|---|---|"]
+        lines += [f"| {a} | {c['n']} | {c['runs']} | {c['cpu_mean']:.3f} | {c['cpu_median']:.3f} |"
+                  for a, c in r["cpu_by_action"].items()]
+        lines += profile_lines(r["cpu_by_action"])
     lines.append(f"errors: {'; '.join(r['errors'][:10]) if r['errors'] else 'none'}"
                  + (f" (and {len(r['errors']) - 10} more)" if len(r["errors"]) > 10 else "")
                  + (f"; server log: {r['server_log']}" if r.get("server_log") else ""))
@@ -793,6 +876,12 @@ def main() -> None:
                         help="--path reviewer with --url: that server's analysis store (its METRICS_CORE_STORE_DIR)")
     parser.add_argument("--timeout", type=float, default=600, help="stop after this many seconds")
     parser.add_argument("--json", default=None, help="also write the results here")
+    parser.add_argument("--cpu-probe", type=Path, default=None,
+                        help="folder (emptied) where the started server writes each script run's CPU seconds; "
+                             "the report adds the CPU seconds per action (use --sessions 1)")
+    parser.add_argument("--cpu-profile", action="store_true",
+                        help="with --cpu-probe: also a cProfile of every script run, and the report the functions "
+                             "with the most CPU per action (the profiler's overhead inflates the CPU seconds)")
     args = parser.parse_args()
     if args.url and not args.url.startswith(("http://127.0.0.1", "http://localhost")):
         parser.error("the load test only targets a server on this machine (127.0.0.1)")
@@ -819,16 +908,17 @@ def main() -> None:
         result = run(args.sessions, args.steps, args.url, args.timeout, client=args.client,
                      think=args.think, page=args.page, ttl=args.ttl, snapshot_mb=args.snapshot_mb, hold=args.hold,
                      probe=args.probe, warm_analysis=args.warm_analysis, walk=args.walk, users=args.users,
-                     items=args.items, data_dir=args.data_dir, store_dir=args.store_dir)
+                     items=args.items, data_dir=args.data_dir, store_dir=args.store_dir,
+                     cpu_probe=args.cpu_probe, cpu_profile=args.cpu_profile)
     except (TimeoutError, asyncio.TimeoutError):
         sys.exit(f"load test: stopped after --timeout {args.timeout:g} s")
     except RuntimeError as exc:  # the server did not start
         sys.exit(f"load test: {exc}")
     except OSError as exc:  # --data-dir or --store-dir cannot be written
         sys.exit(f"load test: {exc.filename or ''}: {exc.strerror or exc}; give a folder this user can write")
-    print(report(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
+    print(report(result))
     if result["errors"] or not result["server_alive"]:
         sys.exit(1)
 

@@ -309,9 +309,12 @@ def build_report(evaluations: Mapping[str, Any], comparison: pd.DataFrame | None
 
     figures = (_comparison_figures(go, comparison) + _curve_figures(go, evaluations, relevance_threshold, colors)
                + _distribution_figures(go, evaluations, colors))
+    from .plot.template import use_template
+
     charts = []
     for i, fig in enumerate(figures):
-        fig.update_layout(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10))
+        use_template(fig)
+        fig.update_layout(margin=dict(l=10, r=10, t=50, b=10))
         if fig.layout.height is None:
             fig.update_layout(height=380)
         charts.append("<div class='chart'>" + fig.to_html(

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from metrics_core.outputs.report import plotly_text as esc
 
 from .labels import short_labels
+from .template import use_template
 from metrics_core.formats import plural
 
 WEBGL_ABOVE = 5000
@@ -32,8 +33,9 @@ SEGMENT_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c56
 
 def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
     """White template, the title on top and the legend below the plot (never over the title)."""
+    use_template(fig)
     fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=15)), height=height,
-                      template="plotly_white", margin=dict(l=10, r=10, t=50, b=10),
+                      margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0,
                                   title_text=""))
     fig.update_xaxes(title_standoff=8)

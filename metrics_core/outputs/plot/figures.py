@@ -22,6 +22,7 @@ from metrics_core.colors import PALETTE, model_colors  # noqa: F401 - one palett
 from metrics_core.outputs.report import plotly_text as esc
 
 from .labels import short_labels
+from .template import use_template
 
 MAX_CURVE_POINTS = 2000
 
@@ -34,9 +35,9 @@ def _escaped(long: pd.DataFrame, colors: Mapping[str, str], *columns: str) -> tu
 
 
 def _layout(fig: go.Figure, title: str | None = None, height: int = 420) -> go.Figure:
+    use_template(fig)
     fig.update_layout(title=esc(title) if title else title, height=height, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
-                      template="plotly_white")
+                      legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
     return short_labels(fig)
 
 
