@@ -29,49 +29,90 @@ Runs scored on the target plus N sampled negatives, corrected as Krichene and Re
     mc.sampled_metrics(run, qrels, ["hr@10", "ndcg@10"], n_items=50_000, correction="bv").summary
 """
 
-from .launch import announce as _announce
+from importlib import import_module as _import_module
+
+from .launch import announce as _announce, is_command_line as _is_command_line
 
 _announce()  # the command line's first sign of life, before the libraries load (metrics_core.launch)
 
-from .metrics import conventions, registry
-from .outputs import plot
-from .brief.build import Decision, build_brief
-from .analysis.compare import compare
-from .analysis.segment_compare import compare_segments
-from .metrics.curves import calibration_curve, confusion_matrix, pr_curve, roc_curve
-from .diagnostics import Diagnostics
-from .errors import MetricsError
-from .evaluation import Evaluation, evaluate, metric_curve
-from .analysis.explain import explain
-from .fusion import fuse, optimize_weights as optimize_fusion_weights
-from .analysis.gate import CheckReport, check
-from .metrics.intersection import intersection, intersection_per_user
-from .metrics.conventions import Settings, presets  # every convention of a call; the presets' conventions as a table
-from .outputs.publish import Published, publish
-from .layout import Ranked, prepare
-from .ope import OffPolicy, off_policy, prepare_log
-from .metrics.debias import debias
-from .metrics.sampled import SampledMetrics, may_reverse, sampled_metrics
-from .metrics.registry import METRIC_NAMES, MetricSpec, parse_metric, parse_metrics
-from .outputs.tracking import log_mlflow
-from .outputs import notebook  # noqa: F401 - gives Evaluation, Brief and Explanation their notebook view
-from .single import (average_precision_at_k, dcg_at_k, hit_ratio, ndcg_at_k, precision_at_k, recall_at_k,
-                     reciprocal_rank)
+#: every public name -> (module relative to the package, attribute; None: the module itself)
+_PUBLIC = {
+    "conventions": (".metrics.conventions", None),
+    "registry": (".metrics.registry", None),
+    "plot": (".outputs.plot", None),
+    "Decision": (".brief.build", "Decision"),
+    "build_brief": (".brief.build", "build_brief"),
+    "compare": (".analysis.compare", "compare"),
+    "compare_segments": (".analysis.segment_compare", "compare_segments"),
+    "calibration_curve": (".metrics.curves", "calibration_curve"),
+    "confusion_matrix": (".metrics.curves", "confusion_matrix"),
+    "pr_curve": (".metrics.curves", "pr_curve"),
+    "roc_curve": (".metrics.curves", "roc_curve"),
+    "Diagnostics": (".diagnostics", "Diagnostics"),
+    "MetricsError": (".errors", "MetricsError"),
+    "Evaluation": (".evaluation", "Evaluation"),
+    "evaluate": (".evaluation", "evaluate"),
+    "metric_curve": (".evaluation", "metric_curve"),
+    "explain": (".analysis.explain", "explain"),
+    "fuse": (".fusion", "fuse"),
+    "optimize_fusion_weights": (".fusion", "optimize_weights"),
+    "CheckReport": (".analysis.gate", "CheckReport"),
+    "check": (".analysis.gate", "check"),
+    "intersection": (".metrics.intersection", "intersection"),
+    "intersection_per_user": (".metrics.intersection", "intersection_per_user"),
+    "Settings": (".metrics.conventions", "Settings"),  # every convention of a call
+    "presets": (".metrics.conventions", "presets"),  # the presets' conventions as a table
+    "Published": (".outputs.publish", "Published"),
+    "publish": (".outputs.publish", "publish"),
+    "Ranked": (".layout", "Ranked"),
+    "prepare": (".layout", "prepare"),
+    "OffPolicy": (".ope", "OffPolicy"),
+    "off_policy": (".ope", "off_policy"),
+    "prepare_log": (".ope", "prepare_log"),
+    "debias": (".metrics.debias", "debias"),
+    "SampledMetrics": (".metrics.sampled", "SampledMetrics"),
+    "may_reverse": (".metrics.sampled", "may_reverse"),
+    "sampled_metrics": (".metrics.sampled", "sampled_metrics"),
+    "METRIC_NAMES": (".metrics.registry", "METRIC_NAMES"),
+    "MetricSpec": (".metrics.registry", "MetricSpec"),
+    "parse_metric": (".metrics.registry", "parse_metric"),
+    "parse_metrics": (".metrics.registry", "parse_metrics"),
+    "log_mlflow": (".outputs.tracking", "log_mlflow"),
+    "average_precision_at_k": (".single", "average_precision_at_k"),
+    "dcg_at_k": (".single", "dcg_at_k"),
+    "hit_ratio": (".single", "hit_ratio"),
+    "ndcg_at_k": (".single", "ndcg_at_k"),
+    "precision_at_k": (".single", "precision_at_k"),
+    "recall_at_k": (".single", "recall_at_k"),
+    "reciprocal_rank": (".single", "reciprocal_rank"),
+}
+
+
+def _load(name: str):
+    """The public object ``name`` (imported now if it was not), kept in the package's namespace."""
+    module, attribute = _PUBLIC[name]
+    value = _import_module(module, __name__)
+    value = value if attribute is None else getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+# The library loads every public name at once, and the notebook views that metrics_core.outputs.notebook gives
+# Evaluation, Brief, Explanation and OffPolicy. The command line (metrics_core.launch.is_command_line) loads a
+# name on its first use only (__getattr__ below): a command imports the modules it runs, not the whole library
+# (an evaluate of a small file spends about a third of its time less on imports).
+if not _is_command_line():
+    for _name in _PUBLIC:
+        _load(_name)
+    from .outputs import notebook  # noqa: F401 - gives Evaluation, Brief and Explanation their notebook view
 
 from .version import __version__
 
-__all__ = [
-    "CheckReport", "Diagnostics", "Evaluation", "check", "conventions", "plot", "registry", "METRIC_NAMES", "MetricSpec",
-    "MetricsError", "OffPolicy", "debias", "Ranked", "SampledMetrics", "may_reverse", "sampled_metrics", "Decision", "average_precision_at_k", "build_brief", "calibration_curve", "compare", "compare_segments", "confusion_matrix", "dcg_at_k",
-    "evaluate", "explain", "fuse", "optimize_fusion_weights", "hit_ratio", "intersection", "intersection_per_user", "log_mlflow",
-    "metric_curve", "off_policy", "prepare_log", "presets", "Published", "publish",
-    "ndcg_at_k", "parse_metric", "parse_metrics", "pr_curve", "precision_at_k", "prepare", "recall_at_k",
-    "reciprocal_rank", "roc_curve", "Settings",
-]
+__all__ = list(_PUBLIC)
 
-#: former names kept for a while: name -> (the object, what to write instead)
+#: former names kept for a while: name -> (the public name of the object, what to write instead)
 _DEPRECATED = {
-    "average_precision": (average_precision_at_k,
+    "average_precision": ("average_precision_at_k",
                           "mc.average_precision is the average precision of one ranked list; call it "
                           "mc.average_precision_at_k (the metric 'average_precision' of mc.evaluate is pr_auc, "
                           "over scored rows). The old name will be removed in a later release."),
@@ -79,11 +120,14 @@ _DEPRECATED = {
 
 
 def __getattr__(name: str):
-    """A former public name: the object, with a DeprecationWarning naming its new name."""
+    """A public name not loaded yet (the command line's, see above): the object; a former public name: the
+    object, with a DeprecationWarning naming its new name."""
+    if name in _PUBLIC:
+        return _load(name)
     if name in _DEPRECATED:
         import warnings
 
         value, message = _DEPRECATED[name]
         warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return value
+        return _load(value)
     raise AttributeError(f"module 'metrics_core' has no attribute {name!r}")

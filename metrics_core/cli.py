@@ -34,8 +34,9 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand module that is installed."""
+def build_parser(commands: tuple[str, ...] = COMMANDS) -> argparse.ArgumentParser:
+    """The top-level parser with the subcommands ``commands`` (every one by default) whose module is
+    installed."""
     from .version import __version__
 
     parser = argparse.ArgumentParser(
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"metrics-core {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in commands:
         module_name = f"{__package__}.commands.{name}"
         try:
             module = importlib.import_module(module_name)
@@ -58,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
                              help="show the stages and progress on stderr even when it is not a terminal "
                                   "(by default only a terminal shows them; --quiet shows none)")
     return parser
+
+
+def named_command(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names (its first argument that is not an option, the top-level options
+    taking no value), or None when it names none of :data:`COMMANDS`."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def _output_error(exc: OSError) -> str:
@@ -97,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None, terminal=None) -> int:
     launch.step("loading the commands")
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # a command line that names its command imports that command's module only (not the other commands'
+    # libraries); without one (--help, --version, a misspelt command) every command is offered
+    command = named_command(argv)
+    parser = build_parser((command,) if command else COMMANDS)
     started = launch.finish()  # the startup line, erased before anything else is written
     try:
         args = parser.parse_args(argv)

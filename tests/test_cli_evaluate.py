@@ -235,3 +235,28 @@ def test_item_features_for_ils(capsys, tmp_path):
     # u3's items i01, i06: i06 has no features, so u3 has no ILS value
     expected = ((1 / 2 + 1 / 3) / 3 + (1 / 2) / 3 + 1 / 3) / 3
     assert json.loads(out)["models"]["run"]["ils@3"] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["evaluate", "--run", "r.csv"], "evaluate"),
+    (["--progress", "compare", "--help"], "compare"),
+    (["--help"], None),
+    (["--version"], None),
+    (["evalute", "--run", "r.csv"], None),
+    ([], None),
+])
+def test_the_named_command_is_the_first_argument_that_is_not_an_option(argv, named):
+    from metrics_core.cli import named_command
+
+    assert named_command(argv) == named
+
+
+def test_help_and_a_misspelt_command_still_offer_every_command(capsys):
+    from metrics_core.cli import COMMANDS
+
+    assert main(["--help"]) == 0
+    listed = capsys.readouterr().out
+    assert all(f"    {name} " in listed or f"    {name}\n" in listed for name in COMMANDS), listed
+    assert main(["evalute", "--run", "r.csv"]) == 2
+    said = capsys.readouterr().err
+    assert "invalid choice: 'evalute'" in said and all(f"'{name}'" in said for name in COMMANDS)

@@ -149,3 +149,54 @@ def test_numba_still_reads_its_configuration_file_where_there_is_one(tmp_path):
                           timeout=deadlines.SUBPROCESS)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "True", "0"] and "YAML" not in done.stderr
+
+
+# What the library holds that the command line's evaluate never runs: the other commands, the analyses, the
+# brief, the outputs (plots, notebook views, publishing, MLflow), off-policy evaluation, fusion, the store, Spark
+NOT_FOR_THE_EVALUATE_COMMAND = ("metrics_core.analysis", "metrics_core.brief", "metrics_core.outputs",
+                                "metrics_core.ope", "metrics_core.fusion", "metrics_core.store", "metrics_core.spark",
+                                "metrics_core.metrics.sampled", "metrics_core.metrics.curves",
+                                "metrics_core.metrics.debias", "metrics_core.metrics.intersection",
+                                "metrics_core.single", "scipy.stats", "scipy.sparse")
+
+
+def test_the_evaluate_command_imports_the_modules_it_runs_only():
+    """``metrics-core evaluate`` in the command line's process (told by the process' arguments, which the probe
+    sets as ``python -m metrics_core evaluate ...`` would: the package's ``__init__`` then loads the library's
+    names on first use, and the parser is the named command's only) imports none of the modules it never runs."""
+    args = ["evaluate", "--run", "tests/data/formats/run.csv", "--qrels", "tests/data/formats/qrels.csv",
+            "-m", "ndcg@10,map@100,recall@10"]
+    code = textwrap.dedent(f"""
+        import contextlib, io, json, sys
+        sys.orig_argv = [sys.executable, "-m", "metrics_core", *{args!r}]
+        from metrics_core.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            status = main({args!r})
+        print(json.dumps([status, out.getvalue(), sorted(sys.modules)]))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                          timeout=deadlines.SUBPROCESS)
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, table, imported = json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == 0 and "ndcg@10" in table and "metrics_core.evaluation" in imported  # the path ran
+    other_commands = {f"metrics_core.commands.{name}" for name in ("compare", "report", "explain", "check",
+                                                                   "publish", "ope", "fuse", "warm")}
+    unwanted = [m for m in imported if m in other_commands or any(
+        m == name or m.startswith(name + ".") for name in NOT_FOR_THE_EVALUATE_COMMAND)]
+    assert unwanted == []
+
+
+def test_the_library_loads_every_public_name_and_the_notebook_views():
+    """Outside the command line ``import metrics_core`` holds every public name at once (no name is loaded on a
+    later attribute read) and the classes' notebook views."""
+    code = textwrap.dedent("""
+        import json, sys
+        import metrics_core as mc
+        held = [name for name in mc.__all__ if name not in vars(mc)]
+        print(json.dumps([held, hasattr(mc.Evaluation, "_repr_html_"), "metrics_core.outputs.notebook" in sys.modules]))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                          timeout=deadlines.SUBPROCESS)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [[], True, True]
