@@ -25,7 +25,8 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
   sent before the Overview was usable (the server's part is done; what follows is drawing).
 * **dashboard warm**: the same on a kernel cache filled by
   ``python3 -m metrics_core.warmup`` (``--parts warm`` measures only this one: a restarted
-  server, the case where repeats are cheap and the spread between runs is large).
+  server, the case where repeats are cheap and the spread between runs is large; ``--parts cold``
+  only the fresh install, which needs no kernel cache filled first).
 * **floor**: the same moments for bare Streamlit servers (``benchmarks/streamlit_floor``: ``st.App``
   as the dashboard starts, its configuration, one page with a small table, then one with a plotly
   chart too): what any Streamlit page costs on this machine, below which the dashboard cannot go.
@@ -40,7 +41,7 @@ hang after SIGTERM). ``--root DIR`` measures another checkout of the project
 (for example ``git archive REV | tar -x -C DIR``), so that two versions can be
 measured side by side in one run: ``--root A --root B``.
 
-    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,install,dashboard|warm|floor]
+    python3 -m benchmarks.cold_start [--repeats 3] [--users 200] [--parts cli,install,dashboard|warm|cold|floor]
         [--root DIR ...] [--json PATH]
 
 Times are printed, never asserted (the machine is shared: the load average is
@@ -88,8 +89,12 @@ def write_small_pair(folder: Path, n_users: int) -> tuple[Path, Path]:
 
 
 def process_env(root: Path, cache_dir: Path, store_dir: Path | None = None) -> dict[str, str]:
-    """The environment of a measured process: ``root`` first on the path, its own kernel cache."""
+    """The environment of a measured process: ``root`` first on the path, its own kernel cache, Python's
+    bytecode cache on (``PYTHONDONTWRITEBYTECODE`` dropped: the user's case)."""
     env = dict(os.environ)
+    # Python's bytecode cache on, as a user's server has it (pip compiles at install, a checkout on its
+    # first run): without it every start compiles the package's and the dashboard's ~160 modules again
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
     env["NUMBA_CACHE_DIR"] = str(cache_dir)
     if store_dir is not None:
@@ -133,7 +138,8 @@ def time_dashboard(root: Path, cache_dir: Path, browser, log_path: Path, app: Pa
         start = time.perf_counter()
         proc, url = start_server(app or root / "dashboard" / "serve.py", cwd=root, log_path=log_path,
                                  extra_env={k: env[k] for k in ("PYTHONPATH", "NUMBA_CACHE_DIR",
-                                                                "METRICS_CORE_STORE_DIR")})
+                                                                "METRICS_CORE_STORE_DIR")},
+                                 drop_env=("PYTHONDONTWRITEBYTECODE",))
         try:
             t_health = time.perf_counter() - start
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -212,7 +218,7 @@ def measure_root(root: Path, parts: set[str], run: Path, qrels: Path, browser, w
         add("install: first evaluate after metrics_core warm", installed)
         add("install: first evaluate after metrics_core warm (CPU s)", installed_cpu)
         add("install: metrics_core warm again (cache complete)", fill_cache(root, cache, ("metrics_core", "warm")))
-    if "dashboard" in parts:
+    if parts & {"dashboard", "cold"}:
         cache = Path(tempfile.mkdtemp(prefix="numba_cache_", dir=work))
         add_dashboard("cold", time_dashboard(root, cache, browser, work / "server_cold.log"))
     if parts & {"dashboard", "warm"}:
@@ -245,14 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--users", type=int, default=200, help="users of the CLI's CSV pair (x 100 candidates)")
     p.add_argument("--parts", default="cli,dashboard",
                    help="comma-separated: cli, install (metrics_core warm, then the CLI's first evaluate), "
-                        "dashboard (cold and warm), warm (the warm dashboard only), floor (bare Streamlit "
+                        "dashboard (cold and warm), warm / cold (the warm / cold dashboard only), floor (bare Streamlit "
                         "pages: one table, then a table and a plotly chart)")
     p.add_argument("--root", action="append", type=Path,
                    help="checkout to measure (repeatable; default: this repository)")
     p.add_argument("--json", type=Path, help="write the raw seconds here")
     args = p.parse_args(argv)
     parts = {x.strip() for x in args.parts.split(",") if x.strip()}
-    unknown = parts - {"cli", "install", "dashboard", "warm", "floor"}
+    unknown = parts - {"cli", "install", "dashboard", "warm", "cold", "floor"}
     if unknown:
         p.error(f"unknown part(s): {', '.join(sorted(unknown))}")
     roots = [r.resolve() for r in (args.root or [ROOT])]
@@ -263,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         run, qrels = write_small_pair(work, args.users)
         print(f"CLI input: {args.users} users x 100 candidates ({run.stat().st_size / 2**20:.1f} MiB CSV run)")
         browser = pw = None
-        if parts & {"dashboard", "warm", "floor"}:
+        if parts & {"dashboard", "warm", "cold", "floor"}:
             from playwright.sync_api import sync_playwright
 
             pw = sync_playwright().start()

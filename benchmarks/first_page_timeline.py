@@ -56,7 +56,8 @@ def timeline(app: Path, cache_dir: Path, browser, root: Path = ROOT) -> dict:
         env = {"PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache_dir), "METRICS_CORE_STORE_DIR": store}
         start_wall = time.time()
         start = time.perf_counter()
-        proc, url = start_server(app, cwd=root, extra_env=env, log_path=Path(store) / "server.log")
+        proc, url = start_server(app, cwd=root, extra_env=env, log_path=Path(store) / "server.log",
+                                 drop_env=("PYTHONDONTWRITEBYTECODE",))  # bytecode cache on, as for a user
         out: dict = {"health": time.perf_counter() - start, "cpu_at_health": process_cpu(proc.pid), "frames": []}
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -46,7 +46,6 @@ def page_requested() -> str:
 
 
 background.page_started()  # the server thread's queued jobs wait until this page is drawn (the finally below)
-kernel_warmup.start_once()  # compile the kernels later pages need while this one renders
 # A drawn icon, not ":material/...:" (the browser would fetch that favicon from Google's servers).
 st.set_page_config(page_title="metrics_core workbench", page_icon=state.app_icon(), layout="wide")
 
@@ -58,6 +57,10 @@ try:
 except sources.StoreError as exc:
     opening_error, view = exc, None
 opened = sources.current()
+if not state.is_demo():
+    # this page computes (an opened analysis, uploaded files): the warm-up compiles the kernels it and
+    # later pages need beside it; the shipped demo's first page compiles nothing (the finally below)
+    kernel_warmup.start_once()
 # The first page: the Brief for a snapshot or once a comparison was chosen (its choices are in
 # the URL or the view being opened), else the Overview.
 first = ("brief.py" if (opened is not None and opened.kind == sources.SNAPSHOT)
@@ -114,6 +117,8 @@ try:
     nav.run()
 finally:
     background.page_finished()
+    # the kernels later pages need, compiled in another process (at once when the cache is complete)
+    kernel_warmup.start_once()
     # heavy imports of later pages, in the background once this page is drawn: a thread started
     # before would hold the interpreter lock for about half of the first page's run
     preload.start()

@@ -6,8 +6,8 @@ the page's code (about a second on two cores) while the thread imports the modul
 script imports (about 0.7 s of CPU that the first visitor would otherwise wait for inside the
 first script run: pandas, numba, the metric table, the analysis store); a script run that needs
 one of them before the thread is done waits for its import (Python imports a module once). The
-thread also starts the kernel warm-up process (:mod:`dashboard.kernel_warmup`, which returns at
-once when the kernel cache is complete), then loads what the first page (the Overview) reads on
+thread also checks whether the kernel cache is complete (:func:`dashboard.kernel_warmup.cache_complete`;
+the warm-up process itself is started by the entry script), then loads what the first page (the Overview) reads on
 its first run beyond those imports (:data:`FIRST_PAGE`: plotly's figure factory and its
 template, the image library of the tab's icon) on a second thread. The imports of later pages
 (:mod:`dashboard.preload`: scipy, the report) wait until the first page has been drawn: beside
@@ -91,12 +91,14 @@ def start() -> threading.Thread:
 
 
 def prepare() -> threading.Thread:
-    """Import the pages' modules, start the kernel warm-up, then load what the first page reads on
-    a thread (returned)."""
+    """Import the pages' modules, check whether the kernel cache is complete (numba's import with it:
+    the first page reads the demo's results from that cache's folder), then load what the first page
+    reads on a thread (returned). The warm-up itself is started by the entry script
+    (:mod:`dashboard.kernel_warmup`: after the first page when that page is the shipped demo)."""
     from . import kernel_warmup
 
     import_pages()
-    kernel_warmup.start_once()
+    kernel_warmup.cache_complete()
     thread = threading.Thread(target=load_first_page, name="metrics-core-first-page", daemon=True)
     thread.start()
     return thread

@@ -54,17 +54,18 @@ def test_the_entry_point_is_an_st_app_running_the_entry_script():
 
 
 def test_the_hook_leaves_later_pages_imports_until_the_first_page_is_drawn(monkeypatch):
-    """``prepare`` starts the kernel warm-up and the first page's loads; the later pages' imports
-    (scipy, the report) are not started beside the first page (the entry script starts them once
-    the page is drawn)."""
+    """``prepare`` checks the kernel cache and starts the first page's loads; neither the kernel
+    warm-up process nor the later pages' imports (scipy, the report) are started beside the first page
+    (the entry script starts them: the warm-up before a page that computes, else once it is drawn)."""
     from dashboard import kernel_warmup, preload
 
     started = []
     monkeypatch.setattr(kernel_warmup, "start_once", lambda: started.append("warm-up"))
+    monkeypatch.setattr(kernel_warmup, "cache_complete", lambda: started.append("cache check"))
     monkeypatch.setattr(preload, "import_all", lambda: started.append("later pages"))
     monkeypatch.setattr(startup, "load_first_page", lambda: started.append("first page"))
     startup.prepare().join(timeout=60)
-    assert started == ["warm-up", "first page"]
+    assert started == ["cache check", "first page"]
 
 
 def test_the_first_page_loads_succeed_in_a_fresh_interpreter():
@@ -194,3 +195,35 @@ def test_no_page_relies_on_magic():
                     bare.append(f"{path.name}:{node.lineno}: {ast.unparse(node)[:60]}")
     assert len(SCRIPTS) > 5
     assert bare == [], f"shown only with magic, which is off: {bare}"
+
+
+def _first_run_events(monkeypatch, tmp_path, demo: bool) -> list[str]:
+    """The order in which the entry script's first run draws its page and starts the kernel warm-up
+    (AppTest; ``demo=False``: the entry script told that files are loaded, so the page computes)."""
+    from streamlit.testing.v1 import AppTest
+
+    import _deadlines as deadlines
+    from dashboard import background, kernel_warmup, state
+
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+    events = []
+    finished = background.page_finished
+    monkeypatch.setattr(kernel_warmup, "start_once", lambda: events.append("warm-up"))
+    monkeypatch.setattr(background, "page_finished", lambda: (events.append("page drawn"), finished())[1])
+    if not demo:
+        monkeypatch.setattr(state, "is_demo", lambda: False)
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=deadlines.SCRIPT_RUN)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return events
+
+
+def test_the_shipped_demo_starts_the_kernel_warm_up_once_its_first_page_is_drawn(monkeypatch, tmp_path):
+    """The demo's first page is drawn from shipped results and compiles nothing: the warm-up process
+    (its start-up and compiles) does not take a core from it."""
+    assert _first_run_events(monkeypatch, tmp_path, demo=True) == ["page drawn", "warm-up"]
+
+
+def test_a_page_that_computes_starts_the_kernel_warm_up_before_it(monkeypatch, tmp_path):
+    """With files loaded the page compiles kernels itself: the warm-up compiles beside it."""
+    assert _first_run_events(monkeypatch, tmp_path, demo=False)[:2] == ["warm-up", "page drawn"]

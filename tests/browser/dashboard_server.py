@@ -69,12 +69,15 @@ def stop_process(proc: subprocess.Popen, grace: float = 5.0) -> None:
 
 
 def start_server(app: Path, cwd: Path = REPO_ROOT, extra_env: dict | None = None,
-                 log_path: Path | None = None) -> tuple[subprocess.Popen, str]:
-    """Start ``streamlit run app`` on a free port; returns (process, base URL) once healthy."""
+                 log_path: Path | None = None, drop_env: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app`` on a free port; returns (process, base URL) once healthy.
+    ``drop_env``: variables of this process's environment the server does not get."""
     port = _free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
     env.update(extra_env or {})
+    for name in drop_env:
+        env.pop(name, None)
     log = open(log_path, "wb") if log_path else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
