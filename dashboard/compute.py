@@ -10,10 +10,11 @@ every call; a page may add or override any ``mc.evaluate`` keyword.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import replace
 from functools import partial
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -499,10 +500,68 @@ def _brief_inputs(decision: Any) -> dict[str, Any]:
             "opt_key": (users(), tuple(sorted(evaluation_options().items()))), "attributes": user_attributes()}
 
 
-def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: str, progressive: bool) -> Any:
-    from metrics_core.brief.build import brief_segments, build_brief
+def _segment_part(inputs: dict[str, Any], decision: Any, users: Callable[[], int],
+                  progressive: bool) -> tuple[pd.DataFrame | None, str, bool]:
+    """The brief's segment rows (:func:`metrics_core.brief.build.brief_segments` of every model, the
+    decision and the attributes), cached on their own: ``(rows, their cache key, started)``. ``rows``
+    is None without attributes, or, with ``progressive``, while the server thread computes them
+    (``started``: a job was started now because they were not cached and ``users()``, the most users
+    a chosen model pairs, is over ``background.FOREGROUND_USERS``)."""
+    from metrics_core.brief.build import brief_segments
 
-    from . import background, comparisons
+    from . import background
+
+    evals, keys, opt_key, attributes = inputs["evals"], inputs["keys"], inputs["opt_key"], inputs["attributes"]
+    models_key = tuple(keys.get(n, n) for n in evals)
+    segments_key = _segments_key(models_key, decision, opt_key, _attributes_key(attributes))
+    if attributes is None:
+        return None, segments_key, False
+    compute_segments = (lambda: brief_segments(evals, decision, attributes=attributes))
+    if progressive and segments_key not in cache.SHARED and users() > background.FOREGROUND_USERS:
+        background.start(segments_key, compute_segments)
+        return None, segments_key, True
+    return cache.SHARED.get_or_compute(segments_key, compute_segments), segments_key, False
+
+
+@dataclasses.dataclass(frozen=True)
+class DecisionSegments:
+    """The segment rows of a decision's brief alone (:func:`decision_segments`): ``rows``
+    (``Brief.segments``; None while ``pending`` names cache keys the server thread computes),
+    ``attributes`` (the attributes compared, ``Brief.attributes``) and ``key``, the rows' cache key
+    (its job reports how far it is: ``background.progress_of``)."""
+
+    rows: pd.DataFrame | None
+    attributes: list[str]
+    key: str
+    pending: list[str]
+
+
+def decision_segments(decision: Any, comparison_pending: Sequence[str] = (),
+                      progressive: bool = False) -> DecisionSegments:
+    """The segment rows :func:`decision_brief` holds (``Brief.segments``: the same cache entry, so a
+    segment has one verdict on the Compare page, the Brief, the report and a shared link), without
+    building the rest of the brief (its verdict sentences, coverage and failure groups, built again
+    whenever a pending statistic of the comparison arrives). ``progressive`` as in
+    :func:`decision_brief`; ``pending`` then lists ``comparison_pending`` (the keys the caller's
+    comparison table waits for, as the brief's verdicts list them) and the rows' key while they are
+    computed. Without user attributes the rows are None and nothing is pending of them."""
+    inputs = _brief_inputs(decision)
+    counted, evals, metrics = inputs["counted"], inputs["evals"], list(decision.metrics)
+
+    def users() -> int:
+        return max(len(counted.table(evals[n].per_user[metrics])) for n in (decision.baseline, *decision.challengers))
+    rows, key, started = _segment_part(inputs, decision, users, progressive)
+    attributes = inputs["attributes"]
+    names = [] if attributes is None or not len(attributes) else [str(c) for c in attributes.columns
+                                                                   if c != "user_id"]
+    return DecisionSegments(rows=rows, attributes=names if rows is not None else [], key=key,
+                            pending=[*comparison_pending, key] if started else list(comparison_pending))
+
+
+def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: str, progressive: bool) -> Any:
+    from metrics_core.brief.build import build_brief
+
+    from . import comparisons
 
     metrics = list(decision.metrics)
     evals, counted, keys, opt_key = inputs["evals"], inputs["counted"], inputs["keys"], inputs["opt_key"]
@@ -514,17 +573,9 @@ def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: st
     attributes = inputs["attributes"]
     attr_key = _attributes_key(attributes)
     models_key = tuple(keys.get(n, n) for n in evals)
-    segments_key = _segments_key(models_key, decision, opt_key, attr_key)
-    pending = list(table.attrs["pending"])
-    segments = None
-    if attributes is not None:
-        compute_segments = (lambda: brief_segments(evals, decision, attributes=attributes))
-        if progressive and segments_key not in cache.SHARED and max(map(len, per_user.values())) > \
-                background.FOREGROUND_USERS:
-            background.start(segments_key, compute_segments)
-            pending.append(segments_key)
-        else:
-            segments = cache.SHARED.get_or_compute(segments_key, compute_segments)
+    segments, segments_key, started = _segment_part(inputs, decision, lambda: max(map(len, per_user.values())),
+                                                    progressive)
+    pending = list(table.attrs["pending"]) + ([segments_key] if started else [])
     waiting = attributes is not None and segments is None
     key = (f"brief|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}|"
            f"{title!r}|{notes!r}|{tuple(table.attrs['pending'])!r}|{waiting}")

@@ -24,7 +24,8 @@ Cached objects are shared between sessions: never mutate a returned frame or Ran
 
 from __future__ import annotations
 
-from .compute import (cached_figure, ci_table, curve, decision_brief, evaluate_all, explanation,  # noqa: F401
+from .compute import (cached_figure, ci_table, curve, decision_brief, decision_segments, evaluate_all,  # noqa: F401
+                      explanation,
                       keyed_figure, metric_curves, metric_curves_unless_compiling, overlap_with_baseline,
                       population, prefetch_brief_segments, prefetch_curves, prefetch_evaluations, presets,
                       report_html)

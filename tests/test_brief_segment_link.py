@@ -1,6 +1,6 @@
 """A segment where a challenger loses, selected on the Brief, opens Compare on that attribute's
 segments, where the same row carries the same lift, adjusted p and count (one family of segment
-tests on every surface). Reference for the loss itself: the new users' nDCG@10 means computed here
+tests on every surface; Compare shows them without building the brief). Reference for the loss itself: the new users' nDCG@10 means computed here
 with metrics_core's plain per-user evaluation are lower for the reranker than for two_tower."""
 
 from __future__ import annotations
@@ -58,7 +58,15 @@ def test_a_segment_loss_on_the_brief_opens_the_same_row_on_compare(monkeypatch, 
     at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", files["qrels.csv"], "text/csv"))
     at.file_uploader(key="upload_attributes_0").set_value(("users.csv", files["users.csv"], "text/csv"))
     _ok(at.run())
+    # Compare first: its segment rows come alone (the brief's cache entry), without building the brief
+    from metrics_core.brief import build
+
+    built = []
+    monkeypatch.setattr(build, "build_brief", lambda *a, _built=build.build_brief, **k: built.append(1) or _built(*a, **k))
+    _ok(at.switch_page("views/compare.py").run())
+    assert built == [] and any({"segment", "users paired"} <= set(df.value.columns) for df in at.dataframe)
     _ok(at.switch_page("views/brief.py").run())
+    assert built  # the Brief page builds it
     losses = _table(at, "lift [95% CI]")
     assert len(losses) >= 1 and losses.iloc[0]["challenger"] == "reranker", losses
     loss = losses.iloc[0]

@@ -272,21 +272,22 @@ def segment_section() -> None:
     # in metrics-core compare
     decision = current_decision(names)
     with state.guard(), state.page_progress(f"Running the {TEST_LABELS[test]} per segment", 1):
-        brief = state.decision_brief(decision, progressive=True)
+        # the brief's segment rows alone (the same cache entry), not the rest of the brief
+        segments = state.decision_segments(decision, table.attrs["pending"], progressive=True)
         state.prefetch_brief_segments(decision, [t for t in TESTS if t != test])  # the next choice
     prefetch_other_tests(None)
-    if brief.verdicts.attrs.get("segments_pending", False):
+    if segments.rows is None:
         st.caption("The segments of every user attribute are being compared on the server; they appear here "
                    "when that is done (the page updates itself).")
-        background.refresh_when_ready(list(brief.verdicts.attrs.get("pending", [])),
-                                      progress=(brief.verdicts.attrs["segments_key"],
-                                                f"Running the {TEST_LABELS[test]} per segment"))
+        background.refresh_when_ready(segments.pending,
+                                      progress=(segments.key, f"Running the {TEST_LABELS[test]} per segment"))
         return
-    rows = brief.segments[brief.segments["attribute"].astype(str) == str(seg_col)]
+    rows = segments.rows[segments.rows["attribute"].astype(str) == str(seg_col)]
     state.shown_table(verdict.adjusted_segment_rows(rows, state.unit()), hide_index=True, key="compare_segments",
                  placeholder=fmt.EMPTY)
-    st.caption(text.md("P-values " + brief_text.family_sentence(correction, decision.family, brief.segments,
-                                                                  brief.attributes, decision.unit) + ".", limit=900))
+    st.caption(text.md("P-values " + brief_text.family_sentence(correction, decision.family, segments.rows,
+                                                                  segments.attributes, decision.unit) + ".",
+                       limit=900))
 
 background.refresh_when_ready([*table.attrs["pending"], *overlap_pending,
                                *(k for t in by_base.values() for k in t.attrs["pending"])])
