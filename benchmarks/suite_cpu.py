@@ -162,7 +162,22 @@ def module_times(folder: Path) -> list[tuple[str, float, int]]:
     return [(module, seconds, tests[module]) for module, seconds in held.most_common()]
 
 
-def report(wall: float, cores: int, machine_cpu: float, busy: float, kinds: dict, modules: list, top: int) -> str:
+def module_cpu(folder: Path) -> list[tuple[str, float, float, int]]:
+    """[(test module, worker CPU s, CPU s of the child processes its tests waited for, tests)] from the
+    timeline files, most CPU first: unlike worker seconds, these hardly change with the machine's load."""
+    own, children, tests = collections.Counter(), collections.Counter(), collections.Counter()
+    for path in folder.glob("timeline-*.jsonl"):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            module = row["test"].split("::")[0]
+            own[module] += row.get("cpu", 0.0)
+            children[module] += row.get("children_cpu", 0.0)
+            tests[module] += 1
+    return sorted(((m, own[m], children[m], tests[m]) for m in tests), key=lambda row: -(row[1] + row[2]))
+
+
+def report(wall: float, cores: int, machine_cpu: float, busy: float, kinds: dict, modules: list, top: int,
+           cpu_modules: list = ()) -> str:
     lines = [f"wall {wall:.0f} s on {cores} cores; the cores were busy {busy:.0%} of it: "
              f"{machine_cpu:.0f} CPU s in all",
              f"floor set by the CPU: {machine_cpu / cores:.0f} s on {cores} cores"
@@ -174,6 +189,11 @@ def report(wall: float, cores: int, machine_cpu: float, busy: float, kinds: dict
     if modules:
         lines += ["", "| test module | worker s | tests |", "|---|---:|---:|"]
         lines += [f"| {module} | {seconds:.0f} | {count} |" for module, seconds, count in modules[:top]]
+    if cpu_modules:
+        lines += ["", "| test module | CPU s (worker + children) | worker | children | tests |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [f"| {module} | {own + kids:.1f} | {own:.1f} | {kids:.1f} | {count} |"
+                  for module, own, kids, count in cpu_modules[:top]]
     return "\n".join(lines)
 
 
@@ -199,16 +219,19 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.monotonic() - start
         sampler.stop()
         modules = module_times(Path(tmp))
+        cpu_modules = module_cpu(Path(tmp))
     machine_cpu, busy = sampler.busy()
     kinds = sampler.by_kind()
     print()
     print(f"{' '.join(command[:4])} ... exit status {status}")
-    print(report(wall, cores, machine_cpu, busy, kinds, modules, args.top))
+    print(report(wall, cores, machine_cpu, busy, kinds, modules, args.top, cpu_modules))
     if args.json:
         args.json.write_text(json.dumps({
             "wall": wall, "cores": cores, "machine_cpu": machine_cpu, "busy": busy, "status": status,
             "kinds": {k: {"cpu": s, "processes": n} for k, (s, n) in kinds.items()},
             "modules": [{"module": m, "worker_seconds": s, "tests": n} for m, s, n in modules],
+            "module_cpu": [{"module": m, "cpu": own, "children_cpu": kids, "tests": n}
+                           for m, own, kids, n in cpu_modules],
             "processes": [{"cpu": s, "command": c[:300]} for s, c in sampler.largest(40)]}, indent=2))
     return status
 

@@ -65,6 +65,18 @@ def test_the_timeline_is_read_by_module(tmp_path):
     assert suite_cpu.module_times(tmp_path) == [("tests/b.py", 40, 1), ("tests/a.py", 15, 2)]
 
 
+def test_the_timeline_sums_worker_and_child_cpu_by_module(tmp_path):
+    rows = [("tests/a.py::t1", 1.0, 0.0), ("tests/a.py::t2", 0.5, 2.0), ("tests/b.py::t", 3.0, None)]
+    with open(tmp_path / "timeline-gw1.jsonl", "w") as out:
+        for test, cpu, children in rows:  # a line written before children_cpu was recorded has none
+            row = {"test": test, "worker": "gw1", "start": 0, "end": 1, "cpu": cpu}
+            out.write(json.dumps(row | ({} if children is None else {"children_cpu": children})) + "\n")
+    assert suite_cpu.module_cpu(tmp_path) == [("tests/a.py", 1.5, 2.0, 2), ("tests/b.py", 3.0, 0.0, 1)]
+    text = suite_cpu.report(wall=1, cores=2, machine_cpu=2, busy=1.0, kinds={}, modules=[], top=5,
+                            cpu_modules=suite_cpu.module_cpu(tmp_path))
+    assert "| tests/a.py | 3.5 | 1.5 | 2.0 | 2 |" in text
+
+
 def test_the_report_states_the_floor_per_core_count():
     text = suite_cpu.report(wall=700, cores=2, machine_cpu=1300, busy=0.93,
                             kinds={"Chromium renderers": (400.0, 12), "Spark JVMs": (100.0, 3)},
