@@ -27,8 +27,9 @@ Options (before any pytest argument):
                default, or when this script is gone): the suite must pass on a loaded machine.
 ``--quick``    the quick tier, for a change to one module: every test but the browser tests
                (``tests/browser``, the random walks among them), the Spark tests and the long ones
-               (``-m "not browser and not spark and not long"``); the full suite, without it, stays the
-               CI command.
+               (``-m "not browser and not spark and not long"``), the generated-case tests with a
+               smaller sample that still covers every value of each dimension (``METRICS_CORE_QUICK_CASES=1``,
+               ``tests/_quick_cases.py``); the full suite, without it, stays the CI command.
 ``--jobs N``   worker processes (default: :func:`default_workers`, one per core plus one, 3 to 8
                as the memory allows); ``--jobs 0`` runs in this process.
 
@@ -66,6 +67,8 @@ XDIST_ARGS = ("--dist", "loadfile")
 #: pytest arguments of ``--quick``: no browser (Chromium, dashboard servers, the random walks), no Spark, and
 #: none of the long loops and heavy runs marked ``long``
 QUICK_ARGS = ("--ignore=tests/browser", "-m", "not browser and not spark and not long")
+#: the environment variable ``--quick`` sets: the generated-case tests draw a smaller sample (``tests/_quick_cases.py``)
+QUICK_CASES = "METRICS_CORE_QUICK_CASES"
 HOG = """
 import os, sys, time
 end, parent = time.monotonic() + float(sys.argv[1]), int(sys.argv[2])
@@ -290,6 +293,8 @@ def main(argv: list[str]) -> int:
     if jobs > 0:
         argv = ["-n", str(jobs), *XDIST_ARGS, *argv]
     env = pytest_environment(mode if os.environ.get("METRICS_CORE_SKIP_SETUP") != "1" else "")
+    if quick:
+        env[QUICK_CASES] = "1"
     hogs = start_hogs(busy_limit) if busy else []
     say(f"{sys.executable} -m pytest {' '.join(argv)}")
     try:

@@ -6,7 +6,9 @@ variable ``CI`` is set, a skipped test fails the run: CI must exercise every tes
 
 The property tests (hypothesis) draw the same examples on every run: the ``fixed`` profile,
 loaded below, seeds them from a hash of each test function (``derandomize``), so a failure
-seen once is seen again on any machine with the same hypothesis release. ``pytest --hypothesis-profile=explore`` draws new random
+seen once is seen again on any machine with the same hypothesis release. The quick tier
+(``scripts/test.py --quick``, see ``_quick_cases.py``) loads the ``quick`` profile instead: fewer
+fixed examples. ``pytest --hypothesis-profile=explore`` draws new random
 examples, more of them, to look for inputs the fixed ones miss.
 """
 
@@ -21,6 +23,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from _spark_cluster import CLUSTER, LOCAL, module_session, use_test_jvm_options
 from _trec import TREC_EVAL_DIR
+from _quick_cases import QUICK, QUICK_EXAMPLES
 from _xdist_groups import longest_first, make_scheduler
 
 from metrics_core.spark._local_cluster import remove_private_spark_home, use_private_spark_home
@@ -39,7 +42,10 @@ KERNEL_WARMUP = pytest.StashKey[subprocess.Popen]()
 # the examples of every property test: fixed (derived from the test), or random with --hypothesis-profile=explore
 hypothesis_settings.register_profile("fixed", derandomize=True, database=None, max_examples=50, deadline=None)
 hypothesis_settings.register_profile("explore", derandomize=False, max_examples=500, deadline=None)
-hypothesis_settings.load_profile("fixed")
+# the quick tier (scripts/test.py --quick): fewer fixed examples, the same ones on every run
+hypothesis_settings.register_profile("quick", derandomize=True, database=None, max_examples=QUICK_EXAMPLES,
+                                     deadline=None)
+hypothesis_settings.load_profile("quick" if QUICK else "fixed")
 
 
 @pytest.fixture(scope="session")

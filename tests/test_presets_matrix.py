@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 import metrics_core as mc
+from _quick_cases import covering
 
 TOL = 1e-9
 K = 3
@@ -214,9 +215,11 @@ UNSTABLE_SORT = {"ms_recommenders"}
 
 MATRIX = [(preset, case) for preset in LIBRARIES for case in CASES
           if not (preset in UNSTABLE_SORT and case == "ties")]
+#: the pairs run: all of them, or in the quick tier every preset and every case at least once
+RUN = covering(MATRIX, lambda pair: pair[0], lambda pair: pair[1])
 
 
-@pytest.mark.parametrize("preset, case", MATRIX)
+@pytest.mark.parametrize("preset, case", RUN)
 def test_preset_equals_its_library(preset, case):
     run, qrels, inter = make_case(case)
     want, extra = LIBRARIES[preset](run, qrels, inter)
