@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import _deadlines as deadlines
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("test_script", REPO / "scripts" / "test.py")
@@ -76,3 +77,27 @@ def test_the_quick_tier_leaves_out_exactly_the_browser_spark_and_long_tests():
     # the rest stays: the kernels' references, the statistics, the dashboard's page logic
     for kept in ("tests/test_reference_pytrec_eval.py::", "tests/test_stats.py::", "tests/test_dashboard_pages.py::"):
         assert any(t.startswith(kept) for t in quick), kept
+
+
+def test_the_quick_sample_covers_every_value_of_every_key_with_the_fewest_cases_a_grid_allows():
+    from _quick_cases import QUICK, chosen, cover
+
+    grid = [(p, c) for p in "abcdefgh" for c in range(9) if (p, c) != ("h", 4)]  # a grid with a hole
+    picked = cover(grid, lambda x: x[0], lambda x: x[1])
+    assert {p for p, _ in picked} == set("abcdefgh") and {c for _, c in picked} == set(range(9))
+    assert len(picked) == 9 and picked == [x for x in grid if x in picked]  # the diagonal, in the grid's order
+    assert cover([], len) == [] and cover([3, 1, 2]) == [3]
+    assert chosen(("x", "y", "z"), ("z", "x")) == (["x", "z"] if QUICK else ["x", "y", "z"])
+    with pytest.raises(ValueError, match="w"):
+        chosen(("x", "y"), ("w",))
+
+
+def test_the_quick_tier_asks_for_the_smaller_sample_and_the_full_suite_does_not(monkeypatch):
+    calls = []
+    monkeypatch.setattr(script.subprocess, "call", lambda cmd, env: calls.append(env) or 0)
+    monkeypatch.setenv("METRICS_CORE_SKIP_SETUP", "1")
+    monkeypatch.delenv(script.QUICK_CASES, raising=False)
+    monkeypatch.chdir(REPO)
+    assert script.main(["--quick", "--jobs", "0", "-k", "nothing"]) == 0
+    assert script.main(["--jobs", "0", "-k", "nothing"]) == 0
+    assert calls[0].get(script.QUICK_CASES) == "1" and script.QUICK_CASES not in calls[1]
