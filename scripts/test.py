@@ -31,7 +31,8 @@ Options (before any pytest argument):
                smaller sample that still covers every value of each dimension (``METRICS_CORE_QUICK_CASES=1``,
                ``tests/_quick_cases.py``); the full suite, without it, stays the CI command.
 ``--jobs N``   worker processes (default: :func:`default_workers`, one per core plus one, 3 to 8
-               as the memory allows); ``--jobs 0`` runs in this process.
+               as the memory allows; with ``--quick``, :func:`quick_workers`, one per core);
+               ``--jobs 0`` runs in this process.
 
 Set ``METRICS_CORE_SKIP_SETUP=1`` to run pytest in the current Python (steps 1-4 skipped).
 """
@@ -99,6 +100,16 @@ def default_workers(cores: int | None = None, memory_gib: float | None = None) -
     if memory_gib > 0:
         workers = min(workers, max(1, int(memory_gib // GIB_PER_WORKER)))
     return workers
+
+
+def quick_workers(cores: int | None = None, memory_gib: float | None = None) -> int:
+    """Worker processes for the quick tier: one per core (at least 2, never more than
+    :func:`default_workers`). Its tests start no browser and no Spark session, so no worker waits on a
+    server and the extra worker of the full suite would only pay its start-up and collection again
+    (about 12 CPU s here)."""
+    cores = cores if cores is not None else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                             else os.cpu_count() or 2)
+    return min(max(cores, 2), default_workers(cores, memory_gib))
 
 
 def say(message: str) -> None:
@@ -272,7 +283,7 @@ def main(argv: list[str]) -> int:
     quick = bool(take_option(argv, "--quick"))
     busy_limit = float(take_option(argv, "--busy-limit", has_value=True) or 7200)
     jobs_text = take_option(argv, "--jobs", has_value=True)
-    jobs = default_workers() if jobs_text is None else int(jobs_text)
+    jobs = (quick_workers() if quick else default_workers()) if jobs_text is None else int(jobs_text)
     mode = "latest" if latest else "locked"
     changed: list[str] = []
     if os.environ.get("METRICS_CORE_SKIP_SETUP") != "1":

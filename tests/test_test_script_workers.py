@@ -31,3 +31,14 @@ def test_this_machine_gets_a_worker_count_within_the_bounds():
     workers = script.default_workers()
     assert 1 <= workers <= script.MAX_WORKERS
     assert script.total_memory_gib() > 0  # Linux: /proc/meminfo is read
+
+
+@pytest.mark.parametrize("cores, memory_gib, expected", [
+    (1, 24, 2),     # at least two
+    (2, 24, 2),     # this project's two-core machines: one per core, no worker waiting on a server
+    (4, 24, 4),
+    (32, 256, 8),   # never more than the full suite's workers
+    (8, 4, 1),      # nor than the memory holds
+])
+def test_the_quick_tier_takes_one_worker_per_core(cores, memory_gib, expected):
+    assert script.quick_workers(cores, memory_gib) == expected
