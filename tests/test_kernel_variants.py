@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _quick_cases import covering
 from numba import types
 
 import metrics_core as mc
@@ -105,8 +106,12 @@ def assert_identical(a: dict, b: dict) -> None:
         pd.testing.assert_frame_equal(a[key], b[key], check_exact=True)
 
 
-@pytest.mark.parametrize("ties", ["average", "trec", "input"])
-@pytest.mark.parametrize("seed,ids", [(1, "str"), (2, "int"), (3, "str")])
+#: every data set with every tie rule; the quick tier each data set and each tie rule once
+VARIANT_CASES = covering([(seed, ids, ties) for seed, ids in ((1, "str"), (2, "int"), (3, "str"))
+                          for ties in ("average", "trec", "input")], lambda c: c[:2], lambda c: c[2])
+
+
+@pytest.mark.parametrize("seed, ids, ties", VARIANT_CASES, ids=["-".join(map(str, c)) for c in VARIANT_CASES])
 def test_serial_and_parallel_kernels_give_identical_results(seed, ids, ties):
     data = random_data(seed, ids=ids)
     shuffled = data[0].sample(frac=1.0, random_state=seed)  # users' rows not grouped: the other layout path

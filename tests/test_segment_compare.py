@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from _quick_cases import covering
 from scipy import stats as sps
 
 from metrics_core import MetricsError
@@ -71,9 +72,12 @@ def by_value(tables, labels, value):
     return {n: t[[str(i) in ids for i in t.index]] for n, t in tables.items()}
 
 
-@pytest.mark.parametrize("test", ["t", "wilcoxon", "randomization"])
-@pytest.mark.parametrize("int_ids", [False, True])
-@pytest.mark.parametrize("baseline", ["base", None])
+#: every test x id kind x baseline; the quick tier each value of each at least once
+SEGMENT_CASES = covering([(b, i, t) for t in ("t", "wilcoxon", "randomization") for i in (False, True)
+                          for b in ("base", None)], lambda c: c[0], lambda c: c[1], lambda c: c[2])
+
+
+@pytest.mark.parametrize("baseline, int_ids, test", SEGMENT_CASES, ids=["-".join(map(str, c)) for c in SEGMENT_CASES])
 def test_every_segment_is_compare_on_its_users(test, int_ids, baseline):
     tables, labels = adversarial_tables(seed=3, int_ids=int_ids)
     got = compare_segments(tables, labels, baseline=baseline, metrics=METRICS, test=test, alpha=0.1,
