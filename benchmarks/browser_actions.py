@@ -45,7 +45,7 @@ TABLE = '[data-testid="stDataFrame"]'
 PAGES = {
     "Overview": ("Ranking metrics", TABLE),
     "Data": ("Diagnostics", TABLE),
-    "Curves": ("Precision and recall at every cutoff K", PLOT),
+    "Curves": ("Ranking metrics at every cutoff K", PLOT),
     "Distributions": ("Summary", PLOT),
     "Failures": ("Worst", TABLE),
     "Compare": ("Verdict", PLOT),

@@ -596,3 +596,34 @@ def test_on_many_users_the_randomization_test_is_ready_before_it_is_chosen(monke
     ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10", "recall@10"]).run())
     _wait_idle(background)
     assert not [k for k in cache.SHARED.keys() if flips in k and "'recall@10'" in k]
+
+
+def test_two_sessions_share_compares_figures_and_a_new_setting_or_content_builds_anew(monkeypatch, tmp_path):
+    """The Compare page's charts are built once per content and settings on the server and shared by
+    sessions (``dashboard.compute.cached_figure``): a second session opening the same comparison builds
+    none; another K (other table content) or another baseline (other figure arguments and rows) builds
+    them anew; each is counted here by wrapping the figure builders."""
+    from dashboard import cache
+    from metrics_core.outputs.plot import compare_figures
+
+    built: list[str] = []
+    for name in ("lift_forest", "win_tie_loss", "pair_scatter", "pair_differences"):
+        original = getattr(compare_figures, name)
+        monkeypatch.setattr(compare_figures, name,
+                            lambda *a, _f=original, _n=name, **k: built.append(_n) or _f(*a, **k))
+    cache.SHARED.clear()
+    first = uploaded_app(monkeypatch, tmp_path)
+    ok(first.switch_page("views/compare.py").run())
+    assert sorted(built) == ["lift_forest", "pair_differences", "pair_scatter", "win_tie_loss"], built
+    second = uploaded_app(monkeypatch, tmp_path)  # another session, the same files
+    built.clear()
+    ok(second.switch_page("views/compare.py").run())
+    assert built == []  # every chart from the first session's build
+    assert [c.proto.spec for c in second.get("plotly_chart")] == [c.proto.spec for c in first.get("plotly_chart")]
+    ok(second.number_input(key="k").set_value(5).run())  # other metrics: other tables, other charts
+    assert sorted(built) == ["lift_forest", "pair_differences", "pair_scatter", "win_tie_loss"], built
+    built.clear()
+    ok(first.number_input(key="k").set_value(5).run())  # the first session at that K: shared again
+    assert built == []
+    ok(first.selectbox(key="compare_baseline").set_value("two_tower").run())  # other rows and names
+    assert {"lift_forest", "win_tie_loss"} <= set(built)
