@@ -10,7 +10,9 @@ with its own ``NUMBA_CACHE_DIR`` (numba keeps compiled kernels there instead of
   start to exit; then the same command again on the cache the first one left. (An input of at
   most 50,000 rows runs the kernels as Python while they are not cached, leaving the cache
   empty: then both runs are of that kind; see ``interpret_until_compiled`` in
-  ``metrics_core/kernels/_jit.py``. The install part measures the cached kernels.)
+  ``metrics_core/kernels/_jit.py``. The install part measures the same evaluate on a complete cache:
+  up to 30,000 elements, ``INTERPRET_CACHED_MAX_WORK``, it too runs the kernels as Python, which is
+  cheaper than loading numba; ``--users 400`` or more measures the cached kernels.)
 * **install**: the README's install step ``python3 -m metrics_core warm`` on an empty cache (wall
   time), then the same ``evaluate`` as the first one a user runs after installing, then ``warm``
   again (a complete cache: it only checks the stamp).

@@ -18,7 +18,12 @@ METRICS = "ndcg@10,map@100,recall@10,mrr@10,precision@5,r_precision"
 
 @pytest.fixture
 def layout_calls(monkeypatch):
-    """Calls of the plain pass, counted; ``uncompiled(True)`` makes the layout kernel look not cached."""
+    """Calls of the plain pass, counted; ``uncompiled(True)`` makes the layout kernel look not cached. numba is
+    loaded first: in a process that has not loaded it a small input takes the plain pass even when the kernel
+    is cached (``_jit.INTERPRET_CACHED_MAX_WORK``)."""
+    from metrics_core.kernels._jit import load_numba
+
+    load_numba()
     calls = []
     real = plain.rank_and_join
 

@@ -98,6 +98,8 @@ def test_a_small_evaluate_imports_no_module_it_does_not_need(tmp_path):
     code = textwrap.dedent("""
         import contextlib, io, json, sys
         from metrics_core.cli import main
+        from metrics_core.kernels import _jit
+        _jit.INTERPRET_CACHED_MAX_WORK = 0  # the cached kernels run compiled, as on an input of more rows
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             status = main(["evaluate", "--run", "tests/data/formats/run.csv", "--qrels", "tests/data/formats/qrels.csv",

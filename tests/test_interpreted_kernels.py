@@ -321,6 +321,38 @@ def test_a_small_cli_evaluate_on_a_fresh_install_compiles_nothing_and_prints_the
     assert fresh.stdout == compiled.stdout
 
 
+def test_a_small_cli_evaluate_on_a_complete_cache_runs_as_python_and_prints_the_compiled_numbers(
+        tmp_path, monkeypatch):
+    """With every kernel in numba's disk cache (the suite's warm cache), a new process still answers a small
+    evaluate without loading numba (cheaper than loading it and the cached kernels), and prints what the
+    compiled kernels print; with the limit below the input's size it loads numba and runs them compiled."""
+    run, qrels, _, _ = adversarial(False, 8)
+    run.to_csv(tmp_path / "run.csv", index=False)
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    args = ["evaluate", "--run", str(tmp_path / "run.csv"), "--qrels", str(tmp_path / "qrels.csv"), "-m",
+            "ndcg@10,map@100,mrr@10,precision@10,recall@100,err@5,bpref,pap", "--json"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    probe = ("import sys\nfrom metrics_core.kernels import _jit\nfrom metrics_core.layout.sort_and_join import "
+             "_rank_and_join\nfrom metrics_core.kernels.ranking import _ranking_families\n"
+             "_jit.INTERPRET_CACHED_MAX_WORK = int(sys.argv[1])\n"
+             "assert _rank_and_join.cached_on_disk('serial') and _ranking_families.cached_on_disk('serial')\n"
+             "from metrics_core.cli import main\ncode = main(sys.argv[2:])\n"
+             "sys.stderr.write('numba loaded: %s\\n' % ('numba' in sys.modules))\nsys.exit(code)")
+    outputs = {}
+    for limit, loaded in ((_jit.INTERPRET_CACHED_MAX_WORK, "False"), (10, "True")):
+        done = subprocess.run([sys.executable, "-c", probe, str(limit), *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.splitlines()[-1] == f"numba loaded: {loaded}"
+        outputs[loaded] = done.stdout
+    _jit.load_numba()  # this process runs the compiled kernels
+    python_runs = []
+    monkeypatch.setattr(interpreted, "run", lambda fn, a: python_runs.append(fn) or pytest.fail("interpreted"))
+    compiled = cli(*args)
+    assert compiled.returncode == 0 and not python_runs
+    assert outputs["False"] == outputs["True"] == compiled.stdout
+
+
 def test_the_text_scan_as_python_equals_the_compiled_kernel():
     """The large-file reader's kernel (uint64 words; its shifts and products wrap in both forms)."""
     from metrics_core.kernels.text_scan import scan_words

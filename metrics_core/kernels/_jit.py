@@ -315,6 +315,14 @@ def use_variant(variant: str | None):
 #: 1.7 s, past the plain layout's 50,000 rows), against about 26 CPU s compiling what it runs; above
 #: this limit the compile is paid once and the cache serves every later command instead.
 INTERPRET_MAX_WORK = 50_000
+#: Inside :func:`interpret_until_compiled`, while this process has not loaded numba, a kernel whose input is
+#: at most this many elements runs as Python even when numba's disk cache holds it compiled: loading numba and
+#: the cached kernels costs a fixed 0.5-0.7 CPU s, more than interpreting a small input. Measured with a
+#: complete cache at 20,000 rows (``benchmarks/cold_start.py``'s pair, CPU s of the kernels' calls): five
+#: metrics 0.28 as Python against 0.75 loading numba and the kernels, 27 metrics 0.48 against 0.93; at 50,000
+#: rows about even (five metrics 0.65 against 0.78). Once a larger call has loaded numba, every cached kernel
+#: runs compiled.
+INTERPRET_CACHED_MAX_WORK = 30_000
 _INTERPRET_MAX_WORK: contextvars.ContextVar[int] = contextvars.ContextVar("interpret_until_compiled", default=0)
 
 
@@ -323,8 +331,9 @@ def interpret_until_compiled(max_work: int | None = None):
     """Inside the block, a parallel kernel called with ``work`` of at most ``max_work`` elements whose
     serial variant is neither compiled in this process nor in numba's disk cache runs its own Python
     function, interpreted (:mod:`.interpreted`: same body, same numbers), when every kernel it calls
-    can be; so a small first command on a fresh install compiles nothing and does not load numba.
-    Outside the block (the library, the warm-up, the tests) the compiled kernels always run.
+    can be; so a small first command on a fresh install compiles nothing and does not load numba. A call
+    of at most :data:`INTERPRET_CACHED_MAX_WORK` elements does so while numba is not loaded, cached or not
+    (:func:`runs_as_python`). Outside the block (the library, the warm-up, the tests) the compiled kernels always run.
     ``max_work``: :data:`INTERPRET_MAX_WORK` by default; 0 turns it off."""
     token = _INTERPRET_MAX_WORK.set(int(INTERPRET_MAX_WORK if max_work is None else max_work))
     try:
@@ -471,16 +480,25 @@ def _largest_input(args) -> int:
     return size
 
 
-def _runs_as_python(compiled: LazyKernel, fn, size: int, cached=None) -> bool:
-    """Whether a call of ``fn`` whose input has ``size`` elements runs its Python form: inside
-    :func:`interpret_until_compiled` (``size`` within its limit, no variant forced), ``fn`` has a
-    Python form and the ``compiled`` kernel is not in numba's disk cache (``cached.cached_on_disk``
-    of the serial variant for a :class:`SizedKernel`). Whether it ran compiled in this process
-    already the caller knows."""
+def runs_as_python(size: int, cached) -> bool:
+    """Whether work of ``size`` elements inside :func:`interpret_until_compiled` runs as Python rather than
+    compiled: within :data:`INTERPRET_CACHED_MAX_WORK` while this process has not loaded numba (loading
+    it costs more), else within the block's limit (:data:`INTERPRET_MAX_WORK`) when ``cached()`` says the
+    compiled form is not in numba's disk cache (asked only then). False outside the block or with a
+    variant forced (:func:`use_variant`)."""
     limit = _INTERPRET_MAX_WORK.get()
     if not limit or size > limit or _FORCED_VARIANT.get() is not None:
         return False
-    if compiled.cached_on_disk() if cached is None else cached.cached_on_disk(SERIAL):
+    return (not _ready and size <= INTERPRET_CACHED_MAX_WORK) or not cached()
+
+
+def _runs_as_python(compiled: LazyKernel, fn, size: int, cached=None) -> bool:
+    """Whether a call of ``fn`` whose input has ``size`` elements runs its Python form: :func:`runs_as_python`
+    says so, asking ``compiled.cached_on_disk`` (of the serial variant of ``cached``, a :class:`SizedKernel`,
+    when given), and ``fn`` has a Python form. Whether it ran compiled in this process already the caller
+    knows."""
+    on_disk = compiled.cached_on_disk if cached is None else functools.partial(cached.cached_on_disk, SERIAL)
+    if not runs_as_python(size, on_disk):
         return False
     from .interpreted import python_form
 

@@ -20,7 +20,7 @@ from ..errors import MetricsError
 from ..frames import ACCEPTED, as_pandas
 from ..grouping import balanced_chunks, group_users
 from ..kernels import strings as kstr
-from ..kernels._jit import interpreting, kernel_guard, n_threads
+from ..kernels._jit import interpreting, kernel_guard, n_threads, runs_as_python
 from ..kernels.input_checks import first_non_finite
 from . import kernels as layout_kernels
 from . import plain
@@ -115,8 +115,11 @@ def prepare(run: pd.DataFrame, qrels: pd.DataFrame | None = None, *, name: str =
 #: Inside :func:`~metrics_core.kernels._jit.interpret_until_compiled` (the command line's context),
 #: inputs of at most this many rows (run and ground truth together) are laid out by the plain-Python
 #: pass (:mod:`.plain`, the same result) while the layout kernel is not in numba's cache: about 0.07
-#: CPU s at 22,000 rows, against about 7 CPU s (3 s quiet) to compile the kernel first. Outside it (the
-#: library, the warm-up, which compiles the kernel through :func:`prepare`) the compiled pass runs.
+#: CPU s at 22,000 rows, against about 7 CPU s (3 s quiet) to compile the kernel first; and, while numba
+#: is not loaded, up to :data:`~metrics_core.kernels._jit.INTERPRET_CACHED_MAX_WORK` rows even when it is
+#: cached (loading numba costs more; :func:`~metrics_core.kernels._jit.runs_as_python`, the kernels' rule).
+#: Outside it (the library, the warm-up, which compiles the kernel through :func:`prepare`) the compiled
+#: pass runs.
 PLAIN_LAYOUT_MAX_ROWS = 50_000
 
 
@@ -128,7 +131,8 @@ def _layout_pass(run, qrels):
         rows = len(run) + (0 if qrels is None else len(qrels))
     except TypeError:  # an Arrow PyCapsule table without a length: the compiled pass
         return rank_and_join
-    return plain.rank_and_join if rows <= PLAIN_LAYOUT_MAX_ROWS and not layout_kernel_cached() else rank_and_join
+    plain_pass = rows <= PLAIN_LAYOUT_MAX_ROWS and runs_as_python(rows, layout_kernel_cached)
+    return plain.rank_and_join if plain_pass else rank_and_join
 
 
 def layout_kernel_cached() -> bool:

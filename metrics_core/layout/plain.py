@@ -14,12 +14,14 @@ import numpy as np
 from .sort_and_join import LayoutArrays, RunSide, TruthSide
 
 
-def _id_of(ids, row: int) -> bytes:
-    """Item id of input row ``row`` as the bytes its ties are ordered by (decimal string of an integer id)."""
+def _id_reader(ids):
+    """``row -> item id of input row row`` as the bytes its ties are ordered by (decimal string of an
+    integer id); the buffers are read into Python objects once, not element by element."""
     if isinstance(ids, tuple):
-        off, data = ids
-        return data[off[row]:off[row + 1]].tobytes()
-    return str(int(ids[row])).encode()
+        off, data = ids[0].tolist(), ids[1].tobytes()
+        return lambda row: data[off[row]:off[row + 1]]
+    values = ids.tolist()
+    return lambda row: str(int(values[row])).encode()
 
 
 def _user_rows(side, offsets: np.ndarray, u: int) -> list[int]:
@@ -33,13 +35,14 @@ def rank_and_join(chunks: np.ndarray, offsets: np.ndarray, q_offsets: np.ndarray
                   out: LayoutArrays) -> tuple[int, int]:
     """:func:`~metrics_core.layout.sort_and_join.rank_and_join` in Python (``chunks`` is unused)."""
     dup, conflict = -1, -1
+    run_id, truth_id = _id_reader(run.ids), _id_reader(truth.ids)
     for u in range(offsets.shape[0] - 1):
         # phase 1: the user's judgments, exact repeats dropped, conflicts reported
         qa = int(q_offsets[u])
         judged: dict[bytes, int] = {}  # item -> its first input row in the ground truth
         gains = []
         for j, src in enumerate(_user_rows(truth, q_offsets, u)):
-            item = _id_of(truth.ids, src)
+            item = truth_id(src)
             first = judged.get(item)
             out.q_keep[qa + j] = first is None
             if first is None:
@@ -51,7 +54,8 @@ def rank_and_join(chunks: np.ndarray, offsets: np.ndarray, q_offsets: np.ndarray
         out.ideal[qa:qa + len(gains)] = sorted(gains, reverse=True)
         # phase 2: score descending, ties by item id descending
         rows = _user_rows(run, offsets, u)
-        order = sorted(range(len(rows)), key=lambda j: _id_of(run.ids, rows[j]), reverse=True)
+        items = [run_id(r) for r in rows]
+        order = sorted(range(len(rows)), key=items.__getitem__, reverse=True)
         order.sort(key=lambda j: run.score[rows[j]], reverse=True)  # stable: keeps the id order of ties
         # phase 3: tie key, input row, relevance code; an item met twice is reported
         ra = int(offsets[u])
@@ -66,7 +70,7 @@ def rank_and_join(chunks: np.ndarray, offsets: np.ndarray, q_offsets: np.ndarray
                 out.local[ra + i] = j
             else:
                 out.row[ra + i] = src
-            item = _id_of(run.ids, src)
+            item = items[j]
             if item in seen and dup < 0:
                 dup = ra + i
             seen.add(item)
