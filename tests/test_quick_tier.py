@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,13 @@ def test_the_quick_tier_asks_for_the_smaller_sample_and_the_full_suite_does_not(
     assert script.main(["--quick", "--jobs", "0", "-k", "nothing"]) == 0
     assert script.main(["--jobs", "0", "-k", "nothing"]) == 0
     assert calls[0].get(script.QUICK_CASES) == "1" and script.QUICK_CASES not in calls[1]
+
+
+def test_every_sampled_module_is_named_in_the_contributing_guide():
+    """The guide's table of the quick tier's samples names every module that samples its cases."""
+    guide = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
+    sampling = sorted(path.name for path in (REPO / "tests").glob("test_*.py")
+                      if re.search(r"^from _quick_cases import (chosen|covering)", path.read_text(encoding="utf-8"),
+                                   re.M))
+    assert len(sampling) >= 6, sampling
+    assert [name for name in sampling if f"`{name}::" not in guide and f"`{name}`" not in guide] == []
