@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _quick_cases import covering
 
 import metrics_core as mc
 from metrics_core.cli import main
@@ -72,9 +73,12 @@ def _same(got: pd.DataFrame, want: dict):
             assert g[u][i] == pytest.approx(v, rel=1e-12, abs=TOL), (u, i)  # max norm: s / 1e-9 when max < 0
 
 
-@pytest.mark.parametrize("ties", [False, True])
-@pytest.mark.parametrize("norm", ["min-max", "max", "sum"])
-@pytest.mark.parametrize("method", METHODS)
+#: every method x normalisation x tied or distinct scores; the quick tier each value of each at least once
+FUSE_CASES = covering([(method, norm, ties) for method in METHODS for norm in ("min-max", "max", "sum")
+                       for ties in (False, True)], lambda c: c[0], lambda c: c[1], lambda c: c[2])
+
+
+@pytest.mark.parametrize("method, norm, ties", FUSE_CASES, ids=[f"{m}-{n}-{t}" for m, n, t in FUSE_CASES])
 def test_fuse_matches_ranx(ties, norm, method):
     from ranx import fuse as ranx_fuse
 
