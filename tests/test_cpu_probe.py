@@ -55,3 +55,22 @@ def test_each_run_is_measured_and_given_to_the_action_that_waited_for_it(tmp_pat
     assert [by_action[a]["runs"] for a in ("open", "spin 120 ms", "spin 20 ms")] == [1, 1, 1]
     assert by_action["spin 120 ms"]["cpu_mean"] == runs[1]["cpu"]
     assert "(between actions)" not in by_action
+
+
+def test_a_quick_run_belongs_to_its_own_action_not_the_next(tmp_path):
+    """A run is given to the span that holds its start; the 0.05 s before a span (the client notes the
+    moment after sending) counts only for a run that no span holds: a quick run of one action that ends
+    within 0.05 s of the next action's send stays the first action's (on a quiet machine a small script
+    run takes less than that)."""
+    starts = {0: 10.00, 1: 10.03, 2: 10.98, 3: 12.50}  # 1: a quick run inside "a"; 2: just before "b"
+    for n, start in starts.items():
+        (tmp_path / f"{n:05d}.json").write_text(json.dumps({"n": n, "start": start, "end": start + 0.01,
+                                                            "cpu": 0.001 * (n + 1)}))
+    spans = [("a", 10.00, 10.05), ("b", 11.00, 11.50), ("c", 12.00, 12.60)]
+    by_action = cpu_by_action(tmp_path, spans)
+    assert {a: by_action[a]["runs"] for a in ("a", "b", "c")} == {"a": 2, "b": 1, "c": 1}
+    assert by_action["b"]["cpu"] == [0.003] and by_action["a"]["cpu"] == [0.001 + 0.002]
+    assert "(between actions)" not in by_action
+    # the last run of "a" 0.03 s before "b" starts is still "a"'s
+    (tmp_path / "00001.json").write_text(json.dumps({"n": 1, "start": 10.04, "end": 10.05, "cpu": 0.002}))
+    assert cpu_by_action(tmp_path, [("a", 10.00, 10.05), ("b", 10.07, 10.5)])["b"]["runs"] == 0
