@@ -83,11 +83,19 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _top_n(matrix: np.ndarray, n: int) -> np.ndarray:
-    """Column indices of the n largest values of each row, best first."""
-    part = np.argpartition(-matrix, n - 1, axis=1)[:, :n]
+    """Column indices of the n largest values of each row, best first (equal values by column index)."""
+    part = _lowest(-matrix, n)
     vals = np.take_along_axis(matrix, part, axis=1)
     order = np.argsort(-vals, axis=1, kind="stable")
     return np.take_along_axis(part, order, axis=1)
+
+
+def _lowest(matrix: np.ndarray, n: int) -> np.ndarray:
+    """Column indices of the n smallest values of each row, in column order. ``np.argpartition``
+    leaves both sides of the split in an order that depends on the CPU's vector instructions (its
+    AVX-512 kernel orders them differently from the others); sorted, the demo is the same on every
+    machine."""
+    return np.sort(np.argpartition(matrix, n - 1, axis=1)[:, :n], axis=1)
 
 
 def make_demo(n_users: int = 2400, n_items: int = 1000, list_length: int = 50,
@@ -114,7 +122,7 @@ def make_demo(n_users: int = 2400, n_items: int = 1000, list_length: int = 50,
     max_rel = max(high for _, high in SEGMENT_RELEVANT.values())
     order = _top_n(draw, max_rel)
     half = n_items // 2
-    low_half = np.argpartition(draw, half - 1, axis=1)[:, :half]
+    low_half = _lowest(draw, half)
     lows = np.array([SEGMENT_RELEVANT[s][0] for s in SEGMENTS])[segment_idx]
     highs = np.array([SEGMENT_RELEVANT[s][1] for s in SEGMENTS])[segment_idx]
     n_rel = rng.integers(lows, highs + 1)

@@ -14,8 +14,19 @@ import pytest
 import metrics_core as mc
 from metrics_core.outputs.tracking import mlflow_name
 
-mlflow = pytest.importorskip("mlflow", reason="pip install 'metrics-core[mlflow]'")
-from mlflow.tracking import MlflowClient  # noqa: E402
+
+
+def imported_mlflow():
+    """MLflow, imported by the test that needs it rather than when the module is collected (every test
+    worker collects every module, and importing MLflow takes about two CPU seconds)."""
+    return pytest.importorskip("mlflow", reason="pip install 'metrics-core[mlflow]'")
+
+
+def MlflowClient(uri: str):  # noqa: N802 - MLflow's own class, imported when first called
+    imported_mlflow()
+    from mlflow.tracking import MlflowClient as client
+
+    return client(uri)
 
 METRICS = ["ndcg@10", "p@5", "map", "auc", "coverage@10"]
 
@@ -46,6 +57,7 @@ def test_names_mlflow_accepts():
     assert mlflow_name("ndcg_cut_10") == "ndcg_cut_10"
     assert mlflow_name("val/recall@20") == "val/recall_at_20"
     assert mlflow_name("a:b(c)é") == "a_b_c__"
+    imported_mlflow()
     from mlflow.utils.validation import _validate_metric_name
 
     for label in ("ndcg@10", "a:b(c)é", "hit@3", "r-precision"):
@@ -81,6 +93,7 @@ def test_active_run_and_prefix(store, monkeypatch):
     _, uri = store
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     ev = mc.evaluate(*_data(1), ["ndcg@10"])
+    mlflow = imported_mlflow()
     with mlflow.start_run() as active:
         mlflow.log_param("model", "two-tower")
         run_id = mc.log_mlflow(ev, prefix="val/", report=False)
