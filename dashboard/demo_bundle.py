@@ -73,9 +73,16 @@ def read(path: Path) -> dict:
         return pickle.load(f)
 
 
+#: how far apart (relative) a shipped and a computed array of floats may be: the bootstrap's means are a
+#: matrix product, whose order of sums depends on the BLAS kernels of the CPU (another CPU's differ in
+#: the last bit or two, about 1e-15); every other result is compared exactly
+BLAS_RTOL = 1e-12
+
+
 def differences(shipped, computed, where: str = "") -> list[str]:
-    """Where two results differ (empty when they are identical): frames, arrays and floats compared
-    exactly (NaN equal to NaN), dataclasses field by field, dicts key by key."""
+    """Where two results differ (empty when they are the same): frames and floats compared exactly
+    (NaN equal to NaN), arrays of floats to within :data:`BLAS_RTOL` of their values, other arrays
+    exactly, dataclasses field by field, dicts key by key."""
     if isinstance(shipped, pd.DataFrame) or isinstance(shipped, pd.Series):
         try:
             (pd.testing.assert_frame_equal if isinstance(shipped, pd.DataFrame) else pd.testing.assert_series_equal)(
@@ -85,7 +92,8 @@ def differences(shipped, computed, where: str = "") -> list[str]:
         return []
     if isinstance(shipped, np.ndarray):
         same = (isinstance(computed, np.ndarray) and shipped.shape == computed.shape and shipped.dtype == computed.dtype
-                and np.array_equal(shipped, computed, equal_nan=shipped.dtype.kind == "f"))
+                and (np.allclose(shipped, computed, rtol=BLAS_RTOL, atol=0.0, equal_nan=True) if shipped.dtype.kind == "f"
+                     else np.array_equal(shipped, computed)))
         return [] if same else [f"{where}: arrays differ"]
     if is_dataclass(shipped) and not isinstance(shipped, type):
         if type(shipped) is not type(computed):

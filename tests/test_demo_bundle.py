@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import _deadlines as deadlines
+import numpy as np
 import pytest
 
 from dashboard import demo_bundle, demo_cache
@@ -45,6 +46,21 @@ def test_the_comparison_sees_one_changed_number():
     summary = dict(ev.summary, **{column: ev.summary[column] + 1e-12})
     assert demo_bundle.differences(ev, replace(ev, summary=summary), kind) != []
     assert demo_bundle.differences(ev, ev, kind) == []
+
+
+def test_an_interval_may_differ_in_its_last_bits_only():
+    """The bootstrap's intervals (arrays) pass within two units in the last place, as another CPU's BLAS
+    sums them, and fail one part in a billion away; a NaN matches only a NaN."""
+    shipped = demo_bundle.read(demo_cache.BUNDLE)
+    kind, (lows, highs) = next((k, v) for k, v in shipped.items() if isinstance(v, tuple)
+                               and all(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in v))
+    last_bits = np.nextafter(np.nextafter(lows, np.inf), np.inf)
+    assert demo_bundle.differences((lows, highs), (last_bits, highs), kind) == []
+    assert demo_bundle.differences((lows, highs), (lows * (1 + 1e-9), highs), kind) != []
+    with_nan = lows.copy()
+    with_nan[0] = np.nan
+    assert demo_bundle.differences((lows, highs), (with_nan, highs), kind) != []
+    assert demo_bundle.differences((with_nan, highs), (with_nan.copy(), highs), kind) == []
 
 
 # the metrics_core modules whose kernels the demo's preparation runs (the layout pass itself is plain
