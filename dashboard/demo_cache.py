@@ -14,7 +14,8 @@ written is recomputed, never an error: the cache only saves time.
 
 :func:`result` keeps what the engine computed from the demo the same way (the Overview's
 evaluations, bootstrap intervals and metric curves, each under its full cache key), so a
-restarted server draws the Overview without loading a kernel; the numbers are those
+restarted server draws the Overview without loading a kernel (its charts too, read back without
+validating them again: :mod:`dashboard.stored_figure`); the numbers are those
 ``metrics_core`` computed from the demo files with the current code, and any change of the demo
 module or of a package source (a kernel included) makes them computed again. At most
 :data:`MAX_RESULTS` result files are kept (the least recently used are removed).
@@ -37,7 +38,7 @@ import pandas as pd
 
 from metrics_core.kernels import cache_stamp
 
-from . import demo
+from . import demo, stored_figure
 
 T = TypeVar("T")
 #: the engine's results of the demo's first page (the Overview at the default settings) shipped with the
@@ -112,7 +113,7 @@ def _cached(kind: str, compute: Callable[[], T]) -> T:
         try:
             path = where / f"{PREFIX}{kind}-{_digest()}.pkl"
             with open(path, "rb") as f:
-                return pickle.load(f)
+                return stored_figure.restored(pickle.load(f))
         except Exception:  # noqa: BLE001 - absent, unreadable or from another version: computed below
             pass
     if kind in bundled():
@@ -169,7 +170,7 @@ def _write(where: Path, kind: str, path: Path, value) -> None:
         where.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(stored_figure.stored(value), f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
         for old in where.glob(f"{PREFIX}{kind}-*.pkl"):
             if old != path:

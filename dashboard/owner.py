@@ -28,12 +28,14 @@ there. Serve the dashboard on a host of its own, over HTTPS, where that matters.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import streamlit as st
-
-from metrics_core.store import TOKEN_PATTERN, new_owner_secret
 
 __all__ = ["COOKIE", "MAX_AGE_SECONDS", "secret", "from_cookies", "cookie_values", "set_cookie_header",
            "OwnerCookieMiddleware"]
@@ -42,10 +44,33 @@ COOKIE = "metrics_core_owner"
 #: How long the browser keeps the cookie: 400 days, the most Chromium accepts.
 MAX_AGE_SECONDS = 400 * 86400
 _KEY = "mcd_owner_secret"
+#: the module that defines the secret's form (stdlib only), shared with the analysis store
+TOKENS = "metrics_core.store.tokens"
 
 
-def _well_formed(value: Any) -> bool:
-    return isinstance(value, str) and TOKEN_PATTERN.fullmatch(value) is not None
+def _load_tokens() -> ModuleType:
+    """:data:`TOKENS`, without importing the package around it: ``dashboard/serve.py`` imports this
+    module before its server answers, and the package's import (pandas, SQLAlchemy: about a CPU
+    second) is left to the startup thread (:mod:`dashboard.startup`). The module is registered
+    under its own name, so the store imports this same module later."""
+    if TOKENS in sys.modules:
+        return sys.modules[TOKENS]
+    package = importlib.util.find_spec(TOKENS.split(".")[0])  # a top-level name: nothing is imported
+    path = Path(package.submodule_search_locations[0], *TOKENS.split(".")[1:]).with_suffix(".py")
+    spec = importlib.util.spec_from_file_location(TOKENS, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[TOKENS] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[TOKENS]
+        raise
+    return module
+
+
+_tokens = _load_tokens()
+_well_formed = _tokens.is_token
+new_owner_secret = _tokens.new_token
 
 
 def from_cookies(cookies) -> str | None:

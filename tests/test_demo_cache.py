@@ -140,3 +140,33 @@ def test_a_demo_figure_is_kept_on_disk_and_a_restarted_server_draws_it_without_b
     compute.cached_figure("metric_vs_k", long.assign(value=long["value"] / 2), metric_vs_k, colors)
     assert len(files()) == 1
     cache.SHARED.clear()
+
+
+def test_a_demo_figure_is_read_back_without_validating_it_again_unless_another_plotly_built_it(folder):
+    import plotly
+    from plotly.basedatatypes import BaseFigure
+
+    from dashboard import stored_figure
+    from metrics_core.outputs.plot.figures import summary_bars
+
+    cis = pd.DataFrame([("a", "ndcg@10", 0.3, 0.25, 0.35), ("b", "ndcg@10", 0.4, 0.3, 0.5)],
+                       columns=["model", "metric", "value", "ci_low", "ci_high"])
+    built = summary_bars(cis, "ndcg@10", {"a": "#2563eb", "b": "#dc2626"})
+    demo_cache.result("figure", lambda: built)
+    [path] = folder.glob(f"{demo_cache.PREFIX}{demo_cache.RESULT}*.pkl")
+    with open(path, "rb") as f:
+        kept = pickle.load(f)
+    assert isinstance(kept, stored_figure.StoredFigure) and kept.plotly_version == plotly.__version__
+    again = demo_cache.result("figure", refuse)
+    assert type(again) is type(built) and again is not built and again._validate is False
+    assert again.to_dict() == built.to_dict() and drawn(again) == drawn(built)
+    # what plotly itself would rebuild from a pickle
+    assert again.to_dict() == pickle.loads(pickle.dumps(built)).to_dict()
+    # anything else is written and read as it is
+    assert stored_figure.stored(cis) is cis and stored_figure.restored(cis) is cis
+    # kept by another plotly: validated as it is rebuilt (a value this plotly refuses is refused)
+    odd = {**kept.properties, "layout": {**kept.properties["layout"], "height": "tall"}}
+    assert isinstance(stored_figure.restored(stored_figure.StoredFigure(kept.figure_class, odd, plotly.__version__)),
+                      BaseFigure)
+    with pytest.raises(ValueError, match="height"):
+        stored_figure.restored(stored_figure.StoredFigure(kept.figure_class, odd, "0.0.0"))

@@ -227,3 +227,20 @@ def test_the_shipped_demo_starts_the_kernel_warm_up_once_its_first_page_is_drawn
 def test_a_page_that_computes_starts_the_kernel_warm_up_before_it(monkeypatch, tmp_path):
     """With files loaded the page compiles kernels itself: the warm-up compiles beside it."""
     assert _first_run_events(monkeypatch, tmp_path, demo=False)[:2] == ["warm-up", "page drawn"]
+
+
+def test_the_server_script_answers_before_the_package_is_imported():
+    """``dashboard/serve.py``'s own imports (run before the server answers its health check) leave
+    pandas, SQLAlchemy and the package to the startup thread, yet mint and check owner secrets of
+    the store's form: the store, imported later, uses the very module that defines that form."""
+    code = ("import json, runpy, sys; runpy.run_path('dashboard/serve.py'); "
+            "before = sorted(m for m in ('pandas', 'sqlalchemy', 'metrics_core', 'metrics_core.store') "
+            "if m in sys.modules); "
+            "from dashboard import owner; minted = owner.new_owner_secret(); "
+            "from metrics_core import store; from metrics_core.store import ids, tokens; "
+            "print(json.dumps([before, tokens is sys.modules[owner.TOKENS], store.TOKEN_PATTERN is tokens.TOKEN_PATTERN, "
+            "ids.validate_delete_token(minted) == minted, owner.from_cookies({owner.COOKIE: minted}) == minted, "
+            "owner.from_cookies({owner.COOKIE: minted[:-1]}), owner.from_cookies({owner.COOKIE: minted + '='})]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[], True, True, True, True, None, None]

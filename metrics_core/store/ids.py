@@ -22,6 +22,7 @@ import secrets
 from typing import Any
 
 from metrics_core.store.errors import StoreError
+from metrics_core.store.tokens import TOKEN_PATTERN, new_token
 
 __all__ = ["ID_PATTERN", "TOKEN_PATTERN", "MAX_OWNER_CHARS", "new_analysis_id", "validate_analysis_id",
            "new_delete_token", "validate_delete_token", "hash_delete_token", "token_matches", "new_owner_secret",
@@ -29,12 +30,9 @@ __all__ = ["ID_PATTERN", "TOKEN_PATTERN", "MAX_OWNER_CHARS", "new_analysis_id", 
 
 #: A valid analysis id: what ``secrets.token_urlsafe(24)`` produces (32 url-safe characters).
 ID_PATTERN = re.compile(r"\A[A-Za-z0-9_-]{32}\Z")
-#: A valid delete token: what ``secrets.token_urlsafe(32)`` produces (43 url-safe characters).
-TOKEN_PATTERN = re.compile(r"\A[A-Za-z0-9_-]{43}\Z")
 #: The longest owner secret accepted (the dashboard's are 43 characters).
 MAX_OWNER_CHARS = 200
 _ID_BYTES = 24
-_TOKEN_BYTES = 32
 
 
 def _checked(value: Any, pattern: re.Pattern, what: str, noun: str, length: int, link: str) -> str:
@@ -60,7 +58,7 @@ def validate_analysis_id(analysis_id: Any) -> str:
 
 def new_delete_token() -> str:
     """A fresh delete token with 256 bits from :mod:`secrets` (``token_urlsafe(32)``)."""
-    return secrets.token_urlsafe(_TOKEN_BYTES)
+    return new_token()
 
 
 def validate_delete_token(token: Any) -> str:
@@ -82,7 +80,7 @@ def token_matches(token: str, stored_hash: str | None) -> bool:
 
 def new_owner_secret() -> str:
     """A fresh owner secret with 256 bits from :mod:`secrets` (``token_urlsafe(32)``)."""
-    return secrets.token_urlsafe(_TOKEN_BYTES)
+    return new_token()
 
 
 def hash_owner(owner: Any) -> str | None:
