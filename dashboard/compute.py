@@ -396,12 +396,36 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure
 
 
-def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0) -> Any:
+def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0, drawn: Any = None) -> Any:
     """A chart built once per ``key``, a string naming everything it draws (the models' content
-    keys and every option), for charts of several tables where hashing the data would cost more
-    than the key: ``build(*args)``, shared between sessions (draw it, never change it)."""
-    estimate = 2 * data_bytes + FIGURE_OVERHEAD_BYTES
-    return cache.SHARED.get_or_compute(f"figure|{name}|{key}", lambda: build(*args), size=lambda _figure: estimate)
+    keys and every option), for charts of several tables or of large ones, where hashing the data would
+    cost more than the key: ``build(*args)``, shared between sessions (draw it, never change it). Its
+    size in the cache is estimated as :func:`cached_figure`'s from ``data_bytes`` plus the bytes of
+    ``drawn`` (what it draws, counted only when the figure is stored)."""
+    def estimate(_figure) -> int:
+        return 2 * (data_bytes + (cache.nbytes(drawn) if drawn is not None else 0)) + FIGURE_OVERHEAD_BYTES
+    return cache.SHARED.get_or_compute(f"figure|{name}|{key}", lambda: build(*args), size=estimate)
+
+
+def paired_values(metric: str, baseline: str, challenger: str, baseline_values: pd.Series,
+                  challenger_values: pd.Series) -> tuple[str, pd.DataFrame]:
+    """``(key, pairs)``: the users both models have a finite ``metric`` for
+    (:func:`dashboard.comparisons.paired`) as a table ``user_id`` (as text), ``baseline``, ``challenger``,
+    cached under ``key``, which names everything those values depend on: every loaded model's name and
+    content key (the users counted depend on all of them), the users counted, the conventions, the two
+    models and the metric (a label holding its cutoff). ``baseline_values`` and ``challenger_values`` are
+    the two models' per-user ``metric`` under those settings (:func:`evaluate_all`). A chart of the pairs
+    keyed by ``key`` (:func:`keyed_figure`) needs no digest of them. The table is shared between
+    sessions: read it, never change it."""
+    from .comparisons import paired
+
+    key = (f"paired|{tuple(model_keys().items())!r}|{users()}|{sorted(evaluation_options().items())!r}|"
+           f"{baseline!r}|{challenger!r}|{metric!r}")
+
+    def compute() -> pd.DataFrame:
+        a_vals, b_vals, user_ids = paired(baseline_values, challenger_values)
+        return pd.DataFrame({"user_id": user_ids.astype(str), "baseline": a_vals, "challenger": b_vals})
+    return key, cache.SHARED.get_or_compute(key, compute)
 
 
 def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any = None) -> bytes:
