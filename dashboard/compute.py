@@ -201,6 +201,12 @@ def coverage_lines() -> list[str]:
                                        lambda: counted.coverage(user_attributes(), unit=rows))
 
 
+def coverage_by_model() -> dict[str, str]:
+    """Model -> its sentence of :func:`coverage_lines` (how many evaluated users it did not serve, and
+    in which segments), for the models that did not serve every user; from the cached lines."""
+    return dict(zip(population().incomplete, coverage_lines()))
+
+
 def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, counted: bool = True,
                  **options: Any) -> dict[str, Any]:
     """``mc.evaluate`` of every model on ``metrics`` (cached).

@@ -24,7 +24,7 @@ Cached objects are shared between sessions: never mutate a returned frame or Ran
 
 from __future__ import annotations
 
-from .compute import (cached_figure, ci_table, curve, decision_brief, decision_segments, evaluate_all,  # noqa: F401
+from .compute import (cached_figure, ci_table, coverage_by_model, curve, decision_brief, decision_segments, evaluate_all,  # noqa: F401
                       explanation,
                       keyed_figure, metric_curves, metric_curves_unless_compiling, overlap_with_baseline, paired_values,
                       population, prefetch_brief_segments, prefetch_curves, prefetch_evaluations, presets,
@@ -35,7 +35,7 @@ from .controls import (  # noqa: F401
     unit, users, whole_number_ids, WHOLE_IDS_LABEL)
 from .loading import (  # noqa: F401
     app_icon, attributes_key, get_models, is_large, item_features, load_report, model_keys, read_mapping,
-    scores_are_probabilities, user_attributes)
+    scores_are_probabilities, scores_on_relevance_scale, user_attributes)
 from .progress_bar import page_progress  # noqa: F401
 from .page import guard, pop_drilldown, request_drilldown, require_models, show_population, shown_table  # noqa: F401
 from .sources import (  # noqa: F401

@@ -115,7 +115,7 @@ with state.guard():
 
 n_sig = int(table["significant"].sum())
 who = counted.describe(state.unit())
-coverage = verdict.coverage_by_model(counted, state.user_attributes(), state.unit())
+coverage = state.coverage_by_model()
 rows_are = state.unit()
 st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over the {rows_are} counted ({who}); ",
                    limit=600)
