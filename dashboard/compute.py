@@ -467,11 +467,6 @@ def decision_brief(decision: Any, title: str = "", notes: str = "", progressive:
     return _assemble_brief(_brief_inputs(decision), decision, title, notes, progressive)
 
 
-def _attributes_key(attributes: pd.DataFrame | None) -> int | None:
-    """The content key of the user attributes (None without them)."""
-    return None if attributes is None else int(pd.util.hash_pandas_object(attributes, index=False).sum()) & (2**64 - 1)
-
-
 def _segments_key(models_key: tuple, decision: Any, opt_key: tuple, attr_key: Any) -> str:
     """The cache key of a decision's segment rows (:func:`metrics_core.brief.build.brief_segments`)."""
     return f"brief_segments|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}"
@@ -491,7 +486,7 @@ def prefetch_brief_segments(decision: Any, tests: Sequence[str]) -> None:
     evals, keys, opt_key, attributes = inputs["evals"], inputs["keys"], inputs["opt_key"], inputs["attributes"]
     if attributes is None or max(len(e.per_user) for e in evals.values()) <= background.FOREGROUND_USERS:
         return
-    attr_key = _attributes_key(attributes)
+    attr_key = inputs["attributes_key"]
     models_key = tuple(keys.get(n, n) for n in evals)
     for test in tests:
         other = replace(decision, test=test)
@@ -521,13 +516,15 @@ def complete_brief_later(decision: Any, title: str = "", notes: str = ""):
 
 def _brief_inputs(decision: Any) -> dict[str, Any]:
     """What the brief reads from the session: the evaluations, the users counted, the content keys,
-    the conventions and the attributes (each cached; the rest needs no session)."""
-    from .loading import user_attributes
+    the conventions and the attributes with their content key (:func:`dashboard.loading.attributes_key`:
+    the file's, never a digest of the table on every run), each cached; the rest needs no session."""
+    from .loading import attributes_key, user_attributes
 
     metrics = list(decision.metrics)
     evals = evaluate_all(metrics, counted=False)
     return {"evals": evals, "counted": population(), "keys": model_keys(),
-            "opt_key": (users(), tuple(sorted(evaluation_options().items()))), "attributes": user_attributes()}
+            "opt_key": (users(), tuple(sorted(evaluation_options().items()))), "attributes": user_attributes(),
+            "attributes_key": attributes_key()}
 
 
 def _segment_part(inputs: dict[str, Any], decision: Any, users: Callable[[], int],
@@ -543,7 +540,7 @@ def _segment_part(inputs: dict[str, Any], decision: Any, users: Callable[[], int
 
     evals, keys, opt_key, attributes = inputs["evals"], inputs["keys"], inputs["opt_key"], inputs["attributes"]
     models_key = tuple(keys.get(n, n) for n in evals)
-    segments_key = _segments_key(models_key, decision, opt_key, _attributes_key(attributes))
+    segments_key = _segments_key(models_key, decision, opt_key, inputs["attributes_key"])
     if attributes is None:
         return None, segments_key, False
     compute_segments = (lambda: brief_segments(evals, decision, attributes=attributes))
@@ -601,7 +598,7 @@ def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: st
                                    decision.baseline, decision.test, decision.correction, float(decision.alpha),
                                    opt_key)
     attributes = inputs["attributes"]
-    attr_key = _attributes_key(attributes)
+    attr_key = inputs["attributes_key"]
     models_key = tuple(keys.get(n, n) for n in evals)
     segments, segments_key, started = _segment_part(inputs, decision, lambda: max(map(len, per_user.values())),
                                                     progressive)

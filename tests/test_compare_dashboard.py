@@ -689,3 +689,48 @@ def test_per_user_charts_follow_the_users_counted_and_the_conventions(monkeypatc
     # every change drew other pairs: the checks above could tell a stale chart from the right one
     assert len(linear_served) < len(linear_all)
     assert exponential_served.keys() == linear_served.keys() and exponential_served != linear_served
+
+
+def _tier_attributes_csv(tiers: int) -> bytes:
+    """Every user of the ground truth with a ``tier`` of ``tiers`` values (user i: the (i mod tiers)-th letter)."""
+    users = frame(files()["qrels.csv"])["user_id"].drop_duplicates().sort_values().reset_index(drop=True)
+    return demo.to_csv_bytes(pd.DataFrame({"user_id": users,
+                                           "tier": ["abcdef"[i % tiers] for i in range(len(users))]}))
+
+
+def test_other_attributes_of_the_same_users_give_other_segment_rows(monkeypatch, tmp_path):
+    """The segment rows are cached by the models, the decision and the attributes file's content: after
+    another attributes file replaces the first (same column, same users, other labels), Compare shows
+    the new file's segments with scipy's paired t-test p-values adjusted by Holm over them."""
+    from scipy import stats as sps
+    from statsmodels.stats.multitest import multipletests
+
+    from dashboard import format as fmt
+
+    at = uploaded_app(monkeypatch, tmp_path)
+    ev = reference(["ndcg@10"])
+    per_user = {n: ev[n].per_user["ndcg@10"] for n in ("popularity", XSS, "two_tower")}
+    users = per_user["popularity"].index.astype(str)
+    for tiers in (3, 2):
+        data = _tier_attributes_csv(tiers)
+        at.file_uploader(key="upload_attributes_0").set_value((f"attrs{tiers}.csv", data, "text/csv"))
+        ok(at.run())
+        ok(at.switch_page("views/compare.py").run())
+        ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+        ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10"]).run())
+        shown = frame_with(at, "segment")
+        label = pd.read_csv(io.BytesIO(data), dtype={"user_id": str}).set_index("user_id")["tier"].reindex(users)
+        expected = []
+        for value in sorted(set(label)):
+            for challenger in (XSS, "two_tower"):
+                a = per_user["popularity"][label.to_numpy() == value]
+                b = per_user[challenger].reindex(a.index)
+                paired = a.notna() & b.notna()
+                expected.append((value, challenger, int(paired.sum()), sps.ttest_rel(b[paired], a[paired]).pvalue))
+        adjusted = multipletests([p for *_, p in expected], method="holm")[1]
+        assert sorted(set(shown["segment"])) == list("abcdef"[:tiers])
+        for (value, challenger, n, _), p in zip(expected, adjusted):
+            row = shown[(shown["segment"] == value) & (shown["challenger"] == challenger)].iloc[0]
+            assert row["users paired"] == f"{n:,}"
+            assert row["adjusted p"] == fmt.pvalue(p), (tiers, value, challenger)
+        ok(at.switch_page("views/data.py").run())
