@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -36,6 +37,23 @@ from metrics_core.errors import MetricsError
 from metrics_core.formats import plural
 
 from dashboard import memory
+
+_DERIVED: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+_DERIVED_LOCK = threading.Lock()
+
+
+def derived(obj: Any, name: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, a fact about the immutable ``obj`` (a prepared model: its scores and grades never
+    change), computed once per ``obj`` and ``name`` and forgotten with ``obj`` (held weakly, beside
+    the byte-bounded cache, which holds ``obj`` itself)."""
+    with _DERIVED_LOCK:
+        facts = _DERIVED.setdefault(obj, {})
+        if name in facts:
+            return facts[name]
+    value = compute()
+    with _DERIVED_LOCK:
+        return facts.setdefault(name, value)
+
 
 MB_ENV = "METRICS_CORE_DASHBOARD_CACHE_MB"
 TTL_ENV = "METRICS_CORE_DASHBOARD_CACHE_TTL"

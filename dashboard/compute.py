@@ -201,6 +201,12 @@ def coverage_lines() -> list[str]:
                                        lambda: counted.coverage(user_attributes(), unit=rows))
 
 
+def coverage_by_model() -> dict[str, str]:
+    """Model -> its sentence of :func:`coverage_lines` (how many evaluated users it did not serve, and
+    in which segments), for the models that did not serve every user; from the cached lines."""
+    return dict(zip(population().incomplete, coverage_lines()))
+
+
 def evaluate_all(metrics: Sequence[str], *, skip_inapplicable: bool = True, counted: bool = True,
                  **options: Any) -> dict[str, Any]:
     """``mc.evaluate`` of every model on ``metrics`` (cached).
@@ -396,12 +402,36 @@ def cached_figure(name: str, data: pd.DataFrame, build, *args) -> Any:
 FIGURE_OVERHEAD_BYTES = 256 * 1024  # layout, template and trace objects of one plotly figure
 
 
-def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0) -> Any:
+def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0, drawn: Any = None) -> Any:
     """A chart built once per ``key``, a string naming everything it draws (the models' content
-    keys and every option), for charts of several tables where hashing the data would cost more
-    than the key: ``build(*args)``, shared between sessions (draw it, never change it)."""
-    estimate = 2 * data_bytes + FIGURE_OVERHEAD_BYTES
-    return cache.SHARED.get_or_compute(f"figure|{name}|{key}", lambda: build(*args), size=lambda _figure: estimate)
+    keys and every option), for charts of several tables or of large ones, where hashing the data would
+    cost more than the key: ``build(*args)``, shared between sessions (draw it, never change it). Its
+    size in the cache is estimated as :func:`cached_figure`'s from ``data_bytes`` plus the bytes of
+    ``drawn`` (what it draws, counted only when the figure is stored)."""
+    def estimate(_figure) -> int:
+        return 2 * (data_bytes + (cache.nbytes(drawn) if drawn is not None else 0)) + FIGURE_OVERHEAD_BYTES
+    return cache.SHARED.get_or_compute(f"figure|{name}|{key}", lambda: build(*args), size=estimate)
+
+
+def paired_values(metric: str, baseline: str, challenger: str, baseline_values: pd.Series,
+                  challenger_values: pd.Series) -> tuple[str, pd.DataFrame]:
+    """``(key, pairs)``: the users both models have a finite ``metric`` for
+    (:func:`dashboard.comparisons.paired`) as a table ``user_id`` (as text), ``baseline``, ``challenger``,
+    cached under ``key``, which names everything those values depend on: every loaded model's name and
+    content key (the users counted depend on all of them), the users counted, the conventions, the two
+    models and the metric (a label holding its cutoff). ``baseline_values`` and ``challenger_values`` are
+    the two models' per-user ``metric`` under those settings (:func:`evaluate_all`). A chart of the pairs
+    keyed by ``key`` (:func:`keyed_figure`) needs no digest of them. The table is shared between
+    sessions: read it, never change it."""
+    from .comparisons import paired
+
+    key = (f"paired|{tuple(model_keys().items())!r}|{users()}|{sorted(evaluation_options().items())!r}|"
+           f"{baseline!r}|{challenger!r}|{metric!r}")
+
+    def compute() -> pd.DataFrame:
+        a_vals, b_vals, user_ids = paired(baseline_values, challenger_values)
+        return pd.DataFrame({"user_id": user_ids.astype(str), "baseline": a_vals, "challenger": b_vals})
+    return key, cache.SHARED.get_or_compute(key, compute)
 
 
 def report_html(evals: dict[str, Any], baseline: str, settings: dict, brief: Any = None) -> bytes:
@@ -437,11 +467,6 @@ def decision_brief(decision: Any, title: str = "", notes: str = "", progressive:
     return _assemble_brief(_brief_inputs(decision), decision, title, notes, progressive)
 
 
-def _attributes_key(attributes: pd.DataFrame | None) -> int | None:
-    """The content key of the user attributes (None without them)."""
-    return None if attributes is None else int(pd.util.hash_pandas_object(attributes, index=False).sum()) & (2**64 - 1)
-
-
 def _segments_key(models_key: tuple, decision: Any, opt_key: tuple, attr_key: Any) -> str:
     """The cache key of a decision's segment rows (:func:`metrics_core.brief.build.brief_segments`)."""
     return f"brief_segments|{models_key!r}|{decision!r}|{opt_key!r}|{attr_key}"
@@ -461,7 +486,7 @@ def prefetch_brief_segments(decision: Any, tests: Sequence[str]) -> None:
     evals, keys, opt_key, attributes = inputs["evals"], inputs["keys"], inputs["opt_key"], inputs["attributes"]
     if attributes is None or max(len(e.per_user) for e in evals.values()) <= background.FOREGROUND_USERS:
         return
-    attr_key = _attributes_key(attributes)
+    attr_key = inputs["attributes_key"]
     models_key = tuple(keys.get(n, n) for n in evals)
     for test in tests:
         other = replace(decision, test=test)
@@ -491,13 +516,15 @@ def complete_brief_later(decision: Any, title: str = "", notes: str = ""):
 
 def _brief_inputs(decision: Any) -> dict[str, Any]:
     """What the brief reads from the session: the evaluations, the users counted, the content keys,
-    the conventions and the attributes (each cached; the rest needs no session)."""
-    from .loading import user_attributes
+    the conventions and the attributes with their content key (:func:`dashboard.loading.attributes_key`:
+    the file's, never a digest of the table on every run), each cached; the rest needs no session."""
+    from .loading import attributes_key, user_attributes
 
     metrics = list(decision.metrics)
     evals = evaluate_all(metrics, counted=False)
     return {"evals": evals, "counted": population(), "keys": model_keys(),
-            "opt_key": (users(), tuple(sorted(evaluation_options().items()))), "attributes": user_attributes()}
+            "opt_key": (users(), tuple(sorted(evaluation_options().items()))), "attributes": user_attributes(),
+            "attributes_key": attributes_key()}
 
 
 def _segment_part(inputs: dict[str, Any], decision: Any, users: Callable[[], int],
@@ -513,7 +540,7 @@ def _segment_part(inputs: dict[str, Any], decision: Any, users: Callable[[], int
 
     evals, keys, opt_key, attributes = inputs["evals"], inputs["keys"], inputs["opt_key"], inputs["attributes"]
     models_key = tuple(keys.get(n, n) for n in evals)
-    segments_key = _segments_key(models_key, decision, opt_key, _attributes_key(attributes))
+    segments_key = _segments_key(models_key, decision, opt_key, inputs["attributes_key"])
     if attributes is None:
         return None, segments_key, False
     compute_segments = (lambda: brief_segments(evals, decision, attributes=attributes))
@@ -571,7 +598,7 @@ def _assemble_brief(inputs: dict[str, Any], decision: Any, title: str, notes: st
                                    decision.baseline, decision.test, decision.correction, float(decision.alpha),
                                    opt_key)
     attributes = inputs["attributes"]
-    attr_key = _attributes_key(attributes)
+    attr_key = inputs["attributes_key"]
     models_key = tuple(keys.get(n, n) for n in evals)
     segments, segments_key, started = _segment_part(inputs, decision, lambda: max(map(len, per_user.values())),
                                                     progressive)

@@ -491,6 +491,16 @@ def is_large() -> bool:
 
 
 def scores_are_probabilities(ranked: mc.Ranked) -> bool:
-    """True when every score is in [0, 1] (logloss and calibration apply)."""
-    s = ranked.score
-    return bool(s.size) and float(s.min()) >= 0.0 and float(s.max()) <= 1.0
+    """True when every score is in [0, 1] (logloss and calibration apply); read once per prepared model."""
+    def compute() -> bool:
+        s = ranked.score
+        return bool(s.size) and float(s.min()) >= 0.0 and float(s.max()) <= 1.0
+    return cache.derived(ranked, "scores_are_probabilities", compute)
+
+
+def scores_on_relevance_scale(ranked: mc.Ranked) -> bool:
+    """:func:`dashboard.tables.scores_on_relevance_scale` of the model's scores and grades, read once
+    per prepared model."""
+    from .tables import scores_on_relevance_scale as on_scale
+
+    return cache.derived(ranked, "scores_on_relevance_scale", lambda: on_scale(ranked.score, ranked.q_rel))

@@ -24,9 +24,9 @@ Cached objects are shared between sessions: never mutate a returned frame or Ran
 
 from __future__ import annotations
 
-from .compute import (cached_figure, ci_table, curve, decision_brief, decision_segments, evaluate_all,  # noqa: F401
-                      explanation,
-                      keyed_figure, metric_curves, metric_curves_unless_compiling, overlap_with_baseline,
+from .compute import (cached_figure, ci_table, coverage_by_model, curve, decision_brief,  # noqa: F401
+                      decision_segments, evaluate_all, explanation,
+                      keyed_figure, metric_curves, metric_curves_unless_compiling, overlap_with_baseline, paired_values,
                       population, prefetch_brief_segments, prefetch_curves, prefetch_evaluations, presets,
                       report_html)
 from .controls import (  # noqa: F401
@@ -34,14 +34,14 @@ from .controls import (  # noqa: F401
     settings_slug,
     unit, users, whole_number_ids, WHOLE_IDS_LABEL)
 from .loading import (  # noqa: F401
-    app_icon, get_models, is_large, item_features, load_report, model_keys, read_mapping,
-    scores_are_probabilities, user_attributes)
+    app_icon, attributes_key, get_models, is_large, item_features, load_report, model_keys, read_mapping,
+    scores_are_probabilities, scores_on_relevance_scale, user_attributes)
 from .progress_bar import page_progress  # noqa: F401
 from .page import guard, pop_drilldown, request_drilldown, require_models, show_population, shown_table  # noqa: F401
 from .sources import (  # noqa: F401
     is_demo, remove_run, reset_to_demo, set_blob, set_mapping, sources)
 from .tables import (  # noqa: F401
-    distribution_summary, per_user_long, segment_table, summary_table, user_segments)
+    distribution_summary, per_user_long, segment_name, segment_table, summary_table, user_segments)
 # what Data and Failures show of the engine: how ids are written, and the brief's failure groups
 from metrics_core.brief.build import failure_groups  # noqa: F401
 from metrics_core.diagnostics import id_writing_notes  # noqa: F401

@@ -196,6 +196,10 @@ def distribution_summary(long: pd.DataFrame) -> pd.DataFrame:
 RELEVANT_BUCKETS = [(1, 1), (2, 3), (4, 7), (8, 15), (16, None)]
 
 
+#: The name of the segments of users by their number of relevant items (:func:`relevant_bucket_labels`).
+RELEVANT_ITEMS = "relevant items"
+
+
 def relevant_bucket_labels(models: dict[str, Any], user_ids: pd.Index,
                            relevance_threshold: float = 1) -> pd.Series:
     """Bucket of the number of relevant items (1, 2-3, 4-7, 8-15, 16+) per user id,
@@ -207,7 +211,7 @@ def relevant_bucket_labels(models: dict[str, Any], user_ids: pd.Index,
     labels = [f"{a}" if a == b else (f"{a}-{b}" if b else f"{a}+") for a, b in RELEVANT_BUCKETS]
     edges = [a - 0.5 for a, _ in RELEVANT_BUCKETS] + [float("inf")]
     return pd.Series(pd.cut(counts, bins=edges, labels=labels).astype(str), index=user_ids,
-                     name="relevant items")
+                     name=RELEVANT_ITEMS)
 
 
 
@@ -218,13 +222,23 @@ def user_segments(user_ids: pd.Index, models: dict, attributes: pd.DataFrame | N
     user-attributes table when one is loaded, else the bucket of the user's number of relevant
     items (:func:`relevant_bucket_labels`). Users without an attribute are "(missing)"."""
     ids = pd.Index(pd.Series(user_ids).astype(str).drop_duplicates())
-    if attributes is not None and column is not None and column in attributes.columns:
+    if _has_column(attributes, column):
         labels = pd.Series(attributes[column].astype(str).to_numpy(), index=attributes["user_id"].astype(str))
         labels = labels[~labels.index.duplicated()]
         return labels.reindex(ids).fillna("(missing)").rename(column), column
     buckets = relevant_bucket_labels(models, ids, relevance_threshold)
     buckets.index = buckets.index.astype(str)
-    return buckets, "relevant items"
+    return buckets, RELEVANT_ITEMS
+
+
+def segment_name(attributes: pd.DataFrame | None, column: str | None) -> str:
+    """The name of the segments :func:`user_segments` gives: ``column`` when the user-attributes
+    table has it, else :data:`RELEVANT_ITEMS`."""
+    return column if _has_column(attributes, column) else RELEVANT_ITEMS
+
+
+def _has_column(attributes: pd.DataFrame | None, column: str | None) -> bool:
+    return attributes is not None and column is not None and column in attributes.columns
 
 
 #: The K notice appears when K is longer than this share of the lists.

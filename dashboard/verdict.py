@@ -22,12 +22,6 @@ from metrics_core.analysis.verdicts import (BETTER, CORRECTION_NAMES, SAME, WORS
                                             sentence as _sentence)
 
 
-def coverage_by_model(population, segments=None, unit: str = "users") -> dict[str, str]:
-    """Model -> the sentence saying how many evaluated users (``unit``) it did not serve (and in which
-    segments of ``segments``), for the models that did not serve everyone."""
-    return dict(zip(population.incomplete, population.coverage(segments, unit=unit)))
-
-
 def sentence(row, n_comparisons: int, correction: str, alpha: float, who: str | None = None,
              coverage: Mapping[str, str] | None = None, unit: str = "users") -> str:
     """"two_tower is better than popularity on ndcg@10 by +121.0% [+115.0%, +127.0%], significant after

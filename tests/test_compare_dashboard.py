@@ -627,3 +627,110 @@ def test_two_sessions_share_compares_figures_and_a_new_setting_or_content_builds
     assert built == []
     ok(first.selectbox(key="compare_baseline").set_value("two_tower").run())  # other rows and names
     assert {"lift_forest", "win_tie_loss"} <= set(built)
+
+
+def _chart_data(spec: str, title_start: str) -> list[dict]:
+    """The traces of the chart whose title starts with ``title_start``, arrays decoded (plotly writes a
+    numpy array as its dtype and base64 bytes)."""
+    import base64
+    import json
+
+    import numpy as np
+
+    def decoded(value):
+        if isinstance(value, dict) and "bdata" in value:
+            return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"])).astype(float)
+        return value
+    figure = json.loads(spec)
+    if not figure["layout"].get("title", {}).get("text", "").startswith(title_start):
+        return []
+    return [{k: decoded(v) for k, v in trace.items()} for trace in figure["data"]]
+
+
+def test_per_user_charts_follow_the_users_counted_and_the_conventions(monkeypatch, tmp_path):
+    """The per-user scatter and histogram of differences are cached by the models, settings and metric, not
+    by their data: after each change of the users counted or of the gain they draw the pairs that
+    metrics_core's evaluation of the files gives under the new setting (each user's point and each
+    difference), never a chart of the setting before."""
+    import numpy as np
+
+    at = uploaded_app(monkeypatch, tmp_path)
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10"]).run())
+    ok(at.selectbox(key="compare_focus_model").set_value("two_tower").run())
+    served = _served("popularity") & _served("two_tower") & _served(XSS)
+
+    def check(gain: str, users: str) -> dict[str, tuple[float, float]]:
+        ev = reference(["ndcg@10"], gain=gain)
+        a, b = (ev[n].per_user["ndcg@10"] for n in ("popularity", "two_tower"))
+        a.index, b.index = a.index.astype(str), b.index.astype(str)
+        ids = sorted(set(a.index) & set(b.index) & (served if users == "served" else set(a.index)))
+        expected = {u: (float(a[u]), float(b[u])) for u in ids}
+        specs = [c.proto.spec for c in at.get("plotly_chart")]
+        points = [t for s in specs for t in _chart_data(s, "Per-user ndcg@10") if t.get("mode") == "markers"]
+        drawn = {u: (float(x), float(y)) for t in points for u, x, y in zip(t["customdata"], t["x"], t["y"])}
+        assert drawn.keys() == expected.keys()
+        assert np.allclose([drawn[u] for u in ids], [expected[u] for u in ids], rtol=0, atol=1e-12)
+        bars = [t for s in specs for t in _chart_data(s, "Per-user differences") if t["type"] == "histogram"]
+        assert len(bars) == 1
+        assert np.allclose(np.sort(bars[0]["x"]), np.sort([y - x for x, y in expected.values()]), rtol=0, atol=1e-12)
+        return expected
+
+    linear_all = check("linear", "all")
+    ok(at.selectbox(key="users").set_value("served").run())
+    linear_served = check("linear", "served")
+    ok(at.selectbox(key="gain").set_value("exponential").run())
+    exponential_served = check("exponential", "served")
+    ok(at.selectbox(key="users").set_value("all").run())
+    check("exponential", "all")
+    ok(at.selectbox(key="gain").set_value("linear").run())  # back: the first charts again
+    assert check("linear", "all") == linear_all
+    # every change drew other pairs: the checks above could tell a stale chart from the right one
+    assert len(linear_served) < len(linear_all)
+    assert exponential_served.keys() == linear_served.keys() and exponential_served != linear_served
+
+
+def _tier_attributes_csv(tiers: int) -> bytes:
+    """Every user of the ground truth with a ``tier`` of ``tiers`` values (user i: the (i mod tiers)-th letter)."""
+    users = frame(files()["qrels.csv"])["user_id"].drop_duplicates().sort_values().reset_index(drop=True)
+    return demo.to_csv_bytes(pd.DataFrame({"user_id": users,
+                                           "tier": ["abcdef"[i % tiers] for i in range(len(users))]}))
+
+
+def test_other_attributes_of_the_same_users_give_other_segment_rows(monkeypatch, tmp_path):
+    """The segment rows are cached by the models, the decision and the attributes file's content: after
+    another attributes file replaces the first (same column, same users, other labels), Compare shows
+    the new file's segments with scipy's paired t-test p-values adjusted by Holm over them."""
+    from scipy import stats as sps
+    from statsmodels.stats.multitest import multipletests
+
+    from dashboard import format as fmt
+
+    at = uploaded_app(monkeypatch, tmp_path)
+    ev = reference(["ndcg@10"])
+    per_user = {n: ev[n].per_user["ndcg@10"] for n in ("popularity", XSS, "two_tower")}
+    users = per_user["popularity"].index.astype(str)
+    for tiers in (3, 2):
+        data = _tier_attributes_csv(tiers)
+        at.file_uploader(key="upload_attributes_0").set_value((f"attrs{tiers}.csv", data, "text/csv"))
+        ok(at.run())
+        ok(at.switch_page("views/compare.py").run())
+        ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+        ok(at.multiselect(key="compare_metrics").set_value(["ndcg@10"]).run())
+        shown = frame_with(at, "segment")
+        label = pd.read_csv(io.BytesIO(data), dtype={"user_id": str}).set_index("user_id")["tier"].reindex(users)
+        expected = []
+        for value in sorted(set(label)):
+            for challenger in (XSS, "two_tower"):
+                a = per_user["popularity"][label.to_numpy() == value]
+                b = per_user[challenger].reindex(a.index)
+                paired = a.notna() & b.notna()
+                expected.append((value, challenger, int(paired.sum()), sps.ttest_rel(b[paired], a[paired]).pvalue))
+        adjusted = multipletests([p for *_, p in expected], method="holm")[1]
+        assert sorted(set(shown["segment"])) == list("abcdef"[:tiers])
+        for (value, challenger, n, _), p in zip(expected, adjusted):
+            row = shown[(shown["segment"] == value) & (shown["challenger"] == challenger)].iloc[0]
+            assert row["users paired"] == f"{n:,}"
+            assert row["adjusted p"] == fmt.pvalue(p), (tiers, value, challenger)
+        ok(at.switch_page("views/data.py").run())

@@ -175,3 +175,31 @@ def test_nbytes_counts_arrow_data():
     expected = 1000 * 8 + (1001 * 4 + 3000)  # int64 values; string offsets and characters
     assert nbytes(table) == expected
     assert nbytes(table.slice(0, 10)) == expected  # a slice holds its parent's buffers
+
+
+def test_a_derived_fact_is_computed_once_per_object_and_forgotten_with_it():
+    """``cache.derived`` (a model's score range, read on every run of the Overview): one computation per
+    object and name, never another object's value, and nothing kept once the object is gone."""
+    import gc
+
+    from dashboard import cache
+
+    class Model:  # stands for a prepared model: compared by identity, as mc.Ranked is
+        def __init__(self, scores):
+            self.scores = np.asarray(scores, dtype=float)
+
+    calls: list[tuple[int, str]] = []
+
+    def highest(model):
+        return lambda: calls.append((id(model), "max")) or float(model.scores.max())
+
+    a, b = Model([0.2, 0.9]), Model([3.0, 7.0])
+    assert cache.derived(a, "max", highest(a)) == 0.9
+    assert cache.derived(a, "max", lambda: pytest.fail("computed once")) == 0.9
+    assert cache.derived(b, "max", highest(b)) == 7.0  # another object: its own value
+    assert cache.derived(a, "min", lambda: float(a.scores.min())) == 0.2  # another name: its own value
+    assert calls == [(id(a), "max"), (id(b), "max")]
+    held = len(cache._DERIVED)
+    del a
+    gc.collect()
+    assert len(cache._DERIVED) == held - 1

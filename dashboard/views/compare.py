@@ -115,7 +115,7 @@ with state.guard():
 
 n_sig = int(table["significant"].sum())
 who = counted.describe(state.unit())
-coverage = verdict.coverage_by_model(counted, state.user_attributes(), state.unit())
+coverage = state.coverage_by_model()
 rows_are = state.unit()
 st.caption(text.md(f"{fmt.plural(len(table), 'comparison')}, each paired over the {rows_are} counted ({who}); ",
                    limit=600)
@@ -310,11 +310,13 @@ def per_user_section() -> None:
                                                          st.session_state.get("compare_focus_metric", metrics[0]),
                                                          settings)),
                              "compare_focus_metric", metrics[0], options=metrics)
-    a_vals, b_vals, users = comparisons.paired(per_user[baseline][focus_metric], per_user[focus_model][focus_metric])
-    pairs = pd.DataFrame({"user_id": users.astype(str), "baseline": a_vals, "challenger": b_vals})
+    # cached by what determines them (the models, settings and metric): the charts below are keyed the
+    # same way, so a run that finds them hashes no per-user table
+    pairs_key, pairs = state.paired_values(focus_metric, baseline, focus_model, per_user[baseline][focus_metric],
+                                           per_user[focus_model][focus_metric])
     row = table[(table["model"] == focus_model) & (table["metric"] == focus_metric)].iloc[0]
-    segment, segment_name = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment",
-                                                tables.relevance_threshold(state.conventions()))
+    threshold = tables.relevance_threshold(state.conventions())
+    segment_name = state.segment_name(attrs, "segment")
     unserved = {n: counted.n_evaluated - (counted.served(n) or 0) for n in (baseline, focus_model)}
     st.caption(f"{fmt.plural(len(pairs), 'user')} paired ({text.md(who, limit=600)}); "
                f"colour: {text.md(segment_name)}. "
@@ -323,12 +325,17 @@ def per_user_section() -> None:
                + text.md(f"Evaluated users without a list: {baseline} {unserved[baseline]:,}, "
                          f"{focus_model} {unserved[focus_model]:,}."))
     col_a, col_b = st.columns(2)
-    plotted = pairs.assign(segment=pairs["user_id"].map(segment).to_numpy())
-    col_a.plotly_chart(state.cached_figure("compare_scatter", plotted, compare_figures.pair_scatter, focus_metric, baseline,
-                                           focus_model), key="compare_scatter")
-    col_b.plotly_chart(state.cached_figure("compare_hist", pairs, compare_figures.pair_differences, focus_metric, baseline,
-                                           focus_model, float(row["ci_low"]), float(row["ci_high"])),
-                       key="compare_hist")
+
+    def scatter():
+        segment, _ = state.user_segments(pd.Index(pairs["user_id"]), models, attrs, "segment", threshold)
+        plotted = pairs.assign(segment=pairs["user_id"].map(segment).to_numpy())
+        return compare_figures.pair_scatter(plotted, focus_metric, baseline, focus_model)
+    col_a.plotly_chart(state.keyed_figure("compare_scatter", f"{pairs_key}|{state.attributes_key()}|{threshold!r}",
+                                          scatter, drawn=pairs), key="compare_scatter")
+    ci_low, ci_high = float(row["ci_low"]), float(row["ci_high"])
+    col_b.plotly_chart(state.keyed_figure("compare_hist", f"{pairs_key}|{ci_low!r}|{ci_high!r}",
+                                          compare_figures.pair_differences, pairs, focus_metric, baseline, focus_model,
+                                          ci_low, ci_high, drawn=pairs), key="compare_hist")
 
     st.subheader("Largest regressions", anchor=False)
     n_show = url.bound(lambda: st.number_input("Users shown", min_value=5, max_value=500, value=20, step=5,

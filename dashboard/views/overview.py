@@ -106,7 +106,7 @@ errors_when = url.bound(lambda: st.radio(
          "scores predict that grade. By default they are shown for a model whose scores lie within the "
          "range of the grades (and use it when the grades go above 1)."),
     "overview_errors", tables.ERROR_METRICS_WHEN[0], options=list(tables.ERROR_METRICS_WHEN))
-on_scale = {name: tables.scores_on_relevance_scale(r.score, r.q_rel) for name, r in models.items()}
+on_scale = {name: state.scores_on_relevance_scale(r) for name, r in models.items()}
 scored_wide, hidden_scale, off_scale = tables.needs_probabilities_view(
     scored_wide, tables.error_metrics_shown(on_scale, errors_when), REGRESSION)
 st.caption(f"Computed over every scored row of the results. {metric_lists.unjudged_sentence(state.conventions())} "
