@@ -9,15 +9,26 @@ scan's result (the manifests found and their package folders) is kept after the 
 handed to every later ``AppTest`` of the process; each ``AppTest`` still builds its own component
 registry from it, exactly as before. The dashboard itself uses no custom component.
 
-Importing this module installs the cache; test modules import ``AppTest`` from here.
+Each run of an ``AppTest`` also compiles its scripts anew (``dashboard/app.py`` and the page drawn, with
+Streamlit's "magic" rewrite of their syntax trees): every run gets a new ``ScriptCache``, where a
+server keeps one for its lifetime and compiles each script once. Here the runs of the process share
+the compiled code the same way, keyed by the script's path and its current text (a script changed
+on disk is compiled again), so a run costs what a rerun on a server costs.
+
+Importing this module installs both caches; test modules import ``AppTest`` from here.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import threading
 
+from streamlit import config
 from streamlit.components.v2 import manifest_scanner
-from streamlit.testing.v1 import AppTest
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.source_util import open_python_file
+from streamlit.testing.v1 import AppTest, app_test, local_script_runner
 
 __all__ = ["AppTest"]
 
@@ -40,3 +51,24 @@ def _scan_once(scan):
 
 
 manifest_scanner.scan_component_manifests = _scan_once(manifest_scanner.scan_component_manifests)
+
+
+class SharedScriptCache(ScriptCache):
+    """A ``ScriptCache`` whose compiled scripts are kept for every instance of the process, by path,
+    text and the magic setting (which changes the code compiled)."""
+
+    _compiled: dict[tuple[str, str, bool], object] = {}
+    _compiled_lock = threading.Lock()
+
+    def get_bytecode(self, script_path: str):
+        path = os.path.abspath(script_path)
+        with open_python_file(path) as f:
+            key = (path, f.read(), bool(config.get_option("runner.magicEnabled")))
+        with self._compiled_lock:
+            if key not in self._compiled:
+                self._compiled[key] = ScriptCache().get_bytecode(path)
+            return self._compiled[key]
+
+
+local_script_runner.ScriptCache = SharedScriptCache
+app_test.ScriptCache = SharedScriptCache
