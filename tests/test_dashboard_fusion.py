@@ -86,8 +86,7 @@ def test_weights_and_names_are_read_or_refused_in_one_line():
 
 def test_a_fused_model_is_added_kept_and_opened_by_the_link(monkeypatch, tmp_path):
     at = uploaded_app(monkeypatch, tmp_path)
-    aid = at.query_params["analysis"]
-    ok(at.switch_page("views/data.py").run())
+    aid = at.query_params["analysis"]  # uploaded_app leaves the session on the Data page
     at.multiselect(key="fuse_models").set_value(["popularity", "two_tower"])
     at.selectbox(key="fuse_method").set_value("rrf")
     at.text_input(key="fuse_name").input("hybrid")
@@ -171,8 +170,7 @@ def test_the_demo_models_fuse_into_a_working_copy_of_their_own(monkeypatch, tmp_
 def test_weights_chosen_on_a_metric_are_stated_and_used(monkeypatch, tmp_path):
     import re
 
-    at = uploaded_app(monkeypatch, tmp_path)
-    ok(at.switch_page("views/data.py").run())
+    at = uploaded_app(monkeypatch, tmp_path)  # on the Data page
     at.multiselect(key="fuse_models").set_value(["popularity", "two_tower"])
     at.selectbox(key="fuse_method").set_value("wsum")
     at.selectbox(key="fuse_optimize").set_value(at.selectbox(key="fuse_optimize").options[1])
