@@ -60,9 +60,7 @@ def uploaded_app(monkeypatch, tmp_path, **query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for k, v in query.items():
         at.query_params[k] = str(v)
-    if query:  # the URL seeds the bound sidebar controls on the first run
-        ok(at.run())
-    ok(at.switch_page("views/data.py").run())
+    ok(at.switch_page("views/data.py").run())  # the URL seeds the bound sidebar controls on this first run
     f = files()
     at.file_uploader(key="upload_runs_0").set_value(
         [(name, data, "text/csv") for name, data in f.items() if name != "qrels.csv"])
@@ -170,13 +168,6 @@ def test_uploads_are_a_working_copy_named_in_the_url(monkeypatch, tmp_path):
     saved = AnalysisStore(tmp_path / "store").load(aid)
     assert saved.kind == "working" and saved.settings["kind"] == "working copy"
     assert {f.name: f.data for f in saved.files} == files()
-    # a change updates the same working copy (the URL keeps its id)
-    ok(at.button(key="remove_popularity").click().run())
-    assert at.query_params["analysis"] == aid
-    changed = AnalysisStore(tmp_path / "store").load(aid)
-    assert sorted(f.name for f in changed.files) == sorted(n for n in files() if n != "popularity.csv")
-    at = uploaded_app(monkeypatch, tmp_path, k=5, gain="exponential")  # a new session, all files
-    aid = at.query_params["analysis"]
     # another browser opening the same URL sees the same data and settings
     at2 = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for key, value in {"analysis": aid, "k": "5", "gain": "exponential"}.items():
@@ -191,6 +182,11 @@ def test_uploads_are_a_working_copy_named_in_the_url(monkeypatch, tmp_path):
     # navigating keeps the id
     ok(at2.switch_page("views/compare.py").run())
     assert at2.query_params["analysis"] == aid
+    # a change updates the same working copy (the URL keeps its id)
+    ok(at.button(key="remove_popularity").click().run())
+    assert at.query_params["analysis"] == aid
+    changed = AnalysisStore(tmp_path / "store").load(aid)
+    assert sorted(f.name for f in changed.files) == sorted(n for n in files() if n != "popularity.csv")
 
 
 def test_share_snapshot_reopen_report_and_exports(monkeypatch, tmp_path):

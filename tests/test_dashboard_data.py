@@ -4,6 +4,8 @@ only where a mapping helps (prefilled), failed reads remembered."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pytest
 
 pytest.importorskip("streamlit")
@@ -24,8 +26,28 @@ def upload(at, key, items):
     assert not at.exception, [e.value for e in at.exception]
 
 
-def runs_as_files(d):
-    return [(f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in d.runs.items()]
+def as_files(d) -> tuple[tuple[tuple[str, bytes, str], ...], tuple[str, bytes, str]]:
+    """``d``'s results (one file per model) and its ground truth (``qrels.csv``) as uploaded files."""
+    runs = tuple((f"{name}.csv", demo.to_csv_bytes(run), "text/csv") for name, run in d.runs.items())
+    return runs, ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv")
+
+
+@lru_cache(maxsize=1)
+def _small_files() -> tuple[tuple[tuple[str, bytes, str], ...], tuple[str, bytes, str]]:
+    """:func:`as_files` of small_demo(), written once per process (its tables are never changed)."""
+    return as_files(small_demo())
+
+
+def _files_of(d):
+    return _small_files() if d is small_demo() else as_files(d)
+
+
+def runs_as_files(d) -> list[tuple[str, bytes, str]]:
+    return list(_files_of(d)[0])
+
+
+def truth_file(d) -> tuple[str, bytes, str]:
+    return _files_of(d)[1]
 
 
 def test_runs_before_truth_wait_with_a_sentence_then_evaluate():
@@ -37,7 +59,7 @@ def test_runs_before_truth_wait_with_a_sentence_then_evaluate():
     listing = frame_with(at, "status")
     assert set(listing["status"]) == {"waiting for a ground truth"}
     assert not any("Demo data" in i.value for i in at.info)
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     assert not at.error and not any("Waiting" in i.value for i in at.info)
     listing = frame_with(at, "status")
     assert list(listing["status"]) == ["ready"] * 4
@@ -75,7 +97,7 @@ def test_cr_only_file_is_a_message_removable_on_its_own_and_read_once(monkeypatc
     at = data_page()
     cr = b"user_id,item_id,score\ru1,i1,0.5\ru1,i2,0.4\r"
     upload(at, "upload_runs_0", runs_as_files(d)[:1] + [("cr_only.csv", cr, "text/csv")])
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     assert any(text.md("cr_only") in e.value for e in at.error)
     assert not any(f.key and f.key.startswith("mapping_") for f in at.get("form"))
     # every page still works with the good model
@@ -97,7 +119,7 @@ def test_mapping_form_only_when_it_helps_and_prefilled():
     run = d.runs["two_tower"].rename(columns={"user_id": "customer", "item_id": "sku", "score": "affinity"})
     at = data_page()
     upload(at, "upload_runs_0", [("custom.csv", demo.to_csv_bytes(run), "text/csv")])
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     assert at.selectbox(key="map_custom_user_id").value == "(none)"
     # a file whose columns are recognised but whose values are bad gets no form
     bad = b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,abc\n"
@@ -134,7 +156,7 @@ def test_files_uploaded_just_before_leaving_the_data_page_are_kept():
     d = small_demo()
     at = data_page()
     at.file_uploader(key="upload_runs_0").set_value(runs_as_files(d))
-    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    at.file_uploader(key="upload_truth_0").set_value(truth_file(d))
     page(at, "overview")  # the rerun that carries the upload runs the Overview
     assert "analysis" in at.query_params
     table = frame_with(at, "ndcg@10")
@@ -178,7 +200,7 @@ def test_results_uploaded_before_the_truth_are_read_once(monkeypatch):
     cache.SHARED.clear()
     at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     page(at, "overview")
     assert sorted(reads) == sorted([f"{n}.csv" for n in d.runs] + ["qrels.csv"])
     assert not at.error, [e.value for e in at.error]
@@ -189,7 +211,7 @@ def test_repeated_pair_in_results_is_named_by_its_lines(truth_first):
     d = small_demo()
     good = runs_as_files(d)[:1]
     bad = b"user_id,item_id,score\nu1,i1,0.5\nu1,i2,0.4\nu1,i1,0.3\n"
-    truth = ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv")
+    truth = truth_file(d)
     at = data_page()
     if truth_first:
         upload(at, "upload_truth_0", truth)
@@ -208,7 +230,7 @@ def test_results_without_scores_are_refused_once_a_truth_is_loaded():
     labels_only = b"user_id,item_id,relevance\nu1,i1,1\nu1,i2,0\n"
     at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d)[:1] + [("labels.csv", labels_only, "text/csv")])
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     errors = [e.value for e in at.error]
     assert any(text.md("labels.csv: required score column missing") in e for e in errors), errors
 
@@ -223,7 +245,7 @@ def test_uploads_are_saved_by_the_end_of_the_run_and_a_later_upload_updates_the_
     first = first[0] if isinstance(first, list) else first
     saved = AnalysisStore().load(first)
     assert sorted(f.name for f in saved.files_with_role("run")) == sorted(f"{n}.csv" for n in d.runs)
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     again = at.query_params["analysis"]
     assert (again[0] if isinstance(again, list) else again) == first
     truth = AnalysisStore().load(first).files_with_role("qrels")
@@ -240,7 +262,7 @@ def test_a_save_the_store_refuses_leaves_the_data_in_the_session_and_says_why(mo
     d = small_demo()
     at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     assert "analysis" not in at.query_params
     assert any("the disk is full" in w.value for w in at.warning), [w.value for w in at.warning]
     page(at, "overview")  # the data is still there
@@ -314,7 +336,7 @@ def test_the_data_page_has_the_overview_tables_computed_on_the_server_thread(mon
     cache.SHARED.clear()
     at = data_page()
     upload(at, "upload_runs_0", runs_as_files(d))
-    upload(at, "upload_truth_0", ("qrels.csv", demo.to_csv_bytes(d.qrels), "text/csv"))
+    upload(at, "upload_truth_0", truth_file(d))
     deadline = time.monotonic() + deadlines.BACKGROUND
     while background._QUEUED and time.monotonic() < deadline:  # the worker's queue drains
         time.sleep(0.05)
