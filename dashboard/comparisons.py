@@ -121,7 +121,8 @@ def comparison(keys: tuple, per_user: dict, metrics: tuple, baseline: str | None
                correction: str, alpha: float, opt_key: tuple, bootstrap: bool = True, step=None) -> pd.DataFrame:
     """``compare(per_user, baseline, metrics, test, correction, alpha)`` with the chosen test
     only, each metric's rows cached (``keys``: the models' content keys, in the order of
-    ``per_user``; ``opt_key``: every other setting that shapes the per-user values).
+    ``per_user``; ``opt_key``: everything else that shapes the per-user values, such as the users
+    counted, which may depend on every loaded model: ``dashboard.compute.counted_key``).
     Without ``bootstrap`` the CI of the difference is not computed (NaN). On many users the
     resampled statistics may still be running: see the module docstring. ``step(name)``: a context
     manager around each of the :func:`steps` (a page's progress bar, :mod:`dashboard.progress_bar`)."""

@@ -413,20 +413,26 @@ def keyed_figure(name: str, key: str, build, *args, data_bytes: int = 0, drawn: 
     return cache.SHARED.get_or_compute(f"figure|{name}|{key}", lambda: build(*args), size=estimate)
 
 
+def counted_key() -> tuple:
+    """What a model's per-user values over the users counted depend on besides its own file, for the
+    cache keys of anything computed from them: the sidebar's "Users counted", the conventions and every
+    loaded model's name and content key (under "served" the users counted are those every loaded model
+    served, so loading or removing any model changes them)."""
+    return users(), tuple(sorted(evaluation_options().items())), tuple(model_keys().items())
+
+
 def paired_values(metric: str, baseline: str, challenger: str, baseline_values: pd.Series,
                   challenger_values: pd.Series) -> tuple[str, pd.DataFrame]:
     """``(key, pairs)``: the users both models have a finite ``metric`` for
     (:func:`dashboard.comparisons.paired`) as a table ``user_id`` (as text), ``baseline``, ``challenger``,
-    cached under ``key``, which names everything those values depend on: every loaded model's name and
-    content key (the users counted depend on all of them), the users counted, the conventions, the two
+    cached under ``key``, which names everything those values depend on: :func:`counted_key`, the two
     models and the metric (a label holding its cutoff). ``baseline_values`` and ``challenger_values`` are
     the two models' per-user ``metric`` under those settings (:func:`evaluate_all`). A chart of the pairs
     keyed by ``key`` (:func:`keyed_figure`) needs no digest of them. The table is shared between
     sessions: read it, never change it."""
     from .comparisons import paired
 
-    key = (f"paired|{tuple(model_keys().items())!r}|{users()}|{sorted(evaluation_options().items())!r}|"
-           f"{baseline!r}|{challenger!r}|{metric!r}")
+    key = f"paired|{counted_key()!r}|{baseline!r}|{challenger!r}|{metric!r}"
 
     def compute() -> pd.DataFrame:
         a_vals, b_vals, user_ids = paired(baseline_values, challenger_values)
@@ -523,7 +529,7 @@ def _brief_inputs(decision: Any) -> dict[str, Any]:
     metrics = list(decision.metrics)
     evals = evaluate_all(metrics, counted=False)
     return {"evals": evals, "counted": population(), "keys": model_keys(),
-            "opt_key": (users(), tuple(sorted(evaluation_options().items()))), "attributes": user_attributes(),
+            "opt_key": counted_key(), "attributes": user_attributes(),
             "attributes_key": attributes_key()}
 
 

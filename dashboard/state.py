@@ -24,7 +24,7 @@ Cached objects are shared between sessions: never mutate a returned frame or Ran
 
 from __future__ import annotations
 
-from .compute import (cached_figure, ci_table, coverage_by_model, curve, decision_brief,  # noqa: F401
+from .compute import (cached_figure, ci_table, counted_key, coverage_by_model, curve, decision_brief,  # noqa: F401
                       decision_segments, evaluate_all, explanation,
                       keyed_figure, metric_curves, metric_curves_unless_compiling, overlap_with_baseline, paired_values,
                       population, prefetch_brief_segments, prefetch_curves, prefetch_evaluations, presets,

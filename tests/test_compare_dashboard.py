@@ -730,3 +730,56 @@ def test_other_attributes_of_the_same_users_give_other_segment_rows(monkeypatch,
             assert row["users paired"] == f"{n:,}"
             assert row["adjusted p"] == fmt.pvalue(p), (tiers, value, challenger)
         ok(at.switch_page("views/data.py").run())
+
+
+def test_loading_a_third_model_changes_the_served_users_of_the_pair_compared(monkeypatch, tmp_path):
+    """Under "Users counted: served" the users paired are those every loaded model served: a third
+    model that served fewer users changes the baseline/challenger rows, which must not be read from
+    what the page cached for two models."""
+    from scipy.stats import ttest_rel
+
+    f = files()
+    monkeypatch.setenv("METRICS_CORE_STORE_DIR", str(tmp_path / "store"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["users"] = "served"
+    ok(at.run())
+    ok(at.switch_page("views/data.py").run())
+    pair = [(name, f[name], "text/csv") for name in ("popularity.csv", f"{XSS}.csv")]
+    at.file_uploader(key="upload_truth_0").set_value(("qrels.csv", f["qrels.csv"], "text/csv"))
+    ok(at.file_uploader(key="upload_runs_0").set_value(pair).run())
+    ok(at.switch_page("views/compare.py").run())
+    ok(at.selectbox(key="compare_baseline").set_value("popularity").run())
+    ev = reference(["ndcg@10"])
+
+    def expected(models: tuple[str, ...]) -> tuple[int, float, float]:
+        a, b = ev["popularity"].per_user["ndcg@10"], ev[XSS].per_user["ndcg@10"]
+        both = sorted(set(a.index.astype(str)).intersection(*(_served(name) for name in models)))
+        a, b = a.loc[both], b.loc[both]
+        return len(both), b.mean() - a.mean(), ttest_rel(b, a).pvalue
+
+    def shown_row() -> pd.Series:
+        return frame_with(at, "p_adjusted").set_index(["metric", "model"]).loc[("ndcg@10", XSS)]
+
+    lifts = []
+    for models in (("popularity", XSS), ("popularity", XSS, "two_tower")):
+        if len(models) == 3:  # the third model, whose users differ, added on the Data page
+            ok(at.switch_page("views/data.py").run())
+            ok(at.file_uploader(key="upload_runs_0").set_value(
+                [*pair, ("two_tower.csv", f["two_tower.csv"], "text/csv")]).run())
+            ok(at.switch_page("views/compare.py").run())
+            assert at.selectbox(key="compare_baseline").value == "popularity"
+            # the same pair as before: only the third model differs
+            ok(at.multiselect(key="compare_challengers").set_value([XSS]).run())
+        n, diff, p_value = expected(models)
+        row = shown_row()
+        assert row["n"] == n
+        assert row["diff"] == pytest.approx(diff, abs=1e-12)
+        assert row["p_value"] == pytest.approx(p_value, rel=1e-9, abs=1e-300)
+        # the Brief reads the same pair's rows: the same lift
+        verdict_row = frame_with(at, "lift [95% CI]").iloc[0]
+        lifts.append(verdict_row["lift [95% CI]"])
+        ok(at.switch_page("views/brief.py").run())
+        lines = [_plain(m.value) for m in at.markdown if m.value.startswith("- ")]
+        assert any(line.startswith(f"- {_plain(text.md(XSS))}:") and " on ndcg@10:" in line
+                   and verdict_row["lift [95% CI]"] in line for line in lines)
+    assert n < len(ev["popularity"].per_user) and lifts[0] != lifts[1]  # the third model left users out

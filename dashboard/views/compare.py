@@ -109,7 +109,7 @@ with state.guard():
     chosen = [baseline, *challengers]
     per_user = {n: evals[n].per_user[metrics] for n in names}
     keys = state.model_keys()
-    opt_key = (state.users(), tuple(sorted(state.evaluation_options().items())))
+    opt_key = state.counted_key()  # the users counted depend on every loaded model
     table = _comparison(tuple(keys.get(n, n) for n in chosen), {n: per_user[n] for n in chosen},
                         tuple(metrics), baseline, test, correction, float(alpha), opt_key)
 
